@@ -1,0 +1,68 @@
+package dev.runbus;
+
+import dev.runbus.internal.RedisBus;
+import java.util.List;
+
+/**
+ * The entry point: one connection to Redis shared by publishers, subscriptions, the dead-letter store and
+ * the inspector. Thread-safe. Create with {@link #connect(BusConfig)} and close when done.
+ *
+ * <pre>{@code
+ * try (Bus bus = Bus.connect(BusConfig.builder("redis://127.0.0.1:6379").build())) {
+ *     bus.subscribe("orders", "billing", "billing-1", d -> bill(d.message()));
+ *     bus.publisher().publish("orders", Message.of("order.created", json));
+ * }
+ * }</pre>
+ *
+ * <h2>Shutdown order</h2>
+ * {@link #close()} closes every subscription, each in this order: (1) stop the read loop (a blocked
+ * XREADGROUP is unblocked at once) and the reclaimer, so nothing new is taken; (2) let running and
+ * already-read handlers finish, up to {@code shutdownTimeout}, while the keep-alive still refreshes their
+ * claims; (3) stop the keep-alive; (4) flush pending acknowledgements; (5) stop the handler threads it
+ * owns. Then the bus stops the heartbeat and the janitor and closes its Redis connections.
+ */
+public interface Bus extends AutoCloseable {
+
+    /** Connects to Redis and starts the heartbeat and janitor loops. Fails fast if Redis does not answer. */
+    static Bus connect(BusConfig config) {
+        return RedisBus.connect(config);
+    }
+
+    /** A publisher without a length cap. */
+    Publisher publisher();
+
+    Publisher publisher(PublishOptions options);
+
+    /**
+     * Starts a consumer named {@code consumer} in {@code group} of {@code topic}. The group is created when
+     * missing (reading from the start of the stream); an existing group is used as it is. The consumer first
+     * processes the entries still pending under its own name (from an earlier run), then new ones.
+     *
+     * <p>Names: topic, group and consumer are non-empty, without whitespace; a topic has no braces.
+     * Consumer names should be stable across restarts (for example the host name or a StatefulSet ordinal),
+     * so that a restarted process recovers its own pending entries at once.
+     *
+     * @throws IllegalArgumentException for a bad name, or a consumer already subscribed on this bus
+     */
+    Subscription subscribe(String topic, String group, String consumer, Handler handler, SubscribeOptions options);
+
+    default Subscription subscribe(String topic, String group, String consumer, Handler handler) {
+        return subscribe(topic, group, consumer, handler, SubscribeOptions.defaults());
+    }
+
+    DeadLetters deadLetters();
+
+    Inspector inspector();
+
+    /**
+     * Deletes the consumers of a group that are dead (no heartbeat for {@code consumerDeadAfter}, or never
+     * heartbeating and idle that long) and whose pending list is empty. A consumer with pending entries is
+     * never deleted: its entries would become unclaimable. The janitor calls this periodically for the
+     * groups this bus subscribes to. Returns the deleted names.
+     */
+    List<String> pruneDeadConsumers(String topic, String group);
+
+    /** Closes all subscriptions (see the shutdown order above), then the bus's loops and connections. */
+    @Override
+    void close();
+}

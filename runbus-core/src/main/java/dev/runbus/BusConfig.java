@@ -1,0 +1,106 @@
+package dev.runbus;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * How a {@link Bus} connects and keeps its consumers tidy. Immutable; build with {@link #builder(String)}.
+ *
+ * @param redisUri           Redis URI, for example {@code redis://127.0.0.1:6379/0}
+ *                           ({@code rediss://} for TLS, {@code redis://:password@host}) — required
+ * @param keyPrefix          first part of every Redis key the bus writes; default {@value #DEFAULT_KEY_PREFIX}
+ * @param commandTimeout     how long one Redis command may take before it fails; default 10 s
+ * @param heartbeatInterval  how often each consumer records that it is alive; default 5 s
+ * @param consumerDeadAfter  a consumer silent this long counts as dead, and the janitor may delete it
+ *                           once its PEL is empty; default 10 min
+ * @param janitorInterval    how often the janitor looks for dead consumers; default 1 min
+ * @param listener           called on dead letters, trimmed entries and loop errors; default: none
+ */
+public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeout, Duration heartbeatInterval,
+                        Duration consumerDeadAfter, Duration janitorInterval, BusListener listener) {
+
+    public static final String DEFAULT_KEY_PREFIX = "runbus";
+    public static final Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofSeconds(10);
+    public static final Duration DEFAULT_HEARTBEAT_INTERVAL = Duration.ofSeconds(5);
+    public static final Duration DEFAULT_CONSUMER_DEAD_AFTER = Duration.ofMinutes(10);
+    public static final Duration DEFAULT_JANITOR_INTERVAL = Duration.ofMinutes(1);
+
+    public BusConfig {
+        Objects.requireNonNull(redisUri, "redisUri");
+        if (redisUri.isBlank()) {
+            throw new IllegalArgumentException("redisUri must not be blank");
+        }
+        Objects.requireNonNull(keyPrefix, "keyPrefix");
+        if (keyPrefix.isEmpty() || keyPrefix.contains("{") || keyPrefix.contains("}")
+                || keyPrefix.chars().anyMatch(Character::isWhitespace)) {
+            throw new IllegalArgumentException("keyPrefix must be non-empty, without braces or whitespace: '"
+                    + keyPrefix + "'");
+        }
+        for (var d : new Object[][] {{"commandTimeout", commandTimeout}, {"heartbeatInterval", heartbeatInterval},
+                {"consumerDeadAfter", consumerDeadAfter}, {"janitorInterval", janitorInterval}}) {
+            Duration value = (Duration) Objects.requireNonNull(d[1], (String) d[0]);
+            if (value.isNegative() || value.isZero()) {
+                throw new IllegalArgumentException(d[0] + " must be positive, got " + value);
+            }
+        }
+        if (consumerDeadAfter.compareTo(heartbeatInterval.multipliedBy(3)) < 0) {
+            throw new IllegalArgumentException("consumerDeadAfter (" + consumerDeadAfter
+                    + ") must be at least three heartbeat intervals (" + heartbeatInterval.multipliedBy(3) + ")");
+        }
+        Objects.requireNonNull(listener, "listener");
+    }
+
+    public static Builder builder(String redisUri) {
+        return new Builder(redisUri);
+    }
+
+    /** Builder for {@link BusConfig}; unset options take the {@code DEFAULT_*} values. */
+    public static final class Builder {
+        private final String redisUri;
+        private String keyPrefix = DEFAULT_KEY_PREFIX;
+        private Duration commandTimeout = DEFAULT_COMMAND_TIMEOUT;
+        private Duration heartbeatInterval = DEFAULT_HEARTBEAT_INTERVAL;
+        private Duration consumerDeadAfter = DEFAULT_CONSUMER_DEAD_AFTER;
+        private Duration janitorInterval = DEFAULT_JANITOR_INTERVAL;
+        private BusListener listener = BusListener.NONE;
+
+        private Builder(String redisUri) {
+            this.redisUri = redisUri;
+        }
+
+        public Builder keyPrefix(String v) {
+            keyPrefix = v;
+            return this;
+        }
+
+        public Builder commandTimeout(Duration v) {
+            commandTimeout = v;
+            return this;
+        }
+
+        public Builder heartbeatInterval(Duration v) {
+            heartbeatInterval = v;
+            return this;
+        }
+
+        public Builder consumerDeadAfter(Duration v) {
+            consumerDeadAfter = v;
+            return this;
+        }
+
+        public Builder janitorInterval(Duration v) {
+            janitorInterval = v;
+            return this;
+        }
+
+        public Builder listener(BusListener v) {
+            listener = v;
+            return this;
+        }
+
+        public BusConfig build() {
+            return new BusConfig(redisUri, keyPrefix, commandTimeout, heartbeatInterval, consumerDeadAfter,
+                    janitorInterval, listener);
+        }
+    }
+}

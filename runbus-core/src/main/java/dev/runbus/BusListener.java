@@ -1,0 +1,48 @@
+package dev.runbus;
+
+import java.util.List;
+
+/**
+ * Notified of what happens to entries outside the happy path. Called on the bus's own threads:
+ * implementations must be quick and must not block or do I/O (hand work to a queue instead).
+ * An exception thrown by a listener is logged and otherwise ignored.
+ */
+public interface BusListener {
+
+    /** A listener that does nothing. */
+    BusListener NONE = new BusListener() {
+    };
+
+    /** An entry was moved to the dead-letter stream and acknowledged on its own stream. */
+    default void onDeadLetter(DeadLetter deadLetter) {
+    }
+
+    /**
+     * A handler failed. {@code outcome} is {@link Outcome#RETRY} when the entry stays pending for another
+     * delivery, {@link Outcome#DEAD_LETTER} when this was the last allowed one.
+     */
+    default void onHandlerFailure(Delivery delivery, Throwable failure, Outcome outcome) {
+    }
+
+    /**
+     * Entries that were trimmed or deleted from the stream while still pending; they were acknowledged
+     * so that nobody tries them again. Their content is gone.
+     */
+    default void onTrimmedWhilePending(String topic, String group, List<String> streamIds) {
+    }
+
+    /**
+     * A consumer still running a handler found that its entries were taken over by another consumer
+     * (its claim expired, for example after a long pause). The other consumer may run them too.
+     */
+    default void onClaimLost(String topic, String group, String consumer, List<String> streamIds) {
+    }
+
+    /** The janitor deleted a dead consumer whose pending list was empty. */
+    default void onConsumerDeleted(String topic, String group, String consumer) {
+    }
+
+    /** A background loop failed (Redis unreachable, for example); it keeps running and tries again. */
+    default void onLoopError(String loop, Throwable error) {
+    }
+}

@@ -1,0 +1,23 @@
+package dev.runbus;
+
+import java.time.Instant;
+import java.util.Optional;
+
+/**
+ * An entry isolated in a topic's dead-letter stream.
+ *
+ * @param id               the id of the dead letter in the dead-letter stream
+ * @param topic            the topic the entry was published to
+ * @param originalStreamId its id in the topic's stream
+ * @param group            the group that gave up on it
+ * @param consumer         the consumer that held it last
+ * @param deliveries       how many times it was delivered
+ * @param reason           why: the handler's exception (class and message) or "abandoned N times, last owner X"
+ * @param deadAt           when it was moved
+ * @param message          the original message, decoded from its original fields
+ * @param replayedAs       the stream id the dead letter was replayed as, if it was
+ */
+public record DeadLetter(String id, String topic, String originalStreamId, String group, String consumer,
+                         long deliveries, String reason, Instant deadAt, Message message,
+                         Optional<String> replayedAs) {
+}

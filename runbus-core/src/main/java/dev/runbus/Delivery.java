@@ -1,0 +1,21 @@
+package dev.runbus;
+
+/**
+ * One delivery of a stream entry to one consumer: what a {@link Handler} receives.
+ *
+ * @param message       the decoded message
+ * @param topic         the topic it was published to
+ * @param streamId      the Redis stream id of the entry (what acks and dead letters refer to)
+ * @param group         the consumer group
+ * @param consumer      the consumer it is delivered to
+ * @param deliveryCount how many times the group has delivered this entry, this delivery included,
+ *                      exactly as the pending entries list (PEL) records it: 1 on the first delivery
+ */
+public record Delivery(Message message, String topic, String streamId, String group, String consumer,
+                       long deliveryCount) {
+
+    /** True when this is not the first delivery: an earlier attempt failed or its consumer died. */
+    public boolean isRedelivery() {
+        return deliveryCount > 1;
+    }
+}

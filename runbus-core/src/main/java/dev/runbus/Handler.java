@@ -1,0 +1,15 @@
+package dev.runbus;
+
+/**
+ * Application code that processes one delivery.
+ *
+ * <p>Returning normally means the work is done: the entry is acknowledged (XACK) afterwards.
+ * Throwing means it is not: the entry stays pending and is delivered again after
+ * {@link SubscribeOptions#minIdle()}, until {@link SubscribeOptions#maxDeliveries()} is reached and it
+ * is moved to the dead-letter stream. A handler must therefore be safe to run more than once for the
+ * same message (at-least-once delivery).
+ */
+@FunctionalInterface
+public interface Handler {
+    void handle(Delivery delivery) throws Exception;
+}

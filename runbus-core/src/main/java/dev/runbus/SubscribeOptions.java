@@ -1,0 +1,173 @@
+package dev.runbus;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.Executor;
+
+/**
+ * How one subscription reads, runs and recovers. Immutable; build with {@link #builder()}, whose
+ * defaults are the public constants below. Validated when built: a wrong value fails fast with a
+ * message naming the option.
+ *
+ * @param concurrency       handlers running at once for this consumer
+ * @param batchSize         entries per XREADGROUP / XAUTOCLAIM call; also how many entries may wait
+ *                          locally for a free handler slot
+ * @param blockTime         how long one XREADGROUP waits for new entries
+ * @param minIdle           how long an entry must be idle in the PEL before another consumer may take
+ *                          it over; also the retry delay after a failed handler
+ * @param maxDeliveries     deliveries after which a failing entry is moved to the dead-letter stream
+ * @param claimInterval     how often the reclaimer looks for idle entries
+ * @param keepAliveInterval how often a running handler's claim is refreshed; must be below {@code minIdle}
+ * @param shutdownTimeout   how long {@code close()} waits for running handlers
+ * @param ackMode           ack after work (default) or, opt-in, before work
+ * @param executor          where handlers run; {@code null} means a pool of {@code concurrency} platform
+ *                          threads owned by the subscription. A supplied executor (for example
+ *                          {@code Executors.newVirtualThreadPerTaskExecutor()}) must be able to run
+ *                          {@code concurrency} tasks at once and is not shut down by the bus.
+ */
+public record SubscribeOptions(int concurrency, int batchSize, Duration blockTime, Duration minIdle,
+                               int maxDeliveries, Duration claimInterval, Duration keepAliveInterval,
+                               Duration shutdownTimeout, AckMode ackMode, Executor executor) {
+
+    public static final int DEFAULT_CONCURRENCY = 8;
+    public static final int DEFAULT_BATCH_SIZE = 100;
+    public static final Duration DEFAULT_BLOCK_TIME = Duration.ofSeconds(2);
+    public static final Duration DEFAULT_MIN_IDLE = Duration.ofSeconds(30);
+    public static final int DEFAULT_MAX_DELIVERIES = 3;
+    public static final Duration DEFAULT_CLAIM_INTERVAL = Duration.ofSeconds(5);
+    public static final Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(30);
+
+    public SubscribeOptions {
+        requireAtLeast("concurrency", concurrency, 1);
+        requireAtLeast("batchSize", batchSize, 1);
+        requireAtLeast("maxDeliveries", maxDeliveries, 1);
+        requirePositive("blockTime", blockTime);
+        requirePositive("minIdle", minIdle);
+        requirePositive("claimInterval", claimInterval);
+        requirePositive("keepAliveInterval", keepAliveInterval);
+        requirePositive("shutdownTimeout", shutdownTimeout);
+        Objects.requireNonNull(ackMode, "ackMode");
+        if (keepAliveInterval.compareTo(minIdle) >= 0) {
+            throw new IllegalArgumentException("keepAliveInterval (" + keepAliveInterval
+                    + ") must be shorter than minIdle (" + minIdle + "), or running handlers lose their claim");
+        }
+        if (minIdle.toMillis() < 10) {
+            throw new IllegalArgumentException("minIdle must be at least 10 ms, got " + minIdle);
+        }
+    }
+
+    /** Defaults everywhere. */
+    public static SubscribeOptions defaults() {
+        return builder().build();
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** A builder starting from these values. */
+    public Builder toBuilder() {
+        Builder b = new Builder();
+        b.concurrency = concurrency;
+        b.batchSize = batchSize;
+        b.blockTime = blockTime;
+        b.minIdle = minIdle;
+        b.maxDeliveries = maxDeliveries;
+        b.claimInterval = claimInterval;
+        b.keepAliveInterval = keepAliveInterval;
+        b.shutdownTimeout = shutdownTimeout;
+        b.ackMode = ackMode;
+        b.executor = executor;
+        return b;
+    }
+
+    private static void requireAtLeast(String name, int value, int min) {
+        if (value < min) {
+            throw new IllegalArgumentException(name + " must be at least " + min + ", got " + value);
+        }
+    }
+
+    private static void requirePositive(String name, Duration value) {
+        Objects.requireNonNull(value, name);
+        if (value.isNegative() || value.isZero()) {
+            throw new IllegalArgumentException(name + " must be positive, got " + value);
+        }
+    }
+
+    /** Builder for {@link SubscribeOptions}; unset options take the {@code DEFAULT_*} values. */
+    public static final class Builder {
+        private int concurrency = DEFAULT_CONCURRENCY;
+        private int batchSize = DEFAULT_BATCH_SIZE;
+        private Duration blockTime = DEFAULT_BLOCK_TIME;
+        private Duration minIdle = DEFAULT_MIN_IDLE;
+        private int maxDeliveries = DEFAULT_MAX_DELIVERIES;
+        private Duration claimInterval = DEFAULT_CLAIM_INTERVAL;
+        private Duration keepAliveInterval;
+        private Duration shutdownTimeout = DEFAULT_SHUTDOWN_TIMEOUT;
+        private AckMode ackMode = AckMode.AFTER_WORK;
+        private Executor executor;
+
+        private Builder() {
+        }
+
+        public Builder concurrency(int v) {
+            concurrency = v;
+            return this;
+        }
+
+        public Builder batchSize(int v) {
+            batchSize = v;
+            return this;
+        }
+
+        public Builder blockTime(Duration v) {
+            blockTime = v;
+            return this;
+        }
+
+        public Builder minIdle(Duration v) {
+            minIdle = v;
+            return this;
+        }
+
+        public Builder maxDeliveries(int v) {
+            maxDeliveries = v;
+            return this;
+        }
+
+        public Builder claimInterval(Duration v) {
+            claimInterval = v;
+            return this;
+        }
+
+        /** Default: a third of {@code minIdle}. */
+        public Builder keepAliveInterval(Duration v) {
+            keepAliveInterval = v;
+            return this;
+        }
+
+        public Builder shutdownTimeout(Duration v) {
+            shutdownTimeout = v;
+            return this;
+        }
+
+        public Builder ackMode(AckMode v) {
+            ackMode = v;
+            return this;
+        }
+
+        public Builder executor(Executor v) {
+            executor = v;
+            return this;
+        }
+
+        public SubscribeOptions build() {
+            Duration keepAlive = keepAliveInterval;
+            if (keepAlive == null && minIdle != null) {
+                keepAlive = minIdle.dividedBy(3);
+            }
+            return new SubscribeOptions(concurrency, batchSize, blockTime, minIdle, maxDeliveries, claimInterval,
+                    keepAlive, shutdownTimeout, ackMode, executor);
+        }
+    }
+}

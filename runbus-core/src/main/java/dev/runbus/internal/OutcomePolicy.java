@@ -1,0 +1,52 @@
+package dev.runbus.internal;
+
+import dev.runbus.Outcome;
+
+/**
+ * Decides what happens to an entry, in one place for every path (new read, own-pending recovery, takeover).
+ * The delivery count comes from the PEL; there is no counter of our own.
+ */
+final class OutcomePolicy {
+
+    static final int MAX_REASON_LENGTH = 1000;
+
+    private final int maxDeliveries;
+
+    OutcomePolicy(int maxDeliveries) {
+        this.maxDeliveries = maxDeliveries;
+    }
+
+    /**
+     * The one decision after a handler call: success acks; a failure retries while deliveries are left, and
+     * dead-letters on the last allowed delivery.
+     */
+    Outcome afterHandler(long deliveries, Throwable failure) {
+        if (failure == null) {
+            return Outcome.ACK;
+        }
+        return deliveries >= maxDeliveries ? Outcome.DEAD_LETTER : Outcome.RETRY;
+    }
+
+    /**
+     * Before a handler call: an entry already delivered {@code maxDeliveries} times whose consumers never
+     * finished it (they died on it) is not run again but dead-lettered.
+     */
+    boolean isAbandoned(long deliveries) {
+        return deliveries > maxDeliveries;
+    }
+
+    static String abandonedReason(long deliveries, String lastOwner) {
+        return "abandoned " + (deliveries - 1) + " times, last owner "
+                + (lastOwner == null || lastOwner.isEmpty() ? "unknown" : lastOwner);
+    }
+
+    /** The exception's class and message, cut to {@value #MAX_REASON_LENGTH} characters. */
+    static String failureReason(Throwable failure) {
+        String reason = failure.getClass().getName() + (failure.getMessage() == null ? "" : ": " + failure.getMessage());
+        return bounded(reason);
+    }
+
+    static String bounded(String reason) {
+        return reason.length() <= MAX_REASON_LENGTH ? reason : reason.substring(0, MAX_REASON_LENGTH - 1) + "…";
+    }
+}

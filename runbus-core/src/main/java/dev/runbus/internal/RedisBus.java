@@ -1,0 +1,232 @@
+package dev.runbus.internal;
+
+import dev.runbus.Bus;
+import dev.runbus.BusConfig;
+import dev.runbus.DeadLetters;
+import dev.runbus.Handler;
+import dev.runbus.Inspector;
+import dev.runbus.PublishOptions;
+import dev.runbus.Publisher;
+import dev.runbus.RunbusException;
+import dev.runbus.SubscribeOptions;
+import dev.runbus.Subscription;
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisBusyException;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.XGroupCreateArgs;
+import io.lettuce.core.XReadArgs;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.codec.RedisCodec;
+import io.lettuce.core.codec.StringCodec;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The bus on one Redis: a shared connection for publishing, acks and scripts (Lettuce pipelines concurrent
+ * commands on it), one more connection per subscription for its blocking reads, and the bus-wide loops
+ * (heartbeat, janitor).
+ */
+public final class RedisBus implements Bus {
+
+    static final RedisCodec<String, byte[]> CODEC = RedisCodec.of(StringCodec.UTF8, ByteArrayCodec.INSTANCE);
+
+    private final BusConfig config;
+    private final RedisClient client;
+    private final StatefulRedisConnection<String, byte[]> connection;
+    private final Keys keys;
+    private final SafeListener listener;
+    private final Scripts scripts;
+    private final DeadLetterMover deadLetterMover;
+    private final TopicRegistry topics;
+    private final ConsumerRegistry consumers;
+    private final RedisDeadLetters deadLetters;
+    private final RedisInspector inspector;
+    private final Map<String, RedisSubscription> subscriptions = new ConcurrentHashMap<>();
+    private final PeriodicLoop heartbeat;
+    private final PeriodicLoop janitor;
+    private volatile boolean closed;
+
+    private RedisBus(BusConfig config, RedisClient client, StatefulRedisConnection<String, byte[]> connection) {
+        this.config = config;
+        this.client = client;
+        this.connection = connection;
+        this.keys = new Keys(config.keyPrefix());
+        this.listener = new SafeListener(config.listener());
+        this.scripts = new Scripts(connection.sync(), keys);
+        this.deadLetterMover = new DeadLetterMover(scripts, listener);
+        this.topics = new TopicRegistry(connection.sync(), keys);
+        this.consumers = new ConsumerRegistry(connection.sync(), scripts, keys, config.consumerDeadAfter(), listener);
+        this.deadLetters = new RedisDeadLetters(connection.sync(), scripts, keys);
+        this.inspector = new RedisInspector(connection.sync(), keys, topics, consumers);
+        this.heartbeat = new PeriodicLoop("runbus-heartbeat", config.heartbeatInterval(), this::beat, listener);
+        this.janitor = new PeriodicLoop("runbus-janitor", config.janitorInterval(), this::prune, listener);
+    }
+
+    public static RedisBus connect(BusConfig config) {
+        Objects.requireNonNull(config, "config");
+        RedisURI uri;
+        try {
+            uri = RedisURI.create(config.redisUri());
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException("redisUri is not a valid Redis URI: " + e.getMessage(), e);
+        }
+        uri.setTimeout(config.commandTimeout());
+        RedisClient client = RedisClient.create(uri);
+        client.setOptions(ClientOptions.builder().autoReconnect(true).build());
+        StatefulRedisConnection<String, byte[]> connection;
+        try {
+            connection = client.connect(CODEC);
+            RedisVersion.require(connection.sync());
+        } catch (RuntimeException e) {
+            client.shutdown();
+            if (e instanceof RunbusException) {
+                throw e;
+            }
+            throw new RunbusException("cannot connect to Redis at " + uri.getHost() + ":" + uri.getPort() + ": "
+                    + e.getMessage(), e);
+        }
+        RedisBus bus = new RedisBus(config, client, connection);
+        bus.heartbeat.start();
+        bus.janitor.start();
+        return bus;
+    }
+
+    @Override
+    public Publisher publisher() {
+        return publisher(PublishOptions.DEFAULT);
+    }
+
+    @Override
+    public Publisher publisher(PublishOptions options) {
+        requireOpen();
+        return new RedisPublisher(connection.async(), keys, topics, Objects.requireNonNull(options, "options"),
+                config.commandTimeout().toMillis());
+    }
+
+    @Override
+    public Subscription subscribe(String topic, String group, String consumer, Handler handler,
+                                  SubscribeOptions options) {
+        requireOpen();
+        Keys.checkTopic(topic);
+        Keys.checkName("group", group);
+        Keys.checkName("consumer", consumer);
+        Objects.requireNonNull(handler, "handler");
+        Objects.requireNonNull(options, "options");
+        String id = topic + "\n" + group + "\n" + consumer;
+        SubscriptionContext ctx = new SubscriptionContext(topic, group, consumer, keys.stream(topic), options);
+        ensureGroup(topic, group);
+        topics.register(topic);
+        StatefulRedisConnection<String, byte[]> reads = client.connect(CODEC);
+        reads.setTimeout(options.blockTime().plus(config.commandTimeout()));
+        RedisSubscription sub = new RedisSubscription(ctx, handler, this, reads, () -> subscriptions.remove(id));
+        if (subscriptions.putIfAbsent(id, sub) != null) {
+            reads.close();
+            throw new IllegalArgumentException("consumer '" + consumer + "' of group '" + group + "' on topic '"
+                    + topic + "' is already subscribed on this bus");
+        }
+        scripts.heartbeat(topic, group, List.of(consumer));
+        return sub.start();
+    }
+
+    /** Creates the group at the start of the stream (and the stream) when missing; an existing group is fine. */
+    void ensureGroup(String topic, String group) {
+        try {
+            connection.sync().xgroupCreate(XReadArgs.StreamOffset.from(keys.stream(topic), "0"), group,
+                    XGroupCreateArgs.Builder.mkstream(true));
+        } catch (RedisBusyException e) {
+            // BUSYGROUP: the group exists; use it as it is.
+        }
+    }
+
+    @Override
+    public DeadLetters deadLetters() {
+        return deadLetters;
+    }
+
+    @Override
+    public Inspector inspector() {
+        return inspector;
+    }
+
+    @Override
+    public List<String> pruneDeadConsumers(String topic, String group) {
+        Keys.checkTopic(topic);
+        Keys.checkName("group", group);
+        return consumers.pruneDead(topic, group);
+    }
+
+    private void beat() {
+        Map<String, List<String>> byGroup = new java.util.HashMap<>();
+        for (RedisSubscription s : subscriptions.values()) {
+            byGroup.computeIfAbsent(s.topic() + "\n" + s.group(), k -> new ArrayList<>()).add(s.consumer());
+        }
+        byGroup.forEach((key, names) -> {
+            String[] tg = key.split("\n", 2);
+            scripts.heartbeat(tg[0], tg[1], names);
+        });
+    }
+
+    private void prune() {
+        Set<String> groups = new java.util.HashSet<>();
+        for (RedisSubscription s : subscriptions.values()) {
+            groups.add(s.topic() + "\n" + s.group());
+        }
+        for (String key : groups) {
+            String[] tg = key.split("\n", 2);
+            consumers.pruneDead(tg[0], tg[1]);
+        }
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        for (RedisSubscription s : new ArrayList<>(subscriptions.values())) {
+            s.close();
+        }
+        heartbeat.close();
+        janitor.close();
+        connection.close();
+        client.shutdown();
+    }
+
+    private void requireOpen() {
+        if (closed) {
+            throw new RunbusException("the bus is closed");
+        }
+    }
+
+    SafeListener listener() {
+        return listener;
+    }
+
+    RedisAsyncCommands<String, byte[]> async() {
+        return connection.async();
+    }
+
+    RedisCommands<String, byte[]> sync() {
+        return connection.sync();
+    }
+
+    Scripts scripts() {
+        return scripts;
+    }
+
+    DeadLetterMover deadLetterMover() {
+        return deadLetterMover;
+    }
+
+    long commandTimeoutMillis() {
+        return config.commandTimeout().toMillis();
+    }
+}

@@ -1,0 +1,141 @@
+package dev.runbus.internal;
+
+import dev.runbus.DeadLetter;
+import dev.runbus.DeadLetterAlreadyReplayedException;
+import dev.runbus.DeadLetters;
+import dev.runbus.NoSuchDeadLetterException;
+import dev.runbus.RunbusException;
+import io.lettuce.core.Limit;
+import io.lettuce.core.Range;
+import io.lettuce.core.StreamMessage;
+import io.lettuce.core.api.sync.RedisCommands;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/** Reads and manages the dead-letter streams; the layout of a dead letter is in docs/wire-format.md. */
+final class RedisDeadLetters implements DeadLetters {
+
+    static final String TOPIC = "dl:topic";
+    static final String STREAM_ID = "dl:stream_id";
+    static final String GROUP = "dl:group";
+    static final String CONSUMER = "dl:consumer";
+    static final String DELIVERIES = "dl:deliveries";
+    static final String REASON = "dl:reason";
+    static final String AT = "dl:at";
+
+    private final RedisCommands<String, byte[]> redis;
+    private final Scripts scripts;
+    private final Keys keys;
+
+    RedisDeadLetters(RedisCommands<String, byte[]> redis, Scripts scripts, Keys keys) {
+        this.redis = redis;
+        this.scripts = scripts;
+        this.keys = keys;
+    }
+
+    @Override
+    public List<DeadLetter> list(String topic, String afterId, int limit) {
+        Keys.checkTopic(topic);
+        if (limit < 1) {
+            throw new IllegalArgumentException("limit must be at least 1, got " + limit);
+        }
+        Range<String> range = afterId == null ? Range.create("-", "+")
+                : Range.from(Range.Boundary.excluding(afterId), Range.Boundary.unbounded());
+        List<StreamMessage<String, byte[]>> raw = Calls.call("listing dead letters of " + topic,
+                () -> redis.xrange(keys.deadLetters(topic), range, Limit.from(limit)));
+        Map<String, String> replayed = replayedOf(topic, raw);
+        List<DeadLetter> out = new ArrayList<>(raw.size());
+        for (StreamMessage<String, byte[]> m : raw) {
+            out.add(decode(topic, m.getId(), m.getBody(), replayed.get(m.getId())));
+        }
+        return out;
+    }
+
+    @Override
+    public Optional<DeadLetter> get(String topic, String deadLetterId) {
+        Keys.checkTopic(topic);
+        List<StreamMessage<String, byte[]>> raw = Calls.call("reading dead letter " + deadLetterId,
+                () -> redis.xrange(keys.deadLetters(topic), Range.create(deadLetterId, deadLetterId)));
+        if (raw.isEmpty()) {
+            return Optional.empty();
+        }
+        StreamMessage<String, byte[]> m = raw.get(0);
+        return Optional.of(decode(topic, m.getId(), m.getBody(), replayedOf(topic, raw).get(m.getId())));
+    }
+
+    @Override
+    public long count(String topic) {
+        Keys.checkTopic(topic);
+        return Calls.call("counting dead letters of " + topic, () -> redis.xlen(keys.deadLetters(topic)));
+    }
+
+    @Override
+    public String replay(String topic, String deadLetterId) {
+        Keys.checkTopic(topic);
+        Scripts.ReplayResult r = scripts.replay(topic, deadLetterId);
+        switch (r.status()) {
+            case 1:
+                return r.streamId();
+            case 0:
+                throw new DeadLetterAlreadyReplayedException(topic, deadLetterId, r.streamId());
+            case -1:
+                throw new NoSuchDeadLetterException(topic, deadLetterId);
+            default:
+                throw new RunbusException("unexpected replay result " + r.status());
+        }
+    }
+
+    @Override
+    public boolean purge(String topic, String deadLetterId) {
+        Keys.checkTopic(topic);
+        return Calls.call("purging dead letter " + deadLetterId, () -> {
+            long removed = redis.xdel(keys.deadLetters(topic), deadLetterId);
+            redis.hdel(keys.replayed(topic), deadLetterId);
+            return removed > 0;
+        });
+    }
+
+    @Override
+    public long purgeAll(String topic) {
+        Keys.checkTopic(topic);
+        return Calls.call("purging dead letters of " + topic, () -> {
+            long n = redis.xlen(keys.deadLetters(topic));
+            redis.del(keys.deadLetters(topic), keys.replayed(topic));
+            return n;
+        });
+    }
+
+    private Map<String, String> replayedOf(String topic, List<StreamMessage<String, byte[]>> raw) {
+        if (raw.isEmpty()) {
+            return Map.of();
+        }
+        String[] ids = raw.stream().map(StreamMessage::getId).toArray(String[]::new);
+        Map<String, String> out = new HashMap<>();
+        var values = redis.hmget(keys.replayed(topic), ids);
+        for (var kv : values) {
+            if (kv.hasValue()) {
+                out.put(kv.getKey(), Replies.str(kv.getValue()));
+            }
+        }
+        return out;
+    }
+
+    static DeadLetter decode(String topic, String id, Map<String, byte[]> fields, String replayedAs) {
+        Map<String, byte[]> original = new LinkedHashMap<>();
+        fields.forEach((k, v) -> {
+            if (!k.startsWith("dl:")) {
+                original.put(k, v);
+            }
+        });
+        String streamId = Replies.str(fields.get(STREAM_ID));
+        return new DeadLetter(id, topic, streamId, Replies.str(fields.get(GROUP)), Replies.str(fields.get(CONSUMER)),
+                Long.parseLong(Replies.str(fields.get(DELIVERIES))), Replies.str(fields.get(REASON)),
+                Instant.ofEpochMilli(Long.parseLong(Replies.str(fields.get(AT)))),
+                WireFormat.decode(streamId, original), Optional.ofNullable(replayedAs));
+    }
+}

@@ -1,0 +1,81 @@
+package dev.runbus.internal;
+
+import dev.runbus.Message;
+import dev.runbus.PublishOptions;
+import dev.runbus.Publisher;
+import dev.runbus.RunbusException;
+import io.lettuce.core.RedisFuture;
+import io.lettuce.core.XAddArgs;
+import io.lettuce.core.api.async.RedisAsyncCommands;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** XADD of encoded messages; a batch is pipelined: every command is written before any reply is awaited. */
+final class RedisPublisher implements Publisher {
+
+    private static final Logger log = LoggerFactory.getLogger(RedisPublisher.class);
+
+    private final RedisAsyncCommands<String, byte[]> redis;
+    private final Keys keys;
+    private final TopicRegistry topics;
+    private final XAddArgs addArgs;
+    private final long timeoutMillis;
+
+    RedisPublisher(RedisAsyncCommands<String, byte[]> redis, Keys keys, TopicRegistry topics, PublishOptions options,
+                   long timeoutMillis) {
+        this.redis = redis;
+        this.keys = keys;
+        this.topics = topics;
+        this.timeoutMillis = timeoutMillis;
+        if (options.maxLenApprox() > 0) {
+            this.addArgs = new XAddArgs().maxlen(options.maxLenApprox()).approximateTrimming(true);
+            log.warn("publisher caps streams at about {} entries: entries may be trimmed before every group has "
+                    + "acknowledged them (they are then reported as trimmed while pending)", options.maxLenApprox());
+        } else {
+            this.addArgs = null;
+        }
+    }
+
+    @Override
+    public String publish(String topic, Message message) {
+        Objects.requireNonNull(message, "message");
+        String stream = prepare(topic);
+        return Calls.await("publishing to " + topic, add(stream, message), timeoutMillis);
+    }
+
+    @Override
+    public List<String> publishAll(String topic, List<Message> messages) {
+        Objects.requireNonNull(messages, "messages");
+        messages.forEach(m -> Objects.requireNonNull(m, "a message in the batch is null"));
+        String stream = prepare(topic);
+        List<RedisFuture<String>> sent = new ArrayList<>(messages.size());
+        for (Message m : messages) {
+            sent.add(add(stream, m));
+        }
+        List<String> ids = new ArrayList<>(messages.size());
+        for (RedisFuture<String> f : sent) {
+            try {
+                ids.add(Calls.await("publishing to " + topic, f, timeoutMillis));
+            } catch (RunbusException e) {
+                throw new RunbusException("publishing a batch to " + topic + " failed after " + ids.size() + " of "
+                        + messages.size() + " messages were appended (later ones may have been too): "
+                        + e.getMessage(), e);
+            }
+        }
+        return ids;
+    }
+
+    private String prepare(String topic) {
+        Keys.checkTopic(topic);
+        topics.register(topic);
+        return keys.stream(topic);
+    }
+
+    private RedisFuture<String> add(String stream, Message m) {
+        return addArgs == null ? redis.xadd(stream, WireFormat.encode(m)) : redis.xadd(stream, addArgs,
+                WireFormat.encode(m));
+    }
+}

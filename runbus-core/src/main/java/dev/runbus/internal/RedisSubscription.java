@@ -1,0 +1,133 @@
+package dev.runbus.internal;
+
+import dev.runbus.Handler;
+import dev.runbus.SubscribeOptions;
+import dev.runbus.Subscription;
+import io.lettuce.core.api.StatefulRedisConnection;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One consumer and its loops: read loop, reclaimer, keep-alive, dispatcher and acker. The start and
+ * shutdown orders are written here and nowhere else.
+ */
+final class RedisSubscription implements Subscription {
+
+    private static final Logger log = LoggerFactory.getLogger(RedisSubscription.class);
+
+    private final SubscriptionContext ctx;
+    private final StatefulRedisConnection<String, byte[]> readConnection;
+    private final Slots slots;
+    private final InFlight inFlight = new InFlight();
+    private final Acker acker;
+    private final Dispatcher dispatcher;
+    private final ReadLoop readLoop;
+    private final Reclaimer reclaimer;
+    private final PeriodicLoop reclaimLoop;
+    private final PeriodicLoop keepAliveLoop;
+    private final ExecutorService ownedExecutor;
+    private final Runnable onClosed;
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    RedisSubscription(SubscriptionContext ctx, Handler handler, RedisBus bus,
+                      StatefulRedisConnection<String, byte[]> readConnection, Runnable onClosed) {
+        this.ctx = ctx;
+        this.readConnection = readConnection;
+        this.onClosed = onClosed;
+        SubscribeOptions o = ctx.options();
+        SafeListener listener = bus.listener();
+        this.slots = new Slots(o.concurrency() + o.batchSize());
+        this.acker = new Acker(bus.async(), ctx.streamKey(), ctx.group(), bus.commandTimeoutMillis(), listener,
+                "runbus-ack-" + ctx.describe());
+        this.dispatcher = new Dispatcher(ctx, handler, slots, inFlight, acker, bus.deadLetterMover(), listener);
+        this.readLoop = new ReadLoop(ctx, readConnection, bus.sync(), bus.scripts(), bus::ensureGroup, slots,
+                dispatcher, listener);
+        this.reclaimer = new Reclaimer(ctx, bus.scripts(), slots, dispatcher, listener);
+        this.reclaimLoop = new PeriodicLoop("runbus-reclaim-" + ctx.describe(), o.claimInterval(), reclaimer,
+                listener);
+        this.keepAliveLoop = new PeriodicLoop("runbus-keepalive-" + ctx.describe(), o.keepAliveInterval(),
+                new KeepAlive(ctx, bus.scripts(), inFlight, listener), listener);
+        this.ownedExecutor = o.executor() == null ? Executors.newFixedThreadPool(o.concurrency(),
+                threads("runbus-handler-" + ctx.describe())) : null;
+    }
+
+    /** Start order: the consumers of work before its producers, so nothing read waits for a missing loop. */
+    RedisSubscription start() {
+        acker.start();
+        dispatcher.start(ownedExecutor != null ? ownedExecutor : ctx.options().executor());
+        keepAliveLoop.start();
+        readLoop.start();
+        reclaimLoop.start();
+        return this;
+    }
+
+    @Override
+    public String topic() {
+        return ctx.topic();
+    }
+
+    @Override
+    public String group() {
+        return ctx.group();
+    }
+
+    @Override
+    public String consumer() {
+        return ctx.consumer();
+    }
+
+    @Override
+    public int inFlight() {
+        return slots.used();
+    }
+
+    /**
+     * The shutdown order (also in {@link dev.runbus.Bus}'s documentation):
+     * 1. stop taking work: read loop (unblocked at once), then reclaimer;
+     * 2. let read and running handlers finish, up to shutdownTimeout, still kept alive;
+     * 3. stop the keep-alive;
+     * 4. flush the acks;
+     * 5. stop the handler threads this subscription owns, and its read connection.
+     */
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        readLoop.close();
+        reclaimer.stop();
+        reclaimLoop.close();
+        boolean finished;
+        try {
+            finished = dispatcher.drain(ctx.options().shutdownTimeout().toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            finished = false;
+        }
+        if (!finished) {
+            log.warn("{}: {} entries still running after {}; they stay pending and will be delivered again",
+                    ctx.describe(), inFlight.size(), ctx.options().shutdownTimeout());
+        }
+        keepAliveLoop.close();
+        acker.close();
+        if (ownedExecutor != null) {
+            ownedExecutor.shutdownNow();
+        }
+        readConnection.close();
+        onClosed.run();
+    }
+
+    private static ThreadFactory threads(String prefix) {
+        AtomicInteger n = new AtomicInteger();
+        return r -> {
+            Thread t = new Thread(r, prefix + "-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
+    }
+}

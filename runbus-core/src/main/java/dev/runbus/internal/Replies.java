@@ -1,0 +1,62 @@
+package dev.runbus.internal;
+
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** Reading raw Redis replies (script results, XINFO) whose bulk strings arrive as bytes. */
+final class Replies {
+
+    private Replies() {
+    }
+
+    static String str(Object o) {
+        if (o == null) {
+            return null;
+        }
+        if (o instanceof byte[]) {
+            return new String((byte[]) o, StandardCharsets.UTF_8);
+        }
+        if (o instanceof java.nio.ByteBuffer) {
+            return StandardCharsets.UTF_8.decode(((java.nio.ByteBuffer) o).duplicate()).toString();
+        }
+        return o.toString();
+    }
+
+    static long num(Object o) {
+        if (o == null) {
+            return -1;
+        }
+        if (o instanceof Number) {
+            return ((Number) o).longValue();
+        }
+        return Long.parseLong(str(o));
+    }
+
+    @SuppressWarnings("unchecked")
+    static List<Object> list(Object o) {
+        return o == null ? List.of() : (List<Object>) o;
+    }
+
+    /** A flat {@code [name, value, name, value, ...]} list of stream fields as a map, keeping order. */
+    static Map<String, byte[]> fields(Object flat) {
+        List<Object> l = list(flat);
+        Map<String, byte[]> m = new LinkedHashMap<>(l.size());
+        for (int i = 0; i + 1 < l.size(); i += 2) {
+            Object v = l.get(i + 1);
+            m.put(str(l.get(i)), v instanceof byte[] ? (byte[]) v : v == null ? null : WireFormat.utf8(str(v)));
+        }
+        return m;
+    }
+
+    /** A flat {@code [name, value, ...]} reply (XINFO) as a map of name to raw value. */
+    static Map<String, Object> info(Object flat) {
+        List<Object> l = list(flat);
+        Map<String, Object> m = new LinkedHashMap<>();
+        for (int i = 0; i + 1 < l.size(); i += 2) {
+            m.put(str(l.get(i)), l.get(i + 1));
+        }
+        return m;
+    }
+}

@@ -1,0 +1,68 @@
+package dev.runbus.internal;
+
+import dev.runbus.BusListener;
+import dev.runbus.DeadLetter;
+import dev.runbus.Delivery;
+import dev.runbus.Outcome;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** Calls the user's listener so that its exceptions never break a loop; also logs each event once. */
+final class SafeListener implements BusListener {
+
+    private static final Logger log = LoggerFactory.getLogger("dev.runbus");
+
+    private final BusListener delegate;
+
+    SafeListener(BusListener delegate) {
+        this.delegate = delegate;
+    }
+
+    @Override
+    public void onDeadLetter(DeadLetter d) {
+        log.warn("dead-lettered {} of topic {} (group {}, {} deliveries): {}", d.originalStreamId(), d.topic(),
+                d.group(), d.deliveries(), d.reason());
+        call(() -> delegate.onDeadLetter(d));
+    }
+
+    @Override
+    public void onHandlerFailure(Delivery d, Throwable failure, Outcome outcome) {
+        log.debug("handler failed on {} of topic {} (delivery {}), outcome {}", d.streamId(), d.topic(),
+                d.deliveryCount(), outcome, failure);
+        call(() -> delegate.onHandlerFailure(d, failure, outcome));
+    }
+
+    @Override
+    public void onTrimmedWhilePending(String topic, String group, List<String> ids) {
+        log.warn("{} entries of topic {} were trimmed while pending in group {}; acked: {}", ids.size(), topic,
+                group, ids);
+        call(() -> delegate.onTrimmedWhilePending(topic, group, ids));
+    }
+
+    @Override
+    public void onClaimLost(String topic, String group, String consumer, List<String> ids) {
+        log.warn("consumer {} of {}/{} lost its claim on {} while still working on them", consumer, topic, group,
+                ids);
+        call(() -> delegate.onClaimLost(topic, group, consumer, ids));
+    }
+
+    @Override
+    public void onConsumerDeleted(String topic, String group, String consumer) {
+        log.info("deleted dead consumer {} of {}/{}", consumer, topic, group);
+        call(() -> delegate.onConsumerDeleted(topic, group, consumer));
+    }
+
+    @Override
+    public void onLoopError(String loop, Throwable error) {
+        call(() -> delegate.onLoopError(loop, error));
+    }
+
+    private static void call(Runnable r) {
+        try {
+            r.run();
+        } catch (RuntimeException e) {
+            log.warn("a BusListener threw; ignored", e);
+        }
+    }
+}

@@ -1,0 +1,108 @@
+package dev.runbus.internal;
+
+import static dev.runbus.internal.LuaScript.args;
+
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.sync.RedisCommands;
+import java.util.ArrayList;
+import java.util.List;
+
+/** Typed calls of the Lua scripts; each script's KEYS and ARGV are documented in its header. */
+final class Scripts {
+
+    private static final LuaScript READ_OWN_PENDING = LuaScript.load("read_own_pending");
+    private static final LuaScript RECLAIM = LuaScript.load("reclaim");
+    private static final LuaScript DEAD_LETTER = LuaScript.load("dead_letter");
+    private static final LuaScript REPLAY = LuaScript.load("replay");
+    private static final LuaScript KEEP_ALIVE = LuaScript.load("keep_alive");
+    private static final LuaScript HEARTBEAT = LuaScript.load("heartbeat");
+    private static final LuaScript DELETE_CONSUMER = LuaScript.load("delete_consumer");
+
+    record ReadResult(List<Entry> entries, List<String> trimmed, String lastId) {
+    }
+
+    record ClaimResult(String nextCursor, List<Entry> claimed, List<String> trimmed) {
+    }
+
+    /** A replay's result: {@code status} 1 replayed, 0 replayed before, -1 no such dead letter. */
+    record ReplayResult(int status, String streamId) {
+    }
+
+    private final RedisCommands<String, byte[]> redis;
+    private final Keys keys;
+
+    Scripts(RedisCommands<String, byte[]> redis, Keys keys) {
+        this.redis = redis;
+        this.keys = keys;
+    }
+
+    ReadResult readOwnPending(String topic, String group, String consumer, String afterId, int count) {
+        List<Object> r = READ_OWN_PENDING.run(redis, ScriptOutputType.MULTI, new String[] {keys.stream(topic)},
+                args(group, consumer, afterId, count));
+        List<Entry> entries = new ArrayList<>();
+        for (Object e : Replies.list(r.get(0))) {
+            List<Object> t = Replies.list(e);
+            entries.add(new Entry(Replies.str(t.get(0)), Replies.fields(t.get(1)), Replies.num(t.get(2)), consumer));
+        }
+        return new ReadResult(entries, ids(r.get(1)), Replies.str(r.get(2)));
+    }
+
+    ClaimResult reclaim(String topic, String group, String consumer, long minIdleMillis, String cursor, int count) {
+        List<Object> r = RECLAIM.run(redis, ScriptOutputType.MULTI, new String[] {keys.stream(topic)},
+                args(group, consumer, minIdleMillis, cursor, count));
+        List<Entry> claimed = new ArrayList<>();
+        for (Object e : Replies.list(r.get(1))) {
+            List<Object> t = Replies.list(e);
+            claimed.add(new Entry(Replies.str(t.get(0)), Replies.fields(t.get(1)), Replies.num(t.get(2)),
+                    Replies.str(t.get(3))));
+        }
+        return new ClaimResult(Replies.str(r.get(0)), claimed, ids(r.get(2)));
+    }
+
+    /** Returns the dead letter id, "trimmed" when the entry was gone, or null when it was not pending. */
+    String deadLetter(String topic, String group, String streamId, String consumer, long deliveries, String reason,
+                      long atMillis) {
+        byte[] r = DEAD_LETTER.run(redis, ScriptOutputType.VALUE,
+                new String[] {keys.stream(topic), keys.deadLetters(topic)},
+                args(group, streamId, topic, consumer, deliveries, reason, atMillis));
+        return Replies.str(r);
+    }
+
+    ReplayResult replay(String topic, String deadLetterId) {
+        List<Object> r = REPLAY.run(redis, ScriptOutputType.MULTI,
+                new String[] {keys.deadLetters(topic), keys.replayed(topic), keys.stream(topic)}, args(deadLetterId));
+        return new ReplayResult((int) Replies.num(r.get(0)), r.size() > 1 ? Replies.str(r.get(1)) : null);
+    }
+
+    /** Refreshes the claims; returns the ids this consumer no longer owns. */
+    List<String> keepAlive(String topic, String group, String consumer, List<String> ids) {
+        Object[] a = new Object[ids.size() + 2];
+        a[0] = group;
+        a[1] = consumer;
+        for (int i = 0; i < ids.size(); i++) {
+            a[i + 2] = ids.get(i);
+        }
+        return ids(KEEP_ALIVE.run(redis, ScriptOutputType.MULTI, new String[] {keys.stream(topic)}, args(a)));
+    }
+
+    void heartbeat(String topic, String group, List<String> consumers) {
+        HEARTBEAT.run(redis, ScriptOutputType.INTEGER, new String[] {keys.heartbeats(topic, group)},
+                args(consumers.toArray()));
+    }
+
+    /** 1 deleted, 0 alive, -1 has pending entries. */
+    long deleteConsumer(String topic, String group, String consumer, long deadAfterMillis) {
+        Long r = DELETE_CONSUMER.run(redis, ScriptOutputType.INTEGER,
+                new String[] {keys.stream(topic), keys.heartbeats(topic, group)},
+                args(group, consumer, deadAfterMillis));
+        return r;
+    }
+
+    private static List<String> ids(Object reply) {
+        List<String> out = new ArrayList<>();
+        for (Object o : Replies.list(reply)) {
+            out.add(Replies.str(o));
+        }
+        return out;
+    }
+}

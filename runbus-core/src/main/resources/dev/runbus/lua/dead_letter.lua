@@ -1,0 +1,32 @@
+-- Isolates a poison entry: copies it to the dead-letter stream with why and where it failed,
+-- and acks it on its own stream, in one atomic step (DESIGN.md rule 4 a+b).
+-- Does nothing if the entry is no longer pending in the group (another consumer acked or
+-- dead-lettered it already), so an entry is dead-lettered at most once.
+--
+-- KEYS[1]  stream
+-- KEYS[2]  dead-letter stream of the same topic
+-- ARGV[1]  group
+-- ARGV[2]  entry id
+-- ARGV[3]  topic
+-- ARGV[4]  consumer that held it last
+-- ARGV[5]  delivery count
+-- ARGV[6]  reason
+-- ARGV[7]  time, epoch milliseconds
+-- Returns  the dead letter's id; "trimmed" if the entry was gone from the stream (it is acked);
+--          false if it was not pending.
+local stream, dead, group, id = KEYS[1], KEYS[2], ARGV[1], ARGV[2]
+local entry = redis.call('XRANGE', stream, id, id)
+if redis.call('XACK', stream, group, id) == 0 then
+  return false
+end
+if #entry == 0 then
+  return 'trimmed'
+end
+local fields = {
+  'dl:topic', ARGV[3], 'dl:stream_id', id, 'dl:group', group, 'dl:consumer', ARGV[4],
+  'dl:deliveries', ARGV[5], 'dl:reason', ARGV[6], 'dl:at', ARGV[7]
+}
+for _, value in ipairs(entry[1][2]) do
+  table.insert(fields, value)
+end
+return redis.call('XADD', dead, '*', unpack(fields))

@@ -1,0 +1,32 @@
+-- Publishes a dead letter's original fields back to its topic's stream, addressed to the group
+-- that gave up on it, and records the replay so that the same dead letter is never replayed twice.
+--
+-- KEYS[1]  dead-letter stream
+-- KEYS[2]  replay record (hash: dead letter id -> new stream id)
+-- KEYS[3]  the topic's stream
+-- ARGV[1]  dead letter id
+-- Returns  {1, new id} on success, {0, earlier new id} if already replayed, {-1} if no such dead letter.
+local dead, replayed, stream, dead_id = KEYS[1], KEYS[2], KEYS[3], ARGV[1]
+local earlier = redis.call('HGET', replayed, dead_id)
+if earlier then
+  return {0, earlier}
+end
+local entry = redis.call('XRANGE', dead, dead_id, dead_id)
+if #entry == 0 then
+  return {-1}
+end
+local fields, original, group = entry[1][2], {}, ''
+for i = 1, #fields, 2 do
+  local name = fields[i]
+  if name == 'dl:group' then
+    group = fields[i + 1]
+  elseif string.sub(name, 1, 3) ~= 'dl:' and name ~= 'for_group' then
+    table.insert(original, name)
+    table.insert(original, fields[i + 1])
+  end
+end
+table.insert(original, 'for_group')
+table.insert(original, group)
+local new_id = redis.call('XADD', stream, '*', unpack(original))
+redis.call('HSET', replayed, dead_id, new_id)
+return {1, new_id}

@@ -1,0 +1,517 @@
+package dev.runbus;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.runbus.testing.ChildJvm;
+import dev.runbus.testing.DyingConsumer;
+import dev.runbus.testing.RedisTarget;
+import dev.runbus.testing.Recorder;
+import dev.runbus.testing.Wait;
+import io.lettuce.core.Consumer;
+import io.lettuce.core.Limit;
+import io.lettuce.core.Range;
+import io.lettuce.core.StreamMessage;
+import io.lettuce.core.XClaimArgs;
+import io.lettuce.core.XReadArgs;
+import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.models.stream.PendingMessage;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The delivery rules (DESIGN.md §2, rules 1–7) against a real Redis. Run by one subclass per Redis version,
+ * so that both XAUTOCLAIM reply shapes (6.2 and 7.x) are covered by the same cases.
+ */
+abstract class BusBehaviourSuite {
+
+    static final Duration WAIT = Duration.ofSeconds(20);
+
+    abstract RedisTarget target();
+
+    String prefix;
+    String topic;
+    Recorder events;
+    Bus bus;
+    List<Bus> extraBuses = new ArrayList<>();
+
+    @BeforeEach
+    void setUp() {
+        prefix = "rbtest-" + UUID.randomUUID().toString().substring(0, 8);
+        topic = "orders";
+        events = new Recorder();
+        bus = newBus(events);
+    }
+
+    @AfterEach
+    void tearDown() {
+        extraBuses.forEach(Bus::close);
+        bus.close();
+        target().deleteKeys(prefix);
+    }
+
+    Bus newBus(BusListener listener) {
+        return newBus(listener, Duration.ofMinutes(10));
+    }
+
+    Bus newBus(BusListener listener, Duration consumerDeadAfter) {
+        Bus b = Bus.connect(BusConfig.builder(target().uri()).keyPrefix(prefix).listener(listener)
+                .heartbeatInterval(Duration.ofMillis(100)).consumerDeadAfter(consumerDeadAfter).build());
+        if (bus != null) {
+            extraBuses.add(b);
+        }
+        return b;
+    }
+
+    /** Short block time so close is quick; no takeover unless a test shortens minIdle. */
+    static SubscribeOptions.Builder options() {
+        return SubscribeOptions.builder().blockTime(Duration.ofMillis(200)).minIdle(Duration.ofSeconds(60))
+                .claimInterval(Duration.ofMillis(50));
+    }
+
+    String stream() {
+        return prefix + ":{" + topic + "}:stream";
+    }
+
+    RedisCommands<String, String> redis() {
+        return target().redis();
+    }
+
+    static Message msg(int i) {
+        return Message.builder("order.created", ("payload-" + i).getBytes(StandardCharsets.UTF_8))
+                .id("m-" + i).header("tenant", "t" + (i % 3)).build();
+    }
+
+    List<String> publish(int n) {
+        return bus.publisher().publishAll(topic, IntStream.range(0, n).mapToObj(BusBehaviourSuite::msg)
+                .collect(Collectors.toList()));
+    }
+
+    List<PendingMessage> pending(String group) {
+        return redis().xpending(stream(), group, Range.create("-", "+"), Limit.from(1000));
+    }
+
+    /** Creates the group and reads entries as a consumer of another (now dead) process would have. */
+    List<StreamMessage<String, String>> readAsGhost(String group, String consumer, int count) {
+        try {
+            redis().xgroupCreate(XReadArgs.StreamOffset.from(stream(), "0"), group,
+                    io.lettuce.core.XGroupCreateArgs.Builder.mkstream());
+        } catch (io.lettuce.core.RedisBusyException exists) {
+            // fine
+        }
+        return redis().xreadgroup(Consumer.from(group, consumer), XReadArgs.Builder.count(count),
+                XReadArgs.StreamOffset.lastConsumed(stream()));
+    }
+
+    // ---------------------------------------------------------------- distribution
+
+    @Test
+    void workQueue_eachMessageHandledExactlyOnceAcrossThreeConsumers() {
+        int n = 600;
+        Map<String, Set<String>> byConsumer = new ConcurrentHashMap<>();
+        for (int c = 1; c <= 3; c++) {
+            String name = "c" + c;
+            bus.subscribe(topic, "workers", name, d -> {
+                events.record(d);
+                byConsumer.computeIfAbsent(name, k -> ConcurrentHashMap.newKeySet()).add(d.message().id());
+            }, options().concurrency(4).batchSize(20).build());
+        }
+        List<String> ids = publish(n);
+        assertThat(ids).hasSize(n).doesNotHaveDuplicates();
+
+        Wait.until("all " + n + " handled", WAIT, () -> events.calls() >= n);
+        Wait.until("PEL empty", WAIT, () -> pending("workers").isEmpty());
+        assertThat(events.calls()).isEqualTo(n);
+        assertThat(events.callsByMessageId).hasSize(n);
+        assertThat(events.callsByMessageId.values()).allMatch(c -> c.get() == 1);
+        assertThat(events.deliveryCounts()).containsOnly(1L);
+        assertThat(byConsumer.values().stream().mapToInt(Set::size).sum()).isEqualTo(n);
+        assertThat(byConsumer).hasSize(3); // every consumer took a share
+    }
+
+    @Test
+    void fanOut_twoGroupsEachSeeEveryMessage() {
+        int n = 200;
+        Recorder billing = new Recorder();
+        Recorder shipping = new Recorder();
+        bus.subscribe(topic, "billing", "b1", billing::record, options().build());
+        bus.subscribe(topic, "shipping", "s1", shipping::record, options().build());
+        publish(n);
+        Wait.until("both groups handled all", WAIT, () -> billing.calls() >= n && shipping.calls() >= n);
+        Wait.until("both PELs empty", WAIT, () -> pending("billing").isEmpty() && pending("shipping").isEmpty());
+        assertThat(billing.callsByMessageId).hasSize(n);
+        assertThat(shipping.callsByMessageId).hasSize(n);
+        assertThat(billing.calls()).isEqualTo(n);
+        assertThat(shipping.calls()).isEqualTo(n);
+    }
+
+    @Test
+    void publishedMessageArrivesWhole() {
+        Message sent = Message.builder("invoice.paid", new byte[] {0, 1, 2, (byte) 255}).id("inv-7")
+                .header("trace", "abc").header("tenant", "acme").build();
+        String streamId = bus.publisher().publish(topic, sent);
+        bus.subscribe(topic, "g", "c1", events::record, options().build());
+        Wait.until("delivered", WAIT, () -> events.calls() == 1);
+        Delivery d = events.deliveries.get(0);
+        assertThat(d.message()).isEqualTo(sent);
+        assertThat(d.streamId()).isEqualTo(streamId);
+        assertThat(d.topic()).isEqualTo(topic);
+        assertThat(d.group()).isEqualTo("g");
+        assertThat(d.consumer()).isEqualTo("c1");
+        assertThat(d.deliveryCount()).isEqualTo(1);
+    }
+
+    // ---------------------------------------------------------------- failure and takeover
+
+    @Test
+    void throwingHandler_leavesEntryPendingWithOwnerAndDeliveryCount() {
+        String id = bus.publisher().publish(topic, msg(1));
+        bus.subscribe(topic, "g", "c1", d -> {
+            events.record(d);
+            throw new IllegalStateException("boom");
+        }, options().build());
+        Wait.until("failure reported", WAIT, () -> events.failures.size() == 1);
+        assertThat(events.failures).containsExactly(id + ":1:RETRY");
+        List<PendingMessage> pel = pending("g");
+        assertThat(pel).hasSize(1);
+        assertThat(pel.get(0).getId()).isEqualTo(id);
+        assertThat(pel.get(0).getConsumer()).isEqualTo("c1");
+        assertThat(pel.get(0).getRedeliveryCount()).isEqualTo(1);
+        assertThat(events.calls()).isEqualTo(1);
+        assertThat(events.deadLetters).isEmpty();
+    }
+
+    @Test
+    void consumerKilledMidHandler_anotherTakesTheEntryAfterMinIdleWithDeliveryCountTwo() throws Exception {
+        String id = bus.publisher().publish(topic, msg(1));
+        long minIdle = 1500;
+        try (ChildJvm child = ChildJvm.start(DyingConsumer.class, target().uri(), prefix, topic, "g", "doomed",
+                Long.toString(minIdle))) {
+            assertThat(child.awaitLine("HANDLING", WAIT)).isEqualTo("HANDLING " + id);
+            child.kill();
+        }
+        long killedAt = System.nanoTime();
+        bus.subscribe(topic, "g", "survivor", events::record,
+                options().minIdle(Duration.ofMillis(minIdle)).build());
+        Wait.until("taken over", WAIT, () -> events.calls() == 1);
+        long tookMillis = (System.nanoTime() - killedAt) / 1_000_000;
+        Delivery d = events.deliveries.get(0);
+        assertThat(d.streamId()).isEqualTo(id);
+        assertThat(d.deliveryCount()).isEqualTo(2);
+        assertThat(d.consumer()).isEqualTo("survivor");
+        Wait.until("acked", WAIT, () -> pending("g").isEmpty());
+        // Not before minIdle: the dead consumer's claim had to expire first (measured from the kill,
+        // which is after the claim was last refreshed).
+        assertThat(tookMillis).isGreaterThanOrEqualTo(minIdle / 2);
+    }
+
+    @Test
+    void keepAlive_handlerRunningThreeTimesMinIdleIsNotTakenOver() {
+        Duration minIdle = Duration.ofMillis(400);
+        String id = bus.publisher().publish(topic, msg(1));
+        CountDownLatch started = new CountDownLatch(1);
+        AtomicInteger slowCalls = new AtomicInteger();
+        bus.subscribe(topic, "g", "slow", d -> {
+            slowCalls.incrementAndGet();
+            started.countDown();
+            Thread.sleep(minIdle.multipliedBy(3).toMillis()); // the behaviour under test: a long handler
+        }, options().minIdle(minIdle).build());
+        Wait.until("slow handler started", WAIT, () -> started.getCount() == 0);
+        Recorder other = new Recorder();
+        bus.subscribe(topic, "g", "eager", other::record, options().minIdle(minIdle).build());
+
+        Wait.until("acked by the slow consumer", WAIT, () -> pending("g").isEmpty());
+        assertThat(slowCalls.get()).isEqualTo(1);
+        assertThat(other.calls()).isZero();
+        assertThat(events.claimLost).isEmpty();
+        assertThat(id).isNotNull();
+    }
+
+    // ---------------------------------------------------------------- poison
+
+    @Test
+    void poison_alwaysThrowingHandlerRunsMaxDeliveriesTimesThenIsDeadLettered() {
+        Message poison = msg(42);
+        String id = bus.publisher().publish(topic, poison);
+        bus.subscribe(topic, "g", "c1", d -> {
+            events.record(d);
+            throw new IllegalArgumentException("cannot parse order 42");
+        }, options().minIdle(Duration.ofMillis(100)).maxDeliveries(3).build());
+
+        Wait.until("dead-lettered", WAIT, () -> events.deadLetters.size() == 1);
+        assertThat(events.calls()).isEqualTo(3);
+        assertThat(events.deliveryCounts()).containsExactly(1L, 2L, 3L);
+        assertThat(events.failures).containsExactly(id + ":1:RETRY", id + ":2:RETRY", id + ":3:DEAD_LETTER");
+        assertThat(pending("g")).isEmpty();
+
+        String dlKey = prefix + ":{" + topic + "}:dead";
+        List<StreamMessage<String, String>> raw = redis().xrange(dlKey, Range.create("-", "+"));
+        assertThat(raw).hasSize(1);
+        Map<String, String> f = raw.get(0).getBody();
+        assertThat(f).containsEntry("dl:topic", topic).containsEntry("dl:stream_id", id)
+                .containsEntry("dl:group", "g").containsEntry("dl:consumer", "c1")
+                .containsEntry("dl:deliveries", "3")
+                .containsEntry("dl:reason", "java.lang.IllegalArgumentException: cannot parse order 42")
+                .containsKey("dl:at")
+                .containsEntry("id", "m-42").containsEntry("type", "order.created")
+                .containsEntry("payload", "payload-42").containsEntry("h:tenant", "t0")
+                .containsEntry("published_at", Long.toString(poison.publishedAt().toEpochMilli()));
+
+        DeadLetter dl = bus.deadLetters().list(topic, null, 10).get(0);
+        assertThat(dl).isEqualTo(events.deadLetters.get(0));
+        assertThat(dl.message()).isEqualTo(poison);
+        assertThat(dl.replayedAs()).isEmpty();
+        assertThat(bus.deadLetters().count(topic)).isEqualTo(1);
+    }
+
+    @Test
+    void poison_reclaimerDeadLettersAnEntryWhoseOwnersDiedOnIt() {
+        String id = bus.publisher().publish(topic, msg(7));
+        readAsGhost("g", "ghost", 10);
+        // Two more deliveries that never finished: the count reaches maxDeliveries with a dead owner.
+        redis().xclaim(stream(), Consumer.from("g", "ghost"), XClaimArgs.Builder.minIdleTime(0), id);
+        redis().xclaim(stream(), Consumer.from("g", "ghost"), XClaimArgs.Builder.minIdleTime(0), id);
+        assertThat(pending("g").get(0).getRedeliveryCount()).isEqualTo(3);
+
+        bus.subscribe(topic, "g", "c1", events::record,
+                options().minIdle(Duration.ofMillis(100)).maxDeliveries(3).build());
+        Wait.until("dead-lettered", WAIT, () -> events.deadLetters.size() == 1);
+        DeadLetter dl = events.deadLetters.get(0);
+        assertThat(dl.originalStreamId()).isEqualTo(id);
+        assertThat(dl.reason()).isEqualTo("abandoned 3 times, last owner ghost");
+        assertThat(dl.deliveries()).isEqualTo(4);
+        assertThat(dl.message().id()).isEqualTo("m-7");
+        assertThat(events.calls()).isZero();
+        assertThat(pending("g")).isEmpty();
+    }
+
+    @Test
+    void replay_reachesTheHandlerAgainOnce_andOnlyForTheGroupThatGaveUp() {
+        AtomicBoolean broken = new AtomicBoolean(true);
+        Recorder audit = new Recorder();
+        bus.subscribe(topic, "audit", "a1", audit::record, options().build());
+        bus.subscribe(topic, "g", "c1", d -> {
+            events.record(d);
+            if (broken.get()) {
+                throw new IllegalStateException("bug");
+            }
+        }, options().minIdle(Duration.ofMillis(100)).maxDeliveries(2).build());
+        String id = bus.publisher().publish(topic, msg(5));
+        Wait.until("dead-lettered", WAIT, () -> events.deadLetters.size() == 1);
+        Wait.until("audit handled", WAIT, () -> audit.calls() == 1 && pending("audit").isEmpty());
+        String deadId = events.deadLetters.get(0).id();
+
+        broken.set(false);
+        String replayedAs = bus.deadLetters().replay(topic, deadId);
+        Wait.until("replayed delivery handled and acked", WAIT,
+                () -> events.calls() == 3 && pending("g").isEmpty());
+        Delivery again = events.deliveries.get(2);
+        assertThat(again.streamId()).isEqualTo(replayedAs).isNotEqualTo(id);
+        assertThat(again.message().id()).isEqualTo("m-5");
+        assertThat(again.deliveryCount()).isEqualTo(1);
+
+        assertThatThrownBy(() -> bus.deadLetters().replay(topic, deadId))
+                .isInstanceOf(DeadLetterAlreadyReplayedException.class).hasMessageContaining(replayedAs);
+        assertThat(bus.deadLetters().get(topic, deadId).orElseThrow().replayedAs()).contains(replayedAs);
+
+        // The audit group had acked the original: it acks the replay without running its handler.
+        Wait.until("audit acked the replay unseen", WAIT, () -> pending("audit").isEmpty()
+                && bus.inspector().groups(topic).stream().filter(g -> g.name().equals("audit"))
+                        .allMatch(g -> g.lastDeliveredId().equals(replayedAs)));
+        assertThat(audit.calls()).isEqualTo(1);
+        assertThat(events.calls()).isEqualTo(3);
+    }
+
+    @Test
+    void deadLetters_unknownIdIsAClearError_andPurgeRemoves() {
+        assertThatThrownBy(() -> bus.deadLetters().replay(topic, "1-1"))
+                .isInstanceOf(NoSuchDeadLetterException.class).hasMessageContaining("1-1");
+        bus.subscribe(topic, "g", "c1", d -> {
+            throw new IllegalStateException("no");
+        }, options().maxDeliveries(1).build());
+        publish(3);
+        Wait.until("three dead letters", WAIT, () -> events.deadLetters.size() == 3);
+        List<DeadLetter> all = bus.deadLetters().list(topic, null, 10);
+        assertThat(all).hasSize(3);
+        assertThat(bus.deadLetters().list(topic, all.get(0).id(), 10)).hasSize(2);
+        assertThat(bus.deadLetters().purge(topic, all.get(0).id())).isTrue();
+        assertThat(bus.deadLetters().purge(topic, all.get(0).id())).isFalse();
+        assertThat(bus.deadLetters().purgeAll(topic)).isEqualTo(2);
+        assertThat(bus.deadLetters().count(topic)).isZero();
+    }
+
+    // ---------------------------------------------------------------- restart, trimming, janitor
+
+    @Test
+    void restartWithSameName_processesOwnPendingEntriesFirst() {
+        List<String> old = publish(5);
+        assertThat(readAsGhost("g", "c1", 5)).hasSize(5); // an earlier run of c1 read them and died
+        List<String> fresh = bus.publisher().publishAll(topic, List.of(msg(100), msg(101)));
+
+        bus.subscribe(topic, "g", "c1", events::record, options().concurrency(1).batchSize(10).build());
+        Wait.until("all handled", WAIT, () -> events.calls() == 7);
+        List<String> order = events.deliveries.stream().map(Delivery::streamId).collect(Collectors.toList());
+        assertThat(order.subList(0, 5)).containsExactlyElementsOf(old);
+        assertThat(order.subList(5, 7)).containsExactlyElementsOf(fresh);
+        assertThat(events.deliveryCounts()).containsExactly(2L, 2L, 2L, 2L, 2L, 1L, 1L);
+        Wait.until("PEL empty", WAIT, () -> pending("g").isEmpty());
+    }
+
+    @Test
+    void trimmedWhilePending_onTakeover_isAckedAndReportedNotRetried() {
+        List<String> ids = publish(3);
+        readAsGhost("g", "ghost", 3);
+        redis().xdel(stream(), ids.get(0), ids.get(1));
+
+        bus.subscribe(topic, "g", "c1", events::record, options().minIdle(Duration.ofMillis(100)).build());
+        Wait.until("survivor handled and PEL empty", WAIT, () -> events.calls() == 1 && pending("g").isEmpty());
+        assertThat(events.deliveries.get(0).streamId()).isEqualTo(ids.get(2));
+        assertThat(events.trimmed).containsExactlyInAnyOrder(ids.get(0), ids.get(1));
+    }
+
+    @Test
+    void trimmedWhilePending_onOwnRecovery_isAckedAndReported() {
+        List<String> ids = publish(3);
+        readAsGhost("g", "c1", 3);
+        redis().xtrim(stream(), 1); // keeps only the newest entry
+
+        bus.subscribe(topic, "g", "c1", events::record, options().build());
+        Wait.until("survivor handled and PEL empty", WAIT, () -> events.calls() == 1 && pending("g").isEmpty());
+        assertThat(events.deliveries.get(0).streamId()).isEqualTo(ids.get(2));
+        assertThat(events.trimmed).containsExactlyInAnyOrder(ids.get(0), ids.get(1));
+    }
+
+    @Test
+    void janitor_deletesDeadConsumersOnlyWhenTheirPelIsEmpty() {
+        Bus janitorBus = newBus(BusListener.NONE, Duration.ofMillis(300));
+        List<String> ids = publish(2);
+        readAsGhost("g", "dead-with-pending", 1);
+        readAsGhost("g", "dead-and-done", 1);
+        redis().xack(stream(), "g", ids.get(1));
+        janitorBus.subscribe(topic, "g", "alive", d -> { }, options().build());
+
+        Wait.until("ghosts idle past consumerDeadAfter", WAIT, () -> janitorBus.inspector().consumers(topic, "g")
+                .stream().filter(c -> c.name().startsWith("dead")).allMatch(c -> c.idleMillis() > 400));
+        List<String> deleted = janitorBus.pruneDeadConsumers(topic, "g");
+        assertThat(deleted).containsExactly("dead-and-done");
+        Set<String> left = janitorBus.inspector().consumers(topic, "g").stream().map(Inspector.ConsumerInfo::name)
+                .collect(Collectors.toSet());
+        assertThat(left).containsExactlyInAnyOrder("dead-with-pending", "alive");
+        assertThat(pending("g")).extracting(PendingMessage::getConsumer).containsExactly("dead-with-pending");
+    }
+
+    // ---------------------------------------------------------------- close
+
+    @Test
+    void gracefulClose_losesNothing() {
+        int n = 300;
+        publish(n);
+        AtomicInteger handled = new AtomicInteger();
+        Set<String> seen = ConcurrentHashMap.newKeySet();
+        Handler slow = d -> {
+            Thread.sleep(2); // work that takes time, so close lands mid-stream
+            seen.add(d.message().id());
+            handled.incrementAndGet();
+        };
+        Subscription first = bus.subscribe(topic, "g", "c1", slow, options().concurrency(4).batchSize(20).build());
+        Wait.until("some handled", WAIT, () -> handled.get() >= 50);
+        first.close();
+        int afterFirst = handled.get();
+        assertThat(afterFirst).isLessThan(n);
+        // Everything read was finished and acked before close returned: nothing of c1 is left pending.
+        assertThat(pending("g")).isEmpty();
+        assertThat(first.inFlight()).isZero();
+
+        bus.subscribe(topic, "g", "c1", slow, options().concurrency(4).batchSize(20).build());
+        Wait.until("all handled", WAIT, () -> seen.size() == n);
+        Wait.until("PEL empty", WAIT, () -> pending("g").isEmpty());
+        assertThat(handled.get()).isEqualTo(n);
+    }
+
+    @Test
+    void ackBeforeWork_optIn_acksEvenWhenTheHandlerFails() {
+        bus.subscribe(topic, "telemetry", "t1", d -> {
+            events.record(d);
+            throw new IllegalStateException("dropped on purpose");
+        }, options().ackMode(AckMode.BEFORE_WORK).minIdle(Duration.ofMillis(100)).build());
+        publish(5);
+        Wait.until("handled", WAIT, () -> events.calls() == 5);
+        Wait.until("PEL empty", WAIT, () -> pending("telemetry").isEmpty());
+        assertThat(events.deadLetters).isEmpty();
+        assertThat(events.calls()).isEqualTo(5);
+    }
+
+    // ---------------------------------------------------------------- inspector and API edges
+
+    @Test
+    void inspector_showsStreamsGroupsConsumersAndPending() {
+        publish(4);
+        readAsGhost("g", "ghost", 3);
+        Inspector.StreamInfo s = bus.inspector().streams().stream().filter(i -> i.topic().equals(topic))
+                .findFirst().orElseThrow();
+        assertThat(s.length()).isEqualTo(4);
+        assertThat(s.groups()).isEqualTo(1);
+        assertThat(s.deadLetters()).isZero();
+        Inspector.GroupInfo g = bus.inspector().groups(topic).get(0);
+        assertThat(g.name()).isEqualTo("g");
+        assertThat(g.pending()).isEqualTo(3);
+        assertThat(g.consumers()).isEqualTo(1);
+        if (!target().version().startsWith("6.")) {
+            assertThat(g.lag()).isEqualTo(1);
+        }
+        Inspector.ConsumerInfo c = bus.inspector().consumers(topic, "g").get(0);
+        assertThat(c.name()).isEqualTo("ghost");
+        assertThat(c.pending()).isEqualTo(3);
+        assertThat(c.lastHeartbeatAt()).isEqualTo(-1);
+        List<Inspector.PendingEntry> p = bus.inspector().pending(topic, "g", 10);
+        assertThat(p).hasSize(3).allMatch(e -> e.consumer().equals("ghost") && e.deliveries() == 1);
+    }
+
+    @Test
+    void subscribe_rejectsBadNamesAndDuplicateConsumers() {
+        assertThatThrownBy(() -> bus.subscribe("a{b}", "g", "c", d -> { })).hasMessageContaining("braces");
+        assertThatThrownBy(() -> bus.subscribe(topic, "my group", "c", d -> { })).hasMessageContaining("group");
+        assertThatThrownBy(() -> bus.subscribe(topic, "g", "", d -> { })).hasMessageContaining("consumer");
+        bus.subscribe(topic, "g", "c1", d -> { }, options().build());
+        assertThatThrownBy(() -> bus.subscribe(topic, "g", "c1", d -> { }, options().build()))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("already subscribed");
+    }
+
+    @Test
+    void existingGroupIsUsedAsItIs() {
+        List<String> ids = publish(3);
+        readAsGhost("g", "other", 3); // the group exists and has delivered everything
+        redis().xack(stream(), "g", ids.toArray(new String[0]));
+        bus.subscribe(topic, "g", "c1", events::record, options().build());
+        String fresh = bus.publisher().publish(topic, msg(9));
+        Wait.until("the new message handled", WAIT, () -> events.calls() == 1);
+        assertThat(events.deliveries.get(0).streamId()).isEqualTo(fresh);
+    }
+
+    @Test
+    void publisherCap_trimsApproximately() {
+        Publisher capped = bus.publisher(PublishOptions.cappedAt(100));
+        List<Message> many = new ArrayList<>();
+        for (int i = 0; i < 1000; i++) {
+            many.add(msg(i));
+        }
+        List<String> ids = capped.publishAll(topic, many);
+        assertThat(new HashSet<>(ids)).hasSize(1000);
+        assertThat(redis().xlen(stream())).isBetween(100L, 300L);
+    }
+}

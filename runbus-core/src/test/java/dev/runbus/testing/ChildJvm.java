@@ -1,0 +1,61 @@
+package dev.runbus.testing;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/** A Java main class run in a child JVM on the test classpath, killable with SIGKILL. */
+public final class ChildJvm implements AutoCloseable {
+
+    private final Process process;
+    private final List<String> lines = new CopyOnWriteArrayList<>();
+
+    private ChildJvm(Process process) {
+        this.process = process;
+        Thread reader = new Thread(() -> {
+            try (BufferedReader r = new BufferedReader(
+                    new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = r.readLine()) != null) {
+                    lines.add(line);
+                }
+            } catch (IOException ignored) {
+                // the process died
+            }
+        }, "child-output");
+        reader.setDaemon(true);
+        reader.start();
+    }
+
+    public static ChildJvm start(Class<?> main, String... args) throws IOException {
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        List<String> command = new ArrayList<>(List.of(java, "-cp", System.getProperty("java.class.path"),
+                main.getName()));
+        command.addAll(List.of(args));
+        return new ChildJvm(new ProcessBuilder(command).redirectErrorStream(true).start());
+    }
+
+    /** Waits for an output line starting with the prefix and returns it. */
+    public String awaitLine(String prefix, Duration timeout) {
+        Wait.until("child output line starting with '" + prefix + "' (output so far: " + lines + ")", timeout,
+                () -> lines.stream().anyMatch(l -> l.startsWith(prefix)));
+        return lines.stream().filter(l -> l.startsWith(prefix)).findFirst().orElseThrow();
+    }
+
+    /** SIGKILL: no shutdown hook, no graceful close, nothing acked. */
+    public void kill() throws InterruptedException {
+        process.destroyForcibly();
+        process.waitFor();
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        kill();
+    }
+}
