@@ -1,11 +1,19 @@
 package dev.runbus;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import dev.runbus.testing.RedisTarget;
+import org.junit.jupiter.api.Test;
 
 /** The behaviour suite on an embedded Redis 6.2: XAUTOCLAIM replies with two elements and nil entries. */
 class BusOnRedis62Test extends BusBehaviourSuite {
     @Override
     RedisTarget target() {
         return RedisTarget.embedded62();
+    }
+
+    @Test
+    void runsOnRedis62() {
+        assertThat(target().version()).startsWith("6.2.");
     }
 }

@@ -41,6 +41,7 @@ public final class RedisBus implements Bus {
     private final BusConfig config;
     private final RedisClient client;
     private final StatefulRedisConnection<String, byte[]> connection;
+    private final BatchConnection batches;
     private final Keys keys;
     private final SafeListener listener;
     private final Scripts scripts;
@@ -58,6 +59,7 @@ public final class RedisBus implements Bus {
         this.config = config;
         this.client = client;
         this.connection = connection;
+        this.batches = new BatchConnection(client);
         this.keys = new Keys(config.keyPrefix());
         this.listener = new SafeListener(config.listener());
         this.scripts = new Scripts(connection.sync(), keys);
@@ -107,7 +109,7 @@ public final class RedisBus implements Bus {
     @Override
     public Publisher publisher(PublishOptions options) {
         requireOpen();
-        return new RedisPublisher(connection.async(), keys, topics, Objects.requireNonNull(options, "options"),
+        return new RedisPublisher(connection.async(), batches, keys, topics, Objects.requireNonNull(options, "options"),
                 config.commandTimeout().toMillis());
     }
 
@@ -196,6 +198,7 @@ public final class RedisBus implements Bus {
         }
         heartbeat.close();
         janitor.close();
+        batches.close();
         connection.close();
         client.shutdown();
     }
