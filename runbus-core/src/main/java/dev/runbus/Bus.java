@@ -52,6 +52,12 @@ public interface Bus extends AutoCloseable {
 
     DeadLetters deadLetters();
 
+    /**
+     * Adds a listener besides the one in {@link BusConfig}; layers built on the bus (the runs layer) use it to
+     * hear about dead letters. Close the returned handle to remove it.
+     */
+    AutoCloseable addListener(BusListener listener);
+
     Inspector inspector();
 
     /**

@@ -8,12 +8,18 @@ public interface Inspector {
     /** Every topic this key prefix has seen published to or subscribed to, sorted by name. */
     List<StreamInfo> streams();
 
+    /** One topic's stream, or empty when it does not exist. */
+    java.util.Optional<StreamInfo> stream(String topic);
+
     List<GroupInfo> groups(String topic);
 
     List<ConsumerInfo> consumers(String topic, String group);
 
     /** Pending entries of a group, oldest first, at most {@code limit}. */
     List<PendingEntry> pending(String topic, String group, int limit);
+
+    /** The pending entry with this stream id, or empty when it is not pending (acked, never delivered, gone). */
+    java.util.Optional<PendingEntry> pendingEntry(String topic, String group, String streamId);
 
     /**
      * @param topic        topic name

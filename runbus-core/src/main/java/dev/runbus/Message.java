@@ -19,6 +19,9 @@ import java.util.UUID;
  */
 public final class Message {
 
+    /** Headers per message; a dead letter must be able to carry every field of the original entry. */
+    public static final int MAX_HEADERS = 256;
+
     private final String id;
     private final String type;
     private final byte[] payload;
@@ -130,6 +133,10 @@ public final class Message {
         }
 
         public Message build() {
+            if (headers.size() > MAX_HEADERS) {
+                throw new IllegalArgumentException("a message has at most " + MAX_HEADERS + " headers, got "
+                        + headers.size());
+            }
             if (id != null && id.isEmpty()) {
                 throw new IllegalArgumentException("message id must not be empty");
             }

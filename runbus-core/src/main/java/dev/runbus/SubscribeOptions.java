@@ -14,10 +14,12 @@ import java.util.concurrent.Executor;
  *                          locally for a free handler slot
  * @param blockTime         how long one XREADGROUP waits for new entries
  * @param minIdle           how long an entry must be idle in the PEL before another consumer may take
- *                          it over; also the retry delay after a failed handler
+ *                          it over; also about the retry delay after a failed handler (idle time counts
+ *                          from the delivery or the last keep-alive, so a retry after a long handler can
+ *                          come sooner)
  * @param maxDeliveries     deliveries after which a failing entry is moved to the dead-letter stream
  * @param claimInterval     how often the reclaimer looks for idle entries
- * @param keepAliveInterval how often a running handler's claim is refreshed; must be below {@code minIdle}
+ * @param keepAliveInterval how often a running handler's claim is refreshed; at most half of {@code minIdle}
  * @param shutdownTimeout   how long {@code close()} waits for running handlers
  * @param ackMode           ack after work (default) or, opt-in, before work
  * @param executor          where handlers run; {@code null} means a pool of {@code concurrency} platform
@@ -47,9 +49,11 @@ public record SubscribeOptions(int concurrency, int batchSize, Duration blockTim
         requirePositive("keepAliveInterval", keepAliveInterval);
         requirePositive("shutdownTimeout", shutdownTimeout);
         Objects.requireNonNull(ackMode, "ackMode");
-        if (keepAliveInterval.compareTo(minIdle) >= 0) {
+        // A held entry can stay idle for up to 1.5 keep-alive intervals between renewals; half of minIdle
+        // leaves room for a slow Redis round trip or a short pause.
+        if (keepAliveInterval.multipliedBy(2).compareTo(minIdle) > 0) {
             throw new IllegalArgumentException("keepAliveInterval (" + keepAliveInterval
-                    + ") must be shorter than minIdle (" + minIdle + "), or running handlers lose their claim");
+                    + ") must be at most half of minIdle (" + minIdle + "), or running handlers lose their claim");
         }
         if (minIdle.toMillis() < 10) {
             throw new IllegalArgumentException("minIdle must be at least 10 ms, got " + minIdle);

@@ -456,6 +456,122 @@ abstract class BusBehaviourSuite {
         assertThat(events.calls()).isEqualTo(5);
     }
 
+    // ---------------------------------------------------------------- regressions of races and edge cases
+
+    @Test
+    void restartWithIdleOwnEntries_readLoopAndReclaimerDoNotBothDeliverThem() {
+        int n = 200;
+        List<String> ids = publish(n);
+        readAsGhost("g", "c1", n);
+        // A second delivery that also never finished: every entry sits at count 2, idle, owned by c1.
+        redis().xclaim(stream(), Consumer.from("g", "c1"), XClaimArgs.Builder.minIdleTime(0),
+                ids.toArray(new String[0]));
+        Wait.until("entries idle", WAIT, () -> pending("g").stream().allMatch(p -> p.getMsSinceLastDelivery() > 60));
+
+        bus.subscribe(topic, "g", "c1", events::record, options().batchSize(10).concurrency(2)
+                .minIdle(Duration.ofMillis(50)).keepAliveInterval(Duration.ofMillis(20)).maxDeliveries(3).build());
+        Wait.until("all handled and acked", WAIT, () -> events.callsByMessageId.size() == n && pending("g").isEmpty());
+        assertThat(events.deadLetters).isEmpty();
+        assertThat(events.calls()).isEqualTo(n);
+        assertThat(events.deliveryCounts()).containsOnly(3L);
+    }
+
+    @Test
+    void deadLetterOfAnExtremelyWideEntry_isTruncatedNotLost() {
+        Map<String, String> fields = new java.util.LinkedHashMap<>();
+        fields.put("id", "wide");
+        for (int i = 0; i < 4100; i++) {
+            fields.put("h:k" + i, "v");
+        }
+        String id = redis().xadd(stream(), fields);
+        bus.subscribe(topic, "g", "c1", d -> {
+            throw new IllegalStateException("no");
+        }, options().maxDeliveries(1).build());
+        Wait.until("dead-lettered", WAIT, () -> events.deadLetters.size() == 1);
+        assertThat(pending("g")).isEmpty();
+        Map<String, String> dl = redis().xrange(prefix + ":{" + topic + "}:dead", Range.create("-", "+")).get(0)
+                .getBody();
+        assertThat(dl).containsEntry("dl:stream_id", id).containsEntry("dl:truncated", "4101")
+                .containsEntry("id", "wide");
+        assertThat(bus.deadLetters().list(topic, null, 10)).hasSize(1); // still readable
+    }
+
+    @Test
+    void closePastShutdownTimeout_appliesNoOutcomeToHandlersStillRunning() throws Exception {
+        String id = bus.publisher().publish(topic, msg(1));
+        CountDownLatch started = new CountDownLatch(1);
+        AtomicBoolean interrupted = new AtomicBoolean();
+        Subscription sub = bus.subscribe(topic, "g", "c1", d -> {
+            started.countDown();
+            try {
+                Thread.sleep(60_000);
+            } catch (InterruptedException e) {
+                interrupted.set(true);
+                throw e;
+            }
+        }, options().maxDeliveries(1).shutdownTimeout(Duration.ofMillis(300)).build());
+        Wait.until("handler started", WAIT, () -> started.getCount() == 0);
+        sub.close();
+        Wait.until("handler interrupted", WAIT, interrupted::get);
+        // The interrupted handler "failed" on its last allowed delivery, yet nothing was dead-lettered or acked.
+        assertThat(events.deadLetters).isEmpty();
+        assertThat(events.failures).isEmpty();
+        assertThat(pending("g")).extracting(PendingMessage::getId).containsExactly(id);
+    }
+
+    @Test
+    void closePastShutdownTimeout_startsNoQueuedEntryOnASuppliedExecutor() throws Exception {
+        publish(5);
+        java.util.concurrent.ThreadPoolExecutor pool = (java.util.concurrent.ThreadPoolExecutor)
+                java.util.concurrent.Executors.newFixedThreadPool(1);
+        CountDownLatch release = new CountDownLatch(1);
+        try {
+            Subscription sub = bus.subscribe(topic, "g", "c1", d -> {
+                events.record(d);
+                release.await();
+            }, options().concurrency(1).executor(pool).shutdownTimeout(Duration.ofMillis(200)).build());
+            Wait.until("first handler running", WAIT, () -> events.calls() == 1);
+            sub.close();
+            release.countDown();
+            Wait.until("runner ended", WAIT, () -> pool.getActiveCount() == 0);
+            assertThat(events.calls()).isEqualTo(1);
+            assertThat(pending("g")).hasSize(5); // nothing acked after close: all five stay pending
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void listenerThrowingAnError_doesNotKillHandlerRunners() {
+        Recorder seen = new Recorder();
+        Bus fragile = newBus(new BusListener() {
+            @Override
+            public void onHandlerFailure(Delivery delivery, Throwable failure, Outcome outcome) {
+                throw new AssertionError("listener bug");
+            }
+        });
+        Set<String> failedOnce = ConcurrentHashMap.newKeySet();
+        fragile.subscribe(topic, "g", "c1", d -> {
+            if (failedOnce.add(d.message().id())) {
+                throw new IllegalStateException("first attempt fails");
+            }
+            seen.record(d);
+        }, options().concurrency(1).minIdle(Duration.ofMillis(100)).maxDeliveries(5).build());
+        publish(6);
+        Wait.until("all six eventually handled", WAIT, () -> seen.callsByMessageId.size() == 6);
+        Wait.until("PEL empty", WAIT, () -> pending("g").isEmpty());
+    }
+
+    @Test
+    void inFlightCountsHeldEntriesNotReservedSlots() {
+        Subscription sub = bus.subscribe(topic, "g", "c1", d -> { }, options().build());
+        publish(3);
+        Wait.until("acked", WAIT, () -> redis().xlen(stream()) == 3 && pending("g").isEmpty()
+                && bus.inspector().groups(topic).get(0).lastDeliveredId() != null
+                && !bus.inspector().groups(topic).get(0).lastDeliveredId().equals("0-0"));
+        Wait.until("nothing held", WAIT, () -> sub.inFlight() == 0);
+    }
+
     // ---------------------------------------------------------------- inspector and API edges
 
     @Test

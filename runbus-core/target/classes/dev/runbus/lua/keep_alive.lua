@@ -1,21 +1,24 @@
 -- Refreshes the claim of entries a consumer is still working on: XCLAIM to itself with JUSTID
 -- resets the idle time without counting a delivery, so the reclaimer leaves them alone.
 -- Only entries still owned by this consumer are refreshed; taking back an entry another consumer
--- has taken over would let two consumers work on it unknowingly.
+-- has taken over would let two consumers work on it unknowingly. Entries deleted from the stream
+-- meanwhile are not claimed (Redis 7 would drop them silently) but reported.
 --
 -- KEYS[1]  stream
 -- ARGV[1]  group
 -- ARGV[2]  consumer
 -- ARGV[3..] entry ids
--- Returns  the ids this consumer no longer owns (lost to another consumer, or acked meanwhile).
+-- Returns  { ids this consumer no longer owns, ids whose entries were deleted from the stream }
 local stream, group, consumer = KEYS[1], ARGV[1], ARGV[2]
-local kept, lost = {}, {}
+local kept, lost, trimmed = {}, {}, {}
 for i = 3, #ARGV do
   local id = ARGV[i]
-  if #redis.call('XPENDING', stream, group, id, id, 1, consumer) == 1 then
-    table.insert(kept, id)
-  else
+  if #redis.call('XPENDING', stream, group, id, id, 1, consumer) == 0 then
     table.insert(lost, id)
+  elseif #redis.call('XRANGE', stream, id, id) == 0 then
+    table.insert(trimmed, id)
+  else
+    table.insert(kept, id)
   end
 end
 if #kept > 0 then
@@ -23,4 +26,4 @@ if #kept > 0 then
   table.insert(kept, 'JUSTID')
   redis.call('XCLAIM', stream, group, consumer, 0, unpack(kept))
 end
-return lost
+return {lost, trimmed}

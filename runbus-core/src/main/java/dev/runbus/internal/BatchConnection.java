@@ -14,12 +14,16 @@ final class BatchConnection implements AutoCloseable {
 
     private final RedisClient client;
     private StatefulRedisConnection<String, byte[]> connection;
+    private boolean closed;
 
     BatchConnection(RedisClient client) {
         this.client = client;
     }
 
     synchronized <T> T pipeline(Function<RedisAsyncCommands<String, byte[]>, T> commands) {
+        if (closed) {
+            throw new dev.runbus.RunbusException("the bus is closed");
+        }
         if (connection == null) {
             connection = client.connect(RedisBus.CODEC);
         }
@@ -34,6 +38,7 @@ final class BatchConnection implements AutoCloseable {
 
     @Override
     public synchronized void close() {
+        closed = true;
         if (connection != null) {
             connection.close();
         }

@@ -35,8 +35,9 @@ final class ConsumerRegistry {
     List<ConsumerInfo> consumers(String topic, String group) {
         List<Object> raw = Calls.call("listing consumers of " + topic + "/" + group,
                 () -> redis.xinfoConsumers(keys.stream(topic), group));
-        Map<String, Long> beats = heartbeats(topic, group);
-        long now = redisNowMillis();
+        Map<String, Long> beats = Calls.call("reading heartbeats of " + topic + "/" + group,
+                () -> heartbeats(topic, group));
+        long now = Calls.call("reading the Redis clock", this::redisNowMillis);
         List<ConsumerInfo> out = new ArrayList<>(raw.size());
         for (Object c : raw) {
             Map<String, Object> info = Replies.info(c);

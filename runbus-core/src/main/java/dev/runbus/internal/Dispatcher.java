@@ -14,15 +14,19 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Runs the handler on entries the read loop and the reclaimer hand over, {@code concurrency} at a time, and
  * applies the outcome. Every entry arrives holding one {@link Slots slot}, released when it is finished.
  *
  * <p>{@code concurrency} runner tasks pull from a local queue; on the default executor each is a platform
- * thread, on a virtual-thread executor each is a virtual thread.
+ * thread, on a virtual-thread executor each is a virtual thread. A runner never dies of an exception.
  */
 final class Dispatcher {
+
+    private static final Logger log = LoggerFactory.getLogger(Dispatcher.class);
 
     private final SubscriptionContext ctx;
     private final Handler handler;
@@ -34,7 +38,10 @@ final class Dispatcher {
     private final SafeListener listener;
     private final BlockingQueue<Delivery> queue = new LinkedBlockingQueue<>();
     private final CountDownLatch runnersDone;
+    private volatile boolean started;
     private volatile boolean draining;
+    /** Set when close gave up waiting: from then on no outcome is applied and nothing new starts. */
+    private volatile boolean stopped;
 
     Dispatcher(SubscriptionContext ctx, Handler handler, Slots slots, InFlight inFlight, Acker acker,
                DeadLetterMover deadLetters, SafeListener listener) {
@@ -50,41 +57,71 @@ final class Dispatcher {
     }
 
     void start(Executor executor) {
-        for (int i = 0; i < ctx.options().concurrency(); i++) {
+        started = true;
+        int n = ctx.options().concurrency();
+        for (int i = 0; i < n; i++) {
             try {
                 executor.execute(this::runner);
             } catch (RejectedExecutionException e) {
+                for (int unstarted = i; unstarted < n; unstarted++) {
+                    runnersDone.countDown();
+                }
                 throw new IllegalStateException("the executor of " + ctx.describe() + " rejected a handler task", e);
             }
         }
     }
 
-    /** Takes over entries, each holding one slot. */
+    /**
+     * Takes over entries, each holding one slot. Never throws: an entry it cannot take stays pending in Redis
+     * and its slot is released.
+     */
     void accept(List<Entry> entries) {
         if (entries.isEmpty()) {
             return;
         }
-        if (ctx.options().ackMode() == AckMode.BEFORE_WORK) {
-            List<String> ids = new ArrayList<>(entries.size());
-            entries.forEach(e -> ids.add(e.streamId()));
-            acker.ackNow(ids);
+        if (ctx.options().ackMode() == AckMode.BEFORE_WORK && !ackBeforeWork(entries)) {
+            return;
         }
         List<String> notOurs = new ArrayList<>();
         for (Entry e : entries) {
-            String forGroup = text(e.fields().get(WireFormat.FOR_GROUP));
-            if (forGroup != null && !forGroup.equals(ctx.group())) {
-                notOurs.add(e.streamId());
+            try {
+                String forGroup = text(e.fields().get(WireFormat.FOR_GROUP));
+                if (forGroup != null && !forGroup.equals(ctx.group())) {
+                    notOurs.add(e.streamId());
+                    slots.release(1);
+                } else if (!inFlight.tryHold(e.streamId())) {
+                    // Already held here (read and claimed at once): one delivery is enough.
+                    slots.release(1);
+                } else if (policy.isAbandoned(e.deliveries()) && ctx.options().ackMode() == AckMode.AFTER_WORK) {
+                    inFlight.release(e.streamId());
+                    deadLetter(e.streamId(), e.deliveries(), decodeOrPlaceholder(e),
+                            OutcomePolicy.abandonedReason(e.deliveries(), e.previousOwner()));
+                    slots.release(1);
+                } else {
+                    enqueue(e);
+                }
+            } catch (RuntimeException failed) {
+                inFlight.release(e.streamId());
                 slots.release(1);
-            } else if (policy.isAbandoned(e.deliveries()) && ctx.options().ackMode() == AckMode.AFTER_WORK) {
-                deadLetter(e.streamId(), e.deliveries(), decodeOrPlaceholder(e),
-                        OutcomePolicy.abandonedReason(e.deliveries(), e.previousOwner()));
-                slots.release(1);
-            } else {
-                enqueue(e);
+                listener.onLoopError("dispatch " + ctx.describe(), failed);
             }
         }
         if (ctx.options().ackMode() == AckMode.AFTER_WORK) {
             notOurs.forEach(acker::ack);
+        }
+    }
+
+    /** At-most-once mode: ack the batch before any handler runs; if that fails, run none of it. */
+    private boolean ackBeforeWork(List<Entry> entries) {
+        List<String> ids = new ArrayList<>(entries.size());
+        entries.forEach(e -> ids.add(e.streamId()));
+        try {
+            acker.ackNow(ids);
+            return true;
+        } catch (RuntimeException failed) {
+            slots.release(entries.size());
+            listener.onLoopError("ack before work " + ctx.describe(), failed);
+            return false;
         }
     }
 
@@ -93,20 +130,25 @@ final class Dispatcher {
         try {
             message = WireFormat.decode(e.streamId(), e.fields());
         } catch (RuntimeException bad) {
+            inFlight.release(e.streamId());
             deadLetter(e.streamId(), e.deliveries(), placeholder(e.streamId()), "cannot decode entry: " + bad.getMessage());
             slots.release(1);
             return;
         }
-        inFlight.hold(e.streamId());
         queue.add(new Delivery(message, ctx.topic(), e.streamId(), ctx.group(), ctx.consumer(), e.deliveries()));
     }
 
     private void runner() {
         try {
-            while (true) {
+            while (!stopped) {
                 Delivery d = queue.poll(50, TimeUnit.MILLISECONDS);
                 if (d != null) {
-                    run(d);
+                    try {
+                        run(d);
+                    } catch (Throwable unexpected) {
+                        log.error("{}: failure while finishing {}; it stays pending", ctx.describe(), d.streamId(),
+                                unexpected);
+                    }
                 } else if (draining) {
                     return;
                 }
@@ -128,7 +170,9 @@ final class Dispatcher {
         // No longer kept alive from here: the outcome is applied within milliseconds.
         inFlight.release(d.streamId());
         try {
-            finish(d, failure);
+            if (!stopped) {
+                finish(d, failure);
+            }
         } finally {
             slots.release(1);
         }
@@ -163,7 +207,7 @@ final class Dispatcher {
         try {
             deadLetters.move(ctx, streamId, deliveries, message, reason);
         } catch (RuntimeException failed) {
-            // The entry stays pending; the reclaimer finds it at the limit and dead-letters it as abandoned.
+            // The entry stays pending; the reclaimer finds it past the limit and dead-letters it as abandoned.
             listener.onLoopError("dead-letter " + ctx.describe(), failed);
         }
     }
@@ -171,7 +215,23 @@ final class Dispatcher {
     /** Lets queued and running handlers finish; returns false if they did not within the timeout. */
     boolean drain(long timeoutMillis) throws InterruptedException {
         draining = true;
-        return runnersDone.await(timeoutMillis, TimeUnit.MILLISECONDS);
+        return !started || runnersDone.await(timeoutMillis, TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * After a drain timed out: no queued entry starts, and no outcome is applied to handlers still running
+     * (their entries stay pending, whatever the handler does after this). Returns how many were dropped
+     * from the queue.
+     */
+    int stop() {
+        stopped = true;
+        List<Delivery> dropped = new ArrayList<>();
+        queue.drainTo(dropped);
+        for (Delivery d : dropped) {
+            inFlight.release(d.streamId());
+        }
+        slots.release(dropped.size());
+        return dropped.size();
     }
 
     private static Message decodeOrPlaceholder(Entry e) {
@@ -183,7 +243,7 @@ final class Dispatcher {
     }
 
     /** Stands in for an entry whose fields cannot be decoded; the dead letter keeps the raw fields. */
-    private static Message placeholder(String streamId) {
+    static Message placeholder(String streamId) {
         return Message.builder("", new byte[0]).id(streamId).build();
     }
 

@@ -10,8 +10,9 @@ final class InFlight {
 
     private final Map<String, Long> renewedAt = new ConcurrentHashMap<>();
 
-    void hold(String streamId) {
-        renewedAt.put(streamId, System.nanoTime());
+    /** Holds the entry unless it is held already; returns whether it was taken. */
+    boolean tryHold(String streamId) {
+        return renewedAt.putIfAbsent(streamId, System.nanoTime()) == null;
     }
 
     void release(String streamId) {

@@ -6,8 +6,9 @@ import java.util.List;
 /**
  * Keeps the claim of entries this consumer still holds: every run, the entries whose claim is older than
  * half the keep-alive interval are XCLAIMed to this consumer with JUSTID, which resets their idle time
- * without counting a delivery. So the idle time of a held entry never exceeds 1.5 keep-alive intervals,
- * below {@code minIdle}, however long its handler runs. Short handlers never cost a keep-alive call.
+ * without counting a delivery. So the idle time of a held entry stays below 1.5 keep-alive intervals, which
+ * {@link dev.runbus.SubscribeOptions} keeps below {@code minIdle}, however long its handler runs. Short
+ * handlers never cost a keep-alive call.
  */
 final class KeepAlive implements Runnable {
 

@@ -14,7 +14,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Reads a consumer's entries in batches: first its own pending entries from an earlier run (XREADGROUP
  * with id 0, then after the last one seen), then new ones (XREADGROUP {@code >} with BLOCK). Each read asks
- * for no more entries than there are free slots.
+ * for no more entries than there are free slots. When the own pending entries are exhausted it says so,
+ * and only then does the reclaimer start: otherwise both would deliver the same idle entries.
  *
  * <p>Blocking reads use a connection of their own, so they never delay the acks and scripts that share the
  * bus's connection; {@link #close()} ends a blocked read at once with CLIENT UNBLOCK.
@@ -32,13 +33,14 @@ final class ReadLoop implements AutoCloseable {
     private final Slots slots;
     private final Dispatcher dispatcher;
     private final SafeListener listener;
+    private final Runnable ownPendingDone;
     private final Thread thread;
     private volatile boolean closed;
     private volatile long clientId = -1;
 
     ReadLoop(SubscriptionContext ctx, StatefulRedisConnection<String, byte[]> connection,
              RedisCommands<String, byte[]> shared, Scripts scripts, GroupCreator groups, Slots slots,
-             Dispatcher dispatcher, SafeListener listener) {
+             Dispatcher dispatcher, SafeListener listener, Runnable ownPendingDone) {
         this.ctx = ctx;
         this.connection = connection;
         this.shared = shared;
@@ -47,6 +49,7 @@ final class ReadLoop implements AutoCloseable {
         this.slots = slots;
         this.dispatcher = dispatcher;
         this.listener = listener;
+        this.ownPendingDone = ownPendingDone;
         this.thread = new Thread(this::run, "runbus-read-" + ctx.describe());
         this.thread.setDaemon(true);
     }
@@ -79,10 +82,13 @@ final class ReadLoop implements AutoCloseable {
                     }
                     entries = r.entries();
                     ownPendingAfter = r.lastId();
+                    if (ownPendingAfter == null) {
+                        ownPendingDone.run();
+                    }
                 } else {
                     entries = readNew(room);
                 }
-            } catch (RuntimeException e) {
+            } catch (Throwable e) {
                 slots.release(room);
                 if (closed) {
                     return;
@@ -110,7 +116,7 @@ final class ReadLoop implements AutoCloseable {
         return entries;
     }
 
-    private void onReadError(RuntimeException e) {
+    private void onReadError(Throwable e) {
         clientId = -1; // a reconnect gives the connection a new client id
         String message = String.valueOf(e.getMessage());
         if (message.contains("NOGROUP")) {

@@ -124,7 +124,10 @@ public final class RedisBus implements Bus {
         Objects.requireNonNull(options, "options");
         String id = topic + "\n" + group + "\n" + consumer;
         SubscriptionContext ctx = new SubscriptionContext(topic, group, consumer, keys.stream(topic), options);
-        ensureGroup(topic, group);
+        Calls.call("creating group " + group + " of " + topic, () -> {
+            ensureGroup(topic, group);
+            return null;
+        });
         topics.register(topic);
         StatefulRedisConnection<String, byte[]> reads = client.connect(CODEC);
         reads.setTimeout(options.blockTime().plus(config.commandTimeout()));
@@ -134,8 +137,13 @@ public final class RedisBus implements Bus {
             throw new IllegalArgumentException("consumer '" + consumer + "' of group '" + group + "' on topic '"
                     + topic + "' is already subscribed on this bus");
         }
-        scripts.heartbeat(topic, group, List.of(consumer));
-        return sub.start();
+        try {
+            scripts.heartbeat(topic, group, List.of(consumer));
+            return sub.start();
+        } catch (RuntimeException e) {
+            sub.close(); // stops whatever started, closes the read connection, frees the name
+            throw e;
+        }
     }
 
     /** Creates the group at the start of the stream (and the stream) when missing; an existing group is fine. */
@@ -151,6 +159,11 @@ public final class RedisBus implements Bus {
     @Override
     public DeadLetters deadLetters() {
         return deadLetters;
+    }
+
+    @Override
+    public AutoCloseable addListener(dev.runbus.BusListener extra) {
+        return listener.add(extra);
     }
 
     @Override
@@ -193,9 +206,9 @@ public final class RedisBus implements Bus {
             return;
         }
         closed = true;
-        for (RedisSubscription s : new ArrayList<>(subscriptions.values())) {
-            s.close();
-        }
+        List<RedisSubscription> all = new ArrayList<>(subscriptions.values());
+        all.forEach(RedisSubscription::stopTakingWork);
+        all.forEach(RedisSubscription::finishClose);
         heartbeat.close();
         janitor.close();
         batches.close();

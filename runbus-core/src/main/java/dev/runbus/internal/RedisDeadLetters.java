@@ -116,13 +116,22 @@ final class RedisDeadLetters implements DeadLetters {
         }
         String[] ids = raw.stream().map(StreamMessage::getId).toArray(String[]::new);
         Map<String, String> out = new HashMap<>();
-        var values = redis.hmget(keys.replayed(topic), ids);
+        var values = Calls.call("reading replays of " + topic, () -> redis.hmget(keys.replayed(topic), ids));
         for (var kv : values) {
             if (kv.hasValue()) {
                 out.put(kv.getKey(), Replies.str(kv.getValue()));
             }
         }
         return out;
+    }
+
+    /** An entry that could not be decoded was dead-lettered for that; reading it must still work. */
+    private static dev.runbus.Message decodeLeniently(String streamId, Map<String, byte[]> fields) {
+        try {
+            return WireFormat.decode(streamId, fields);
+        } catch (RuntimeException bad) {
+            return Dispatcher.placeholder(streamId);
+        }
     }
 
     static DeadLetter decode(String topic, String id, Map<String, byte[]> fields, String replayedAs) {
@@ -136,6 +145,6 @@ final class RedisDeadLetters implements DeadLetters {
         return new DeadLetter(id, topic, streamId, Replies.str(fields.get(GROUP)), Replies.str(fields.get(CONSUMER)),
                 Long.parseLong(Replies.str(fields.get(DELIVERIES))), Replies.str(fields.get(REASON)),
                 Instant.ofEpochMilli(Long.parseLong(Replies.str(fields.get(AT)))),
-                WireFormat.decode(streamId, original), Optional.ofNullable(replayedAs));
+                decodeLeniently(streamId, original), Optional.ofNullable(replayedAs));
     }
 }

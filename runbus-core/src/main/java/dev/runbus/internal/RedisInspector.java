@@ -8,6 +8,7 @@ import io.lettuce.core.api.sync.RedisCommands;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /** XINFO and XPENDING, read into plain records. */
 final class RedisInspector implements Inspector {
@@ -28,26 +29,32 @@ final class RedisInspector implements Inspector {
     public List<StreamInfo> streams() {
         List<StreamInfo> out = new ArrayList<>();
         for (String topic : topics.all()) {
-            String key = keys.stream(topic);
-            long dead = redis.xlen(keys.deadLetters(topic));
-            if (redis.exists(key) == 0) {
-                out.add(new StreamInfo(topic, 0, null, null, 0, dead));
-                continue;
-            }
-            Map<String, Object> info = Replies.info(Calls.call("reading stream " + topic, () -> redis.xinfoStream(key)));
-            List<Object> first = Replies.list(info.get("first-entry"));
-            out.add(new StreamInfo(topic, Replies.num(info.get("length")),
-                    first.isEmpty() ? null : Replies.str(first.get(0)), Replies.str(info.get("last-generated-id")),
-                    (int) Replies.num(info.get("groups")), dead));
+            long dead = Calls.call("counting dead letters of " + topic, () -> redis.xlen(keys.deadLetters(topic)));
+            out.add(stream(topic).orElseGet(() -> new StreamInfo(topic, 0, null, null, 0, dead)));
         }
         return out;
+    }
+
+    @Override
+    public Optional<StreamInfo> stream(String topic) {
+        Keys.checkTopic(topic);
+        String key = keys.stream(topic);
+        if (Calls.call("reading stream " + topic, () -> redis.exists(key)) == 0) {
+            return Optional.empty();
+        }
+        long dead = Calls.call("counting dead letters of " + topic, () -> redis.xlen(keys.deadLetters(topic)));
+        Map<String, Object> info = Replies.info(Calls.call("reading stream " + topic, () -> redis.xinfoStream(key)));
+        List<Object> first = Replies.list(info.get("first-entry"));
+        return Optional.of(new StreamInfo(topic, Replies.num(info.get("length")),
+                first.isEmpty() ? null : Replies.str(first.get(0)), Replies.str(info.get("last-generated-id")),
+                (int) Replies.num(info.get("groups")), dead));
     }
 
     @Override
     public List<GroupInfo> groups(String topic) {
         Keys.checkTopic(topic);
         List<GroupInfo> out = new ArrayList<>();
-        if (redis.exists(keys.stream(topic)) == 0) {
+        if (Calls.call("reading stream " + topic, () -> redis.exists(keys.stream(topic))) == 0) {
             return out;
         }
         for (Object g : Calls.call("reading groups of " + topic, () -> redis.xinfoGroups(keys.stream(topic)))) {
@@ -78,9 +85,21 @@ final class RedisInspector implements Inspector {
                 () -> redis.xpending(keys.stream(topic), group, Range.create("-", "+"), Limit.from(limit)));
         List<PendingEntry> out = new ArrayList<>(raw.size());
         for (PendingMessage p : raw) {
-            out.add(new PendingEntry(p.getId(), p.getConsumer(), p.getRedeliveryCount(),
-                    p.getMsSinceLastDelivery()));
+            out.add(entry(p));
         }
         return out;
+    }
+
+    @Override
+    public Optional<PendingEntry> pendingEntry(String topic, String group, String streamId) {
+        Keys.checkTopic(topic);
+        Keys.checkName("group", group);
+        List<PendingMessage> raw = Calls.call("reading pending entry " + streamId + " of " + topic + "/" + group,
+                () -> redis.xpending(keys.stream(topic), group, Range.create(streamId, streamId), Limit.from(1)));
+        return raw.isEmpty() ? Optional.empty() : Optional.of(entry(raw.get(0)));
+    }
+
+    private static PendingEntry entry(PendingMessage p) {
+        return new PendingEntry(p.getId(), p.getConsumer(), p.getRedeliveryCount(), p.getMsSinceLastDelivery());
     }
 }

@@ -33,6 +33,8 @@ final class RedisSubscription implements Subscription {
     private final ExecutorService ownedExecutor;
     private final Runnable onClosed;
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final AtomicBoolean finished = new AtomicBoolean();
+    private boolean reclaimerStarted;
 
     RedisSubscription(SubscriptionContext ctx, Handler handler, RedisBus bus,
                       StatefulRedisConnection<String, byte[]> readConnection, Runnable onClosed) {
@@ -46,7 +48,7 @@ final class RedisSubscription implements Subscription {
                 "runbus-ack-" + ctx.describe());
         this.dispatcher = new Dispatcher(ctx, handler, slots, inFlight, acker, bus.deadLetterMover(), listener);
         this.readLoop = new ReadLoop(ctx, readConnection, bus.sync(), bus.scripts(), bus::ensureGroup, slots,
-                dispatcher, listener);
+                dispatcher, listener, this::startReclaimer);
         this.reclaimer = new Reclaimer(ctx, bus.scripts(), slots, dispatcher, listener);
         this.reclaimLoop = new PeriodicLoop("runbus-reclaim-" + ctx.describe(), o.claimInterval(), reclaimer,
                 listener);
@@ -56,14 +58,23 @@ final class RedisSubscription implements Subscription {
                 threads("runbus-handler-" + ctx.describe())) : null;
     }
 
-    /** Start order: the consumers of work before its producers, so nothing read waits for a missing loop. */
+    /**
+     * Start order: the consumers of work before its producers, so nothing read waits for a missing loop.
+     * The reclaimer starts later, when the read loop has re-read this consumer's own pending entries.
+     */
     RedisSubscription start() {
         acker.start();
         dispatcher.start(ownedExecutor != null ? ownedExecutor : ctx.options().executor());
         keepAliveLoop.start();
         readLoop.start();
-        reclaimLoop.start();
         return this;
+    }
+
+    private synchronized void startReclaimer() {
+        if (!closed.get() && !reclaimerStarted) {
+            reclaimerStarted = true;
+            reclaimLoop.start();
+        }
     }
 
     @Override
@@ -83,35 +94,53 @@ final class RedisSubscription implements Subscription {
 
     @Override
     public int inFlight() {
-        return slots.used();
+        return inFlight.size();
     }
 
     /**
      * The shutdown order (also in {@link dev.runbus.Bus}'s documentation):
      * 1. stop taking work: read loop (unblocked at once), then reclaimer;
-     * 2. let read and running handlers finish, up to shutdownTimeout, still kept alive;
+     * 2. let read and running handlers finish, up to shutdownTimeout, still kept alive; past it, start
+     *    nothing more and apply no outcome to what still runs (it stays pending);
      * 3. stop the keep-alive;
      * 4. flush the acks;
      * 5. stop the handler threads this subscription owns, and its read connection.
      */
     @Override
     public void close() {
-        if (!closed.compareAndSet(false, true)) {
-            return;
+        stopTakingWork();
+        finishClose();
+    }
+
+    /** Step 1; the bus calls it on every subscription first, so that their handlers drain side by side. */
+    void stopTakingWork() {
+        synchronized (this) {
+            if (!closed.compareAndSet(false, true)) {
+                return;
+            }
         }
         readLoop.close();
         reclaimer.stop();
         reclaimLoop.close();
-        boolean finished;
+    }
+
+    /** Steps 2 to 5. */
+    void finishClose() {
+        if (!finished.compareAndSet(false, true)) {
+            return;
+        }
+        boolean drained;
         try {
-            finished = dispatcher.drain(ctx.options().shutdownTimeout().toMillis());
+            drained = dispatcher.drain(ctx.options().shutdownTimeout().toMillis());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            finished = false;
+            drained = false;
         }
-        if (!finished) {
-            log.warn("{}: {} entries still running after {}; they stay pending and will be delivered again",
-                    ctx.describe(), inFlight.size(), ctx.options().shutdownTimeout());
+        if (!drained) {
+            int running = inFlight.size();
+            int dropped = dispatcher.stop();
+            log.warn("{}: {} handlers still running and {} queued entries after {}; they stay pending and will "
+                    + "be delivered again", ctx.describe(), running - dropped, dropped, ctx.options().shutdownTimeout());
         }
         keepAliveLoop.close();
         acker.close();

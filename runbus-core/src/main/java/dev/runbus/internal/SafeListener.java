@@ -13,10 +13,16 @@ final class SafeListener implements BusListener {
 
     private static final Logger log = LoggerFactory.getLogger("dev.runbus");
 
-    private final BusListener delegate;
+    private final List<BusListener> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final BusListener delegate = new Fanout();
 
-    SafeListener(BusListener delegate) {
-        this.delegate = delegate;
+    SafeListener(BusListener configured) {
+        listeners.add(configured);
+    }
+
+    AutoCloseable add(BusListener listener) {
+        listeners.add(java.util.Objects.requireNonNull(listener, "listener"));
+        return () -> listeners.remove(listener);
     }
 
     @Override
@@ -58,10 +64,44 @@ final class SafeListener implements BusListener {
         call(() -> delegate.onLoopError(loop, error));
     }
 
+    /** Calls every listener; one that throws does not keep the others from hearing the event. */
+    private final class Fanout implements BusListener {
+        @Override
+        public void onDeadLetter(DeadLetter d) {
+            listeners.forEach(l -> call(() -> l.onDeadLetter(d)));
+        }
+
+        @Override
+        public void onHandlerFailure(Delivery d, Throwable failure, Outcome outcome) {
+            listeners.forEach(l -> call(() -> l.onHandlerFailure(d, failure, outcome)));
+        }
+
+        @Override
+        public void onTrimmedWhilePending(String topic, String group, List<String> ids) {
+            listeners.forEach(l -> call(() -> l.onTrimmedWhilePending(topic, group, ids)));
+        }
+
+        @Override
+        public void onClaimLost(String topic, String group, String consumer, List<String> ids) {
+            listeners.forEach(l -> call(() -> l.onClaimLost(topic, group, consumer, ids)));
+        }
+
+        @Override
+        public void onConsumerDeleted(String topic, String group, String consumer) {
+            listeners.forEach(l -> call(() -> l.onConsumerDeleted(topic, group, consumer)));
+        }
+
+        @Override
+        public void onLoopError(String loop, Throwable error) {
+            listeners.forEach(l -> call(() -> l.onLoopError(loop, error)));
+        }
+    }
+
     private static void call(Runnable r) {
         try {
             r.run();
-        } catch (RuntimeException e) {
+        } catch (Throwable e) {
+            // Errors too: a listener's AssertionError must not kill a handler runner or a loop.
             log.warn("a BusListener threw; ignored", e);
         }
     }

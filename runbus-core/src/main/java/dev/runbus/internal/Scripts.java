@@ -74,7 +74,7 @@ final class Scripts {
         return new ReplayResult((int) Replies.num(r.get(0)), r.size() > 1 ? Replies.str(r.get(1)) : null);
     }
 
-    /** Refreshes the claims; returns the ids this consumer no longer owns. */
+    /** Refreshes the claims; returns the ids this consumer no longer owns. Deleted entries are not claimed. */
     List<String> keepAlive(String topic, String group, String consumer, List<String> ids) {
         Object[] a = new Object[ids.size() + 2];
         a[0] = group;
@@ -82,7 +82,8 @@ final class Scripts {
         for (int i = 0; i < ids.size(); i++) {
             a[i + 2] = ids.get(i);
         }
-        return ids(KEEP_ALIVE.run(redis, ScriptOutputType.MULTI, new String[] {keys.stream(topic)}, args(a)));
+        List<Object> r = KEEP_ALIVE.run(redis, ScriptOutputType.MULTI, new String[] {keys.stream(topic)}, args(a));
+        return ids(r.get(0));
     }
 
     void heartbeat(String topic, String group, List<String> consumers) {

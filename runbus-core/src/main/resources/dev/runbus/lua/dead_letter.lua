@@ -2,6 +2,8 @@
 -- and acks it on its own stream, in one atomic step (DESIGN.md rule 4 a+b).
 -- Does nothing if the entry is no longer pending in the group (another consumer acked or
 -- dead-lettered it already), so an entry is dead-lettered at most once.
+-- Order matters: a Lua script is not rolled back on error, so the copy is written before the
+-- ack. If the copy fails, the entry stays pending and nothing is lost.
 --
 -- KEYS[1]  stream
 -- KEYS[2]  dead-letter stream of the same topic
@@ -15,18 +17,29 @@
 -- Returns  the dead letter's id; "trimmed" if the entry was gone from the stream (it is acked);
 --          false if it was not pending.
 local stream, dead, group, id = KEYS[1], KEYS[2], ARGV[1], ARGV[2]
-local entry = redis.call('XRANGE', stream, id, id)
-if redis.call('XACK', stream, group, id) == 0 then
+if #redis.call('XPENDING', stream, group, id, id, 1) == 0 then
   return false
 end
+local entry = redis.call('XRANGE', stream, id, id)
 if #entry == 0 then
+  redis.call('XACK', stream, group, id)
   return 'trimmed'
 end
 local fields = {
   'dl:topic', ARGV[3], 'dl:stream_id', id, 'dl:group', group, 'dl:consumer', ARGV[4],
   'dl:deliveries', ARGV[5], 'dl:reason', ARGV[6], 'dl:at', ARGV[7]
 }
-for _, value in ipairs(entry[1][2]) do
-  table.insert(fields, value)
+-- unpack() is limited to about 8000 values: keep the first fields of an extremely wide entry and say so.
+local original = entry[1][2]
+local limit = 7900 - #fields
+if #original > limit then
+  table.insert(fields, 'dl:truncated')
+  table.insert(fields, tostring(#original / 2))
+  limit = limit - 2
 end
-return redis.call('XADD', dead, '*', unpack(fields))
+for i = 1, math.min(#original, limit - (limit % 2)) do
+  table.insert(fields, original[i])
+end
+local dead_id = redis.call('XADD', dead, '*', unpack(fields))
+redis.call('XACK', stream, group, id)
+return dead_id

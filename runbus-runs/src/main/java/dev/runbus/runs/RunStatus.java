@@ -1,0 +1,59 @@
+package dev.runbus.runs;
+
+import java.util.EnumSet;
+import java.util.Set;
+
+/**
+ * The life of a run, and every legal transition, in one place:
+ *
+ * <pre>
+ * pending ──► running ──► done
+ *    │          │  ▲
+ *    │          └──┘ (another attempt)
+ *    └──────────┴───► failed ──► pending (replay only)
+ * </pre>
+ *
+ * The store writes each transition with {@code WHERE status IN (sources)}, so an illegal one changes nothing.
+ */
+public enum RunStatus {
+    PENDING, RUNNING, DONE, FAILED;
+
+    /** Whether a run in this status may move to {@code next}. */
+    public boolean canMoveTo(RunStatus next) {
+        switch (this) {
+            case PENDING:
+                return next == RUNNING || next == FAILED;
+            case RUNNING:
+                return next == RUNNING || next == DONE || next == FAILED;
+            case FAILED:
+                return next == PENDING; // replay
+            case DONE:
+            default:
+                return false;
+        }
+    }
+
+    /** The statuses from which a run may move to {@code next}. */
+    public static Set<RunStatus> sourcesOf(RunStatus next) {
+        Set<RunStatus> sources = EnumSet.noneOf(RunStatus.class);
+        for (RunStatus s : values()) {
+            if (s.canMoveTo(next)) {
+                sources.add(s);
+            }
+        }
+        return sources;
+    }
+
+    /** Done or failed: nothing will run again (short of a replay of a failed run). */
+    public boolean isFinished() {
+        return this == DONE || this == FAILED;
+    }
+
+    public String sql() {
+        return name().toLowerCase(java.util.Locale.ROOT);
+    }
+
+    public static RunStatus fromSql(String s) {
+        return valueOf(s.toUpperCase(java.util.Locale.ROOT));
+    }
+}
