@@ -1,0 +1,225 @@
+package dev.runbus.runs;
+
+import dev.runbus.Bus;
+import dev.runbus.DeadLetterAlreadyReplayedException;
+import dev.runbus.NoSuchDeadLetterException;
+import dev.runbus.RunbusException;
+import dev.runbus.Subscription;
+import dev.runbus.runs.internal.CrashPoints;
+import dev.runbus.runs.internal.FailedRunMarker;
+import dev.runbus.runs.internal.IdempotencyKeys;
+import dev.runbus.runs.internal.Migrations;
+import dev.runbus.runs.internal.RunStore;
+import dev.runbus.runs.internal.RunWorker;
+import dev.runbus.runs.internal.Sweeper;
+import dev.runbus.runs.internal.Triggers;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs with exactly-once effects: PostgreSQL holds every run and its replies; the bus only triggers work.
+ *
+ * <pre>{@code
+ * Runs runs = Runs.create(bus, dataSource, RunsConfig.builder().build());   // applies migrations
+ * runs.startWorker(run -> List.of(Reply.assistant(answer(run.input()))));
+ * runs.startSweeper();
+ * SubmitResult r = runs.submit(new NewRun(session, user, input, clientKey));
+ * }</pre>
+ *
+ * Guarantees: one run per idempotency key (a duplicate submission publishes nothing); one set of replies per
+ * run however many times it executes; effects through {@link RunContext#effects()} initiated at most once;
+ * every run ends done or failed, whatever crashes or Redis data loss happen on the way (the sweeper
+ * republishes what the stream forgot).
+ */
+public final class Runs implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(Runs.class);
+
+    private final Bus bus;
+    private final RunsConfig config;
+    private final RunStore store;
+    private final Sweeper sweeper;
+    private final FailedRunMarker marker;
+    private final AutoCloseable listenerHandle;
+    private Subscription worker;
+    private ScheduledExecutorService sweeperLoop;
+
+    private Runs(Bus bus, RunsConfig config, RunStore store) {
+        this.bus = bus;
+        this.config = config;
+        this.store = store;
+        this.sweeper = new Sweeper(store, bus, config);
+        this.marker = new FailedRunMarker(store, config.topic(), config.group());
+        this.listenerHandle = bus.addListener(marker);
+    }
+
+    /** Applies the schema's migrations (safe to repeat) and returns a runs layer that can submit and read. */
+    public static Runs create(Bus bus, DataSource dataSource, RunsConfig config) {
+        Objects.requireNonNull(bus, "bus");
+        Objects.requireNonNull(dataSource, "dataSource");
+        Objects.requireNonNull(config, "config");
+        Migrations.apply(dataSource, config.schema());
+        return new Runs(bus, config, new RunStore(dataSource, config.schema()));
+    }
+
+    /**
+     * Creates the run, or finds the one its idempotency key already names. A new run's trigger is published
+     * after its row is committed; for an existing run nothing is published.
+     *
+     * @throws IdempotencyConflictException when the key names a run with another session, user or input
+     */
+    public SubmitResult submit(NewRun request) {
+        Objects.requireNonNull(request, "request");
+        String key = request.idempotencyKey() != null ? request.idempotencyKey()
+                : IdempotencyKeys.derive(request.sessionId(), request.userId(), request.input(),
+                        Instant.now().getEpochSecond());
+        String bodyHash = IdempotencyKeys.bodyHash(request.sessionId(), request.userId(), request.input());
+        UUID id = UUID.randomUUID();
+        try {
+            if (store.insert(id, key, bodyHash, request)) {
+                CrashPoints.reach(CrashPoints.Point.AFTER_INSERT_BEFORE_PUBLISH);
+                publishTrigger(id);
+                return new SubmitResult(id, true, RunStatus.PENDING);
+            }
+            RunStore.KeyOwner owner = store.findByKey(key).orElseThrow(() -> new IllegalStateException(
+                    "idempotency key " + key + " conflicted but no run holds it"));
+            if (!owner.bodyHash().equals(bodyHash)) {
+                throw new IdempotencyConflictException(key, owner.runId());
+            }
+            return new SubmitResult(owner.runId(), false, owner.status());
+        } catch (SQLException e) {
+            throw new RunStoreException("submitting a run failed: " + e.getMessage(), e);
+        }
+    }
+
+    /** The run is committed; if its trigger cannot be published now, the sweeper publishes it later. */
+    private void publishTrigger(UUID id) {
+        try {
+            bus.publisher().publish(config.topic(), Triggers.of(id));
+        } catch (RunbusException e) {
+            log.warn("run {} is stored but its trigger could not be published ({}); the sweeper will publish it",
+                    id, e.getMessage());
+        }
+    }
+
+    public Optional<Run> get(UUID runId) {
+        try {
+            return store.get(runId);
+        } catch (SQLException e) {
+            throw new RunStoreException("reading run " + runId + " failed: " + e.getMessage(), e);
+        }
+    }
+
+    /** Replies in order of {@code seq}; empty until the run is done. */
+    public List<StoredReply> replies(UUID runId) {
+        try {
+            return store.replies(runId);
+        } catch (SQLException e) {
+            throw new RunStoreException("reading replies of run " + runId + " failed: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Sends a failed run back: failed → pending, then its dead letter is replayed to the stream (and marked
+     * replayed there); without a dead letter (purged, or Redis lost it) a new trigger is published.
+     *
+     * @throws RunNotFoundException          when there is no such run
+     * @throws IllegalRunTransitionException when the run is not failed
+     */
+    public void replay(UUID runId) {
+        Optional<Optional<String>> deadLetter;
+        try {
+            deadLetter = store.beginReplay(runId);
+        } catch (SQLException e) {
+            throw new RunStoreException("replaying run " + runId + " failed: " + e.getMessage(), e);
+        }
+        if (deadLetter.isEmpty()) {
+            Run run = get(runId).orElseThrow(() -> new RunNotFoundException(runId));
+            throw new IllegalRunTransitionException(runId, run.status(), RunStatus.PENDING);
+        }
+        Optional<String> dl = deadLetter.get();
+        try {
+            if (dl.isPresent()) {
+                bus.deadLetters().replay(config.topic(), dl.get());
+                return;
+            }
+        } catch (DeadLetterAlreadyReplayedException | NoSuchDeadLetterException e) {
+            log.info("dead letter of run {} cannot be replayed ({}); publishing a new trigger", runId, e.getMessage());
+        }
+        publishTrigger(runId);
+    }
+
+    /** Starts this process's worker: one consumer named {@code config.consumer()} in {@code config.group()}. */
+    public synchronized Subscription startWorker(RunHandler handler) {
+        Objects.requireNonNull(handler, "handler");
+        if (worker != null) {
+            throw new IllegalStateException("the worker of this Runs is already started");
+        }
+        worker = bus.subscribe(config.topic(), config.group(), config.consumer(), new RunWorker(store, handler),
+                config.workerOptions());
+        return worker;
+    }
+
+    /** Starts sweeping every {@code sweepInterval}; see {@link #sweepOnce()}. */
+    public synchronized void startSweeper() {
+        if (sweeperLoop != null) {
+            return;
+        }
+        sweeperLoop = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "runbus-runs-sweeper");
+            t.setDaemon(true);
+            return t;
+        });
+        long every = config.sweepInterval().toMillis();
+        sweeperLoop.scheduleWithFixedDelay(() -> {
+            try {
+                sweepOnce();
+            } catch (RuntimeException e) {
+                log.warn("sweep failed; will try again in {} ms", every, e);
+            }
+        }, every, every, TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * One sweep now: marks runs of new dead letters failed, and republishes unfinished runs older than
+     * {@code sweepThreshold} that have no live delivery. Skipped when another process is sweeping.
+     */
+    public SweepResult sweepOnce() {
+        try {
+            return sweeper.sweepOnce();
+        } catch (SQLException e) {
+            throw new RunStoreException("sweep failed: " + e.getMessage(), e);
+        }
+    }
+
+    public RunsConfig config() {
+        return config;
+    }
+
+    /** Stops the sweeper and the worker (gracefully: see {@link Subscription#close()}); the bus stays open. */
+    @Override
+    public synchronized void close() {
+        if (sweeperLoop != null) {
+            sweeperLoop.shutdownNow();
+        }
+        if (worker != null) {
+            worker.close();
+        }
+        marker.close();
+        try {
+            listenerHandle.close();
+        } catch (Exception e) {
+            log.debug("removing the listener failed", e);
+        }
+    }
+}

@@ -1,0 +1,137 @@
+package dev.runbus.runs;
+
+import dev.runbus.SubscribeOptions;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.regex.Pattern;
+
+/**
+ * How the runs layer stores and triggers runs. Immutable; build with {@link #builder()}.
+ *
+ * @param schema          PostgreSQL schema of the tables; default {@value #DEFAULT_SCHEMA}
+ * @param topic           bus topic of run triggers; default {@value #DEFAULT_TOPIC}
+ * @param group           consumer group of the workers; default {@value #DEFAULT_GROUP}
+ * @param consumer        this process's consumer name, stable across restarts; default: the host name
+ * @param workerOptions   the workers' subscription options (concurrency, minIdle, maxDeliveries, ...)
+ * @param sweepInterval   how often the sweeper runs; default 30 s
+ * @param sweepThreshold  an unfinished run untouched this long is examined by the sweeper; default 2 min
+ * @param sweepBatch      runs examined per sweep; default 500
+ */
+public record RunsConfig(String schema, String topic, String group, String consumer, SubscribeOptions workerOptions,
+                         Duration sweepInterval, Duration sweepThreshold, int sweepBatch) {
+
+    public static final String DEFAULT_SCHEMA = "runbus";
+    public static final String DEFAULT_TOPIC = "runs";
+    public static final String DEFAULT_GROUP = "run-workers";
+    public static final Duration DEFAULT_SWEEP_INTERVAL = Duration.ofSeconds(30);
+    public static final Duration DEFAULT_SWEEP_THRESHOLD = Duration.ofMinutes(2);
+    public static final int DEFAULT_SWEEP_BATCH = 500;
+
+    private static final Pattern IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
+
+    public RunsConfig {
+        Objects.requireNonNull(schema, "schema");
+        if (!IDENTIFIER.matcher(schema).matches()) {
+            throw new IllegalArgumentException("schema must be a lower-case SQL identifier ([a-z_][a-z0-9_]*, at most "
+                    + "63 characters): '" + schema + "'");
+        }
+        requireText("topic", topic);
+        requireText("group", group);
+        requireText("consumer", consumer);
+        Objects.requireNonNull(workerOptions, "workerOptions");
+        requirePositive("sweepInterval", sweepInterval);
+        requirePositive("sweepThreshold", sweepThreshold);
+        if (sweepBatch < 1) {
+            throw new IllegalArgumentException("sweepBatch must be at least 1, got " + sweepBatch);
+        }
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    private static void requireText(String name, String value) {
+        if (value == null || value.isBlank()) {
+            throw new IllegalArgumentException(name + " must not be blank");
+        }
+    }
+
+    private static void requirePositive(String name, Duration d) {
+        Objects.requireNonNull(d, name);
+        if (d.isNegative() || d.isZero()) {
+            throw new IllegalArgumentException(name + " must be positive, got " + d);
+        }
+    }
+
+    static String hostName() {
+        String env = System.getenv("HOSTNAME");
+        if (env != null && !env.isBlank()) {
+            return env.trim();
+        }
+        try {
+            return java.net.InetAddress.getLocalHost().getHostName();
+        } catch (java.io.IOException e) {
+            return "runbus-worker";
+        }
+    }
+
+    /** Builder for {@link RunsConfig}; unset options take the {@code DEFAULT_*} values. */
+    public static final class Builder {
+        private String schema = DEFAULT_SCHEMA;
+        private String topic = DEFAULT_TOPIC;
+        private String group = DEFAULT_GROUP;
+        private String consumer;
+        private SubscribeOptions workerOptions = SubscribeOptions.defaults();
+        private Duration sweepInterval = DEFAULT_SWEEP_INTERVAL;
+        private Duration sweepThreshold = DEFAULT_SWEEP_THRESHOLD;
+        private int sweepBatch = DEFAULT_SWEEP_BATCH;
+
+        private Builder() {
+        }
+
+        public Builder schema(String v) {
+            schema = v;
+            return this;
+        }
+
+        public Builder topic(String v) {
+            topic = v;
+            return this;
+        }
+
+        public Builder group(String v) {
+            group = v;
+            return this;
+        }
+
+        public Builder consumer(String v) {
+            consumer = v;
+            return this;
+        }
+
+        public Builder workerOptions(SubscribeOptions v) {
+            workerOptions = v;
+            return this;
+        }
+
+        public Builder sweepInterval(Duration v) {
+            sweepInterval = v;
+            return this;
+        }
+
+        public Builder sweepThreshold(Duration v) {
+            sweepThreshold = v;
+            return this;
+        }
+
+        public Builder sweepBatch(int v) {
+            sweepBatch = v;
+            return this;
+        }
+
+        public RunsConfig build() {
+            return new RunsConfig(schema, topic, group, consumer == null ? hostName() : consumer, workerOptions,
+                    sweepInterval, sweepThreshold, sweepBatch);
+        }
+    }
+}

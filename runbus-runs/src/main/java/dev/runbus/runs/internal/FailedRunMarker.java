@@ -1,0 +1,61 @@
+package dev.runbus.runs.internal;
+
+import dev.runbus.BusListener;
+import dev.runbus.DeadLetter;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Marks a run failed when the bus dead-letters its trigger. The bus calls listeners on its own threads, which
+ * must not wait on I/O, so the PostgreSQL write happens on a thread of its own. If the process dies before
+ * the write, the sweeper's dead-letter reconciliation does it.
+ */
+public final class FailedRunMarker implements BusListener, AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(FailedRunMarker.class);
+
+    private final RunStore store;
+    private final String topic;
+    private final String group;
+    private final ExecutorService thread = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "runbus-runs-failed-marker");
+        t.setDaemon(true);
+        return t;
+    });
+
+    public FailedRunMarker(RunStore store, String topic, String group) {
+        this.store = store;
+        this.topic = topic;
+        this.group = group;
+    }
+
+    @Override
+    public void onDeadLetter(DeadLetter dl) {
+        if (!dl.topic().equals(topic) || !dl.group().equals(group)) {
+            return;
+        }
+        Triggers.runIdOf(dl.message()).ifPresent(runId -> thread.execute(() -> {
+            CrashPoints.reach(CrashPoints.Point.AFTER_DEAD_LETTER_BEFORE_FAILED);
+            try {
+                if (store.markFailed(runId, dl.reason(), dl.id())) {
+                    log.warn("run {} failed: {}", runId, dl.reason());
+                }
+            } catch (Exception e) {
+                log.warn("could not mark run {} failed now; the sweeper will", runId, e);
+            }
+        }));
+    }
+
+    @Override
+    public void close() {
+        thread.shutdown();
+        try {
+            thread.awaitTermination(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,108 @@
+package dev.runbus.runs.internal;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Applies the numbered SQL files of {@code dev/runbus/runs/migrations} (listed in order in its index.txt)
+ * that the schema has not seen, each in its own transaction, recording them in
+ * {@code <schema>.schema_migrations}. Safe to run twice and from several processes at once: a
+ * transaction-scoped advisory lock lets one process migrate at a time, and applied versions are skipped.
+ */
+public final class Migrations {
+
+    private static final Logger log = LoggerFactory.getLogger(Migrations.class);
+    private static final String FOLDER = "/dev/runbus/runs/migrations/";
+
+    private Migrations() {
+    }
+
+    /** Returns the names of the migrations applied by this call. */
+    public static List<String> apply(DataSource dataSource, String schema) {
+        List<String> applied = new ArrayList<>();
+        for (String file : index()) {
+            try (Connection c = dataSource.getConnection()) {
+                c.setAutoCommit(false);
+                try (Statement st = c.createStatement()) {
+                    st.execute("SELECT pg_advisory_xact_lock(hashtext('runbus.migrations'))");
+                    st.execute("CREATE SCHEMA IF NOT EXISTS " + schema);
+                    st.execute("CREATE TABLE IF NOT EXISTS " + schema + ".schema_migrations (version INTEGER PRIMARY KEY,"
+                            + " name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())");
+                    int version = versionOf(file);
+                    if (appliedVersions(c, schema).contains(version)) {
+                        c.rollback();
+                        continue;
+                    }
+                    st.execute(read(file).replace("${schema}", schema));
+                    try (PreparedStatement ps = c.prepareStatement(
+                            "INSERT INTO " + schema + ".schema_migrations (version, name) VALUES (?, ?)")) {
+                        ps.setInt(1, version);
+                        ps.setString(2, file);
+                        ps.executeUpdate();
+                    }
+                }
+                c.commit();
+                applied.add(file);
+                log.info("applied migration {} to schema {}", file, schema);
+            } catch (SQLException e) {
+                throw new IllegalStateException("migration " + file + " of schema " + schema + " failed: "
+                        + e.getMessage(), e);
+            }
+        }
+        return applied;
+    }
+
+    private static Set<Integer> appliedVersions(Connection c, String schema) throws SQLException {
+        Set<Integer> versions = new HashSet<>();
+        try (Statement st = c.createStatement();
+             ResultSet rs = st.executeQuery("SELECT version FROM " + schema + ".schema_migrations")) {
+            while (rs.next()) {
+                versions.add(rs.getInt(1));
+            }
+        }
+        return versions;
+    }
+
+    static List<String> index() {
+        List<String> files = new ArrayList<>();
+        for (String line : read("index.txt").split("\n")) {
+            String l = line.trim();
+            if (!l.isEmpty() && !l.startsWith("#")) {
+                files.add(l);
+            }
+        }
+        return files;
+    }
+
+    /** {@code V001__runs.sql} is version 1. */
+    static int versionOf(String file) {
+        if (!file.matches("V\\d+__.+\\.sql")) {
+            throw new IllegalStateException("migration file name must look like V001__name.sql: " + file);
+        }
+        return Integer.parseInt(file.substring(1, file.indexOf("__")));
+    }
+
+    private static String read(String name) {
+        try (InputStream in = Migrations.class.getResourceAsStream(FOLDER + name)) {
+            if (in == null) {
+                throw new IllegalStateException("missing migration resource " + FOLDER + name);
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot read " + FOLDER + name, e);
+        }
+    }
+}

@@ -1,0 +1,39 @@
+package dev.runbus.runs.internal;
+
+import dev.runbus.runs.EffectInDoubtException;
+import dev.runbus.runs.Effects;
+import java.util.Optional;
+import java.util.UUID;
+
+/** {@link Effects} of one run, recorded in {@code run_effects} (one row per run and effect name). */
+final class StoredEffects implements Effects {
+
+    private final RunStore store;
+    private final UUID runId;
+    private final String runKey;
+
+    StoredEffects(RunStore store, UUID runId, String runKey) {
+        this.store = store;
+        this.runId = runId;
+        this.runKey = runKey;
+    }
+
+    @Override
+    public String once(String name, EffectCall call) throws Exception {
+        if (name == null || name.isBlank()) {
+            throw new IllegalArgumentException("effect name must not be blank");
+        }
+        String key = runKey + ":" + name;
+        if (store.initiateEffect(runId, name, key)) {
+            String result = call.call(key);
+            String stored = result == null ? "" : result;
+            store.completeEffect(runId, name, stored);
+            return stored;
+        }
+        Optional<RunStore.EffectRow> row = store.effect(runId, name);
+        if (row.isPresent() && row.get().result().isPresent()) {
+            return row.get().result().get();
+        }
+        throw new EffectInDoubtException(name, row.map(RunStore.EffectRow::idempotencyKey).orElse(key));
+    }
+}

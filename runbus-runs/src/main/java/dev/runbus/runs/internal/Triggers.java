@@ -1,0 +1,32 @@
+package dev.runbus.runs.internal;
+
+import dev.runbus.Message;
+import java.nio.charset.StandardCharsets;
+import java.util.Optional;
+import java.util.UUID;
+
+/**
+ * The stream message that triggers a run: type {@value #TYPE}, id and payload both the run id. It carries
+ * nothing else: the run itself is in PostgreSQL.
+ */
+public final class Triggers {
+
+    public static final String TYPE = "runbus.run";
+
+    private Triggers() {
+    }
+
+    public static Message of(UUID runId) {
+        String id = runId.toString();
+        return Message.builder(TYPE, id.getBytes(StandardCharsets.UTF_8)).id(id).build();
+    }
+
+    /** The run id of a trigger, or empty when the message is not one. */
+    public static Optional<UUID> runIdOf(Message m) {
+        try {
+            return Optional.of(UUID.fromString(m.id()));
+        } catch (IllegalArgumentException notARun) {
+            return Optional.empty();
+        }
+    }
+}

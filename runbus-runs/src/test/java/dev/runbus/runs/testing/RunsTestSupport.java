@@ -1,0 +1,82 @@
+package dev.runbus.runs.testing;
+
+import dev.runbus.Bus;
+import dev.runbus.BusConfig;
+import dev.runbus.SubscribeOptions;
+import dev.runbus.runs.Reply;
+import dev.runbus.runs.RunHandler;
+import dev.runbus.runs.Runs;
+import dev.runbus.runs.RunsConfig;
+import dev.runbus.testing.RedisTarget;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+
+/** A real PostgreSQL schema and a real Redis key prefix per test, and the handlers the tests use. */
+public abstract class RunsTestSupport {
+
+    /** Two replies that name the input. */
+    public static final RunHandler ECHO = run -> List.of(Reply.assistant("echo:" + run.input()),
+            new Reply("tool", "done:" + run.input()));
+
+    public static final RunHandler ALWAYS_FAILS = run -> {
+        throw new IllegalArgumentException("cannot handle input " + run.input());
+    };
+
+    protected final RedisTarget redis = RedisTarget.local();
+    protected String schema;
+    protected String prefix;
+    protected final List<AutoCloseable> closeables = new ArrayList<>();
+
+    @BeforeEach
+    void createSchemaAndPrefix() {
+        schema = TestDatabase.newSchema();
+        prefix = "rbrun-" + UUID.randomUUID().toString().substring(0, 8);
+    }
+
+    @AfterEach
+    void dropEverything() throws Exception {
+        for (int i = closeables.size() - 1; i >= 0; i--) {
+            closeables.get(i).close();
+        }
+        redis.deleteKeys(prefix);
+        TestDatabase.dropSchema(schema);
+    }
+
+    public static RunsConfig config(String schema, String consumer, SubscribeOptions worker) {
+        return RunsConfig.builder().schema(schema).consumer(consumer).workerOptions(worker)
+                .sweepThreshold(Duration.ofMillis(500)).sweepInterval(Duration.ofMillis(200)).build();
+    }
+
+    protected static SubscribeOptions.Builder workerOptions() {
+        return SubscribeOptions.builder().blockTime(Duration.ofMillis(200)).minIdle(Duration.ofSeconds(1))
+                .claimInterval(Duration.ofMillis(100)).concurrency(4);
+    }
+
+    protected Bus bus() {
+        return bus(redis.uri());
+    }
+
+    protected Bus bus(String uri) {
+        Bus b = Bus.connect(BusConfig.builder(uri).keyPrefix(prefix).build());
+        closeables.add(b);
+        return b;
+    }
+
+    protected Runs runs(Bus bus, String consumer, SubscribeOptions worker) {
+        Runs r = Runs.create(bus, TestDatabase.pool(), config(schema, consumer, worker));
+        closeables.add(r);
+        return r;
+    }
+
+    protected String stream() {
+        return prefix + ":{runs}:stream";
+    }
+
+    protected long replyRows(UUID runId) {
+        return TestDatabase.count("SELECT count(*) FROM " + schema + ".messages WHERE run_id = '" + runId + "'");
+    }
+}

@@ -1,0 +1,56 @@
+package dev.runbus.runs.testing;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.UUID;
+
+/**
+ * The machine's PostgreSQL (or RUNBUS_TEST_DATABASE_URL), one pool per test JVM, and a fresh schema per
+ * test so tests never see each other's rows.
+ */
+public final class TestDatabase {
+
+    public static final String URL = System.getenv().getOrDefault("RUNBUS_TEST_DATABASE_URL",
+            "jdbc:postgresql://127.0.0.1:5432/test?user=postgres");
+
+    private static volatile HikariDataSource pool;
+
+    private TestDatabase() {
+    }
+
+    public static synchronized HikariDataSource pool() {
+        if (pool == null) {
+            HikariConfig c = new HikariConfig();
+            c.setJdbcUrl(URL);
+            c.setMaximumPoolSize(16);
+            c.setPoolName("runbus-test");
+            pool = new HikariDataSource(c);
+        }
+        return pool;
+    }
+
+    public static String newSchema() {
+        return "rt_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+    }
+
+    public static void dropSchema(String schema) {
+        try (Connection c = pool().getConnection(); Statement st = c.createStatement()) {
+            st.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+        } catch (SQLException e) {
+            throw new IllegalStateException("cannot drop schema " + schema, e);
+        }
+    }
+
+    public static long count(String sql) {
+        try (Connection c = pool().getConnection(); Statement st = c.createStatement();
+             var rs = st.executeQuery(sql)) {
+            rs.next();
+            return rs.getLong(1);
+        } catch (SQLException e) {
+            throw new IllegalStateException(sql, e);
+        }
+    }
+}
