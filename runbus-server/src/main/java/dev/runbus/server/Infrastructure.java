@@ -1,0 +1,174 @@
+package dev.runbus.server;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.runbus.Bus;
+import dev.runbus.BusConfig;
+import dev.runbus.BusListener;
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.stream.Stream;
+import javax.sql.DataSource;
+import redis.embedded.RedisServer;
+
+/**
+ * The servers runbus talks to: the ones the URLs name, or, when a URL is empty, an embedded Redis and an
+ * embedded PostgreSQL on free ports with their data under {@code --data-dir} (or a temporary folder deleted
+ * on close). Closing stops what was started here, in reverse order.
+ */
+public final class Infrastructure implements AutoCloseable {
+
+    private final String redisUri;
+    private final String jdbcUrl;
+    private final RedisServer embeddedRedis;
+    private final EmbeddedPostgres embeddedPostgres;
+    private final HikariDataSource dataSource;
+    private final Path tempDir;
+    private final Bus bus;
+
+    private Infrastructure(String redisUri, String jdbcUrl, RedisServer embeddedRedis, EmbeddedPostgres embeddedPostgres,
+                           HikariDataSource dataSource, Path tempDir, Bus bus) {
+        this.redisUri = redisUri;
+        this.jdbcUrl = jdbcUrl;
+        this.embeddedRedis = embeddedRedis;
+        this.embeddedPostgres = embeddedPostgres;
+        this.dataSource = dataSource;
+        this.tempDir = tempDir;
+        this.bus = bus;
+    }
+
+    /**
+     * @param needDatabase false for commands that only use Redis
+     * @param embeddedAllowed false for commands that make no sense on servers that live only in this process
+     */
+    public static Infrastructure start(Settings s, boolean needDatabase, boolean embeddedAllowed, BusListener listener,
+                                       int poolSize, PrintWriter out) {
+        if (!embeddedAllowed && (!s.isSet(Setting.REDIS_URL) || needDatabase && !s.isSet(Setting.DATABASE_URL))) {
+            throw new IllegalArgumentException("this command needs --redis-url" + (needDatabase ? " and --database-url" : "")
+                    + " (or RUNBUS_REDIS_URL" + (needDatabase ? ", RUNBUS_DATABASE_URL" : "")
+                    + "): embedded servers live only inside demo and serve");
+        }
+        Path tempDir = null;
+        RedisServer redis = null;
+        EmbeddedPostgres postgres = null;
+        HikariDataSource ds = null;
+        try {
+            Path dataDir;
+            if (s.isSet(Setting.DATA_DIR)) {
+                dataDir = Path.of(s.get(Setting.DATA_DIR));
+                Files.createDirectories(dataDir);
+            } else if (!s.isSet(Setting.REDIS_URL) || needDatabase && !s.isSet(Setting.DATABASE_URL)) {
+                tempDir = Files.createTempDirectory("runbus-");
+                dataDir = tempDir;
+            } else {
+                dataDir = null;
+            }
+            String redisUri = s.get(Setting.REDIS_URL);
+            if (redisUri.isEmpty()) {
+                int port = freePort();
+                Path dir = Files.createDirectories(dataDir.resolve("redis"));
+                redis = RedisServer.newRedisServer().port(port).bind("127.0.0.1").setting("save \"\"")
+                        .setting("appendonly no").setting("dir " + dir.toAbsolutePath()).build();
+                redis.start();
+                redisUri = "redis://127.0.0.1:" + port;
+                out.println("started embedded Redis on " + redisUri);
+            }
+            String jdbcUrl = s.get(Setting.DATABASE_URL);
+            if (needDatabase) {
+                if (jdbcUrl.isEmpty()) {
+                    Path dir = dataDir.resolve("postgres");
+                    postgres = EmbeddedPostgres.builder().setDataDirectory(dir.toFile())
+                            .setCleanDataDirectory(!Files.isDirectory(dir.resolve("base"))).start();
+                    jdbcUrl = postgres.getJdbcUrl("postgres", "postgres");
+                    out.println("started embedded PostgreSQL on port " + postgres.getPort());
+                }
+                HikariConfig hc = new HikariConfig();
+                hc.setJdbcUrl(jdbcUrl);
+                hc.setMaximumPoolSize(poolSize);
+                hc.setPoolName("runbus");
+                hc.setInitializationFailTimeout(10_000);
+                ds = new HikariDataSource(hc);
+            }
+            Bus bus = Bus.connect(BusConfig.builder(redisUri).keyPrefix(s.get(Setting.KEY_PREFIX)).listener(listener)
+                    .build());
+            return new Infrastructure(redisUri, jdbcUrl, redis, postgres, ds, tempDir, bus);
+        } catch (IOException | RuntimeException e) {
+            stopQuietly(redis, postgres, ds, tempDir);
+            if (e instanceof IllegalArgumentException) {
+                throw (IllegalArgumentException) e;
+            }
+            throw new IllegalStateException("cannot start: " + e.getMessage(), e);
+        }
+    }
+
+    public Bus bus() {
+        return bus;
+    }
+
+    public DataSource dataSource() {
+        if (dataSource == null) {
+            throw new IllegalStateException("no database configured");
+        }
+        return dataSource;
+    }
+
+    public boolean hasDatabase() {
+        return dataSource != null;
+    }
+
+    public String redisUri() {
+        return redisUri;
+    }
+
+    public String jdbcUrl() {
+        return jdbcUrl;
+    }
+
+    public boolean isEmbedded() {
+        return embeddedRedis != null || embeddedPostgres != null;
+    }
+
+    @Override
+    public void close() {
+        bus.close();
+        stopQuietly(embeddedRedis, embeddedPostgres, dataSource, tempDir);
+    }
+
+    private static void stopQuietly(RedisServer redis, EmbeddedPostgres postgres, HikariDataSource ds, Path tempDir) {
+        if (ds != null) {
+            ds.close();
+        }
+        if (postgres != null) {
+            try {
+                postgres.close();
+            } catch (IOException ignored) {
+                // stopping anyway
+            }
+        }
+        if (redis != null) {
+            try {
+                redis.stop();
+            } catch (IOException ignored) {
+                // stopping anyway
+            }
+        }
+        if (tempDir != null) {
+            try (Stream<Path> files = Files.walk(tempDir)) {
+                files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            } catch (IOException ignored) {
+                // a temporary folder left behind
+            }
+        }
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket socket = new ServerSocket(0)) {
+            return socket.getLocalPort();
+        }
+    }
+}

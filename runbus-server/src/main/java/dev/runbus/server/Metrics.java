@@ -1,0 +1,131 @@
+package dev.runbus.server;
+
+import dev.runbus.Bus;
+import dev.runbus.BusListener;
+import dev.runbus.DeadLetter;
+import dev.runbus.Delivery;
+import dev.runbus.Inspector;
+import dev.runbus.Outcome;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.List;
+import java.util.concurrent.atomic.LongAdder;
+import javax.sql.DataSource;
+
+/**
+ * Counters of every transition the process sees, and gauges read on each scrape, in the Prometheus text
+ * format. {@code runbus_dead_letters} is the number to alert on when it leaves zero.
+ */
+public final class Metrics implements BusListener {
+
+    public final LongAdder runsCreated = new LongAdder();
+    public final LongAdder runsDeduplicated = new LongAdder();
+    public final LongAdder deadLettered = new LongAdder();
+    private final LongAdder handlerRetries = new LongAdder();
+    private final LongAdder handlerFinalFailures = new LongAdder();
+    private final LongAdder trimmed = new LongAdder();
+    private final LongAdder claimsLost = new LongAdder();
+    private final LongAdder consumersDeleted = new LongAdder();
+    private final LongAdder loopErrors = new LongAdder();
+
+    @Override
+    public void onDeadLetter(DeadLetter deadLetter) {
+        deadLettered.increment();
+    }
+
+    @Override
+    public void onHandlerFailure(Delivery delivery, Throwable failure, Outcome outcome) {
+        (outcome == Outcome.RETRY ? handlerRetries : handlerFinalFailures).increment();
+    }
+
+    @Override
+    public void onTrimmedWhilePending(String topic, String group, List<String> streamIds) {
+        trimmed.add(streamIds.size());
+    }
+
+    @Override
+    public void onClaimLost(String topic, String group, String consumer, List<String> streamIds) {
+        claimsLost.add(streamIds.size());
+    }
+
+    @Override
+    public void onConsumerDeleted(String topic, String group, String consumer) {
+        consumersDeleted.increment();
+    }
+
+    @Override
+    public void onLoopError(String loop, Throwable error) {
+        loopErrors.increment();
+    }
+
+    /** The exposition text: counters, then gauges read now from Redis and PostgreSQL. */
+    public String render(Bus bus, DataSource db, Settings s) {
+        StringBuilder b = new StringBuilder();
+        counter(b, "runbus_runs_submitted_total", "Runs submitted, by whether the submission created the run",
+                "{created=\"true\"} " + runsCreated.sum() + "\nrunbus_runs_submitted_total{created=\"false\"} "
+                        + runsDeduplicated.sum());
+        counter(b, "runbus_dead_lettered_total", "Entries moved to a dead-letter stream by this process",
+                " " + deadLettered.sum());
+        counter(b, "runbus_handler_failures_total", "Handler failures, by outcome",
+                "{outcome=\"retry\"} " + handlerRetries.sum() + "\nrunbus_handler_failures_total{outcome=\"dead_letter\"} "
+                        + handlerFinalFailures.sum());
+        counter(b, "runbus_trimmed_while_pending_total", "Entries trimmed while pending, acked", " " + trimmed.sum());
+        counter(b, "runbus_claims_lost_total", "Entries taken over while still running here", " " + claimsLost.sum());
+        counter(b, "runbus_consumers_deleted_total", "Dead consumers deleted by the janitor", " " + consumersDeleted.sum());
+        counter(b, "runbus_loop_errors_total", "Failures of background loops", " " + loopErrors.sum());
+        String topic = s.get(Setting.TOPIC);
+        try {
+            Inspector.StreamInfo info = bus.inspector().stream(topic).orElse(null);
+            gauge(b, "runbus_stream_length", "Entries in the topic's stream",
+                    "{topic=\"" + topic + "\"} " + (info == null ? 0 : info.length()));
+            gauge(b, "runbus_dead_letters", "Entries in the topic's dead-letter stream (alert when above zero)",
+                    "{topic=\"" + topic + "\"} " + bus.deadLetters().count(topic));
+            StringBuilder pending = new StringBuilder();
+            StringBuilder lag = new StringBuilder();
+            for (Inspector.GroupInfo g : bus.inspector().groups(topic)) {
+                pending.append(pending.length() == 0 ? "" : "\nrunbus_group_pending").append("{topic=\"").append(topic)
+                        .append("\",group=\"").append(g.name()).append("\"} ").append(g.pending());
+                lag.append(lag.length() == 0 ? "" : "\nrunbus_group_lag").append("{topic=\"").append(topic)
+                        .append("\",group=\"").append(g.name()).append("\"} ").append(Math.max(g.lag(), 0));
+            }
+            if (pending.length() > 0) {
+                gauge(b, "runbus_group_pending", "Entries delivered and not yet acked", pending.toString());
+                gauge(b, "runbus_group_lag", "Entries not yet delivered to the group", lag.toString());
+            }
+        } catch (RuntimeException redisDown) {
+            gauge(b, "runbus_redis_up", "Whether Redis answered the scrape", " 0");
+        }
+        if (db != null) {
+            try (Connection c = db.getConnection(); Statement st = c.createStatement();
+                 ResultSet rs = st.executeQuery("SELECT status, count(*) FROM " + s.get(Setting.SCHEMA)
+                         + ".runs GROUP BY status ORDER BY status")) {
+                StringBuilder runs = new StringBuilder();
+                while (rs.next()) {
+                    runs.append(runs.length() == 0 ? "" : "\nrunbus_runs").append("{status=\"").append(rs.getString(1))
+                            .append("\"} ").append(rs.getLong(2));
+                }
+                if (runs.length() > 0) {
+                    gauge(b, "runbus_runs", "Runs by status", runs.toString());
+                }
+            } catch (Exception postgresDown) {
+                gauge(b, "runbus_postgres_up", "Whether PostgreSQL answered the scrape", " 0");
+            }
+        }
+        return b.toString();
+    }
+
+    private static void counter(StringBuilder b, String name, String help, String samples) {
+        metric(b, name, help, "counter", samples);
+    }
+
+    private static void gauge(StringBuilder b, String name, String help, String samples) {
+        metric(b, name, help, "gauge", samples);
+    }
+
+    private static void metric(StringBuilder b, String name, String help, String type, String samples) {
+        b.append("# HELP ").append(name).append(' ').append(help).append('\n');
+        b.append("# TYPE ").append(name).append(' ').append(type).append('\n');
+        b.append(name).append(samples).append('\n');
+    }
+}

@@ -1,0 +1,43 @@
+package dev.runbus.server;
+
+import dev.runbus.server.cli.Commands;
+import picocli.CommandLine;
+
+/**
+ * The {@code runbus} command. Exit codes: 0 success, 1 failure (a server unreachable, a broken invariant),
+ * 2 bad usage or bad input. Errors go to stderr and name what is wrong.
+ */
+public final class RunbusCli {
+
+    private RunbusCli() {
+    }
+
+    public static void main(String[] args) {
+        configureLogging(args);
+        int code = commandLine().execute(args);
+        if (code != 0 || !Commands.keepsRunning(args)) {
+            System.exit(code);
+        }
+    }
+
+    /**
+     * RUNBUS_LOG_LEVEL sets the level (default warn); the demo keeps to errors unless told otherwise, so that
+     * its expected dead letters do not drown the progress bar.
+     */
+    private static void configureLogging(String[] args) {
+        String key = "org.slf4j.simpleLogger.defaultLogLevel";
+        if (System.getProperty(key) != null) {
+            return;
+        }
+        String env = System.getenv("RUNBUS_LOG_LEVEL");
+        if (env != null && !env.isBlank()) {
+            System.setProperty(key, env.trim().toLowerCase(java.util.Locale.ROOT));
+        } else if (args.length > 0 && args[0].equals("demo")) {
+            System.setProperty(key, "error");
+        }
+    }
+
+    public static CommandLine commandLine() {
+        return Commands.commandLine();
+    }
+}

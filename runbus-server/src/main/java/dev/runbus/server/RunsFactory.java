@@ -1,0 +1,58 @@
+package dev.runbus.server;
+
+import dev.runbus.AckMode;
+import dev.runbus.SubscribeOptions;
+import dev.runbus.runs.RunHandler;
+import dev.runbus.runs.Runs;
+import dev.runbus.runs.RunsConfig;
+import java.time.Duration;
+
+/** Builds the runs layer and its handler from the settings. */
+public final class RunsFactory {
+
+    private RunsFactory() {
+    }
+
+    public static RunsConfig config(Settings s, String consumerOverride) {
+        Duration minIdle = s.duration(Setting.MIN_IDLE);
+        SubscribeOptions worker = SubscribeOptions.builder()
+                .concurrency(s.integer(Setting.CONCURRENCY, 1))
+                .minIdle(minIdle)
+                .maxDeliveries(s.integer(Setting.MAX_DELIVERIES, 1))
+                .claimInterval(s.duration(Setting.CLAIM_INTERVAL))
+                .shutdownTimeout(s.duration(Setting.SHUTDOWN_TIMEOUT))
+                .blockTime(Duration.ofMillis(Math.min(2000, Math.max(100, minIdle.toMillis() / 4))))
+                .ackMode(AckMode.AFTER_WORK)
+                .build();
+        RunsConfig.Builder b = RunsConfig.builder().schema(s.get(Setting.SCHEMA)).topic(s.get(Setting.TOPIC))
+                .group(s.get(Setting.GROUP)).workerOptions(worker)
+                .sweepInterval(s.duration(Setting.SWEEP_INTERVAL)).sweepThreshold(s.duration(Setting.SWEEP_THRESHOLD));
+        if (consumerOverride != null) {
+            b.consumer(consumerOverride);
+        } else if (s.isSet(Setting.CONSUMER)) {
+            b.consumer(s.get(Setting.CONSUMER));
+        }
+        return b.build();
+    }
+
+    public static Runs create(Infrastructure infra, Settings s, String consumerOverride) {
+        return Runs.create(infra.bus(), infra.dataSource(), config(s, consumerOverride));
+    }
+
+    /** The handler class named by --handler: public, with a public no-argument constructor. */
+    public static RunHandler handler(Settings s) {
+        String name = s.get(Setting.HANDLER);
+        try {
+            Class<?> c = Class.forName(name);
+            if (!RunHandler.class.isAssignableFrom(c)) {
+                throw new IllegalArgumentException("--handler " + name + " does not implement " + RunHandler.class.getName());
+            }
+            return (RunHandler) c.getDeclaredConstructor().newInstance();
+        } catch (ClassNotFoundException e) {
+            throw new IllegalArgumentException("--handler " + name + ": no such class on the classpath");
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalArgumentException("--handler " + name + ": cannot create it with a public no-argument "
+                    + "constructor (" + e + ")");
+        }
+    }
+}

@@ -1,0 +1,68 @@
+package dev.runbus.server;
+
+import java.util.List;
+
+/**
+ * Every option of the {@code runbus} command, with its default, in one table. A value comes from the flag
+ * ({@code --redis-url}), else the environment ({@code RUNBUS_REDIS_URL}), else the config file
+ * ({@code redis-url=...}), else the default here.
+ */
+public enum Setting {
+    REDIS_URL("redis-url", "", "Redis URI; empty starts an embedded Redis", true),
+    DATABASE_URL("database-url", "", "PostgreSQL JDBC URL; empty starts an embedded PostgreSQL", true),
+    DATA_DIR("data-dir", "", "where embedded servers keep their data; empty: a temporary folder, deleted on exit", false),
+    KEY_PREFIX("key-prefix", "runbus", "first part of every Redis key", false),
+    SCHEMA("schema", "runbus", "PostgreSQL schema of the runs tables", false),
+    TOPIC("topic", "runs", "topic of run triggers", false),
+    GROUP("group", "run-workers", "consumer group of the workers", false),
+    CONSUMER("consumer", "", "this process's consumer name; empty: the host name", false),
+    CONCURRENCY("concurrency", "8", "handlers running at once per worker", false),
+    MIN_IDLE("min-idle", "30s", "idle time before another worker takes a delivery over; also the retry delay", false),
+    MAX_DELIVERIES("max-deliveries", "3", "deliveries before a failing run is dead-lettered and failed", false),
+    CLAIM_INTERVAL("claim-interval", "5s", "how often the reclaimer looks for idle deliveries", false),
+    SWEEP_INTERVAL("sweep-interval", "30s", "how often the sweeper runs", false),
+    SWEEP_THRESHOLD("sweep-threshold", "2m", "an unfinished run untouched this long is examined by the sweeper", false),
+    SHUTDOWN_TIMEOUT("shutdown-timeout", "30s", "how long a graceful stop waits for running handlers", false),
+    HANDLER("handler", "dev.runbus.server.DemoHandler", "class name of the RunHandler (public, no-argument constructor)", false),
+    HOST("host", "0.0.0.0", "address serve listens on", false),
+    PORT("port", "8080", "HTTP port of serve", false),
+    MAX_BODY("max-body", "65536", "largest accepted request body, bytes", false);
+
+    private final String key;
+    private final String defaultValue;
+    private final String description;
+    private final boolean secret;
+
+    Setting(String key, String defaultValue, String description, boolean secret) {
+        this.key = key;
+        this.defaultValue = defaultValue;
+        this.description = description;
+        this.secret = secret;
+    }
+
+    /** The flag without dashes and the key in the config file, e.g. {@code redis-url}. */
+    public String key() {
+        return key;
+    }
+
+    /** {@code RUNBUS_REDIS_URL}. */
+    public String envName() {
+        return "RUNBUS_" + key.toUpperCase(java.util.Locale.ROOT).replace('-', '_');
+    }
+
+    public String defaultValue() {
+        return defaultValue;
+    }
+
+    public String description() {
+        return description;
+    }
+
+    public boolean isSecret() {
+        return secret;
+    }
+
+    public static List<Setting> all() {
+        return List.of(values());
+    }
+}

@@ -1,0 +1,154 @@
+package dev.runbus.server;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.EnumMap;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Properties;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The effective configuration: for each {@link Setting}, the value and where it came from. Flags over
+ * environment over config file over defaults. Values are validated when read, with errors naming the option.
+ */
+public final class Settings {
+
+    /** Where a value came from, for {@code runbus config}. */
+    public enum Source { FLAG, ENV, FILE, DEFAULT }
+
+    private final Map<Setting, String> values = new EnumMap<>(Setting.class);
+    private final Map<Setting, Source> sources = new EnumMap<>(Setting.class);
+    private final Path configFile;
+
+    private Settings(Path configFile) {
+        this.configFile = configFile;
+    }
+
+    /**
+     * @param flags      values given on the command line (absent keys were not given)
+     * @param env        the process environment
+     * @param configFile a properties file, or null
+     */
+    public static Settings resolve(Map<Setting, String> flags, Map<String, String> env, Path configFile) {
+        Properties file = new Properties();
+        if (configFile != null) {
+            if (!Files.isRegularFile(configFile)) {
+                throw new IllegalArgumentException("config file " + configFile + " does not exist");
+            }
+            try (InputStream in = Files.newInputStream(configFile)) {
+                file.load(in);
+            } catch (IOException e) {
+                throw new IllegalArgumentException("cannot read config file " + configFile + ": " + e.getMessage(), e);
+            }
+            for (String key : file.stringPropertyNames()) {
+                if (Setting.all().stream().noneMatch(s -> s.key().equals(key))) {
+                    throw new IllegalArgumentException("unknown option '" + key + "' in config file " + configFile);
+                }
+            }
+        }
+        Settings s = new Settings(configFile);
+        for (Setting setting : Setting.values()) {
+            if (flags.containsKey(setting)) {
+                s.put(setting, flags.get(setting), Source.FLAG);
+            } else if (env.containsKey(setting.envName())) {
+                s.put(setting, env.get(setting.envName()), Source.ENV);
+            } else if (file.containsKey(setting.key())) {
+                s.put(setting, file.getProperty(setting.key()), Source.FILE);
+            } else {
+                s.put(setting, setting.defaultValue(), Source.DEFAULT);
+            }
+        }
+        return s;
+    }
+
+    /** These settings with other defaults: only values that came from the built-in defaults change. */
+    public Settings withDefaults(Map<Setting, String> defaults) {
+        Settings s = new Settings(configFile);
+        for (Setting setting : Setting.values()) {
+            if (sources.get(setting) == Source.DEFAULT && defaults.containsKey(setting)) {
+                s.put(setting, defaults.get(setting), Source.DEFAULT);
+            } else {
+                s.put(setting, values.get(setting), sources.get(setting));
+            }
+        }
+        return s;
+    }
+
+    private void put(Setting setting, String value, Source source) {
+        values.put(setting, value == null ? "" : value.trim());
+        sources.put(setting, source);
+    }
+
+    public String get(Setting s) {
+        return values.get(s);
+    }
+
+    public boolean isSet(Setting s) {
+        return !values.get(s).isEmpty();
+    }
+
+    public Source source(Setting s) {
+        return sources.get(s);
+    }
+
+    public Path configFile() {
+        return configFile;
+    }
+
+    public int integer(Setting s, int min) {
+        try {
+            int v = Integer.parseInt(get(s));
+            if (v < min) {
+                throw new IllegalArgumentException("--" + s.key() + " must be at least " + min + ", got " + v);
+            }
+            return v;
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("--" + s.key() + " must be a whole number, got '" + get(s) + "'");
+        }
+    }
+
+    public Duration duration(Setting s) {
+        try {
+            return parseDuration(get(s));
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("--" + s.key() + ": " + e.getMessage());
+        }
+    }
+
+    private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m|h)");
+
+    /** {@code 500ms}, {@code 30s}, {@code 2m}, {@code 1h}. */
+    public static Duration parseDuration(String text) {
+        Matcher m = DURATION.matcher(text);
+        if (!m.matches()) {
+            throw new IllegalArgumentException("expected a duration like 500ms, 30s, 2m or 1h, got '" + text + "'");
+        }
+        long n = Long.parseLong(m.group(1));
+        switch (m.group(2)) {
+            case "ms": return Duration.ofMillis(n);
+            case "s": return Duration.ofSeconds(n);
+            case "m": return Duration.ofMinutes(n);
+            default: return Duration.ofHours(n);
+        }
+    }
+
+    /** Values for printing: passwords in URLs masked. */
+    public Map<Setting, String> masked() {
+        Map<Setting, String> out = new LinkedHashMap<>();
+        for (Setting s : Setting.values()) {
+            out.put(s, s.isSecret() ? mask(get(s)) : get(s));
+        }
+        return out;
+    }
+
+    /** {@code redis://:secret@h} → {@code redis://:****@h}; {@code password=secret} → {@code password=****}. */
+    public static String mask(String url) {
+        String out = url.replaceAll("(://[^:/@]*:)[^@/]*@", "$1****@");
+        return out.replaceAll("(?i)(password=)[^&;]*", "$1****");
+    }
+}

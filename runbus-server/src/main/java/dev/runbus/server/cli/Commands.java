@@ -1,0 +1,60 @@
+package dev.runbus.server.cli;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/** The command tree and how errors become exit codes and messages. */
+@Command(name = "runbus", mixinStandardHelpOptions = true, versionProvider = Commands.Version.class,
+        description = "A reliable message bus on Redis Streams with PostgreSQL as the source of truth.",
+        subcommands = {DemoCommand.class, ServeCommand.class, WorkerCommand.class, ConfigCommand.class,
+                PendingCommand.class, DlqCommand.class, ConsumersCommand.class, StatsCommand.class,
+                CommandLine.HelpCommand.class})
+public final class Commands implements Runnable {
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public void run() {
+        throw new CommandLine.ParameterException(spec.commandLine(), "missing command: try 'runbus demo' or 'runbus --help'");
+    }
+
+    public static CommandLine commandLine() {
+        CommandLine cl = new CommandLine(new Commands());
+        cl.setExecutionExceptionHandler((e, cmd, parsed) -> {
+            Throwable root = e;
+            if (e instanceof IllegalArgumentException) {
+                cmd.getErr().println("runbus: " + e.getMessage());
+                return 2;
+            }
+            while (root.getCause() != null && root.getMessage() == null) {
+                root = root.getCause();
+            }
+            cmd.getErr().println("runbus: error: " + root.getMessage());
+            return 1;
+        });
+        return cl;
+    }
+
+    /** serve and worker return from their command and run until a signal stops the JVM. */
+    public static boolean keepsRunning(String[] args) {
+        for (String a : args) {
+            if (a.equals("serve") || a.equals("worker")) {
+                return true;
+            }
+            if (!a.startsWith("-")) {
+                return false;
+            }
+        }
+        return false;
+    }
+
+    /** The version from the jar's manifest, or "development" when run from classes. */
+    public static final class Version implements CommandLine.IVersionProvider {
+        @Override
+        public String[] getVersion() {
+            String v = Commands.class.getPackage().getImplementationVersion();
+            return new String[] {"runbus " + (v == null ? "0.1.0-SNAPSHOT (development build)" : v)};
+        }
+    }
+}

@@ -1,0 +1,95 @@
+package dev.runbus.server.cli;
+
+import dev.runbus.server.Demo;
+import dev.runbus.server.DemoReport;
+import dev.runbus.server.Setting;
+import dev.runbus.server.Settings;
+import java.time.Duration;
+import java.util.Map;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+@Command(name = "demo", mixinStandardHelpOptions = true,
+        description = {"Run the whole pipeline: submit a realistic mix of runs, execute them with in-process workers, "
+                + "and report. With no --redis-url / --database-url, embedded Redis and PostgreSQL are started.",
+                "Ends with a summary table and one JSON line; exits 1 if any run has duplicate replies or did not "
+                        + "finish."})
+final class DemoCommand extends BaseCommand {
+
+    @Mixin
+    WorkerOptions worker;
+
+    @Option(names = "--runs", defaultValue = "1000", description = "runs to submit; default ${DEFAULT-VALUE}")
+    int runs;
+
+    @Option(names = "--users", defaultValue = "50", description = "users the runs come from; default ${DEFAULT-VALUE}")
+    int users;
+
+    @Option(names = "--workers", defaultValue = "2", description = "in-process workers; default ${DEFAULT-VALUE}")
+    int workers;
+
+    @Option(names = "--poison-rate", defaultValue = "0.01", description = "share of inputs that always fail; "
+            + "default ${DEFAULT-VALUE}")
+    double poisonRate;
+
+    @Option(names = "--flaky-rate", defaultValue = "0.05", description = "share of inputs whose first attempt fails; "
+            + "default ${DEFAULT-VALUE}")
+    double flakyRate;
+
+    @Option(names = "--duplicate-rate", defaultValue = "0.05", description = "share of submissions repeated with the "
+            + "same idempotency key; default ${DEFAULT-VALUE}")
+    double duplicateRate;
+
+    @Option(names = "--kill-worker", description = "start one more worker as a separate process and kill it with "
+            + "SIGKILL a third of the way through, to show the takeover")
+    boolean killWorker;
+
+    @Option(names = "--timeout", defaultValue = "5m", description = "give up after this long; default ${DEFAULT-VALUE}")
+    String timeout;
+
+    @Option(names = "--no-progress", description = "no progress bar")
+    boolean noProgress;
+
+    @Option(names = "--seed", defaultValue = "42", description = "seed of the generated mix; default ${DEFAULT-VALUE}")
+    long seed;
+
+    @Override
+    void collectMore(Map<Setting, String> flags) {
+        worker.collect(flags);
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        check(runs >= 1, "--runs must be at least 1");
+        check(users >= 1, "--users must be at least 1");
+        check(workers >= 1, "--workers must be at least 1");
+        check(rate(poisonRate) && rate(flakyRate) && rate(duplicateRate), "rates must be between 0 and 1");
+        // Short times so that poison runs use up their deliveries in seconds, not minutes; flags still win.
+        Settings s = settings().withDefaults(Map.of(Setting.MIN_IDLE, "2s", Setting.CLAIM_INTERVAL, "500ms",
+                Setting.SWEEP_INTERVAL, "2s", Setting.SWEEP_THRESHOLD, "20s", Setting.SHUTDOWN_TIMEOUT, "10s"));
+        if (s.isSet(Setting.REDIS_URL) && s.source(Setting.KEY_PREFIX) == Settings.Source.DEFAULT) {
+            long stamp = System.currentTimeMillis();
+            s = s.withDefaults(Map.of(Setting.KEY_PREFIX, "runbus-demo-" + stamp, Setting.SCHEMA, "runbus_demo_" + stamp));
+        }
+        Demo.Options o = new Demo.Options(runs, users, workers, poisonRate, flakyRate, duplicateRate, killWorker,
+                Settings.parseDuration(timeout), !noProgress, seed);
+        DemoReport report = new Demo(s, o, out()).run();
+        report.printTo(out());
+        if (report.duplicateReplies() != 0) {
+            err().println("runbus: " + report.duplicateReplies() + " duplicate replies: exactly-once effects broken");
+            return 1;
+        }
+        return 0;
+    }
+
+    private static boolean rate(double r) {
+        return r >= 0 && r <= 1;
+    }
+
+    private static void check(boolean ok, String message) {
+        if (!ok) {
+            throw new IllegalArgumentException(message);
+        }
+    }
+}

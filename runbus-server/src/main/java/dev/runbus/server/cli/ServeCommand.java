@@ -1,0 +1,56 @@
+package dev.runbus.server.cli;
+
+import dev.runbus.server.RunbusServer;
+import dev.runbus.server.Setting;
+import dev.runbus.server.Settings;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+@Command(name = "serve", mixinStandardHelpOptions = true,
+        description = {"Run the HTTP API, a worker, the reclaimer, the janitor and the sweeper until stopped.",
+                "SIGTERM or Ctrl-C stops gracefully: no new requests, running handlers finish, acks are flushed; "
+                        + "what did not finish stays pending and is delivered again."})
+final class ServeCommand extends BaseCommand {
+
+    @Mixin
+    WorkerOptions worker;
+
+    @Option(names = "--host", paramLabel = "ADDRESS", description = "address to listen on; default 0.0.0.0")
+    String host;
+
+    @Option(names = "--port", paramLabel = "PORT", description = "HTTP port; default 8080")
+    Integer port;
+
+    @Option(names = "--max-body", paramLabel = "BYTES", description = "largest request body; default 65536")
+    Integer maxBody;
+
+    @Override
+    void collectMore(Map<Setting, String> flags) {
+        worker.collect(flags);
+        ConnectionOptions.put(flags, Setting.HOST, host);
+        ConnectionOptions.put(flags, Setting.PORT, port);
+        ConnectionOptions.put(flags, Setting.MAX_BODY, maxBody);
+    }
+
+    @Override
+    public Integer call() throws InterruptedException {
+        Settings s = settings();
+        RunbusServer server = RunbusServer.start(s, out());
+        out().println("runbus serving on http://" + s.get(Setting.HOST) + ":" + server.port() + " (Redis "
+                + dev.runbus.server.Settings.mask(server.infrastructure().redisUri()) + ", PostgreSQL "
+                + dev.runbus.server.Settings.mask(server.infrastructure().jdbcUrl()) + ")");
+        out().flush();
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            err().println("runbus: stopping gracefully");
+            err().flush();
+            server.close();
+            stopped.countDown();
+        }, "runbus-shutdown"));
+        stopped.await();
+        return 0;
+    }
+}

@@ -1,0 +1,59 @@
+package dev.runbus.server.cli;
+
+import dev.runbus.Inspector;
+import dev.runbus.server.Infrastructure;
+import dev.runbus.server.Setting;
+import dev.runbus.server.Settings;
+import dev.runbus.server.Table;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import picocli.CommandLine.Command;
+
+@Command(name = "stats", mixinStandardHelpOptions = true,
+        description = "Runs by status (with --database-url), streams, groups with pending and lag, dead letters.")
+final class StatsCommand extends AdminCommand {
+
+    @Override
+    boolean needsDatabase() {
+        return settings().isSet(Setting.DATABASE_URL);
+    }
+
+    @Override
+    int run(Infrastructure infra, Settings s) throws Exception {
+        Map<String, Object> out = new LinkedHashMap<>();
+        Table t = new Table("what", "name", "value");
+        if (infra.hasDatabase()) {
+            Map<String, Long> runs = new LinkedHashMap<>();
+            try (Connection c = infra.dataSource().getConnection(); Statement st = c.createStatement();
+                 ResultSet rs = st.executeQuery("SELECT status, count(*) FROM " + s.get(Setting.SCHEMA)
+                         + ".runs GROUP BY status ORDER BY status")) {
+                while (rs.next()) {
+                    runs.put(rs.getString(1), rs.getLong(2));
+                    t.row("runs", rs.getString(1), rs.getLong(2));
+                }
+            }
+            out.put("runs", runs);
+        }
+        Map<String, Object> streams = new LinkedHashMap<>();
+        for (Inspector.StreamInfo si : infra.bus().inspector().streams()) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("length", si.length());
+            m.put("dead_letters", si.deadLetters());
+            t.row("stream", si.topic(), si.length() + " entries, " + si.deadLetters() + " dead letters");
+            Map<String, Object> groups = new LinkedHashMap<>();
+            for (Inspector.GroupInfo g : infra.bus().inspector().groups(si.topic())) {
+                groups.put(g.name(), Map.of("pending", g.pending(), "lag", g.lag(), "consumers", g.consumers()));
+                t.row("group", si.topic() + "/" + g.name(), g.pending() + " pending, lag "
+                        + (g.lag() < 0 ? "unknown" : g.lag()) + ", " + g.consumers() + " consumers");
+            }
+            m.put("groups", groups);
+            streams.put(si.topic(), m);
+        }
+        out.put("streams", streams);
+        print(t, out);
+        return 0;
+    }
+}

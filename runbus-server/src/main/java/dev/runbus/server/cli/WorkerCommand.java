@@ -1,0 +1,54 @@
+package dev.runbus.server.cli;
+
+import dev.runbus.runs.Runs;
+import dev.runbus.server.Infrastructure;
+import dev.runbus.server.Metrics;
+import dev.runbus.server.RunsFactory;
+import dev.runbus.server.Setting;
+import dev.runbus.server.Settings;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+
+@Command(name = "worker", mixinStandardHelpOptions = true,
+        description = {"Run a worker and the sweeper, without HTTP, until stopped: add machines to a serve.",
+                "Needs --redis-url and --database-url. SIGTERM stops gracefully."})
+final class WorkerCommand extends BaseCommand {
+
+    @Mixin
+    WorkerOptions worker;
+
+    @Override
+    void collectMore(Map<Setting, String> flags) {
+        worker.collect(flags);
+    }
+
+    @Override
+    public Integer call() throws InterruptedException {
+        Settings s = settings();
+        var handler = RunsFactory.handler(s);
+        Infrastructure infra = Infrastructure.start(s, true, false, new Metrics(), s.integer(Setting.CONCURRENCY, 1) + 4,
+                out());
+        Runs runs;
+        try {
+            runs = RunsFactory.create(infra, s, null);
+            runs.startWorker(handler);
+            runs.startSweeper();
+        } catch (RuntimeException e) {
+            infra.close();
+            throw e;
+        }
+        out().println("runbus worker " + runs.config().consumer() + " ready (group " + runs.config().group()
+                + " of topic " + runs.config().topic() + ")");
+        out().flush();
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            runs.close();
+            infra.close();
+            stopped.countDown();
+        }, "runbus-shutdown"));
+        stopped.await();
+        return 0;
+    }
+}

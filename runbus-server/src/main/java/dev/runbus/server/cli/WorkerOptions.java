@@ -1,0 +1,54 @@
+package dev.runbus.server.cli;
+
+import dev.runbus.server.Setting;
+import java.util.Map;
+import picocli.CommandLine.Option;
+
+/** How workers and the sweeper behave. */
+public final class WorkerOptions {
+
+    @Option(names = "--consumer", paramLabel = "NAME", description = "consumer name, stable across restarts; "
+            + "default: the host name")
+    String consumer;
+
+    @Option(names = "--concurrency", paramLabel = "N", description = "handlers running at once; default 8")
+    Integer concurrency;
+
+    @Option(names = "--min-idle", paramLabel = "DURATION", description = "idle time before a delivery is taken "
+            + "over, also the retry delay (500ms, 30s, 2m); default 30s")
+    String minIdle;
+
+    @Option(names = "--max-deliveries", paramLabel = "N", description = "deliveries before a run fails; default 3")
+    Integer maxDeliveries;
+
+    @Option(names = "--claim-interval", paramLabel = "DURATION", description = "how often idle deliveries are "
+            + "looked for; default 5s")
+    String claimInterval;
+
+    @Option(names = "--sweep-interval", paramLabel = "DURATION", description = "how often the sweeper runs; default 30s")
+    String sweepInterval;
+
+    @Option(names = "--sweep-threshold", paramLabel = "DURATION", description = "unfinished runs untouched this "
+            + "long are examined by the sweeper; default 2m")
+    String sweepThreshold;
+
+    @Option(names = "--shutdown-timeout", paramLabel = "DURATION", description = "how long a graceful stop waits "
+            + "for running handlers; default 30s")
+    String shutdownTimeout;
+
+    @Option(names = "--handler", paramLabel = "CLASS", description = "RunHandler class with a public no-argument "
+            + "constructor; default dev.runbus.server.DemoHandler")
+    String handler;
+
+    void collect(Map<Setting, String> flags) {
+        ConnectionOptions.put(flags, Setting.CONSUMER, consumer);
+        ConnectionOptions.put(flags, Setting.CONCURRENCY, concurrency);
+        ConnectionOptions.put(flags, Setting.MIN_IDLE, minIdle);
+        ConnectionOptions.put(flags, Setting.MAX_DELIVERIES, maxDeliveries);
+        ConnectionOptions.put(flags, Setting.CLAIM_INTERVAL, claimInterval);
+        ConnectionOptions.put(flags, Setting.SWEEP_INTERVAL, sweepInterval);
+        ConnectionOptions.put(flags, Setting.SWEEP_THRESHOLD, sweepThreshold);
+        ConnectionOptions.put(flags, Setting.SHUTDOWN_TIMEOUT, shutdownTimeout);
+        ConnectionOptions.put(flags, Setting.HANDLER, handler);
+    }
+}

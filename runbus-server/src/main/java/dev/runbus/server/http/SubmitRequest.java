@@ -1,0 +1,68 @@
+package dev.runbus.server.http;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.runbus.runs.NewRun;
+import dev.runbus.server.Json;
+
+/**
+ * The body of {@code POST /v1/runs}: {@code {"session_id": "...", "user_id": "...", "input": ...,
+ * "idempotency_key": "..."}}. {@code input} is a string or any JSON value (stored as its JSON text). The key
+ * may come in the {@code Idempotency-Key} header instead; if both are given they must agree.
+ */
+final class SubmitRequest {
+
+    private SubmitRequest() {
+    }
+
+    static NewRun parse(byte[] body, String headerKey) {
+        JsonNode root;
+        try {
+            root = Json.MAPPER.readTree(body);
+        } catch (JsonProcessingException e) {
+            throw ApiError.badRequest("body is not valid JSON: " + e.getOriginalMessage(), null);
+        } catch (java.io.IOException e) {
+            throw ApiError.badRequest("body cannot be read: " + e.getMessage(), null);
+        }
+        if (root == null || !root.isObject()) {
+            throw ApiError.badRequest("body must be a JSON object", null);
+        }
+        String session = requiredText(root, "session_id");
+        String user = requiredText(root, "user_id");
+        JsonNode input = root.get("input");
+        if (input == null || input.isNull()) {
+            throw ApiError.badRequest("field 'input' is required", "input");
+        }
+        String inputText = input.isTextual() ? input.asText() : input.toString();
+        String bodyKey = null;
+        JsonNode k = root.get("idempotency_key");
+        if (k != null && !k.isNull()) {
+            if (!k.isTextual() || k.asText().isBlank()) {
+                throw ApiError.badRequest("field 'idempotency_key' must be a non-empty string", "idempotency_key");
+            }
+            bodyKey = k.asText();
+        }
+        String header = headerKey == null || headerKey.isBlank() ? null : headerKey.trim();
+        if (header != null && bodyKey != null && !header.equals(bodyKey)) {
+            throw ApiError.badRequest("the Idempotency-Key header and the field 'idempotency_key' differ",
+                    "idempotency_key");
+        }
+        String key = header != null ? header : bodyKey;
+        if (key != null && key.length() > NewRun.MAX_KEY_LENGTH) {
+            throw ApiError.badRequest("idempotency key is longer than " + NewRun.MAX_KEY_LENGTH + " characters",
+                    "idempotency_key");
+        }
+        return new NewRun(session, user, inputText, key);
+    }
+
+    private static String requiredText(JsonNode root, String field) {
+        JsonNode n = root.get(field);
+        if (n == null || n.isNull()) {
+            throw ApiError.badRequest("field '" + field + "' is required", field);
+        }
+        if (!n.isTextual() || n.asText().isBlank()) {
+            throw ApiError.badRequest("field '" + field + "' must be a non-empty string", field);
+        }
+        return n.asText();
+    }
+}
