@@ -82,8 +82,9 @@ public final class Infrastructure implements AutoCloseable {
             if (needDatabase) {
                 if (jdbcUrl.isEmpty()) {
                     Path dir = dataDir.resolve("postgres");
-                    postgres = EmbeddedPostgres.builder().setDataDirectory(dir.toFile())
-                            .setCleanDataDirectory(!Files.isDirectory(dir.resolve("base"))).start();
+                    // The data stays where --data-dir puts it; a temporary folder is deleted by close().
+                    postgres = EmbeddedPostgres.builder().setDataDirectory(dir.toFile()).setCleanDataDirectory(false)
+                            .start();
                     jdbcUrl = postgres.getJdbcUrl("postgres", "postgres");
                     out.println("started embedded PostgreSQL on port " + postgres.getPort());
                 }

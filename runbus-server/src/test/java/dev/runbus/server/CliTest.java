@@ -1,0 +1,58 @@
+package dev.runbus.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.Test;
+
+/** Usage, help, version and errors of the runbus command. No servers needed. */
+class CliTest {
+
+    @Test
+    void versionAndHelp() {
+        Cli v = Cli.run("--version");
+        assertThat(v.exitCode).isZero();
+        assertThat(v.out).startsWith("runbus ");
+        for (String command : new String[] {"demo", "serve", "worker", "config", "pending", "dlq", "consumers", "stats"}) {
+            Cli h = Cli.run(command, "--help");
+            assertThat(h.exitCode).as(command).isZero();
+            assertThat(h.out).as(command).contains("Usage: runbus " + command);
+        }
+        assertThat(Cli.run("dlq", "replay", "--help").out).contains("--database-url");
+    }
+
+    @Test
+    void usageErrorsExitTwoWithAMessageOnStderr() {
+        Cli none = Cli.run();
+        assertThat(none.exitCode).isEqualTo(2);
+        assertThat(none.err).contains("missing command");
+        Cli unknown = Cli.run("demo", "--bogus");
+        assertThat(unknown.exitCode).isEqualTo(2);
+        assertThat(unknown.err).contains("--bogus");
+        Cli noRedis = Cli.run("pending");
+        assertThat(noRedis.exitCode).isEqualTo(2);
+        assertThat(noRedis.err).contains("needs --redis-url");
+        Cli badRuns = Cli.run("demo", "--runs", "0");
+        assertThat(badRuns.exitCode).isEqualTo(2);
+        assertThat(badRuns.err).contains("--runs");
+        Cli badDuration = Cli.run("demo", "--min-idle", "soon", "--runs", "1");
+        assertThat(badDuration.exitCode).isEqualTo(2);
+        assertThat(badDuration.err).contains("--min-idle");
+    }
+
+    @Test
+    void configPrintsEffectiveValuesWithSecretsMasked() {
+        Cli c = Cli.run("config", "--redis-url", "redis://:hunter2@cache:6379", "--port", "9090", "--json");
+        assertThat(c.exitCode).isZero();
+        assertThat(c.out).doesNotContain("hunter2").contains("redis://:****@cache:6379")
+                .contains("\"port\":{\"value\":\"9090\",\"source\":\"flag\"}");
+        Cli table = Cli.run("config");
+        assertThat(table.out).contains("key-prefix").contains("RUNBUS_KEY_PREFIX").contains("default");
+    }
+
+    @Test
+    void unreachableRedisIsAFailureNamingTheAddress() {
+        Cli c = Cli.run("stats", "--redis-url", "redis://127.0.0.1:1");
+        assertThat(c.exitCode).isEqualTo(1);
+        assertThat(c.err).contains("127.0.0.1:1");
+    }
+}

@@ -1,0 +1,198 @@
+package dev.runbus.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.runbus.testing.RedisTarget;
+import dev.runbus.testing.Wait;
+import java.io.PrintWriter;
+import java.io.Writer;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.time.Duration;
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** Every status code of the HTTP API, with a real HTTP client against a real serve on real servers. */
+class HttpApiTest {
+
+    static final Duration WAIT = Duration.ofSeconds(30);
+    static RunbusServer server;
+    static String schema;
+    static String prefix;
+    static HttpClient http = HttpClient.newHttpClient();
+
+    @BeforeAll
+    static void start() {
+        schema = "http_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
+        prefix = "rbhttp-" + UUID.randomUUID().toString().substring(0, 8);
+        Map<Setting, String> flags = new EnumMap<>(Setting.class);
+        flags.put(Setting.REDIS_URL, RedisTarget.local().uri());
+        flags.put(Setting.DATABASE_URL, DemoEndToEndTest.DATABASE);
+        flags.put(Setting.SCHEMA, schema);
+        flags.put(Setting.KEY_PREFIX, prefix);
+        flags.put(Setting.PORT, "0");
+        flags.put(Setting.HOST, "127.0.0.1");
+        flags.put(Setting.MIN_IDLE, "300ms");
+        flags.put(Setting.CLAIM_INTERVAL, "100ms");
+        flags.put(Setting.MAX_BODY, "1024");
+        server = RunbusServer.start(Settings.resolve(flags, Map.of(), null), new PrintWriter(Writer.nullWriter()));
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        server.close();
+        RedisTarget.local().deleteKeys(prefix);
+        try (Connection c = DriverManager.getConnection(DemoEndToEndTest.DATABASE)) {
+            c.createStatement().execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+        }
+    }
+
+    static HttpResponse<String> post(String path, String contentType, String body, String key) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + path))
+                .POST(HttpRequest.BodyPublishers.ofString(body));
+        if (contentType != null) {
+            b.header("Content-Type", contentType);
+        }
+        if (key != null) {
+            b.header("Idempotency-Key", key);
+        }
+        return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    static HttpResponse<String> get(String path) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + path)).build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    static JsonNode json(HttpResponse<String> r) throws Exception {
+        return Json.MAPPER.readTree(r.body());
+    }
+
+    static String runBody(String input) {
+        return "{\"session_id\":\"s1\",\"user_id\":\"u1\",\"input\":" + Json.write(input) + "}";
+    }
+
+    @Test
+    void submitCreatesThenFindsThenConflicts() throws Exception {
+        HttpResponse<String> first = post("/v1/runs", "application/json", runBody("hello"), "key-a");
+        assertThat(first.statusCode()).isEqualTo(201);
+        JsonNode created = json(first);
+        assertThat(created.get("created").asBoolean()).isTrue();
+        assertThat(created.get("status").asText()).isEqualTo("pending");
+
+        HttpResponse<String> again = post("/v1/runs", "application/json",
+                "{\"session_id\":\"s1\",\"user_id\":\"u1\",\"input\":\"hello\",\"idempotency_key\":\"key-a\"}", null);
+        assertThat(again.statusCode()).isEqualTo(200);
+        assertThat(json(again).get("run_id").asText()).isEqualTo(created.get("run_id").asText());
+        assertThat(json(again).get("created").asBoolean()).isFalse();
+
+        HttpResponse<String> conflict = post("/v1/runs", "application/json", runBody("another body"), "key-a");
+        assertThat(conflict.statusCode()).isEqualTo(409);
+        assertThat(json(conflict).get("error").asText()).contains("key-a");
+    }
+
+    @Test
+    void badRequestsNameWhatIsWrong() throws Exception {
+        HttpResponse<String> missing = post("/v1/runs", "application/json", "{\"user_id\":\"u\",\"input\":\"x\"}", null);
+        assertThat(missing.statusCode()).isEqualTo(400);
+        assertThat(json(missing).get("field").asText()).isEqualTo("session_id");
+
+        HttpResponse<String> notJson = post("/v1/runs", "application/json", "{oops", null);
+        assertThat(notJson.statusCode()).isEqualTo(400);
+        assertThat(json(notJson).get("error").asText()).contains("not valid JSON");
+
+        HttpResponse<String> wrongType = post("/v1/runs", "application/json",
+                "{\"session_id\":\"s\",\"user_id\":7,\"input\":\"x\"}", null);
+        assertThat(wrongType.statusCode()).isEqualTo(400);
+        assertThat(json(wrongType).get("field").asText()).isEqualTo("user_id");
+
+        HttpResponse<String> keys = post("/v1/runs", "application/json",
+                "{\"session_id\":\"s\",\"user_id\":\"u\",\"input\":\"x\",\"idempotency_key\":\"a\"}", "b");
+        assertThat(keys.statusCode()).isEqualTo(400);
+        assertThat(json(keys).get("field").asText()).isEqualTo("idempotency_key");
+
+        HttpResponse<String> tooLarge = post("/v1/runs", "application/json", runBody("x".repeat(2000)), null);
+        assertThat(tooLarge.statusCode()).isEqualTo(413);
+
+        HttpResponse<String> text = post("/v1/runs", "text/plain", runBody("x"), null);
+        assertThat(text.statusCode()).isEqualTo(415);
+        assertThat(json(text).get("error").asText()).contains("application/json");
+
+        assertThat(get("/v1/runs/not-a-uuid").statusCode()).isEqualTo(400);
+        HttpResponse<String> unknown = get("/v1/runs/" + UUID.randomUUID());
+        assertThat(unknown.statusCode()).isEqualTo(404);
+        assertThat(json(unknown).get("error").asText()).contains("no run");
+        assertThat(get("/v1/runs/" + UUID.randomUUID() + "/events").statusCode()).isEqualTo(404);
+        assertThat(get("/v1/nothing-here").statusCode()).isEqualTo(404);
+        assertThat(post("/v1/dead-letters/1-1/replay", "application/json", "", null).statusCode()).isEqualTo(404);
+    }
+
+    @Test
+    void runStatusRepliesAndEvents() throws Exception {
+        String id = json(post("/v1/runs", "application/json", runBody("what time is it"), null)).get("run_id").asText();
+        HttpResponse<String> events = get("/v1/runs/" + id + "/events");
+        assertThat(events.statusCode()).isEqualTo(200);
+        assertThat(events.headers().firstValue("Content-Type").orElse("")).startsWith("text/event-stream");
+        assertThat(events.body()).contains("event: status").contains("\"status\":\"done\"")
+                .contains("event: reply").contains("You said: what time is it").contains("event: end");
+        JsonNode run = json(get("/v1/runs/" + id));
+        assertThat(run.get("status").asText()).isEqualTo("done");
+        assertThat(run.get("attempts").asInt()).isEqualTo(1);
+        assertThat(run.get("replies")).hasSize(2);
+        assertThat(run.get("replies").get(0).get("seq").asInt()).isEqualTo(1);
+    }
+
+    @Test
+    void deadLettersListAndReplayOnce() throws Exception {
+        String id = json(post("/v1/runs", "application/json", runBody("this is poison"), null)).get("run_id").asText();
+        Wait.until("run failed", WAIT, () -> {
+            try {
+                return json(get("/v1/runs/" + id)).get("status").asText().equals("failed");
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        JsonNode list = json(get("/v1/dead-letters"));
+        JsonNode dl = null;
+        for (JsonNode d : list.get("dead_letters")) {
+            if (d.get("message_id").asText().equals(id)) {
+                dl = d;
+            }
+        }
+        assertThat(dl).isNotNull();
+        assertThat(dl.get("reason").asText()).contains("poison");
+        HttpResponse<String> replay = post("/v1/dead-letters/" + dl.get("id").asText() + "/replay", "application/json",
+                "", null);
+        assertThat(replay.statusCode()).isEqualTo(202);
+        assertThat(json(replay).get("run_id").asText()).isEqualTo(id);
+        HttpResponse<String> twice = post("/v1/dead-letters/" + dl.get("id").asText() + "/replay", "application/json",
+                "", null);
+        assertThat(twice.statusCode()).isEqualTo(409);
+    }
+
+    @Test
+    void streamsHealthAndMetrics() throws Exception {
+        post("/v1/runs", "application/json", runBody("ping"), null);
+        HttpResponse<String> streams = get("/v1/streams");
+        assertThat(streams.statusCode()).isEqualTo(200);
+        assertThat(streams.body()).contains("\"topic\":\"runs\"").contains("\"name\":\"run-workers\"");
+        HttpResponse<String> health = get("/health");
+        assertThat(health.statusCode()).isEqualTo(200);
+        assertThat(json(health).get("redis").asText()).isEqualTo("ok");
+        assertThat(json(health).get("postgres").asText()).isEqualTo("ok");
+        HttpResponse<String> metrics = get("/metrics");
+        assertThat(metrics.statusCode()).isEqualTo(200);
+        assertThat(metrics.headers().firstValue("Content-Type").orElse("")).startsWith("text/plain");
+        assertThat(metrics.body()).contains("# TYPE runbus_runs_submitted_total counter")
+                .contains("runbus_runs{status=").contains("runbus_dead_letters{topic=\"runs\"}");
+    }
+}

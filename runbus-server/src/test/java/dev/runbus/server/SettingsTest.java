@@ -1,0 +1,63 @@
+package dev.runbus.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Precedence, validation and masking of the configuration. No servers needed. */
+class SettingsTest {
+
+    @Test
+    void flagsOverEnvironmentOverFileOverDefaults(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("runbus.properties");
+        Files.writeString(file, "port=7000\ntopic=from-file\nschema=file_schema\n");
+        Settings s = Settings.resolve(Map.of(Setting.PORT, "9000"),
+                Map.of("RUNBUS_PORT", "8000", "RUNBUS_TOPIC", "from-env"), file);
+        assertThat(s.get(Setting.PORT)).isEqualTo("9000");
+        assertThat(s.source(Setting.PORT)).isEqualTo(Settings.Source.FLAG);
+        assertThat(s.get(Setting.TOPIC)).isEqualTo("from-env");
+        assertThat(s.source(Setting.TOPIC)).isEqualTo(Settings.Source.ENV);
+        assertThat(s.get(Setting.SCHEMA)).isEqualTo("file_schema");
+        assertThat(s.source(Setting.SCHEMA)).isEqualTo(Settings.Source.FILE);
+        assertThat(s.get(Setting.GROUP)).isEqualTo("run-workers");
+        assertThat(s.source(Setting.GROUP)).isEqualTo(Settings.Source.DEFAULT);
+    }
+
+    @Test
+    void badValuesNameTheOption(@TempDir Path dir) throws Exception {
+        Settings s = Settings.resolve(Map.of(Setting.MIN_IDLE, "soon", Setting.CONCURRENCY, "0"), Map.of(), null);
+        assertThatThrownBy(() -> s.duration(Setting.MIN_IDLE)).hasMessageContaining("--min-idle")
+                .hasMessageContaining("soon");
+        assertThatThrownBy(() -> s.integer(Setting.CONCURRENCY, 1)).hasMessageContaining("--concurrency");
+        Path file = dir.resolve("bad.properties");
+        Files.writeString(file, "redis_url=x\n");
+        assertThatThrownBy(() -> Settings.resolve(Map.of(), Map.of(), file)).hasMessageContaining("redis_url");
+        assertThatThrownBy(() -> Settings.resolve(Map.of(), Map.of(), dir.resolve("missing")))
+                .hasMessageContaining("does not exist");
+        assertThat(Settings.parseDuration("250ms")).isEqualTo(Duration.ofMillis(250));
+        assertThat(Settings.parseDuration("2m")).isEqualTo(Duration.ofMinutes(2));
+    }
+
+    @Test
+    void secretsAreMasked() {
+        assertThat(Settings.mask("redis://:s3cret@cache:6379/0")).isEqualTo("redis://:****@cache:6379/0");
+        assertThat(Settings.mask("redis://user:s3cret@cache:6379")).isEqualTo("redis://user:****@cache:6379");
+        assertThat(Settings.mask("jdbc:postgresql://db:5432/app?user=app&password=s3cret&ssl=true"))
+                .isEqualTo("jdbc:postgresql://db:5432/app?user=app&password=****&ssl=true");
+        assertThat(Settings.mask("redis://127.0.0.1:6379")).isEqualTo("redis://127.0.0.1:6379");
+    }
+
+    @Test
+    void demoDefaultsOnlyReplaceBuiltInDefaults() {
+        Settings s = Settings.resolve(Map.of(Setting.MIN_IDLE, "9s"), Map.of(), null)
+                .withDefaults(Map.of(Setting.MIN_IDLE, "2s", Setting.CLAIM_INTERVAL, "500ms"));
+        assertThat(s.get(Setting.MIN_IDLE)).isEqualTo("9s");
+        assertThat(s.get(Setting.CLAIM_INTERVAL)).isEqualTo("500ms");
+    }
+}
