@@ -202,6 +202,11 @@ public final class Runs implements AutoCloseable {
         }
     }
 
+    /** The run a dead letter of this layer's topic triggered, if it is a run trigger. */
+    public Optional<UUID> runOf(dev.runbus.DeadLetter deadLetter) {
+        return deadLetter.topic().equals(config.topic()) ? Triggers.runIdOf(deadLetter.message()) : Optional.empty();
+    }
+
     public RunsConfig config() {
         return config;
     }

@@ -2,7 +2,6 @@ package dev.runbus.server.cli;
 
 import dev.runbus.DeadLetter;
 import dev.runbus.runs.Runs;
-import dev.runbus.runs.internal.Triggers;
 import dev.runbus.server.Infrastructure;
 import dev.runbus.server.RunsFactory;
 import dev.runbus.server.Setting;
@@ -117,17 +116,17 @@ final class DlqCommand implements Runnable {
                 throw new IllegalArgumentException("dead letter " + id + " was already replayed as "
                         + d.replayedAs().get());
             }
-            Optional<UUID> runId = Triggers.runIdOf(d.message());
             Map<String, Object> result = new LinkedHashMap<>();
             result.put("dead_letter_id", id);
-            if (runId.isPresent()) {
-                try (Runs runs = RunsFactory.create(infra, s, "admin")) {
+            try (Runs runs = RunsFactory.create(infra, s, "admin")) {
+                Optional<UUID> runId = runs.runOf(d);
+                if (runId.isPresent()) {
                     runs.replay(runId.get());
+                    result.put("run_id", runId.get().toString());
+                    result.put("status", "pending");
+                } else {
+                    result.put("stream_id", infra.bus().deadLetters().replay(topic, id));
                 }
-                result.put("run_id", runId.get().toString());
-                result.put("status", "pending");
-            } else {
-                result.put("stream_id", infra.bus().deadLetters().replay(topic, id));
             }
             Table t = new Table("field", "value");
             result.forEach(t::row);

@@ -12,7 +12,6 @@ import dev.runbus.runs.Run;
 import dev.runbus.runs.RunNotFoundException;
 import dev.runbus.runs.Runs;
 import dev.runbus.runs.SubmitResult;
-import dev.runbus.runs.internal.Triggers;
 import dev.runbus.server.Json;
 import dev.runbus.server.Metrics;
 import dev.runbus.server.Setting;
@@ -190,8 +189,8 @@ public final class HttpApi implements AutoCloseable {
         DeadLetter dl = bus.deadLetters().get(topic, id)
                 .orElseThrow(() -> ApiError.notFound("no dead letter " + id + " in topic " + topic));
         try {
-            Optional<UUID> runId = Triggers.runIdOf(dl.message());
-            if (topic.equals(settings.get(Setting.TOPIC)) && runId.isPresent()) {
+            Optional<UUID> runId = runs.runOf(dl);
+            if (runId.isPresent()) {
                 if (dl.replayedAs().isPresent()) {
                     throw new ApiError(409, "dead letter " + id + " was already replayed as " + dl.replayedAs().get(),
                             null);
