@@ -25,7 +25,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * ack. Prints runs per second from the first submit to the last run done.
  *
  * <p>Usage: {@code RunsThroughput [--redis URI] [--database JDBC-URL] [--runs 20000] [--concurrency 16]
- * [--submitters 8]}
+ * [--submitters 8] [--preload]}; --preload submits everything before the worker starts, to measure the worker
+ * alone.
  */
 public final class RunsThroughput {
 
@@ -36,6 +37,7 @@ public final class RunsThroughput {
         int total = 20_000;
         int concurrency = 16;
         int submitters = 8;
+        boolean preload = false;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--redis": redis = args[++i]; break;
@@ -43,6 +45,7 @@ public final class RunsThroughput {
                 case "--runs": total = Integer.parseInt(args[++i]); break;
                 case "--concurrency": concurrency = Integer.parseInt(args[++i]); break;
                 case "--submitters": submitters = Integer.parseInt(args[++i]); break;
+                case "--preload": preload = true; break;
                 default:
                     System.err.println("unknown option " + args[i]);
                     System.exit(2);
@@ -59,7 +62,9 @@ public final class RunsThroughput {
                     .workerOptions(SubscribeOptions.builder().concurrency(concurrency).blockTime(Duration.ofMillis(100))
                             .build()).build();
             try (Runs runs = Runs.create(bus, ds, config)) {
-                runs.startWorker(run -> List.of(Reply.assistant("ok")));
+                if (!preload) {
+                    runs.startWorker(run -> List.of(Reply.assistant("ok")));
+                }
                 ExecutorService pool = Executors.newFixedThreadPool(submitters);
                 AtomicInteger next = new AtomicInteger();
                 final int n = total;
@@ -74,15 +79,19 @@ public final class RunsThroughput {
                 pool.shutdown();
                 pool.awaitTermination(10, TimeUnit.MINUTES);
                 long submitted = System.nanoTime();
+                if (preload) {
+                    runs.startWorker(run -> List.of(Reply.assistant("ok")));
+                }
                 while (done(ds, schema) < n) {
                     Thread.sleep(5);
                 }
                 long end = System.nanoTime();
                 System.out.printf("submit: %,d runs by %d threads in %.2f s = %,.0f runs/s%n", n, submitters,
                         (submitted - start) / 1e9, n / ((submitted - start) / 1e9));
-                System.out.printf("runs: %,d runs submit -> handler -> replies + done -> ack in %.2f s = %,.0f runs/s "
-                        + "(worker concurrency %d, no-op handler)%n", n, (end - start) / 1e9, n / ((end - start) / 1e9),
-                        concurrency);
+                long from = preload ? submitted : start;
+                System.out.printf("runs: %,d runs %s -> handler -> replies + done -> ack in %.2f s = %,.0f runs/s "
+                        + "(worker concurrency %d, no-op handler)%n", n, preload ? "(preloaded)" : "submit",
+                        (end - from) / 1e9, n / ((end - from) / 1e9), concurrency);
             } finally {
                 try (Connection c = ds.getConnection(); Statement st = c.createStatement()) {
                     st.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");

@@ -5,10 +5,10 @@ import dev.runbus.DeadLetterAlreadyReplayedException;
 import dev.runbus.NoSuchDeadLetterException;
 import dev.runbus.RunbusException;
 import dev.runbus.Subscription;
-import dev.runbus.runs.internal.CrashPoints;
 import dev.runbus.runs.internal.FailedRunMarker;
 import dev.runbus.runs.internal.IdempotencyKeys;
 import dev.runbus.runs.internal.Migrations;
+import dev.runbus.runs.internal.RunCommits;
 import dev.runbus.runs.internal.RunStore;
 import dev.runbus.runs.internal.RunWorker;
 import dev.runbus.runs.internal.Sweeper;
@@ -48,6 +48,7 @@ public final class Runs implements AutoCloseable {
     private final Bus bus;
     private final RunsConfig config;
     private final RunStore store;
+    private final RunCommits commits;
     private final Sweeper sweeper;
     private final FailedRunMarker marker;
     private final AutoCloseable listenerHandle;
@@ -58,6 +59,7 @@ public final class Runs implements AutoCloseable {
         this.bus = bus;
         this.config = config;
         this.store = store;
+        this.commits = new RunCommits(store, bus, config.topic());
         this.sweeper = new Sweeper(store, bus, config);
         this.marker = new FailedRunMarker(store, config.topic(), config.group());
         this.listenerHandle = bus.addListener(marker);
@@ -84,19 +86,15 @@ public final class Runs implements AutoCloseable {
                 : IdempotencyKeys.derive(request.sessionId(), request.userId(), request.input(),
                         Instant.now().getEpochSecond());
         String bodyHash = IdempotencyKeys.bodyHash(request.sessionId(), request.userId(), request.input());
-        UUID id = UUID.randomUUID();
         try {
-            if (store.insert(id, key, bodyHash, request)) {
-                CrashPoints.reach(CrashPoints.Point.AFTER_INSERT_BEFORE_PUBLISH);
-                publishTrigger(id);
-                return new SubmitResult(id, true, RunStatus.PENDING);
+            RunCommits.Submitted s = commits.submit(new RunStore.Insert(UUID.randomUUID(), key, bodyHash, request));
+            if (s.created()) {
+                return new SubmitResult(s.owner().runId(), true, RunStatus.PENDING);
             }
-            RunStore.KeyOwner owner = store.findByKey(key).orElseThrow(() -> new IllegalStateException(
-                    "idempotency key " + key + " conflicted but no run holds it"));
-            if (!owner.bodyHash().equals(bodyHash)) {
-                throw new IdempotencyConflictException(key, owner.runId());
+            if (!s.owner().bodyHash().equals(bodyHash)) {
+                throw new IdempotencyConflictException(key, s.owner().runId());
             }
-            return new SubmitResult(owner.runId(), false, owner.status());
+            return new SubmitResult(s.owner().runId(), false, s.owner().status());
         } catch (SQLException e) {
             throw new RunStoreException("submitting a run failed: " + e.getMessage(), e);
         }
@@ -165,7 +163,7 @@ public final class Runs implements AutoCloseable {
         if (worker != null) {
             throw new IllegalStateException("the worker of this Runs is already started");
         }
-        worker = bus.subscribe(config.topic(), config.group(), config.consumer(), new RunWorker(store, handler),
+        worker = bus.subscribe(config.topic(), config.group(), config.consumer(), new RunWorker(store, commits, handler),
                 config.workerOptions());
         return worker;
     }
@@ -220,6 +218,7 @@ public final class Runs implements AutoCloseable {
         if (worker != null) {
             worker.close();
         }
+        commits.close();
         marker.close();
         try {
             listenerHandle.close();

@@ -63,101 +63,228 @@ public final class RunStore {
 
     // ------------------------------------------------------------------ submit (guard 1)
 
-    /** INSERT ... ON CONFLICT (idempotency_key) DO NOTHING; true when this call created the run. */
-    public boolean insert(UUID id, String key, String bodyHash, NewRun r) throws SQLException {
-        try (Connection c = dataSource.getConnection();
-             PreparedStatement ps = c.prepareStatement("INSERT INTO " + runs
-                     + " (id, idempotency_key, input_hash, session_id, user_id, input, status) VALUES (?, ?, ?, ?, ?, ?, ?)"
-                     + " ON CONFLICT (idempotency_key) DO NOTHING")) {
-            ps.setObject(1, id);
-            ps.setString(2, key);
-            ps.setString(3, bodyHash);
-            ps.setString(4, r.sessionId());
-            ps.setString(5, r.userId());
-            ps.setString(6, r.input());
-            ps.setString(7, RunStatus.PENDING.sql());
-            return ps.executeUpdate() == 1;
+    /** One submission for {@link #insertAll}. */
+    public record Insert(UUID id, String key, String bodyHash, NewRun run) {
+    }
+
+    /**
+     * Inserts many runs in one statement ({@code ON CONFLICT (idempotency_key) DO NOTHING}) and returns, per
+     * insert in order, the run that now holds its key: the new one (created) or the one that held it already.
+     * Two inserts with one key in the same call: the first creates, the second finds it.
+     */
+    public List<KeyOwner> insertAll(List<Insert> inserts, List<Boolean> createdOut) throws SQLException {
+        try (Connection c = dataSource.getConnection()) {
+            java.util.Map<String, UUID> created = new java.util.HashMap<>();
+            try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + runs
+                    + " (id, idempotency_key, input_hash, session_id, user_id, input, status)"
+                    + " SELECT * FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[])"
+                    + " ON CONFLICT (idempotency_key) DO NOTHING RETURNING idempotency_key, id")) {
+                int n = inserts.size();
+                Object[] ids = new Object[n];
+                String[] keys = new String[n];
+                String[] hashes = new String[n];
+                String[] sessions = new String[n];
+                String[] users = new String[n];
+                String[] inputs = new String[n];
+                String[] statuses = new String[n];
+                for (int i = 0; i < n; i++) {
+                    Insert in = inserts.get(i);
+                    ids[i] = in.id();
+                    keys[i] = in.key();
+                    hashes[i] = in.bodyHash();
+                    sessions[i] = in.run().sessionId();
+                    users[i] = in.run().userId();
+                    inputs[i] = in.run().input();
+                    statuses[i] = RunStatus.PENDING.sql();
+                }
+                ps.setArray(1, c.createArrayOf("uuid", ids));
+                ps.setArray(2, c.createArrayOf("text", keys));
+                ps.setArray(3, c.createArrayOf("text", hashes));
+                ps.setArray(4, c.createArrayOf("text", sessions));
+                ps.setArray(5, c.createArrayOf("text", users));
+                ps.setArray(6, c.createArrayOf("text", inputs));
+                ps.setArray(7, c.createArrayOf("text", statuses));
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        created.put(rs.getString(1), rs.getObject(2, UUID.class));
+                    }
+                }
+            }
+            java.util.Map<String, KeyOwner> existing = new java.util.HashMap<>();
+            List<String> missing = new ArrayList<>();
+            for (Insert in : inserts) {
+                if (!created.containsKey(in.key())) {
+                    missing.add(in.key());
+                }
+            }
+            if (!missing.isEmpty()) {
+                try (PreparedStatement ps = c.prepareStatement("SELECT idempotency_key, id, input_hash, status FROM "
+                        + runs + " WHERE idempotency_key = ANY (?)")) {
+                    ps.setArray(1, c.createArrayOf("text", missing.toArray()));
+                    try (ResultSet rs = ps.executeQuery()) {
+                        while (rs.next()) {
+                            existing.put(rs.getString(1), new KeyOwner(rs.getObject(2, UUID.class), rs.getString(3),
+                                    RunStatus.fromSql(rs.getString(4))));
+                        }
+                    }
+                }
+            }
+            List<KeyOwner> out = new ArrayList<>(inserts.size());
+            java.util.Set<String> claimed = new java.util.HashSet<>();
+            for (Insert in : inserts) {
+                UUID newId = created.get(in.key());
+                if (newId != null && claimed.add(in.key())) {
+                    out.add(new KeyOwner(newId, in.bodyHash(), RunStatus.PENDING));
+                    createdOut.add(true);
+                } else if (newId != null) {
+                    // A second submission of a key created in this same statement.
+                    out.add(new KeyOwner(newId, inserts.get(indexOfKey(inserts, in.key())).bodyHash(), RunStatus.PENDING));
+                    createdOut.add(false);
+                } else {
+                    KeyOwner owner = existing.get(in.key());
+                    if (owner == null) {
+                        throw new SQLException("idempotency key " + in.key() + " conflicted but no run holds it");
+                    }
+                    out.add(owner);
+                    createdOut.add(false);
+                }
+            }
+            return out;
         }
     }
 
-    public Optional<KeyOwner> findByKey(String key) throws SQLException {
-        try (Connection c = dataSource.getConnection();
-             PreparedStatement ps = c.prepareStatement(
-                     "SELECT id, input_hash, status FROM " + runs + " WHERE idempotency_key = ?")) {
-            ps.setString(1, key);
-            try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() ? Optional.of(new KeyOwner(rs.getObject(1, UUID.class), rs.getString(2),
-                        RunStatus.fromSql(rs.getString(3)))) : Optional.empty();
+    private static int indexOfKey(List<Insert> inserts, String key) {
+        for (int i = 0; i < inserts.size(); i++) {
+            if (inserts.get(i).key().equals(key)) {
+                return i;
             }
         }
+        return -1;
     }
 
     // ------------------------------------------------------------------ attempts
 
-    /**
-     * pending|running → running with one more attempt, remembering the stream entry of this attempt.
-     * Empty when the run is done, failed or unknown: the short-circuit.
-     */
-    public Optional<Attempt> startAttempt(UUID id, String streamId) throws SQLException {
-        try (Connection c = dataSource.getConnection();
-             PreparedStatement ps = c.prepareStatement("UPDATE " + runs + " SET status = ?, attempts = attempts + 1,"
-                     + " stream_id = ?, updated_at = now(), started_at = COALESCE(started_at, now())"
-                     + " WHERE id = ? AND status IN (" + sources(RunStatus.RUNNING) + ")"
-                     + " RETURNING idempotency_key, session_id, user_id, input, attempts")) {
-            ps.setString(1, RunStatus.RUNNING.sql());
-            ps.setString(2, streamId);
-            ps.setObject(3, id);
-            try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() ? Optional.of(new Attempt(id, rs.getString(1), rs.getString(2), rs.getString(3),
-                        rs.getString(4), rs.getInt(5))) : Optional.empty();
-            }
-        }
+    /** One attempt to start, for {@link #startAttempts}. */
+    public record AttemptRequest(UUID runId, String streamId) {
     }
 
     /**
-     * In one transaction: lock the run, and if it is still running insert the replies (ON CONFLICT (run_id,
-     * seq) DO NOTHING, guard 2) and set it done. The lock makes a second execution that finishes later see
-     * "done" and write nothing, so replies are never a mix of two executions. Returns whether this call
-     * completed the run.
+     * pending|running → running with one more attempt, remembering the stream entry of this attempt, for
+     * many runs in one statement. One result per request, in order: empty when the run is done, failed or
+     * unknown (the short-circuit). A run named twice in one call counts two attempts.
      */
-    public boolean complete(UUID id, List<Reply> replies) throws SQLException {
+    public List<Optional<Attempt>> startAttempts(List<AttemptRequest> requests) throws SQLException {
+        java.util.Map<UUID, Attempt> started = new java.util.HashMap<>();
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement ps = c.prepareStatement("UPDATE " + runs + " r SET status = ?, attempts = r.attempts + v.n,"
+                     + " stream_id = v.stream_id, updated_at = now(), started_at = COALESCE(r.started_at, now())"
+                     + " FROM (SELECT id, max(stream_id) AS stream_id, count(*) AS n"
+                     + " FROM unnest(?::uuid[], ?::text[]) AS u(id, stream_id) GROUP BY id) v"
+                     // id = ANY lets the planner use the primary key; the join alone scans the table.
+                     + " WHERE r.id = ANY (?::uuid[]) AND r.id = v.id AND r.status IN (" + sources(RunStatus.RUNNING) + ")"
+                     + " RETURNING r.id, r.idempotency_key, r.session_id, r.user_id, r.input, r.attempts")) {
+            ps.setString(1, RunStatus.RUNNING.sql());
+            Object[] ids = new Object[requests.size()];
+            String[] streams = new String[requests.size()];
+            for (int i = 0; i < requests.size(); i++) {
+                ids[i] = requests.get(i).runId();
+                streams[i] = requests.get(i).streamId();
+            }
+            ps.setArray(2, c.createArrayOf("uuid", ids));
+            ps.setArray(3, c.createArrayOf("text", streams));
+            ps.setArray(4, c.createArrayOf("uuid", ids));
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    UUID id = rs.getObject(1, UUID.class);
+                    started.put(id, new Attempt(id, rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5),
+                            rs.getInt(6)));
+                }
+            }
+        }
+        // A run named n times in this call counted n attempts; hand them out in order.
+        java.util.Map<UUID, Integer> seen = new java.util.HashMap<>();
+        java.util.Map<UUID, Integer> named = new java.util.HashMap<>();
+        requests.forEach(r -> named.merge(r.runId(), 1, Integer::sum));
+        List<Optional<Attempt>> out = new ArrayList<>(requests.size());
+        for (AttemptRequest r : requests) {
+            Attempt last = started.get(r.runId());
+            if (last == null) {
+                out.add(Optional.empty());
+                continue;
+            }
+            int k = seen.merge(r.runId(), 1, Integer::sum);
+            int attempt = last.attempt() - named.get(r.runId()) + k;
+            out.add(Optional.of(new Attempt(last.runId(), last.idempotencyKey(), last.sessionId(), last.userId(),
+                    last.input(), attempt)));
+        }
+        return out;
+    }
+
+    /** One completion, for {@link #completeAll}. */
+    public record Completion(UUID runId, List<Reply> replies) {
+    }
+
+    /**
+     * Completes many runs in one transaction: the runs are locked ({@code FOR UPDATE}, in id order so that
+     * concurrent committers cannot deadlock); for those still running the replies are inserted
+     * {@code ON CONFLICT (run_id, seq) DO NOTHING} (guard 2) and the status set to done. The lock makes a
+     * second execution that finishes later see "done" and write nothing, so replies are never a mix of two
+     * executions. One result per completion, in order: whether it completed its run.
+     */
+    public List<Boolean> completeAll(List<Completion> completions) throws SQLException {
         try (Connection c = dataSource.getConnection()) {
             c.setAutoCommit(false);
             try {
-                RunStatus now;
-                try (PreparedStatement ps = c.prepareStatement("SELECT status FROM " + runs + " WHERE id = ? FOR UPDATE")) {
-                    ps.setObject(1, id);
+                java.util.Set<UUID> running = new java.util.HashSet<>();
+                Object[] ids = completions.stream().map(Completion::runId).distinct().toArray();
+                try (PreparedStatement ps = c.prepareStatement("SELECT id, status FROM " + runs
+                        + " WHERE id = ANY (?) ORDER BY id FOR UPDATE")) {
+                    ps.setArray(1, c.createArrayOf("uuid", ids));
                     try (ResultSet rs = ps.executeQuery()) {
-                        now = rs.next() ? RunStatus.fromSql(rs.getString(1)) : null;
+                        while (rs.next()) {
+                            if (RunStatus.fromSql(rs.getString(2)).canMoveTo(RunStatus.DONE)) {
+                                running.add(rs.getObject(1, UUID.class));
+                            }
+                        }
                     }
                 }
-                if (now == null || !now.canMoveTo(RunStatus.DONE)) {
-                    c.rollback();
-                    return false;
-                }
-                if (!replies.isEmpty()) {
-                    try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + messages
-                            + " (run_id, seq, role, content) VALUES (?, ?, ?, ?) ON CONFLICT (run_id, seq) DO NOTHING")) {
+                List<Boolean> out = new ArrayList<>(completions.size());
+                List<UUID> finishing = new ArrayList<>();
+                try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + messages
+                        + " (run_id, seq, role, content) VALUES (?, ?, ?, ?) ON CONFLICT (run_id, seq) DO NOTHING")) {
+                    boolean any = false;
+                    for (Completion done : completions) {
+                        boolean mine = running.remove(done.runId());
+                        out.add(mine);
+                        if (!mine) {
+                            continue;
+                        }
+                        finishing.add(done.runId());
                         int seq = 1;
-                        for (Reply r : replies) {
-                            ps.setObject(1, id);
+                        for (Reply r : done.replies()) {
+                            ps.setObject(1, done.runId());
                             ps.setInt(2, seq++);
                             ps.setString(3, r.role());
                             ps.setString(4, r.content());
                             ps.addBatch();
+                            any = true;
                         }
+                    }
+                    if (any) {
                         ps.executeBatch();
                     }
                 }
-                try (PreparedStatement ps = c.prepareStatement("UPDATE " + runs + " SET status = ?, error = NULL,"
-                        + " finished_at = now(), updated_at = now() WHERE id = ? AND status IN ("
-                        + sources(RunStatus.DONE) + ")")) {
-                    ps.setString(1, RunStatus.DONE.sql());
-                    ps.setObject(2, id);
-                    ps.executeUpdate();
+                if (!finishing.isEmpty()) {
+                    try (PreparedStatement ps = c.prepareStatement("UPDATE " + runs + " SET status = ?, error = NULL,"
+                            + " finished_at = now(), updated_at = now() WHERE id = ANY (?) AND status IN ("
+                            + sources(RunStatus.DONE) + ")")) {
+                        ps.setString(1, RunStatus.DONE.sql());
+                        ps.setArray(2, c.createArrayOf("uuid", finishing.toArray()));
+                        ps.executeUpdate();
+                    }
                 }
                 c.commit();
-                return true;
+                return out;
             } catch (SQLException | RuntimeException e) {
                 c.rollback();
                 throw e;

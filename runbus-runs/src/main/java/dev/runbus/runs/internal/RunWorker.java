@@ -21,6 +21,7 @@ import org.slf4j.LoggerFactory;
  *       once (the short-circuit: the trigger is acked, nothing runs);</li>
  *   <li>run the handler;</li>
  *   <li>in one transaction: replies (ON CONFLICT DO NOTHING) and done;</li>
+ *   <li>(steps 1 and 3 are group-committed with the other runs in flight: see {@link RunCommits});</li>
  *   <li>return, and the bus acks.</li>
  * </ol>
  */
@@ -29,10 +30,12 @@ public final class RunWorker implements Handler {
     private static final Logger log = LoggerFactory.getLogger(RunWorker.class);
 
     private final RunStore store;
+    private final RunCommits commits;
     private final RunHandler handler;
 
-    public RunWorker(RunStore store, RunHandler handler) {
+    public RunWorker(RunStore store, RunCommits commits, RunHandler handler) {
         this.store = store;
+        this.commits = commits;
         this.handler = handler;
     }
 
@@ -44,7 +47,7 @@ public final class RunWorker implements Handler {
                     delivery.topic(), delivery.message().id());
             return;
         }
-        Optional<RunStore.Attempt> attempt = store.startAttempt(runId.get(), delivery.streamId());
+        Optional<RunStore.Attempt> attempt = commits.startAttempt(runId.get(), delivery.streamId());
         if (attempt.isEmpty()) {
             log.debug("run {} is finished or unknown; trigger {} acked without work", runId.get(), delivery.streamId());
             return;
@@ -63,7 +66,7 @@ public final class RunWorker implements Handler {
             throw failure;
         }
         CrashPoints.reach(CrashPoints.Point.AFTER_HANDLER_BEFORE_COMMIT);
-        if (!store.complete(a.runId(), replies)) {
+        if (!commits.complete(a.runId(), replies)) {
             log.debug("run {} was completed by another execution; its replies are kept", a.runId());
         }
         CrashPoints.reach(CrashPoints.Point.AFTER_COMMIT_BEFORE_ACK);

@@ -1,0 +1,78 @@
+package dev.runbus.runs.internal;
+
+import dev.runbus.Bus;
+import dev.runbus.Message;
+import dev.runbus.RunbusException;
+import dev.runbus.runs.Reply;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The three writes on the hot path of every run, each group-committed: submissions (insert, then publish the
+ * new runs' triggers, pipelined), attempt starts, and completions (replies and done). A run still waits for
+ * its own commit before it moves on, so every crash point keeps its meaning; only the transactions are shared.
+ */
+public final class RunCommits implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(RunCommits.class);
+    static final int MAX_BATCH = 500;
+
+    /** What a submission found: the run holding the key, and whether this submission created it. */
+    public record Submitted(RunStore.KeyOwner owner, boolean created) {
+    }
+
+    private final GroupCommitter<RunStore.Insert, Submitted> submits;
+    private final GroupCommitter<RunStore.AttemptRequest, Optional<RunStore.Attempt>> attempts;
+    private final GroupCommitter<RunStore.Completion, Boolean> completions;
+
+    public RunCommits(RunStore store, Bus bus, String topic) {
+        this.submits = new GroupCommitter<>("runbus-runs-submit-commit", MAX_BATCH, batch -> {
+            List<Boolean> created = new ArrayList<>(batch.size());
+            List<RunStore.KeyOwner> owners = store.insertAll(batch, created);
+            List<Message> triggers = new ArrayList<>();
+            List<Submitted> out = new ArrayList<>(batch.size());
+            for (int i = 0; i < batch.size(); i++) {
+                out.add(new Submitted(owners.get(i), created.get(i)));
+                if (created.get(i)) {
+                    triggers.add(Triggers.of(owners.get(i).runId()));
+                }
+            }
+            if (!triggers.isEmpty()) {
+                CrashPoints.reach(CrashPoints.Point.AFTER_INSERT_BEFORE_PUBLISH);
+                try {
+                    bus.publisher().publishAll(topic, triggers);
+                } catch (RunbusException e) {
+                    log.warn("{} runs are stored but their triggers could not be published ({}); the sweeper will "
+                            + "publish them", triggers.size(), e.getMessage());
+                }
+            }
+            return out;
+        });
+        this.attempts = new GroupCommitter<>("runbus-runs-attempt-commit", MAX_BATCH, store::startAttempts);
+        this.completions = new GroupCommitter<>("runbus-runs-done-commit", MAX_BATCH, store::completeAll);
+    }
+
+    public Submitted submit(RunStore.Insert insert) throws SQLException {
+        return submits.commit(insert);
+    }
+
+    Optional<RunStore.Attempt> startAttempt(UUID runId, String streamId) throws SQLException {
+        return attempts.commit(new RunStore.AttemptRequest(runId, streamId));
+    }
+
+    boolean complete(UUID runId, List<Reply> replies) throws SQLException {
+        return completions.commit(new RunStore.Completion(runId, replies));
+    }
+
+    @Override
+    public void close() {
+        submits.close();
+        attempts.close();
+        completions.close();
+    }
+}
