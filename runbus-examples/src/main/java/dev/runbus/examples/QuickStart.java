@@ -100,7 +100,7 @@ public final class QuickStart {
                         g.pending(), g.lag());
             }
             subs.forEach(Subscription::close);
-            cleanUp(redis, prefix);
+            ExampleKeys.deleteAll(redis, prefix);
         }
     }
 
@@ -120,16 +120,4 @@ public final class QuickStart {
         }
     }
 
-    /** The example's keys are removed afterwards; a real application keeps its streams. */
-    private static void cleanUp(String redis, String prefix) {
-        io.lettuce.core.RedisClient client = io.lettuce.core.RedisClient.create(redis);
-        try (var c = client.connect()) {
-            var keys = c.sync().keys(prefix + ":*");
-            if (!keys.isEmpty()) {
-                c.sync().del(keys.toArray(new String[0]));
-            }
-        } finally {
-            client.shutdown();
-        }
-    }
 }

@@ -98,15 +98,7 @@ public final class RunsThroughput {
                 }
             }
         } finally {
-            io.lettuce.core.RedisClient client = io.lettuce.core.RedisClient.create(redis);
-            try (var c = client.connect()) {
-                var keys = c.sync().keys(prefix + ":*");
-                if (!keys.isEmpty()) {
-                    c.sync().del(keys.toArray(new String[0]));
-                }
-            } finally {
-                client.shutdown();
-            }
+            ExampleKeys.deleteAll(redis, prefix);
         }
     }
 

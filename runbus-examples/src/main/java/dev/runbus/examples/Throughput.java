@@ -74,15 +74,7 @@ public final class Throughput {
             subs.forEach(Subscription::close);
             bus.pruneDeadConsumers("bench", "g");
         } finally {
-            io.lettuce.core.RedisClient client = io.lettuce.core.RedisClient.create(redis);
-            try (var c = client.connect()) {
-                var keys = c.sync().keys(prefix + ":*");
-                if (!keys.isEmpty()) {
-                    c.sync().del(keys.toArray(new String[0]));
-                }
-            } finally {
-                client.shutdown();
-            }
+            ExampleKeys.deleteAll(redis, prefix);
         }
     }
 }

@@ -7,6 +7,7 @@ import dev.runbus.server.RunsFactory;
 import dev.runbus.server.Setting;
 import dev.runbus.server.Settings;
 import dev.runbus.server.Table;
+import dev.runbus.server.Views;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -32,21 +33,6 @@ final class DlqCommand implements Runnable {
                 "missing subcommand: list, show, replay or purge");
     }
 
-    static Map<String, Object> json(DeadLetter d) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("id", d.id());
-        m.put("stream_id", d.originalStreamId());
-        m.put("group", d.group());
-        m.put("consumer", d.consumer());
-        m.put("deliveries", d.deliveries());
-        m.put("reason", d.reason());
-        m.put("dead_at", d.deadAt().toString());
-        m.put("message_id", d.message().id());
-        m.put("message_type", d.message().type());
-        m.put("replayed_as", d.replayedAs().orElse(null));
-        return m;
-    }
-
     @Command(name = "list", mixinStandardHelpOptions = true, description = "Dead letters, oldest first.")
     static final class ListDeadLetters extends AdminCommand {
         @Option(names = "--limit", defaultValue = "50", description = "how many; default ${DEFAULT-VALUE}")
@@ -64,7 +50,7 @@ final class DlqCommand implements Runnable {
             List<Map<String, Object>> rows = new ArrayList<>();
             for (DeadLetter d : infra.bus().deadLetters().list(s.get(Setting.TOPIC), after, limit)) {
                 t.row(d.id(), d.message().id(), d.group(), d.deliveries(), cut(d.reason()), d.replayedAs().orElse("-"));
-                rows.add(json(d));
+                rows.add(Views.deadLetter(d));
             }
             print(t, Map.of("topic", s.get(Setting.TOPIC), "dead_letters", rows));
             return 0;
@@ -85,7 +71,7 @@ final class DlqCommand implements Runnable {
             DeadLetter d = infra.bus().deadLetters().get(s.get(Setting.TOPIC), id)
                     .orElseThrow(() -> new IllegalArgumentException("no dead letter " + id + " in topic "
                             + s.get(Setting.TOPIC)));
-            Map<String, Object> m = json(d);
+            Map<String, Object> m = Views.deadLetter(d);
             m.put("headers", d.message().headers());
             m.put("payload", new String(d.message().payload(), StandardCharsets.UTF_8));
             Table t = new Table("field", "value");

@@ -16,6 +16,7 @@ import dev.runbus.server.Json;
 import dev.runbus.server.Metrics;
 import dev.runbus.server.Setting;
 import dev.runbus.server.Settings;
+import dev.runbus.server.Views;
 import io.javalin.Javalin;
 import io.javalin.http.Context;
 import io.javalin.http.HttpResponseException;
@@ -162,25 +163,9 @@ public final class HttpApi implements AutoCloseable {
         int limit = intParam(ctx, "limit", 100);
         List<Map<String, Object>> out = new ArrayList<>();
         for (DeadLetter d : bus.deadLetters().list(topic, ctx.queryParam("after"), limit)) {
-            out.add(deadLetterJson(d));
+            out.add(Views.deadLetter(d));
         }
         ctx.json(Map.of("topic", topic, "dead_letters", out));
-    }
-
-    static Map<String, Object> deadLetterJson(DeadLetter d) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("id", d.id());
-        m.put("topic", d.topic());
-        m.put("stream_id", d.originalStreamId());
-        m.put("group", d.group());
-        m.put("consumer", d.consumer());
-        m.put("deliveries", d.deliveries());
-        m.put("reason", d.reason());
-        m.put("dead_at", d.deadAt().toString());
-        m.put("message_id", d.message().id());
-        m.put("message_type", d.message().type());
-        m.put("replayed_as", d.replayedAs().orElse(null));
-        return m;
     }
 
     private void replay(Context ctx) {
