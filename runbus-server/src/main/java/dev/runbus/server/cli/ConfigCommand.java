@@ -36,7 +36,12 @@ final class ConfigCommand extends BaseCommand {
         Map<Setting, String> values = s.masked();
         if (json) {
             Map<String, Object> out = new LinkedHashMap<>();
-            values.forEach((k, v) -> out.put(k.key(), Map.of("value", v, "source", s.source(k).name().toLowerCase())));
+            values.forEach((k, v) -> {
+                Map<String, Object> entry = new LinkedHashMap<>();
+                entry.put("value", v);
+                entry.put("source", s.source(k).name().toLowerCase(java.util.Locale.ROOT));
+                out.put(k.key(), entry);
+            });
             out().println(Json.write(out));
             return 0;
         }
