@@ -225,71 +225,56 @@ public final class RunStore {
     }
 
     /**
-     * Completes many runs in one transaction: the runs are locked ({@code FOR UPDATE}, in id order so that
-     * concurrent committers cannot deadlock); for those still running the replies are inserted
-     * {@code ON CONFLICT (run_id, seq) DO NOTHING} (guard 2) and the status set to done. The lock makes a
-     * second execution that finishes later see "done" and write nothing, so replies are never a mix of two
-     * executions. One result per completion, in order: whether it completed its run.
+     * Completes many runs in one statement, so in one transaction: runs still running are set done, and the
+     * replies of exactly those runs are inserted {@code ON CONFLICT (run_id, seq) DO NOTHING} (guard 2). The
+     * UPDATE locks each run's row: a second execution that finishes later waits, then finds the run done,
+     * updates nothing and so inserts nothing — replies are never a mix of two executions. One result per
+     * completion, in order: whether it completed its run.
      */
     public List<Boolean> completeAll(List<Completion> completions) throws SQLException {
-        try (Connection c = dataSource.getConnection()) {
-            c.setAutoCommit(false);
-            try {
-                java.util.Set<UUID> running = new java.util.HashSet<>();
-                Object[] ids = completions.stream().map(Completion::runId).distinct().toArray();
-                try (PreparedStatement ps = c.prepareStatement("SELECT id, status FROM " + runs
-                        + " WHERE id = ANY (?) ORDER BY id FOR UPDATE")) {
-                    ps.setArray(1, c.createArrayOf("uuid", ids));
-                    try (ResultSet rs = ps.executeQuery()) {
-                        while (rs.next()) {
-                            if (RunStatus.fromSql(rs.getString(2)).canMoveTo(RunStatus.DONE)) {
-                                running.add(rs.getObject(1, UUID.class));
-                            }
-                        }
-                    }
-                }
-                List<Boolean> out = new ArrayList<>(completions.size());
-                List<UUID> finishing = new ArrayList<>();
-                try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + messages
-                        + " (run_id, seq, role, content) VALUES (?, ?, ?, ?) ON CONFLICT (run_id, seq) DO NOTHING")) {
-                    boolean any = false;
-                    for (Completion done : completions) {
-                        boolean mine = running.remove(done.runId());
-                        out.add(mine);
-                        if (!mine) {
-                            continue;
-                        }
-                        finishing.add(done.runId());
-                        int seq = 1;
-                        for (Reply r : done.replies()) {
-                            ps.setObject(1, done.runId());
-                            ps.setInt(2, seq++);
-                            ps.setString(3, r.role());
-                            ps.setString(4, r.content());
-                            ps.addBatch();
-                            any = true;
-                        }
-                    }
-                    if (any) {
-                        ps.executeBatch();
-                    }
-                }
-                if (!finishing.isEmpty()) {
-                    try (PreparedStatement ps = c.prepareStatement("UPDATE " + runs + " SET status = ?, error = NULL,"
-                            + " finished_at = now(), updated_at = now() WHERE id = ANY (?) AND status IN ("
-                            + sources(RunStatus.DONE) + ")")) {
-                        ps.setString(1, RunStatus.DONE.sql());
-                        ps.setArray(2, c.createArrayOf("uuid", finishing.toArray()));
-                        ps.executeUpdate();
-                    }
-                }
-                c.commit();
-                return out;
-            } catch (SQLException | RuntimeException e) {
-                c.rollback();
-                throw e;
+        // The first completion of a run in this call is the one whose replies count.
+        java.util.Map<UUID, Completion> first = new java.util.LinkedHashMap<>();
+        completions.forEach(done -> first.putIfAbsent(done.runId(), done));
+        List<Object> replyRuns = new ArrayList<>();
+        List<Object> replySeqs = new ArrayList<>();
+        List<Object> replyRoles = new ArrayList<>();
+        List<Object> replyContents = new ArrayList<>();
+        for (Completion done : first.values()) {
+            int seq = 1;
+            for (Reply r : done.replies()) {
+                replyRuns.add(done.runId());
+                replySeqs.add(seq++);
+                replyRoles.add(r.role());
+                replyContents.add(r.content());
             }
         }
+        java.util.Set<UUID> completed = new java.util.HashSet<>();
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement ps = c.prepareStatement("WITH done AS (UPDATE " + runs + " SET status = ?, error = NULL,"
+                     + " finished_at = now(), updated_at = now() WHERE id = ANY (?::uuid[]) AND status IN ("
+                     + sources(RunStatus.DONE) + ") RETURNING id),"
+                     + " replies AS (INSERT INTO " + messages + " (run_id, seq, role, content)"
+                     + " SELECT r.run_id, r.seq, r.role, r.content"
+                     + " FROM unnest(?::uuid[], ?::int[], ?::text[], ?::text[]) AS r(run_id, seq, role, content)"
+                     + " WHERE r.run_id IN (SELECT id FROM done) ON CONFLICT (run_id, seq) DO NOTHING)"
+                     + " SELECT id FROM done")) {
+            ps.setString(1, RunStatus.DONE.sql());
+            ps.setArray(2, c.createArrayOf("uuid", first.keySet().toArray()));
+            ps.setArray(3, c.createArrayOf("uuid", replyRuns.toArray()));
+            ps.setArray(4, c.createArrayOf("int4", replySeqs.toArray()));
+            ps.setArray(5, c.createArrayOf("text", replyRoles.toArray()));
+            ps.setArray(6, c.createArrayOf("text", replyContents.toArray()));
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    completed.add(rs.getObject(1, UUID.class));
+                }
+            }
+        }
+        List<Boolean> out = new ArrayList<>(completions.size());
+        for (Completion done : completions) {
+            out.add(completed.remove(done.runId()));
+        }
+        return out;
     }
 
     /** Keeps the last failure's reason on a running run (its status does not change). */
