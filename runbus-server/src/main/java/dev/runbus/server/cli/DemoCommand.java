@@ -68,10 +68,10 @@ final class DemoCommand extends BaseCommand {
         // Short times so that poison runs use up their deliveries in seconds, not minutes; flags still win.
         Settings s = settings().withDefaults(Map.of(Setting.MIN_IDLE, "2s", Setting.CLAIM_INTERVAL, "500ms",
                 Setting.SWEEP_INTERVAL, "2s", Setting.SWEEP_THRESHOLD, "20s", Setting.SHUTDOWN_TIMEOUT, "10s"));
-        if (s.isSet(Setting.REDIS_URL) && s.source(Setting.KEY_PREFIX) == Settings.Source.DEFAULT) {
-            long stamp = System.currentTimeMillis();
-            s = s.withDefaults(Map.of(Setting.KEY_PREFIX, "runbus-demo-" + stamp, Setting.SCHEMA, "runbus_demo_" + stamp));
-        }
+        // Each demo works in a key prefix and schema of its own, so that its report counts its own runs only
+        // (a --data-dir keeps earlier ones); on servers it did not start, it removes them afterwards.
+        long stamp = System.currentTimeMillis();
+        s = s.withDefaults(Map.of(Setting.KEY_PREFIX, "runbus-demo-" + stamp, Setting.SCHEMA, "runbus_demo_" + stamp));
         Demo.Options o = new Demo.Options(runs, users, workers, poisonRate, flakyRate, duplicateRate, killWorker,
                 Settings.parseDuration(timeout), !noProgress, seed);
         DemoReport report = new Demo(s, o, out()).run();
