@@ -31,24 +31,26 @@ final class Dispatcher {
     private final SubscriptionContext ctx;
     private final Handler handler;
     private final OutcomePolicy policy;
-    private final Slots slots;
     private final InFlight inFlight;
     private final Acker acker;
     private final DeadLetterMover deadLetters;
     private final SafeListener listener;
-    private final BlockingQueue<Delivery> queue = new LinkedBlockingQueue<>();
+    /** A delivery waiting for a runner, and the pool its slot returns to. */
+    private record Held(Delivery delivery, Slots slots) {
+    }
+
+    private final BlockingQueue<Held> queue = new LinkedBlockingQueue<>();
     private final CountDownLatch runnersDone;
     private volatile boolean started;
     private volatile boolean draining;
     /** Set when close gave up waiting: from then on no outcome is applied and nothing new starts. */
     private volatile boolean stopped;
 
-    Dispatcher(SubscriptionContext ctx, Handler handler, Slots slots, InFlight inFlight, Acker acker,
+    Dispatcher(SubscriptionContext ctx, Handler handler, InFlight inFlight, Acker acker,
                DeadLetterMover deadLetters, SafeListener listener) {
         this.ctx = ctx;
         this.handler = handler;
         this.policy = new OutcomePolicy(ctx.options().maxDeliveries());
-        this.slots = slots;
         this.inFlight = inFlight;
         this.acker = acker;
         this.deadLetters = deadLetters;
@@ -72,14 +74,14 @@ final class Dispatcher {
     }
 
     /**
-     * Takes over entries, each holding one slot. Never throws: an entry it cannot take stays pending in Redis
-     * and its slot is released.
+     * Takes over entries, each holding one slot of {@code slots}. Never throws: an entry it cannot take stays
+     * pending in Redis and its slot is released.
      */
-    void accept(List<Entry> entries) {
+    void accept(List<Entry> entries, Slots slots) {
         if (entries.isEmpty()) {
             return;
         }
-        if (ctx.options().ackMode() == AckMode.BEFORE_WORK && !ackBeforeWork(entries)) {
+        if (ctx.options().ackMode() == AckMode.BEFORE_WORK && !ackBeforeWork(entries, slots)) {
             return;
         }
         List<String> notOurs = new ArrayList<>();
@@ -98,7 +100,7 @@ final class Dispatcher {
                             OutcomePolicy.abandonedReason(e.deliveries(), e.previousOwner()));
                     slots.release(1);
                 } else {
-                    enqueue(e);
+                    enqueue(e, slots);
                 }
             } catch (RuntimeException failed) {
                 inFlight.release(e.streamId());
@@ -112,7 +114,7 @@ final class Dispatcher {
     }
 
     /** At-most-once mode: ack the batch before any handler runs; if that fails, run none of it. */
-    private boolean ackBeforeWork(List<Entry> entries) {
+    private boolean ackBeforeWork(List<Entry> entries, Slots slots) {
         List<String> ids = new ArrayList<>(entries.size());
         entries.forEach(e -> ids.add(e.streamId()));
         try {
@@ -125,7 +127,7 @@ final class Dispatcher {
         }
     }
 
-    private void enqueue(Entry e) {
+    private void enqueue(Entry e, Slots slots) {
         Message message;
         try {
             message = WireFormat.decode(e.streamId(), e.fields());
@@ -135,19 +137,20 @@ final class Dispatcher {
             slots.release(1);
             return;
         }
-        queue.add(new Delivery(message, ctx.topic(), e.streamId(), ctx.group(), ctx.consumer(), e.deliveries()));
+        queue.add(new Held(new Delivery(message, ctx.topic(), e.streamId(), ctx.group(), ctx.consumer(),
+                e.deliveries()), slots));
     }
 
     private void runner() {
         try {
             while (!stopped) {
-                Delivery d = queue.poll(50, TimeUnit.MILLISECONDS);
-                if (d != null) {
+                Held h = queue.poll(50, TimeUnit.MILLISECONDS);
+                if (h != null) {
                     try {
-                        run(d);
+                        run(h.delivery(), h.slots());
                     } catch (Throwable unexpected) {
-                        log.error("{}: failure while finishing {}; it stays pending", ctx.describe(), d.streamId(),
-                                unexpected);
+                        log.error("{}: failure while finishing {}; it stays pending", ctx.describe(),
+                                h.delivery().streamId(), unexpected);
                     }
                 } else if (draining) {
                     return;
@@ -160,7 +163,7 @@ final class Dispatcher {
         }
     }
 
-    private void run(Delivery d) {
+    private void run(Delivery d, Slots slots) {
         Throwable failure = null;
         try {
             handler.handle(d);
@@ -225,12 +228,12 @@ final class Dispatcher {
      */
     int stop() {
         stopped = true;
-        List<Delivery> dropped = new ArrayList<>();
+        List<Held> dropped = new ArrayList<>();
         queue.drainTo(dropped);
-        for (Delivery d : dropped) {
-            inFlight.release(d.streamId());
+        for (Held h : dropped) {
+            inFlight.release(h.delivery().streamId());
+            h.slots().release(1);
         }
-        slots.release(dropped.size());
         return dropped.size();
     }
 

@@ -97,7 +97,7 @@ final class ReadLoop implements AutoCloseable {
                 continue;
             }
             slots.release(room - entries.size());
-            dispatcher.accept(entries);
+            dispatcher.accept(entries, slots);
         }
     }
 

@@ -3,7 +3,8 @@ package dev.runbus.internal;
 /**
  * Takes over entries of the group that have been idle for at least {@code minIdle}: their consumer died,
  * or its handler failed and the entry waits for another delivery. Scans the whole PEL with XAUTOCLAIM's
- * cursor each round, claiming no more than there are free slots. Entries trimmed while pending are acked
+ * cursor each round. It has slots of its own ({@code batchSize}), so a read loop blocked with its slots
+ * never starves a takeover; when they are all busy it waits for some to free up and scans on. Entries trimmed while pending are acked
  * and reported by the script; entries past {@code maxDeliveries} are dead-lettered by the dispatcher.
  */
 final class Reclaimer implements Runnable {
@@ -30,9 +31,15 @@ final class Reclaimer implements Runnable {
         long minIdle = ctx.options().minIdle().toMillis();
         String cursor = START;
         do {
-            int room = slots.takeFree(ctx.options().batchSize());
-            if (room == 0) {
+            int room;
+            try {
+                room = slots.takeUpTo(ctx.options().batchSize(), 100);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
                 return;
+            }
+            if (room == 0) {
+                continue; // all busy with earlier claims: wait for them, then scan on from the cursor
             }
             Scripts.ClaimResult r;
             try {
@@ -45,7 +52,7 @@ final class Reclaimer implements Runnable {
             if (!r.trimmed().isEmpty()) {
                 listener.onTrimmedWhilePending(ctx.topic(), ctx.group(), r.trimmed());
             }
-            dispatcher.accept(r.claimed());
+            dispatcher.accept(r.claimed(), slots);
             cursor = r.nextCursor();
         } while (!START.equals(cursor) && !closed);
     }

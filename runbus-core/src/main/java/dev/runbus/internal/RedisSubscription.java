@@ -22,7 +22,7 @@ final class RedisSubscription implements Subscription {
 
     private final SubscriptionContext ctx;
     private final StatefulRedisConnection<String, byte[]> readConnection;
-    private final Slots slots;
+    private final Slots readSlots;
     private final InFlight inFlight = new InFlight();
     private final Acker acker;
     private final Dispatcher dispatcher;
@@ -43,13 +43,16 @@ final class RedisSubscription implements Subscription {
         this.onClosed = onClosed;
         SubscribeOptions o = ctx.options();
         SafeListener listener = bus.listener();
-        this.slots = new Slots(o.concurrency() + o.batchSize());
+        // Room for the handlers, the batch waiting for them and the next batch being read (so reads stay full
+        // size); the reclaimer has a batch of its own.
+        this.readSlots = new Slots(o.concurrency() + 2 * o.batchSize());
+        Slots reclaimSlots = new Slots(o.batchSize());
         this.acker = new Acker(bus.async(), ctx.streamKey(), ctx.group(), bus.commandTimeoutMillis(), listener,
                 "runbus-ack-" + ctx.describe());
-        this.dispatcher = new Dispatcher(ctx, handler, slots, inFlight, acker, bus.deadLetterMover(), listener);
-        this.readLoop = new ReadLoop(ctx, readConnection, bus.sync(), bus.scripts(), bus::ensureGroup, slots,
+        this.dispatcher = new Dispatcher(ctx, handler, inFlight, acker, bus.deadLetterMover(), listener);
+        this.readLoop = new ReadLoop(ctx, readConnection, bus.sync(), bus.scripts(), bus::ensureGroup, readSlots,
                 dispatcher, listener, this::startReclaimer);
-        this.reclaimer = new Reclaimer(ctx, bus.scripts(), slots, dispatcher, listener);
+        this.reclaimer = new Reclaimer(ctx, bus.scripts(), reclaimSlots, dispatcher, listener);
         this.reclaimLoop = new PeriodicLoop("runbus-reclaim-" + ctx.describe(), o.claimInterval(), reclaimer,
                 listener);
         this.keepAliveLoop = new PeriodicLoop("runbus-keepalive-" + ctx.describe(), o.keepAliveInterval(),
