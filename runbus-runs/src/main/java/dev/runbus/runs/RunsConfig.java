@@ -12,7 +12,9 @@ import java.util.regex.Pattern;
  * @param topic           bus topic of run triggers; default {@value #DEFAULT_TOPIC}
  * @param group           consumer group of the workers; default {@value #DEFAULT_GROUP}
  * @param consumer        this process's consumer name, stable across restarts; default: the host name
- * @param workerOptions   the workers' subscription options (concurrency, minIdle, maxDeliveries, ...)
+ * @param workerOptions   the workers' subscription options (concurrency, minIdle, maxDeliveries, ...); default:
+ *                        the bus defaults with {@value #DEFAULT_WORKER_CONCURRENCY} handlers at once, because a
+ *                        run's thread mostly waits for its group commit and a group holds the runs in flight
  * @param sweepInterval   how often the sweeper runs; default 30 s
  * @param sweepThreshold  an unfinished run untouched this long is examined by the sweeper; default 2 min
  * @param sweepBatch      runs examined per sweep; default 500
@@ -26,6 +28,7 @@ public record RunsConfig(String schema, String topic, String group, String consu
     public static final Duration DEFAULT_SWEEP_INTERVAL = Duration.ofSeconds(30);
     public static final Duration DEFAULT_SWEEP_THRESHOLD = Duration.ofMinutes(2);
     public static final int DEFAULT_SWEEP_BATCH = 500;
+    public static final int DEFAULT_WORKER_CONCURRENCY = 64;
 
     private static final Pattern IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
 
@@ -81,7 +84,7 @@ public record RunsConfig(String schema, String topic, String group, String consu
         private String topic = DEFAULT_TOPIC;
         private String group = DEFAULT_GROUP;
         private String consumer;
-        private SubscribeOptions workerOptions = SubscribeOptions.defaults();
+        private SubscribeOptions workerOptions = SubscribeOptions.builder().concurrency(DEFAULT_WORKER_CONCURRENCY).build();
         private Duration sweepInterval = DEFAULT_SWEEP_INTERVAL;
         private Duration sweepThreshold = DEFAULT_SWEEP_THRESHOLD;
         private int sweepBatch = DEFAULT_SWEEP_BATCH;

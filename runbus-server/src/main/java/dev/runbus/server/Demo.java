@@ -50,7 +50,7 @@ public final class Demo {
                 options.duplicateRate(), options.seed());
         Metrics metrics = new Metrics();
         RunHandler handler = RunsFactory.handler(settings);
-        int pool = options.workers() * settings.integer(Setting.CONCURRENCY, 1) + 8;
+        int pool = RunsFactory.poolSize(settings, options.workers());
         try (Infrastructure infra = Infrastructure.start(settings, true, true, metrics, pool, out)) {
             List<Runs> workers = new ArrayList<>();
             Process victim = null;

@@ -24,7 +24,7 @@ public final class RunbusServer implements AutoCloseable {
     public static RunbusServer start(Settings s, PrintWriter out) {
         Metrics metrics = new Metrics();
         var handler = RunsFactory.handler(s);
-        int pool = s.integer(Setting.CONCURRENCY, 1) + 12;
+        int pool = RunsFactory.poolSize(s, 1) + 4;
         Infrastructure infra = Infrastructure.start(s, true, true, metrics, pool, out);
         Runs runs = null;
         try {

@@ -13,6 +13,14 @@ public final class RunsFactory {
     private RunsFactory() {
     }
 
+    /**
+     * Connections a process needs: run writes go through a few group-commit threads, so handlers do not each
+     * hold one; the rest is for effects, the sweeper, the API and the marker.
+     */
+    public static int poolSize(Settings s, int workers) {
+        return Math.min(s.integer(Setting.CONCURRENCY, 1), 8) * workers + 8;
+    }
+
     public static RunsConfig config(Settings s, String consumerOverride) {
         Duration minIdle = s.duration(Setting.MIN_IDLE);
         SubscribeOptions worker = SubscribeOptions.builder()

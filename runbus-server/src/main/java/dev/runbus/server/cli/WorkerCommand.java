@@ -28,7 +28,7 @@ final class WorkerCommand extends BaseCommand {
     public Integer call() throws InterruptedException {
         Settings s = settings();
         var handler = RunsFactory.handler(s);
-        Infrastructure infra = Infrastructure.start(s, true, false, new Metrics(), s.integer(Setting.CONCURRENCY, 1) + 4,
+        Infrastructure infra = Infrastructure.start(s, true, false, new Metrics(), RunsFactory.poolSize(s, 1),
                 out());
         Runs runs;
         try {

@@ -11,7 +11,7 @@ public final class WorkerOptions {
             + "default: the host name")
     String consumer;
 
-    @Option(names = "--concurrency", paramLabel = "N", description = "handlers running at once; default 8")
+    @Option(names = "--concurrency", paramLabel = "N", description = "handlers running at once; default 64")
     Integer concurrency;
 
     @Option(names = "--min-idle", paramLabel = "DURATION", description = "idle time before a delivery is taken "

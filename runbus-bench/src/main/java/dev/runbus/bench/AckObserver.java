@@ -1,0 +1,135 @@
+package dev.runbus.bench;
+
+import dev.runbus.Subscription;
+import io.lettuce.core.api.async.RedisAsyncCommands;
+import java.lang.reflect.Field;
+import java.lang.reflect.InvocationHandler;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.lang.reflect.Proxy;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Measurement only: tells when Redis confirmed runbus's acknowledgement of an entry. runbus acknowledges on
+ * its own acker thread, in batches, after the handler returned, and its public API does not say when; so the
+ * benchmark wraps the acker's Lettuce command interface in a proxy that, when an XACK reply arrives (on
+ * Lettuce's event loop, before the acker thread even wakes up), reports the entries it covered. Nothing about
+ * what runbus sends changes. The other contenders acknowledge synchronously; their ack time is read when the
+ * XACK call returns.
+ *
+ * <p>Reflection on internals: if their shape changes, {@link #install} returns false and the scenario
+ * reports that it measured up to the handler's return instead.
+ */
+final class AckObserver {
+
+    /** Hears of every XACK of the subscription that Redis confirmed: its ids, and when (payload clock). */
+    @FunctionalInterface
+    interface Listener {
+        void acked(String[] streamIds, long at);
+    }
+
+    private final Listener listener;
+
+    AckObserver(Listener listener) {
+        this.listener = listener;
+    }
+
+    /** For latency runs: the handler names each entry and its enqueue time; the probe gets enqueue → ack. */
+    static final class Expected implements Listener {
+        private final Map<String, Long> expected = new ConcurrentHashMap<>();
+        private final Probe probe;
+
+        Expected(Probe probe) {
+            this.probe = probe;
+        }
+
+        /** The handler saw this entry; its ack is awaited. */
+        void expect(String streamId, long enqueuedAt) {
+            expected.put(streamId, enqueuedAt);
+        }
+
+        @Override
+        public void acked(String[] streamIds, long at) {
+            for (String id : streamIds) {
+                Long enqueuedAt = expected.remove(id);
+                if (enqueuedAt != null) {
+                    probe.acked(enqueuedAt, at);
+                }
+            }
+        }
+    }
+
+    private void acked(String[] ids) {
+        listener.acked(ids, Payloads.now());
+    }
+
+    /** Wraps the acker of {@code subscription}; false when no acker with a Lettuce async interface is found. */
+    boolean install(Subscription subscription) {
+        try {
+            for (Field f : fields(subscription.getClass())) {
+                f.setAccessible(true);
+                Object part = f.get(subscription);
+                if (part == null || !part.getClass().getSimpleName().contains("Ack")) {
+                    continue;
+                }
+                for (Field g : fields(part.getClass())) {
+                    if (g.getType() == RedisAsyncCommands.class) {
+                        g.setAccessible(true);
+                        Object delegate = g.get(part);
+                        g.set(part, Proxy.newProxyInstance(RedisAsyncCommands.class.getClassLoader(),
+                                new Class<?>[] {RedisAsyncCommands.class}, new Handler(delegate)));
+                        return true;
+                    }
+                }
+            }
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            return false;
+        }
+        return false;
+    }
+
+    private static List<Field> fields(Class<?> type) {
+        List<Field> out = new ArrayList<>();
+        for (Class<?> c = type; c != null && c != Object.class; c = c.getSuperclass()) {
+            for (Field f : c.getDeclaredFields()) {
+                if (!Modifier.isStatic(f.getModifiers()) && !f.getType().isPrimitive()) {
+                    out.add(f);
+                }
+            }
+        }
+        return out;
+    }
+
+    private final class Handler implements InvocationHandler {
+        private final Object delegate;
+
+        Handler(Object delegate) {
+            this.delegate = delegate;
+        }
+
+        @Override
+        public Object invoke(Object proxy, Method method, Object[] args) throws Throwable {
+            Object result;
+            try {
+                result = method.invoke(delegate, args);
+            } catch (InvocationTargetException e) {
+                throw e.getCause();
+            }
+            if (method.getName().equals("xack") && args != null && args.length == 3 && args[2] instanceof String[]
+                    && result instanceof CompletionStage) {
+                String[] ids = (String[]) args[2];
+                ((CompletionStage<?>) result).whenComplete((n, failure) -> {
+                    if (failure == null) {
+                        acked(ids);
+                    }
+                });
+            }
+            return result;
+        }
+    }
+}

@@ -1,0 +1,57 @@
+package dev.runbus.bench;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Scenario 1: drain N messages of 200 bytes with C consumers of one group and a no-op handler; throughput
+ * from the first publish to the last ack. Every contender, every C, in rotated order within each round.
+ */
+final class DrainScenario {
+
+    /** Messages per second of each contender at each C: one value per round (NaN when it failed). */
+    record Result(int messages, List<Integer> consumerCounts, Map<String, String> contenders,
+                  Map<String, Map<Integer, List<Double>>> rates) implements java.io.Serializable {
+
+        List<Double> of(String contender, int consumers) {
+            return rates.get(contender).get(consumers);
+        }
+    }
+
+    private DrainScenario() {
+    }
+
+    static Result run(Env env) {
+        BenchOptions.Sizes s = env.sizes;
+        List<Contender> contenders = env.openContenders();
+        try {
+            Map<String, String> described = new LinkedHashMap<>();
+            Map<String, Map<Integer, List<Double>>> rates = new LinkedHashMap<>();
+            for (Contender c : contenders) {
+                described.put(c.name(), c.describe());
+                Map<Integer, List<Double>> byC = new LinkedHashMap<>();
+                s.consumerCounts().forEach(n -> byC.put(n, new ArrayList<>()));
+                rates.put(c.name(), byC);
+            }
+            Progress.say("drain: warm-up, %,d messages per contender", s.warmupMessages());
+            for (Contender c : contenders) {
+                env.drain(c, 4, s.warmupMessages(), i -> false, "warmup");
+            }
+            for (int round = 0; round < env.options.repeats(); round++) {
+                for (int consumers : s.consumerCounts()) {
+                    for (Contender c : Env.rotated(contenders, round)) {
+                        double rate = env.drain(c, consumers, s.drainMessages(), i -> false, "drain");
+                        rates.get(c.name()).get(consumers).add(rate);
+                        Progress.say("drain round %d/%d, C=%d, %-16s %,10.0f msg/s", round + 1,
+                                env.options.repeats(), consumers, c.name(), rate);
+                    }
+                }
+            }
+            return new Result(s.drainMessages(), s.consumerCounts(), described, rates);
+        } finally {
+            Env.closeAll(contenders);
+        }
+    }
+}

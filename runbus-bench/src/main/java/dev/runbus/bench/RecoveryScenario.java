@@ -1,0 +1,140 @@
+package dev.runbus.bench;
+
+import dev.runbus.SubscribeOptions;
+import dev.runbus.Subscription;
+import java.io.BufferedReader;
+import java.io.File;
+import java.io.InputStreamReader;
+import java.net.URISyntaxException;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * Scenario 4: a consumer holding K in-flight entries is killed with SIGKILL (a child JVM); a live consumer of
+ * the same group takes them over. The figure is the time from the kill until all K are acknowledged, next to
+ * {@code minIdle + claimInterval}, the bound the design promises (an entry waits {@code minIdle} after the
+ * dead consumer's last keep-alive, plus up to one claim interval).
+ */
+final class RecoveryScenario {
+
+    record Result(int inFlight, long minIdleMillis, long claimIntervalMillis, List<Double> seconds)
+            implements java.io.Serializable {
+    }
+
+    private RecoveryScenario() {
+    }
+
+    static Result run(Env env) throws Exception {
+        BenchOptions.Sizes s = env.sizes;
+        List<Double> seconds = new ArrayList<>();
+        RunbusContender runbus = new RunbusContender(env.options.redisUri(), env.prefix("recovery"));
+        try {
+            for (int round = 0; round < env.options.repeats(); round++) {
+                double t = once(env, runbus);
+                seconds.add(t);
+                Progress.say("recovery round %d/%d: %d in-flight entries recovered %.3f s after the kill"
+                        + " (minIdle %d ms, claim interval %d ms)", round + 1, env.options.repeats(),
+                        s.recoveryInFlight(), t, s.recoveryMinIdleMillis(), s.recoveryClaimIntervalMillis());
+            }
+        } finally {
+            runbus.close();
+        }
+        return new Result(s.recoveryInFlight(), s.recoveryMinIdleMillis(), s.recoveryClaimIntervalMillis(), seconds);
+    }
+
+    private static double once(Env env, RunbusContender runbus) throws Exception {
+        BenchOptions.Sizes s = env.sizes;
+        Target t = env.target(runbus, "recovery");
+        env.admin.createGroup(t.streamKey(), t.group());
+        env.producer.publish(t.streamKey(), 0, s.recoveryInFlight(), i -> false);
+        Path log = Files.createTempFile("runbus-bench-recovery", ".log");
+        Process child = new ProcessBuilder(javaExecutable(), "-Xmx256m", "-cp", classPath(),
+                RecoveryChild.class.getName(), env.options.redisUri(), t.prefix(), t.topic(), t.group(),
+                Integer.toString(s.recoveryInFlight()), Long.toString(s.recoveryMinIdleMillis()),
+                Long.toString(s.recoveryClaimIntervalMillis()))
+                .redirectError(log.toFile()).start();
+        Subscription survivor = null;
+        try {
+            awaitHolding(child, log);
+            Probe probe = Probe.counting();
+            SubscribeOptions options = SubscribeOptions.builder().concurrency(8).blockTime(Duration.ofMillis(100))
+                    .minIdle(Duration.ofMillis(s.recoveryMinIdleMillis()))
+                    .claimInterval(Duration.ofMillis(s.recoveryClaimIntervalMillis())).build();
+            survivor = runbus.subscribe(t, "survivor", d -> probe.handled(), options);
+            Env.sleep(200);
+            long killedAt = System.nanoTime();
+            child.destroyForcibly();
+            child.waitFor(10, TimeUnit.SECONDS);
+            env.awaitAcked(probe, s.recoveryInFlight(), t, 300_000);
+            return (System.nanoTime() - killedAt) / 1e9;
+        } catch (TimeoutException e) {
+            Progress.say("  recovery: %s", e.getMessage());
+            return Double.NaN;
+        } finally {
+            if (child.isAlive()) {
+                child.destroyForcibly();
+            }
+            if (survivor != null) {
+                survivor.close();
+            }
+            env.admin.deleteMatching(t.keyPattern());
+            Files.deleteIfExists(log);
+        }
+    }
+
+    private static void awaitHolding(Process child, Path log) throws Exception {
+        BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (System.nanoTime() < deadline) {
+            if (out.ready()) {
+                String line = out.readLine();
+                if (line != null && line.startsWith("HOLDING")) {
+                    return;
+                }
+            } else if (!child.isAlive()) {
+                throw new IllegalStateException("the consumer to be killed exited early: "
+                        + Files.readString(log, StandardCharsets.UTF_8));
+            } else {
+                Thread.sleep(10);
+            }
+        }
+        throw new IllegalStateException("the consumer to be killed did not take its entries within 60 s");
+    }
+
+    private static String javaExecutable() {
+        return Paths.get(System.getProperty("java.home"), "bin", "java").toString();
+    }
+
+    /**
+     * The class path of this benchmark. Under {@code mvn exec:java} the JVM's own class path is Maven's, and the
+     * project's classes sit in the context class loader; otherwise it is {@code java.class.path}.
+     */
+    static String classPath() throws URISyntaxException {
+        List<String> entries = new ArrayList<>();
+        for (ClassLoader cl = Thread.currentThread().getContextClassLoader(); cl != null; cl = cl.getParent()) {
+            if (cl instanceof URLClassLoader) {
+                for (URL u : ((URLClassLoader) cl).getURLs()) {
+                    if ("file".equals(u.getProtocol())) {
+                        entries.add(Paths.get(u.toURI()).toString());
+                    }
+                }
+            }
+            if (!entries.isEmpty() && entries.stream().anyMatch(e -> e.contains("runbus-bench"))) {
+                break;
+            }
+        }
+        if (entries.stream().noneMatch(e -> e.contains("runbus-bench"))) {
+            return System.getProperty("java.class.path");
+        }
+        return String.join(File.pathSeparator, entries);
+    }
+}

@@ -1,0 +1,84 @@
+package dev.runbus.bench;
+
+import io.lettuce.core.KeyScanCursor;
+import io.lettuce.core.RedisBusyException;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.ScanArgs;
+import io.lettuce.core.ScanCursor;
+import io.lettuce.core.XGroupCreateArgs;
+import io.lettuce.core.XReadArgs;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+
+/**
+ * The scenarios' own Redis connection: creates groups, watches pending counts, trims and deletes keys.
+ * Never used by a contender.
+ */
+public final class RedisAdmin implements AutoCloseable {
+
+    private final RedisClient client;
+    private final StatefulRedisConnection<String, String> connection;
+    private final RedisCommands<String, String> redis;
+
+    public RedisAdmin(String redisUri) {
+        this.client = RedisClient.create(redisUri);
+        this.connection = client.connect();
+        this.redis = connection.sync();
+    }
+
+    public RedisClient client() {
+        return client;
+    }
+
+    public void createGroup(String streamKey, String group) {
+        try {
+            redis.xgroupCreate(XReadArgs.StreamOffset.from(streamKey, "0"), group, XGroupCreateArgs.Builder.mkstream());
+        } catch (RedisBusyException exists) {
+            // BUSYGROUP: fine
+        }
+    }
+
+    /** Entries delivered to the group and not acknowledged. */
+    public long pending(String streamKey, String group) {
+        return redis.xpending(streamKey, group).getCount();
+    }
+
+    public long length(String streamKey) {
+        return redis.xlen(streamKey);
+    }
+
+    /** Removes every entry of the stream; its groups stay. */
+    public void trim(String streamKey) {
+        redis.xtrim(streamKey, 0);
+    }
+
+    /** Deletes every key matching the glob pattern; returns how many. */
+    public long deleteMatching(String pattern) {
+        long deleted = 0;
+        ScanCursor cursor = ScanCursor.INITIAL;
+        do {
+            KeyScanCursor<String> page = redis.scan(cursor, ScanArgs.Builder.matches(pattern).limit(1000));
+            if (!page.getKeys().isEmpty()) {
+                deleted += redis.unlink(page.getKeys().toArray(new String[0]));
+            }
+            cursor = page;
+        } while (!cursor.isFinished());
+        return deleted;
+    }
+
+    public String serverVersion() {
+        String info = redis.info("server");
+        for (String line : info.split("\r?\n")) {
+            if (line.startsWith("redis_version:")) {
+                return line.substring("redis_version:".length()).trim();
+            }
+        }
+        return "unknown";
+    }
+
+    @Override
+    public void close() {
+        connection.close();
+        client.shutdown();
+    }
+}

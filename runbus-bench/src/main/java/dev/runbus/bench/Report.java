@@ -1,0 +1,382 @@
+package dev.runbus.bench;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/** Writes the results as markdown: method, targets, one section per scenario with figures and ratios. */
+final class Report {
+
+    static final String COMMAND = "mvn -q -B install -DskipTests && mvn -q -B -pl runbus-bench exec:java";
+    private static final String FINDINGS = "/dev/runbus/bench/findings.md";
+
+    private final StringBuilder md = new StringBuilder();
+    private final Results r;
+    private final Map<String, String> charts;
+
+    /** {@code charts}: chart name (drain, latency) → file name relative to the report. */
+    Report(Results results, Map<String, String> charts) {
+        this.r = results;
+        this.charts = charts;
+    }
+
+    static void write(Results results, Map<String, String> charts, Path out) throws IOException {
+        Files.createDirectories(out.toAbsolutePath().getParent());
+        Files.writeString(out, new Report(results, charts).render(), StandardCharsets.UTF_8);
+    }
+
+    String render() {
+        header();
+        targets();
+        if (r.drain != null) {
+            drain(r.drain);
+        }
+        if (r.latency != null) {
+            latency(r.latency);
+        }
+        if (r.runs != null) {
+            runs(r.runs);
+        }
+        if (r.recovery != null) {
+            recovery(r.recovery);
+        }
+        if (r.poison != null) {
+            poison(r.poison);
+        }
+        if (r.memory != null) {
+            memory(r.memory);
+        }
+        if (!r.failures.isEmpty()) {
+            line("## Scenarios that failed");
+            line();
+            r.failures.forEach((s, why) -> line("- **" + s + "**: " + why.replace('\n', ' ')));
+            line();
+        }
+        method();
+        findings();
+        return md.toString();
+    }
+
+    private void header() {
+        Results.Machine m = r.machine;
+        line("# Benchmarks");
+        line();
+        line("Written by the benchmark module (`runbus-bench`) on "
+                + DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm 'UTC'", Locale.ROOT).format(r.started.atZone(ZoneOffset.UTC))
+                + " in " + r.elapsed.toMinutes() + " min " + r.elapsed.toSecondsPart() + " s"
+                + (m.commit().isEmpty() ? "" : ", at commit `" + m.commit() + "`")
+                + ". Do not edit it by hand: run it again from the repository root.");
+        line();
+        line("```sh");
+        line(COMMAND);
+        line("```");
+        line();
+        if (r.quick) {
+            line("> **Quick run** (`--quick`): fewer messages, shorter windows, " + r.repeats
+                    + " round(s). A smoke test, not a result.");
+            line();
+        }
+        line("Machine: " + m.cores() + " cores (" + m.cpu() + "), " + m.memory() + ", " + m.os() + "; " + m.jvm()
+                + "; Redis " + m.redis() + " and PostgreSQL " + m.postgres() + " on the same host. The machine is shared"
+                + " and noisy, so **the ratios between contenders measured in the same run are the result**, not the"
+                + " absolute numbers.");
+        line();
+        line("Every figure is the **median of " + r.repeats + " rounds, with the min–max in brackets**."
+                + " Within a round the contenders run one after the other in an order rotated from round to round;"
+                + " a ratio is the median (min–max) of the per-round ratios runbus ÷ contender, so both sides of"
+                + " a ratio saw the same moment of the machine.");
+        line();
+    }
+
+    private void targets() {
+        List<Targets.Check> checks = Targets.evaluate(r);
+        if (checks.isEmpty()) {
+            return;
+        }
+        line("## Targets");
+        line();
+        line("| target | measured | |");
+        line("|---|---|---|");
+        for (Targets.Check c : checks) {
+            line("| " + c.target() + " | " + c.measured() + " | " + c.verdict() + " |");
+        }
+        line();
+    }
+
+    private void drain(DrainScenario.Result d) {
+        line("## 1. Drain");
+        line();
+        line(String.format(Locale.ROOT, "%,d messages of %d bytes published in pipelined batches of %,d (one producer,"
+                + " the same for all), one group, C consumers, no-op handler; messages per second from the first"
+                + " publish until every message was handled and the group's pending list was empty.", d.messages(),
+                Payloads.SIZE, Producer.BATCH));
+        line();
+        StringBuilder head = new StringBuilder("| msg/s |");
+        StringBuilder rule = new StringBuilder("|---|");
+        for (int c : d.consumerCounts()) {
+            head.append(" C = ").append(c).append(" |");
+            rule.append("---:|");
+        }
+        line(head.toString());
+        line(rule.toString());
+        for (String name : d.rates().keySet()) {
+            StringBuilder row = new StringBuilder("| " + bold(name));
+            for (int c : d.consumerCounts()) {
+                row.append(" | ").append(bold(name, Fmt.summary(Stats.of(d.of(name, c)), Fmt::rate)));
+            }
+            line(row.append(" |").toString());
+        }
+        line();
+        line("runbus ÷ contender, per round:");
+        line();
+        line(head.toString().replace("msg/s", "ratio"));
+        line(rule.toString());
+        for (String name : d.rates().keySet()) {
+            if (name.equals(RunbusContender.NAME)) {
+                continue;
+            }
+            StringBuilder row = new StringBuilder("| runbus ÷ " + name);
+            for (int c : d.consumerCounts()) {
+                row.append(" | ").append(Fmt.summary(Stats.pairedRatio(d.of(RunbusContender.NAME, c), d.of(name, c)),
+                        Fmt::ratio));
+            }
+            line(row.append(" |").toString());
+        }
+        line();
+        chart("drain", "Drain throughput");
+    }
+
+    private void latency(LatencyScenario.Result l) {
+        line("## 2. Latency at a fixed offered rate");
+        line();
+        line("Each XADD is sent at its time (no bursts); " + l.consumers() + " consumers; " + l.measureMillis() / 1000.0
+                + " s measured after a warm-up. Latency is from the moment the producer sent the message (the time"
+                + " travels in its payload) until the consumer learned that Redis had accepted the XACK that covers it."
+                + (l.runbusAckObserved() ? "" : " **runbus's ack could not be observed in this run; its figures end at"
+                + " the handler's return.**"));
+        line();
+        for (int rate : l.rates()) {
+            line("### " + String.format(Locale.ROOT, "%,d", rate) + " msg/s");
+            line();
+            line("| ms | p50 | p99 | p99.9 | acked msg/s |");
+            line("|---|---:|---:|---:|---:|");
+            for (String name : l.contenders()) {
+                line("| " + bold(name) + " | "
+                        + bold(name, Fmt.summary(Stats.of(l.values(rate, name, LatencyScenario.Sample::p50)), Fmt::ms)) + " | "
+                        + bold(name, Fmt.summary(Stats.of(l.values(rate, name, LatencyScenario.Sample::p99)), Fmt::ms)) + " | "
+                        + bold(name, Fmt.summary(Stats.of(l.values(rate, name, LatencyScenario.Sample::p999)), Fmt::ms)) + " | "
+                        + Fmt.rate(Stats.of(l.values(rate, name, LatencyScenario.Sample::ackedRate)).median())
+                        + (l.saturated(rate, name) ? " (did not keep up)" : "") + " |");
+            }
+            line();
+            line("| contender ÷ runbus | p50 | p99 | p99.9 |");
+            line("|---|---:|---:|---:|");
+            for (String name : l.contenders()) {
+                if (name.equals(RunbusContender.NAME)) {
+                    continue;
+                }
+                line("| " + name + " ÷ runbus | "
+                        + ratio(l, rate, name, LatencyScenario.Sample::p50) + " | "
+                        + ratio(l, rate, name, LatencyScenario.Sample::p99) + " | "
+                        + ratio(l, rate, name, LatencyScenario.Sample::p999) + " |");
+            }
+            line();
+        }
+        line("A ratio above 1 means the contender's latency is that many times runbus's.");
+        line();
+        chart("latency", "Latency percentiles");
+    }
+
+    private static String ratio(LatencyScenario.Result l, int rate, String name,
+                                java.util.function.ToDoubleFunction<LatencyScenario.Sample> f) {
+        return Fmt.summary(Stats.pairedRatio(l.values(rate, name, f), l.values(rate, RunbusContender.NAME, f)),
+                Fmt::ratio);
+    }
+
+    private void runs(RunsScenario.Result x) {
+        line("## 3. Runs");
+        line();
+        line(String.format(Locale.ROOT, "runbus-runs: %,d runs submitted by %d threads, a no-op handler returning one"
+                + " reply, worker concurrency %d; runs per second from the first submit until every run is done and"
+                + " every trigger acked. PostgreSQL alone: the same three writes per run (insert the run, insert its"
+                + " reply, set it done) on the runs layer's tables, without a bus — 100 runs per transaction on one"
+                + " connection (the ceiling of a group-committing worker), and one transaction per run (%,d runs)"
+                + " on 1 and on %d connections.", x.runs(), x.submitters(), x.concurrency(), x.pgPerRunRuns(),
+                x.concurrency()));
+        line();
+        line("| runs/s | median (min–max) | runbus ÷ this |");
+        line("|---|---:|---:|");
+        line("| **runbus: submit → handler → replies + done → ack** | **" + Fmt.summary(Stats.of(x.runbus()), Fmt::rate)
+                + "** | |");
+        line("| PostgreSQL, 100 runs per transaction, 1 connection | " + Fmt.summary(Stats.of(x.pgBatched()), Fmt::rate)
+                + " | " + Fmt.summary(Stats.pairedRatio(x.runbus(), x.pgBatched()), Fmt::ratio) + " |");
+        line("| PostgreSQL, one transaction per run, 1 connection | " + Fmt.summary(Stats.of(x.pgPerRun1()), Fmt::rate)
+                + " | " + Fmt.summary(Stats.pairedRatio(x.runbus(), x.pgPerRun1()), Fmt::ratio) + " |");
+        line("| PostgreSQL, one transaction per run, " + x.concurrency() + " connections | "
+                + Fmt.summary(Stats.of(x.pgPerRunN()), Fmt::rate) + " | "
+                + Fmt.summary(Stats.pairedRatio(x.runbus(), x.pgPerRunN()), Fmt::ratio) + " |");
+        line();
+        line(String.format(Locale.ROOT, "submit → done → ack at %,d runs/s offered, %.1f s"
+                + " measured: p50 **%s ms**, p99 **%s ms** (achieved %s runs/s).", x.rate(), x.latencyMillis() / 1000.0,
+                Fmt.summary(Stats.of(x.p50()), Fmt::ms), Fmt.summary(Stats.of(x.p99()), Fmt::ms),
+                Fmt.rate(Stats.of(x.achievedRate()).median())));
+        line();
+    }
+
+    private void recovery(RecoveryScenario.Result x) {
+        line("## 4. Recovery");
+        line();
+        line(String.format(Locale.ROOT, "A consumer in a JVM of its own holds %,d in-flight entries (read, handler"
+                + " stuck, claims kept alive) and is killed with SIGKILL; a live consumer of the same group (minIdle"
+                + " %d ms, claim interval %d ms) takes them over. Time from the kill until all %,d are acknowledged:",
+                x.inFlight(), x.minIdleMillis(), x.claimIntervalMillis(), x.inFlight()));
+        line();
+        double bound = (x.minIdleMillis() + x.claimIntervalMillis()) / 1000.0;
+        line("| | seconds |");
+        line("|---|---:|");
+        line("| **time to recover all " + x.inFlight() + "** | **" + Fmt.summary(Stats.of(x.seconds()), Fmt::seconds)
+                + "** |");
+        line("| minIdle + claim interval | " + Fmt.seconds(bound) + " |");
+        line("| target: minIdle + 2 × claim interval | "
+                + Fmt.seconds((x.minIdleMillis() + 2 * x.claimIntervalMillis()) / 1000.0) + " |");
+        line();
+        line("An entry becomes claimable `minIdle` after the dead consumer's last keep-alive (up to a third of"
+                + " `minIdle` before the kill), and the survivor's reclaimer looks every claim interval.");
+        line();
+    }
+
+    private void poison(PoisonScenario.Result x) {
+        line("## 5. Poison messages");
+        line();
+        line(String.format(Locale.ROOT, "The drain of scenario 1 through runbus, C = %d, %,d messages, without poison"
+                + " and with every %dth message poison (the handler throws). *Dead-lettered at once*: maxDeliveries 1,"
+                + " so each poison message goes through the failure and the dead-letter script (copy + XACK in one"
+                + " script) inside the window, which ends when every entry is acknowledged. *Left for a retry*:"
+                + " maxDeliveries 3 (the default), a failed message stays pending for a later delivery; the window"
+                + " ends when every clean message is acknowledged and every poison message failed once. The same"
+                + " handler runs in all three.", x.consumers(), x.messages(), x.poisonEvery()));
+        line();
+        line("| msg/s | median (min–max) | ÷ no poison, per round | cost |");
+        line("|---|---:|---:|---:|");
+        line("| no poison | " + Fmt.summary(Stats.of(x.clean()), Fmt::rate) + " | | |");
+        String pct = (100.0 / x.poisonEvery()) + "% poison";
+        Stats.Summary dl = Stats.pairedRatio(x.deadLettered(), x.clean());
+        Stats.Summary rt = Stats.pairedRatio(x.retried(), x.clean());
+        line("| " + pct + ", dead-lettered at once | " + Fmt.summary(Stats.of(x.deadLettered()), Fmt::rate) + " | "
+                + Fmt.summary(dl, Fmt::ratio) + " | **" + Fmt.percent(1 - dl.median()) + "** |");
+        line("| " + pct + ", left for a retry | " + Fmt.summary(Stats.of(x.retried()), Fmt::rate) + " | "
+                + Fmt.summary(rt, Fmt::ratio) + " | **" + Fmt.percent(1 - rt.median()) + "** |");
+        line();
+    }
+
+    private void memory(MemoryScenario.Result x) {
+        line("## 6. Memory");
+        line();
+        line(String.format(Locale.ROOT, "One runbus subscription (default options) handles %,d messages at steady state"
+                + " (at most 10,000 published and not yet handled). At each point, once everything is acknowledged"
+                + " and the stream trimmed, the used heap after a full GC (the whole benchmark JVM, so the level"
+                + " includes the benchmark's own objects; the slope is what matters):", x.messages()));
+        line();
+        StringBuilder head = new StringBuilder("| messages handled |");
+        StringBuilder rule = new StringBuilder("|---|");
+        StringBuilder row = new StringBuilder("| used heap |");
+        for (int i = 0; i < x.checkpoints().size(); i++) {
+            head.append(i == 0 ? " after 20k warm-up |" : String.format(Locale.ROOT, " %,d |", x.checkpoints().get(i)));
+            rule.append("---:|");
+            List<Double> at = new java.util.ArrayList<>();
+            for (List<Double> series : x.heapMb()) {
+                at.add(i < series.size() ? series.get(i) : Double.NaN);
+            }
+            row.append(' ').append(Fmt.summary(Stats.of(at), Fmt::mb)).append(" |");
+        }
+        line(head.toString());
+        line(rule.toString());
+        line(row.toString());
+        line();
+        line("Growth from the first quarter to the end: **" + Fmt.summary(Stats.of(Targets.memoryGrowth(x)), Fmt::mb)
+                + "**.");
+        line();
+    }
+
+    private void method() {
+        line("## Method");
+        line();
+        line("- Contenders, each on a stream and key prefix of its own, deleted afterwards:");
+        if (r.drain != null) {
+            r.drain.contenders().forEach((name, how) -> line("  - **" + name + "**: " + how + "."));
+        } else {
+            line("  - **runbus**, **Lettuce loop**, **Redisson**, **Spring container**, **naive Jedis** (see"
+                    + " `runbus-bench/src/main/java/dev/runbus/bench/*Contender.java`).");
+        }
+        line("- Every entry is written by the same producer in runbus's wire format (`id`, `type`, `payload`,"
+                + " `published_at`); the payload is " + Payloads.SIZE + " ASCII bytes starting with the enqueue time.");
+        line("- runbus acknowledges on its own acker thread; to time its acks the benchmark wraps that thread's"
+                + " Lettuce command interface and notes when each XACK reply arrives (measurement only, nothing sent"
+                + " changes). The other contenders ack synchronously and are timed when the call returns.");
+        line("- Runs are timed from the start of `submit` until Redis confirmed the XACK of the run's trigger (the"
+                + " worker acks only after replies + done are committed): the benchmark joins the submit times, the"
+                + " run each handler call executed, the trigger entry of each run (a plain XREAD of the trigger"
+                + " stream) and the observed acks. Each runs measurement uses its own PostgreSQL schema, dropped"
+                + " afterwards.");
+        line("- The recovery scenario's victim is a child JVM killed with SIGKILL (`Process.destroyForcibly`).");
+        line("- Flags: `--quick`, `--scenarios drain,latency,runs,recovery,poison,memory`, `--repeats N`,"
+                + " `--redis URI`, `--database JDBC-URL`, `--out FILE`, `--jfr DIR` (a Flight Recorder file per"
+                + " scenario), `--report-from FILE` (write the report again from saved results), passed as"
+                + " `-Dexec.args=\"...\"`.");
+        line();
+    }
+
+    /**
+     * The hand-written analysis (where the time goes, with Flight Recorder evidence) kept in the module's
+     * resources: read from the source tree when the benchmark runs in the repository, else from the jar.
+     */
+    private void findings() {
+        Path source = BenchOptions.repositoryRoot().resolve("runbus-bench/src/main/resources" + FINDINGS);
+        if (Files.isRegularFile(source)) {
+            try {
+                md.append(Files.readString(source, StandardCharsets.UTF_8).strip()).append('\n');
+                return;
+            } catch (IOException e) {
+                // fall back to the jar
+            }
+        }
+        try (InputStream in = Report.class.getResourceAsStream(FINDINGS)) {
+            if (in != null) {
+                md.append(new String(in.readAllBytes(), StandardCharsets.UTF_8).strip()).append('\n');
+            }
+        } catch (IOException e) {
+            // no findings section
+        }
+    }
+
+    private void chart(String name, String alt) {
+        String file = charts.get(name);
+        if (file != null) {
+            line("![" + alt + "](" + file + ")");
+            line();
+        }
+    }
+
+    private static String bold(String name) {
+        return name.equals(RunbusContender.NAME) ? "**" + name + "**" : name;
+    }
+
+    private static String bold(String name, String value) {
+        return name.equals(RunbusContender.NAME) && !value.equals("—") ? "**" + value + "**" : value;
+    }
+
+    private void line(String s) {
+        md.append(s).append('\n');
+    }
+
+    private void line() {
+        md.append('\n');
+    }
+}

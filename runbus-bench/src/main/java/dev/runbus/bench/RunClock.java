@@ -1,0 +1,113 @@
+package dev.runbus.bench;
+
+import dev.runbus.Subscription;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.StreamMessage;
+import io.lettuce.core.XReadArgs;
+import io.lettuce.core.api.StatefulRedisConnection;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * Measurement only: times runs from {@code submit} until their trigger's acknowledgement is confirmed by Redis
+ * (the worker acks only after replies + done are committed, so this is submit → done → ack). Joins, after the
+ * measurement, four facts gathered without touching the runs layer: when each submit started (by idempotency
+ * key), which run the handler executed for a key, which stream entry carries a run (a plain XREAD of the trigger
+ * stream, whose entries carry the run id as message id), and when each entry's XACK was confirmed
+ * ({@link AckObserver} on the worker's subscription).
+ */
+final class RunClock implements AutoCloseable {
+
+    private final Map<String, Long> submitted = new ConcurrentHashMap<>();
+    private final Map<String, String> keyOfRun = new ConcurrentHashMap<>();
+    private final Map<String, String> runOfEntry = new ConcurrentHashMap<>();
+    private final Map<String, Long> ackedAt = new ConcurrentHashMap<>();
+    private final LongAdder executed = new LongAdder();
+    private final StatefulRedisConnection<String, String> connection;
+    private final Thread watcher;
+    private volatile boolean closed;
+    private boolean ackObserved;
+
+    RunClock(RedisClient client, String triggerStream) {
+        this.connection = client.connect();
+        this.watcher = new Thread(() -> watch(triggerStream), "runbus-bench-trigger-watch");
+        this.watcher.setDaemon(true);
+        this.watcher.start();
+    }
+
+    /** Watches acks of the worker; false when the worker's acker could not be wrapped. */
+    boolean observe(Subscription worker) {
+        ackObserved = new AckObserver((ids, at) -> {
+            for (String id : ids) {
+                ackedAt.putIfAbsent(id, at);
+            }
+        }).install(worker);
+        return ackObserved;
+    }
+
+    void submitting(String idempotencyKey) {
+        submitted.put(idempotencyKey, Payloads.now());
+    }
+
+    /** Called by the run handler. */
+    void executing(String runId, String idempotencyKey) {
+        keyOfRun.put(runId, idempotencyKey);
+        executed.increment();
+    }
+
+    long executedCount() {
+        return executed.sum();
+    }
+
+    /** submit → ack of every run submitted (and timed) from {@code measureFrom} on. */
+    LatencyRecorder latencies(long measureFrom) {
+        LatencyRecorder recorder = new LatencyRecorder();
+        recorder.measureFrom(measureFrom);
+        for (Map.Entry<String, Long> ack : ackedAt.entrySet()) {
+            String run = runOfEntry.get(ack.getKey());
+            String key = run == null ? null : keyOfRun.get(run);
+            Long at = key == null ? null : submitted.get(key);
+            if (at != null) {
+                recorder.record(at, ack.getValue());
+            }
+        }
+        return recorder;
+    }
+
+    @SuppressWarnings("unchecked") // XREAD of one stream: a varargs array of one generic offset
+    private void watch(String stream) {
+        String after = "0";
+        XReadArgs args = XReadArgs.Builder.count(1000).block(Duration.ofMillis(100));
+        while (!closed) {
+            try {
+                List<StreamMessage<String, String>> read = connection.sync().xread(args,
+                        XReadArgs.StreamOffset.from(stream, after));
+                for (StreamMessage<String, String> m : read) {
+                    String run = m.getBody().get("id");
+                    if (run != null) {
+                        runOfEntry.put(m.getId(), run);
+                    }
+                    after = m.getId();
+                }
+            } catch (RuntimeException e) {
+                if (!closed) {
+                    Env.sleep(50);
+                }
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        try {
+            watcher.join(5_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        connection.close();
+    }
+}

@@ -1,0 +1,114 @@
+package dev.runbus.bench;
+
+import dev.runbus.Bus;
+import dev.runbus.BusConfig;
+import dev.runbus.Handler;
+import dev.runbus.SubscribeOptions;
+import dev.runbus.Subscription;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * runbus itself: one {@link Bus}, one subscription per consumer. {@code concurrency} 1 per consumer, so that
+ * C consumers run C handlers at once, as the other contenders' C loops do; otherwise the defaults
+ * (batch 100, ack after work, acks group-committed by the acker) with a short block time.
+ */
+final class RunbusContender implements Contender {
+
+    static final String NAME = "runbus";
+
+    private final String redisUri;
+    private final String prefix;
+    private final boolean poisonAware;
+    private final int maxDeliveries;
+    private Bus bus;
+    private volatile boolean ackObserved = true;
+
+    /** {@code poisonAware}: the handler throws on poison payloads (the poison scenario's handler). */
+    RunbusContender(String redisUri, String prefix, boolean poisonAware, int maxDeliveries) {
+        this.redisUri = redisUri;
+        this.prefix = prefix;
+        this.poisonAware = poisonAware;
+        this.maxDeliveries = maxDeliveries;
+    }
+
+    RunbusContender(String redisUri, String prefix) {
+        this(redisUri, prefix, false, SubscribeOptions.DEFAULT_MAX_DELIVERIES);
+    }
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    @Override
+    public String describe() {
+        return "one subscription per consumer, concurrency 1, batch 100, ack after work (the acker group-commits"
+                + " XACKs), block 100 ms";
+    }
+
+    @Override
+    public String keyPrefix() {
+        return prefix;
+    }
+
+    /** False if the ack time could not be observed in some latency run (then handler return was used). */
+    boolean ackObserved() {
+        return ackObserved;
+    }
+
+    private synchronized Bus bus() {
+        if (bus == null) {
+            bus = Bus.connect(BusConfig.builder(redisUri).keyPrefix(prefix).build());
+        }
+        return bus;
+    }
+
+    @Override
+    public Consumers start(Target target, int consumers, Probe probe) {
+        SubscribeOptions options = SubscribeOptions.builder().concurrency(1).blockTime(Duration.ofMillis(100))
+                .maxDeliveries(maxDeliveries).build();
+        AckObserver.Expected acks = probe.timing() ? new AckObserver.Expected(probe) : null;
+        Handler handler = d -> {
+            if (poisonAware || acks != null) {
+                byte[] payload = d.message().payload();
+                probe.handled();
+                if (poisonAware && Payloads.isPoison(payload)) {
+                    throw new IllegalStateException("poison message " + d.message().id());
+                }
+                if (acks != null) {
+                    if (ackObserved) {
+                        acks.expect(d.streamId(), Payloads.enqueuedAt(payload));
+                    } else {
+                        probe.acked(Payloads.enqueuedAt(payload), Payloads.now()); // fallback: handler return
+                    }
+                }
+            } else {
+                probe.handled();
+            }
+        };
+        List<Subscription> subs = new ArrayList<>();
+        for (int i = 0; i < consumers; i++) {
+            Subscription s = bus().subscribe(target.topic(), target.group(), "runbus-" + i, handler, options);
+            subs.add(s);
+            if (acks != null && !new AckObserver(acks).install(s)) {
+                ackObserved = false;
+            }
+        }
+        return () -> subs.forEach(Subscription::close);
+    }
+
+    /** Subscribes with given options and handler (recovery and memory scenarios). */
+    Subscription subscribe(Target target, String consumer, Handler handler, SubscribeOptions options) {
+        return bus().subscribe(target.topic(), target.group(), consumer, handler, options);
+    }
+
+    @Override
+    public synchronized void close() {
+        if (bus != null) {
+            bus.close();
+            bus = null;
+        }
+    }
+}

@@ -1,0 +1,231 @@
+package dev.runbus.bench;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.runbus.Bus;
+import dev.runbus.BusConfig;
+import dev.runbus.SubscribeOptions;
+import dev.runbus.Subscription;
+import dev.runbus.runs.NewRun;
+import dev.runbus.runs.Reply;
+import dev.runbus.runs.Runs;
+import dev.runbus.runs.RunsConfig;
+import java.sql.Connection;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Scenario 3: runs through submit → handler → replies + done → ack with a no-op handler (one reply), next to
+ * PostgreSQL doing the same three writes per run without a bus, batched and one transaction per run. Each
+ * measurement uses a schema of its own, dropped afterwards.
+ */
+final class RunsScenario {
+
+    record Result(int runs, int concurrency, int submitters, int pgPerRunRuns, int rate, long latencyMillis,
+                  List<Double> runbus, List<Double> pgBatched, List<Double> pgPerRun1, List<Double> pgPerRunN,
+                  List<Double> p50, List<Double> p99, List<Double> achievedRate) implements java.io.Serializable {
+    }
+
+    private static final int PER_TRANSACTION = 100;
+
+    private RunsScenario() {
+    }
+
+    static Result run(Env env) throws Exception {
+        BenchOptions.Sizes s = env.sizes;
+        HikariConfig hc = new HikariConfig();
+        hc.setJdbcUrl(env.options.databaseUrl());
+        hc.setMaximumPoolSize(s.runsConcurrency() + s.runsSubmitters() + 4);
+        hc.setPoolName("runbus-bench");
+        List<Double> runbus = new ArrayList<>();
+        List<Double> batched = new ArrayList<>();
+        List<Double> perRun1 = new ArrayList<>();
+        List<Double> perRunN = new ArrayList<>();
+        List<Double> p50 = new ArrayList<>();
+        List<Double> p99 = new ArrayList<>();
+        List<Double> achieved = new ArrayList<>();
+        try (HikariDataSource ds = new HikariDataSource(hc);
+             Bus bus = Bus.connect(BusConfig.builder(env.options.redisUri()).keyPrefix(env.prefix("runs")).build())) {
+            Progress.say("runs: warm-up");
+            throughput(env, bus, ds, Math.min(2_000, s.runs()));
+            for (int round = 0; round < env.options.repeats(); round++) {
+                int r = round + 1;
+                double tp = throughput(env, bus, ds, s.runs());
+                runbus.add(tp);
+                Progress.say("runs round %d/%d, runbus %,d runs: %,.0f runs/s", r, env.options.repeats(), s.runs(), tp);
+                double b = ceiling(env, bus, ds, s.pgBatchedRuns(), PER_TRANSACTION, 1);
+                batched.add(b);
+                Progress.say("runs round %d/%d, PostgreSQL %d per transaction: %,.0f runs/s", r, env.options.repeats(),
+                        PER_TRANSACTION, b);
+                double one = ceiling(env, bus, ds, s.pgPerRunRuns(), 1, 1);
+                perRun1.add(one);
+                Progress.say("runs round %d/%d, PostgreSQL one transaction per run, 1 connection: %,.0f runs/s", r,
+                        env.options.repeats(), one);
+                double many = ceiling(env, bus, ds, s.pgPerRunRuns(), 1, s.runsConcurrency());
+                perRunN.add(many);
+                Progress.say("runs round %d/%d, PostgreSQL one transaction per run, %d connections: %,.0f runs/s", r,
+                        env.options.repeats(), s.runsConcurrency(), many);
+                double[] lat = latency(env, bus, ds);
+                p50.add(lat[0]);
+                p99.add(lat[1]);
+                achieved.add(lat[2]);
+                Progress.say("runs round %d/%d, submit→done→ack at %,d runs/s: p50 %.2f ms, p99 %.2f ms", r,
+                        env.options.repeats(), s.runsRate(), lat[0], lat[1]);
+            }
+        }
+        return new Result(s.runs(), s.runsConcurrency(), s.runsSubmitters(), s.pgPerRunRuns(), s.runsRate(),
+                s.runsLatencyMillis(), runbus, batched, perRun1, perRunN, p50, p99, achieved);
+    }
+
+    /** Runs per second from the first submit until every run is done and every trigger acked. */
+    private static double throughput(Env env, Bus bus, HikariDataSource ds, int total) throws Exception {
+        BenchOptions.Sizes s = env.sizes;
+        try (Measurement m = new Measurement(env, bus, ds)) {
+            AtomicInteger next = new AtomicInteger();
+            ExecutorService pool = Executors.newFixedThreadPool(s.runsSubmitters());
+            long t0 = System.nanoTime();
+            for (int i = 0; i < s.runsSubmitters(); i++) {
+                pool.execute(() -> {
+                    for (int k = next.getAndIncrement(); k < total; k = next.getAndIncrement()) {
+                        m.runs.submit(new NewRun("session-" + k % 50, "user-" + k % 50, "input " + k, "k-" + k));
+                    }
+                });
+            }
+            pool.shutdown();
+            if (!pool.awaitTermination(10, TimeUnit.MINUTES)) {
+                throw new IllegalStateException("submitting did not finish");
+            }
+            m.awaitDone(total);
+            return total / ((System.nanoTime() - t0) / 1e9);
+        }
+    }
+
+    /**
+     * submit → done → ack at a fixed offered rate; submissions are scheduled at their times and handed to 4
+     * submitter threads. Returns p50 ms, p99 ms and the achieved rate.
+     */
+    private static double[] latency(Env env, Bus bus, HikariDataSource ds) throws Exception {
+        BenchOptions.Sizes s = env.sizes;
+        try (Measurement m = new Measurement(env, bus, ds)) {
+            long warmup = 500;
+            int total = (int) (s.runsRate() * (warmup + s.runsLatencyMillis()) / 1000);
+            long interval = 1_000_000_000L / s.runsRate();
+            AtomicInteger next = new AtomicInteger();
+            long start = System.nanoTime() + 10_000_000L;
+            long measureFrom = Payloads.now() + 10_000_000L + warmup * 1_000_000L;
+            ExecutorService pool = Executors.newFixedThreadPool(4);
+            for (int i = 0; i < 4; i++) {
+                pool.execute(() -> {
+                    for (int k = next.getAndIncrement(); k < total; k = next.getAndIncrement()) {
+                        long due = start + k * interval;
+                        long wait;
+                        while ((wait = due - System.nanoTime()) > 0) {
+                            LockSupport.parkNanos(Math.min(wait, 100_000));
+                        }
+                        String key = "lat-" + k;
+                        m.clock.submitting(key);
+                        m.runs.submit(new NewRun("session-" + k % 50, "user-" + k % 50, "input " + k, key));
+                    }
+                });
+            }
+            pool.shutdown();
+            if (!pool.awaitTermination(10, TimeUnit.MINUTES)) {
+                throw new IllegalStateException("submitting did not finish");
+            }
+            m.awaitDone(total);
+            double rate = total / ((System.nanoTime() - start) / 1e9);
+            if (!m.ackObserved) {
+                throw new IllegalStateException("the worker's acks could not be observed");
+            }
+            LatencyRecorder recorder = m.clock.latencies(measureFrom);
+            return new double[] {recorder.millisAt(50), recorder.millisAt(99), rate};
+        }
+    }
+
+    private static double ceiling(Env env, Bus bus, HikariDataSource ds, int runs, int perTx, int threads)
+            throws Exception {
+        String schema = schema(env);
+        RunsConfig config = RunsConfig.builder().schema(schema).topic("pg-" + env.nextId()).build();
+        try {
+            Runs.create(bus, ds, config).close(); // the runs layer's own tables
+            return PgCeiling.measure(ds, schema, runs, perTx, threads, "c");
+        } finally {
+            drop(ds, schema);
+        }
+    }
+
+    private static String schema(Env env) {
+        return "runbus_bench_" + ProcessHandle.current().pid() + "_" + env.nextId();
+    }
+
+    private static void drop(HikariDataSource ds, String schema) {
+        try (Connection c = ds.getConnection(); Statement st = c.createStatement()) {
+            st.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+        } catch (Exception e) {
+            System.err.println("dropping schema " + schema + ": " + e);
+        }
+    }
+
+    /** A runs layer with a started worker on a schema and topic of its own; closing drops both. */
+    private static final class Measurement implements AutoCloseable {
+        final Runs runs;
+        final RunClock clock;
+        final boolean ackObserved;
+        private final Env env;
+        private final HikariDataSource ds;
+        private final String schema;
+        private final Target target;
+
+        Measurement(Env env, Bus bus, HikariDataSource ds) {
+            this.env = env;
+            this.ds = ds;
+            this.schema = schema(env);
+            String topic = "runs-" + env.nextId();
+            RunsConfig config = RunsConfig.builder().schema(schema).topic(topic).consumer("bench-worker")
+                    .workerOptions(SubscribeOptions.builder().concurrency(env.sizes.runsConcurrency())
+                            .blockTime(Duration.ofMillis(100)).build())
+                    .build();
+            this.target = new Target(env.prefix("runs"), topic, config.group());
+            this.clock = new RunClock(env.admin.client(), target.streamKey());
+            this.runs = Runs.create(bus, ds, config);
+            Subscription worker = runs.startWorker(run -> {
+                clock.executing(run.runId().toString(), run.idempotencyKey());
+                return List.of(Reply.assistant("ok"));
+            });
+            this.ackObserved = clock.observe(worker);
+            Env.sleep(300);
+        }
+
+        /** Every run executed and every trigger acknowledged (a trigger is acked after its run is done). */
+        void awaitDone(int total) throws Exception {
+            long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(10);
+            while (clock.executedCount() < total) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("only " + clock.executedCount() + " of " + total + " runs executed");
+                }
+                LockSupport.parkNanos(500_000);
+            }
+            while (env.admin.pending(target.streamKey(), target.group()) > 0) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("triggers still pending");
+                }
+                LockSupport.parkNanos(500_000);
+            }
+        }
+
+        @Override
+        public void close() {
+            runs.close();
+            clock.close();
+            drop(ds, schema);
+            env.admin.deleteMatching(target.keyPattern());
+        }
+    }
+}
