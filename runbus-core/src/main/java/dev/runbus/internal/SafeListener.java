@@ -14,6 +14,9 @@ final class SafeListener implements BusListener {
     private static final Logger log = LoggerFactory.getLogger("dev.runbus");
 
     private final List<BusListener> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final java.util.concurrent.atomic.AtomicLong lastDeadLetterLog =
+            new java.util.concurrent.atomic.AtomicLong(System.nanoTime() - 2_000_000_000L);
+    private final java.util.concurrent.atomic.AtomicLong quietDeadLetters = new java.util.concurrent.atomic.AtomicLong();
     private final BusListener delegate = new Fanout();
 
     SafeListener(BusListener configured) {
@@ -27,8 +30,18 @@ final class SafeListener implements BusListener {
 
     @Override
     public void onDeadLetter(DeadLetter d) {
-        log.warn("dead-lettered {} of topic {} (group {}, {} deliveries): {}", d.originalStreamId(), d.topic(),
-                d.group(), d.deliveries(), d.reason());
+        // At most one WARN a second: a burst of poison must not turn into a burst of log I/O on handler threads.
+        long now = System.nanoTime();
+        long last = lastDeadLetterLog.get();
+        if (now - last >= 1_000_000_000L && lastDeadLetterLog.compareAndSet(last, now)) {
+            long more = quietDeadLetters.getAndSet(0);
+            log.warn("dead-lettered {} of topic {} (group {}, {} deliveries): {}{}", d.originalStreamId(), d.topic(),
+                    d.group(), d.deliveries(), d.reason(), more == 0 ? "" : " (and " + more + " more since the last "
+                            + "such line)");
+        } else {
+            quietDeadLetters.incrementAndGet();
+            log.debug("dead-lettered {} of topic {}: {}", d.originalStreamId(), d.topic(), d.reason());
+        }
         call(() -> delegate.onDeadLetter(d));
     }
 
