@@ -9,7 +9,8 @@ public interface Effects {
     /**
      * Runs {@code call} unless this run already initiated the effect {@code name}. Before the call, an
      * "initiated" row (unique per run and name) is committed; the call receives the effect's idempotency
-     * key ({@code <run key>:<name>}) to hand to the external system; its result is stored when it returns.
+     * key ({@code <run id>:<name>}, the same on every attempt) to hand to the external system; its result is
+     * stored when it returns.
      *
      * <ul>
      *   <li>first time: the call runs and its result is returned;</li>

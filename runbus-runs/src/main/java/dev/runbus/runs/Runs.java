@@ -212,18 +212,23 @@ public final class Runs implements AutoCloseable {
     /** Stops the sweeper and the worker (gracefully: see {@link Subscription#close()}); the bus stays open. */
     @Override
     public synchronized void close() {
+        try {
+            listenerHandle.close(); // no new dead letters for the marker, which stops below
+        } catch (Exception e) {
+            log.debug("removing the listener failed", e);
+        }
         if (sweeperLoop != null) {
             sweeperLoop.shutdownNow();
+            try {
+                sweeperLoop.awaitTermination(30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
         if (worker != null) {
             worker.close();
         }
         commits.close();
         marker.close();
-        try {
-            listenerHandle.close();
-        } catch (Exception e) {
-            log.debug("removing the listener failed", e);
-        }
     }
 }

@@ -55,7 +55,9 @@ public final class Settings {
         for (Setting setting : Setting.values()) {
             if (flags.containsKey(setting)) {
                 s.put(setting, flags.get(setting), Source.FLAG);
-            } else if (env.containsKey(setting.envName())) {
+            } else if (env.get(setting.envName()) != null && !env.get(setting.envName()).isBlank()) {
+                // An empty variable (common in compose files) means "not set", not "empty": an empty
+                // RUNBUS_DATABASE_URL must not quietly switch to an embedded database.
                 s.put(setting, env.get(setting.envName()), Source.ENV);
             } else if (file.containsKey(setting.key())) {
                 s.put(setting, file.getProperty(setting.key()), Source.FILE);

@@ -30,6 +30,15 @@ class SettingsTest {
     }
 
     @Test
+    void emptyEnvironmentVariablesCountAsUnset(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("runbus.properties");
+        Files.writeString(file, "database-url=jdbc:postgresql://db:5432/app\n");
+        Settings s = Settings.resolve(Map.of(), Map.of("RUNBUS_DATABASE_URL", ""), file);
+        assertThat(s.get(Setting.DATABASE_URL)).isEqualTo("jdbc:postgresql://db:5432/app");
+        assertThat(s.source(Setting.DATABASE_URL)).isEqualTo(Settings.Source.FILE);
+    }
+
+    @Test
     void badValuesNameTheOption(@TempDir Path dir) throws Exception {
         Settings s = Settings.resolve(Map.of(Setting.MIN_IDLE, "soon", Setting.CONCURRENCY, "0"), Map.of(), null);
         assertThatThrownBy(() -> s.duration(Setting.MIN_IDLE)).hasMessageContaining("--min-idle")

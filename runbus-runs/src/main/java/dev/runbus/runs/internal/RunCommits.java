@@ -2,7 +2,6 @@ package dev.runbus.runs.internal;
 
 import dev.runbus.Bus;
 import dev.runbus.Message;
-import dev.runbus.RunbusException;
 import dev.runbus.runs.Reply;
 import java.sql.SQLException;
 import java.util.ArrayList;
@@ -46,7 +45,8 @@ public final class RunCommits implements AutoCloseable {
                 CrashPoints.reach(CrashPoints.Point.AFTER_INSERT_BEFORE_PUBLISH);
                 try {
                     bus.publisher().publishAll(topic, triggers);
-                } catch (RunbusException e) {
+                } catch (RuntimeException e) { // the runs are committed: whatever failed, they stand
+
                     log.warn("{} runs are stored but their triggers could not be published ({}); the sweeper will "
                             + "publish them", triggers.size(), e.getMessage());
                 }

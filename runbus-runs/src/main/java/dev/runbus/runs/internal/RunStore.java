@@ -74,6 +74,23 @@ public final class RunStore {
      */
     public List<KeyOwner> insertAll(List<Insert> inserts, List<Boolean> createdOut) throws SQLException {
         try (Connection c = dataSource.getConnection()) {
+            // One transaction: if the lookup after the insert fails, the insert is undone too, so that a retry
+            // of the same submissions still creates them.
+            c.setAutoCommit(false);
+            try {
+                List<KeyOwner> owners = insertAll(c, inserts, createdOut);
+                c.commit();
+                return owners;
+            } catch (SQLException | RuntimeException e) {
+                c.rollback();
+                createdOut.clear();
+                throw e;
+            }
+        }
+    }
+
+    private List<KeyOwner> insertAll(Connection c, List<Insert> inserts, List<Boolean> createdOut) throws SQLException {
+        {
             java.util.Map<String, UUID> created = new java.util.HashMap<>();
             try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + runs
                     + " (id, idempotency_key, input_hash, session_id, user_id, input, status)"
@@ -289,22 +306,30 @@ public final class RunStore {
         }
     }
 
-    /** pending|running → failed, naming the dead letter. Returns whether the run changed. */
-    public boolean markFailed(Connection c, UUID id, String reason, String deadLetterId) throws SQLException {
+    /**
+     * pending|running → failed, naming the dead letter. With {@code notTouchedAfter}, only a run unchanged
+     * since then: a late reconciliation must not fail a run that was replayed after its dead letter.
+     * Returns whether the run changed.
+     */
+    public boolean markFailed(Connection c, UUID id, String reason, String deadLetterId, Instant notTouchedAfter)
+            throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("UPDATE " + runs + " SET status = ?, error = ?,"
                 + " dead_letter_id = ?, finished_at = now(), updated_at = now() WHERE id = ? AND status IN ("
-                + sources(RunStatus.FAILED) + ")")) {
+                + sources(RunStatus.FAILED) + ")" + (notTouchedAfter == null ? "" : " AND updated_at <= ?"))) {
             ps.setString(1, RunStatus.FAILED.sql());
             ps.setString(2, reason);
             ps.setString(3, deadLetterId);
             ps.setObject(4, id);
+            if (notTouchedAfter != null) {
+                ps.setTimestamp(5, Timestamp.from(notTouchedAfter));
+            }
             return ps.executeUpdate() == 1;
         }
     }
 
     public boolean markFailed(UUID id, String reason, String deadLetterId) throws SQLException {
         try (Connection c = dataSource.getConnection()) {
-            return markFailed(c, id, reason, deadLetterId);
+            return markFailed(c, id, reason, deadLetterId, null);
         }
     }
 
@@ -440,8 +465,9 @@ public final class RunStore {
     }
 
     public void markRepublished(Connection c, List<UUID> ids) throws SQLException {
+        // The old stream entry is gone or acked; without it the sweeper judges the run by its new trigger.
         try (PreparedStatement ps = c.prepareStatement("UPDATE " + runs + " SET republished = republished + 1,"
-                + " updated_at = now() WHERE id = ANY (?)")) {
+                + " stream_id = NULL, updated_at = now() WHERE id = ANY (?)")) {
             ps.setArray(1, c.createArrayOf("uuid", ids.toArray()));
             ps.executeUpdate();
         }

@@ -54,7 +54,7 @@ public final class RunWorker implements Handler {
         }
         RunStore.Attempt a = attempt.get();
         RunContext context = new RunContext(a.runId(), a.idempotencyKey(), a.sessionId(), a.userId(), a.input(),
-                a.attempt(), new StoredEffects(store, a.runId(), a.idempotencyKey()));
+                a.attempt(), new StoredEffects(store, a.runId()));
         List<Reply> replies;
         try {
             replies = handler.execute(context);

@@ -10,12 +10,10 @@ final class StoredEffects implements Effects {
 
     private final RunStore store;
     private final UUID runId;
-    private final String runKey;
 
-    StoredEffects(RunStore store, UUID runId, String runKey) {
+    StoredEffects(RunStore store, UUID runId) {
         this.store = store;
         this.runId = runId;
-        this.runKey = runKey;
     }
 
     @Override
@@ -23,7 +21,8 @@ final class StoredEffects implements Effects {
         if (name == null || name.isBlank()) {
             throw new IllegalArgumentException("effect name must not be blank");
         }
-        String key = runKey + ":" + name;
+        // The run id has a fixed form without colons, so no two (run, effect) pairs share a key.
+        String key = runId + ":" + name;
         if (store.initiateEffect(runId, name, key)) {
             String result = call.call(key);
             String stored = result == null ? "" : result;

@@ -97,7 +97,7 @@ public final class Sweeper {
                     continue;
                 }
                 Optional<UUID> runId = Triggers.runIdOf(dl.message());
-                if (runId.isPresent() && store.markFailed(c, runId.get(), dl.reason(), dl.id())) {
+                if (runId.isPresent() && store.markFailed(c, runId.get(), dl.reason(), dl.id(), dl.deadAt())) {
                     marked++;
                 }
             }

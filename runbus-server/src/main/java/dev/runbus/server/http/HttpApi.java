@@ -10,6 +10,7 @@ import dev.runbus.runs.IllegalRunTransitionException;
 import dev.runbus.runs.NewRun;
 import dev.runbus.runs.Run;
 import dev.runbus.runs.RunNotFoundException;
+import dev.runbus.runs.RunStoreException;
 import dev.runbus.runs.Runs;
 import dev.runbus.runs.SubmitResult;
 import dev.runbus.server.Json;
@@ -89,6 +90,11 @@ public final class HttpApi implements AutoCloseable {
         app.exception(ApiError.class, (e, ctx) -> error(ctx, e.status, e.getMessage(), e.field));
         app.exception(IdempotencyConflictException.class, (e, ctx) -> error(ctx, 409, e.getMessage(), "idempotency_key"));
         app.exception(HttpResponseException.class, (e, ctx) -> error(ctx, e.getStatus(), e.getMessage(), null));
+        app.exception(IllegalArgumentException.class, (e, ctx) -> error(ctx, 400, e.getMessage(), null));
+        app.exception(RunStoreException.class, (e, ctx) -> {
+            log.warn("{} {}: PostgreSQL failed", ctx.method(), ctx.path(), e);
+            error(ctx, 503, "the database is unavailable: " + e.getMessage(), null);
+        });
         app.exception(Exception.class, (e, ctx) -> {
             log.warn("{} {} failed", ctx.method(), ctx.path(), e);
             error(ctx, 500, "internal error: " + e.getMessage(), null);
@@ -179,6 +185,11 @@ public final class HttpApi implements AutoCloseable {
                 if (dl.replayedAs().isPresent()) {
                     throw new ApiError(409, "dead letter " + id + " was already replayed as " + dl.replayedAs().get(),
                             null);
+                }
+                Optional<String> current = runs.get(runId.get()).flatMap(Run::deadLetterId);
+                if (current.isPresent() && !current.get().equals(id)) {
+                    throw new ApiError(409, "dead letter " + id + " is not the current one of run " + runId.get()
+                            + " (" + current.get() + "): replay that one", null);
                 }
                 runs.replay(runId.get());
                 ctx.status(202).json(Map.of("dead_letter_id", id, "run_id", runId.get().toString(), "status", "pending"));

@@ -34,6 +34,9 @@ final class SubmitRequest {
             throw ApiError.badRequest("field 'input' is required", "input");
         }
         String inputText = input.isTextual() ? input.asText() : input.toString();
+        if (inputText.indexOf('\u0000') >= 0) {
+            throw ApiError.badRequest("field 'input' must not contain the NUL character", "input");
+        }
         String bodyKey = null;
         JsonNode k = root.get("idempotency_key");
         if (k != null && !k.isNull()) {
@@ -62,6 +65,9 @@ final class SubmitRequest {
         }
         if (!n.isTextual() || n.asText().isBlank()) {
             throw ApiError.badRequest("field '" + field + "' must be a non-empty string", field);
+        }
+        if (n.asText().indexOf('\u0000') >= 0) {
+            throw ApiError.badRequest("field '" + field + "' must not contain the NUL character", field);
         }
         return n.asText();
     }
