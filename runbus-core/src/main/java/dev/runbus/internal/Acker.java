@@ -1,18 +1,22 @@
 package dev.runbus.internal;
 
+import io.lettuce.core.RedisFuture;
 import io.lettuce.core.api.async.RedisAsyncCommands;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.LockSupport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Acknowledges finished entries in batches: one thread sends one XACK with every id that finished while
- * the previous XACK was on the wire (group commit). Under load that is hundreds of ids per round trip;
- * when idle, an ack leaves at once.
+ * Acknowledges finished entries in batches, with one XACK on the wire at a time (group commit): the thread
+ * that finishes a handler sends an XACK at once if none is in flight; otherwise its id waits, and when the
+ * XACK in flight is answered, everything that finished meanwhile leaves in the next one. Under load that is
+ * hundreds of ids per round trip; when idle, an ack leaves at once, without a hand-off to another thread.
  *
  * <p>A failed XACK is reported and dropped: the entries stay pending and are delivered again, which
  * at-least-once delivery allows. Acks that arrive after {@link #close()} are dropped the same way.
@@ -27,70 +31,71 @@ final class Acker implements AutoCloseable {
     private final String group;
     private final long timeoutMillis;
     private final SafeListener listener;
-    private final BlockingQueue<String> queue = new LinkedBlockingQueue<>();
-    private final Thread thread;
-    private volatile boolean closing;
+    private final Queue<String> queue = new ConcurrentLinkedQueue<>();
+    private final AtomicBoolean sending = new AtomicBoolean();
+    private volatile boolean closed;
 
     Acker(RedisAsyncCommands<String, byte[]> redis, String stream, String group, long timeoutMillis,
-          SafeListener listener, String threadName) {
+          SafeListener listener) {
         this.redis = redis;
         this.stream = stream;
         this.group = group;
         this.timeoutMillis = timeoutMillis;
         this.listener = listener;
-        this.thread = new Thread(this::run, threadName);
-        this.thread.setDaemon(true);
-    }
-
-    Acker start() {
-        thread.start();
-        return this;
     }
 
     void ack(String streamId) {
-        if (closing && !thread.isAlive()) {
+        if (closed) {
             log.debug("ack of {} after close dropped; it stays pending", streamId);
             return;
         }
         queue.add(streamId);
+        sendIfIdle();
     }
 
-    /** Acknowledges now, on the caller's thread (ack-before-work mode and skipped entries). */
-    void ackNow(List<String> ids) {
-        if (!ids.isEmpty()) {
-            send(ids);
-        }
-    }
-
-    private void run() {
-        List<String> batch = new ArrayList<>(MAX_IDS_PER_XACK);
-        while (true) {
-            String first;
-            try {
-                first = queue.poll(50, TimeUnit.MILLISECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
+    /**
+     * Sends one XACK with what is queued unless one is in flight. The reply's callback calls this again, so
+     * ids queued while an XACK was on the wire leave as soon as it is answered.
+     */
+    private void sendIfIdle() {
+        while (!queue.isEmpty() && sending.compareAndSet(false, true)) {
+            List<String> batch = new ArrayList<>();
+            for (String id = queue.poll(); id != null; id = batch.size() < MAX_IDS_PER_XACK ? queue.poll() : null) {
+                batch.add(id);
             }
-            if (first == null) {
-                if (closing) {
-                    return;
-                }
+            if (batch.isEmpty()) {
+                sending.set(false);
                 continue;
             }
-            batch.add(first);
-            queue.drainTo(batch, MAX_IDS_PER_XACK - 1);
+            RedisFuture<Long> reply;
             try {
-                send(batch);
+                reply = redis.xack(stream, group, batch.toArray(new String[0]));
             } catch (RuntimeException e) {
-                log.warn("XACK of {} entries failed; they stay pending and will be delivered again", batch.size(), e);
-                listener.onLoopError("acker " + stream + "/" + group, e);
+                failed(batch.size(), e);
+                sending.set(false);
+                continue;
             }
-            batch.clear();
+            reply.whenComplete((n, failure) -> {
+                if (failure != null) {
+                    failed(batch.size(), failure);
+                }
+                sending.set(false);
+                sendIfIdle();
+            });
+            return;
         }
     }
 
-    private void send(List<String> ids) {
+    private void failed(int count, Throwable e) {
+        log.warn("XACK of {} entries failed; they stay pending and will be delivered again", count, e);
+        listener.onLoopError("acker " + stream + "/" + group, e);
+    }
+
+    /** Acknowledges now and waits for the reply (ack-before-work mode). */
+    void ackNow(List<String> ids) {
+        if (ids.isEmpty()) {
+            return;
+        }
         try {
             redis.xack(stream, group, ids.toArray(new String[0])).get(timeoutMillis, TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
@@ -101,14 +106,18 @@ final class Acker implements AutoCloseable {
         }
     }
 
-    /** Sends every queued ack, then stops. */
+    /** Sends every queued ack and waits for the replies (up to the command timeout), then refuses new ones. */
     @Override
     public void close() {
-        closing = true;
-        try {
-            thread.join();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+        while ((!queue.isEmpty() || sending.get()) && System.nanoTime() < deadline) {
+            sendIfIdle();
+            LockSupport.parkNanos(200_000);
+        }
+        closed = true;
+        if (!queue.isEmpty()) {
+            log.warn("{} acks of {}/{} not sent before close; those entries stay pending", queue.size(), stream,
+                    group);
         }
     }
 }

@@ -47,8 +47,7 @@ final class RedisSubscription implements Subscription {
         // size); the reclaimer has a batch of its own.
         this.readSlots = new Slots(o.concurrency() + 2 * o.batchSize());
         Slots reclaimSlots = new Slots(o.batchSize());
-        this.acker = new Acker(bus.async(), ctx.streamKey(), ctx.group(), bus.commandTimeoutMillis(), listener,
-                "runbus-ack-" + ctx.describe());
+        this.acker = new Acker(bus.async(), ctx.streamKey(), ctx.group(), bus.commandTimeoutMillis(), listener);
         this.dispatcher = new Dispatcher(ctx, handler, inFlight, acker, bus.deadLetterMover(), listener);
         this.readLoop = new ReadLoop(ctx, readConnection, bus.sync(), bus.scripts(), bus::ensureGroup, readSlots,
                 dispatcher, listener, this::startReclaimer);
@@ -62,11 +61,11 @@ final class RedisSubscription implements Subscription {
     }
 
     /**
-     * Start order: the consumers of work before its producers, so nothing read waits for a missing loop.
+     * Start order: the consumers of work before its producers, so nothing read waits for a missing loop
+     * (the acker needs no start: acks leave from the threads that finish handlers).
      * The reclaimer starts later, when the read loop has re-read this consumer's own pending entries.
      */
     RedisSubscription start() {
-        acker.start();
         dispatcher.start(ownedExecutor != null ? ownedExecutor : ctx.options().executor());
         keepAliveLoop.start();
         readLoop.start();
