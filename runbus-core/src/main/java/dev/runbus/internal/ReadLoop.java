@@ -101,6 +101,7 @@ final class ReadLoop implements AutoCloseable {
         }
     }
 
+    @SuppressWarnings("unchecked") // a one-element varargs array of StreamOffset<String>
     private List<Entry> readNew(int count) {
         RedisCommands<String, byte[]> redis = connection.sync();
         if (clientId < 0) {

@@ -10,7 +10,6 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -35,30 +34,24 @@ public final class RunStore {
                           int attempt) {
     }
 
-    /** An unfinished run the sweeper looks at. */
-    public record Candidate(UUID runId, RunStatus status, String streamId, Instant updatedAt) {
-    }
-
-    /** A recorded effect: its key and, once the call returned, its result. */
-    public record EffectRow(String idempotencyKey, Optional<String> result) {
-    }
-
     private final DataSource dataSource;
+    private final String schema;
     private final String runs;
     private final String messages;
-    private final String effects;
-    private final String sweeperState;
 
     public RunStore(DataSource dataSource, String schema) {
         this.dataSource = dataSource;
+        this.schema = schema;
         this.runs = schema + ".runs";
         this.messages = schema + ".messages";
-        this.effects = schema + ".run_effects";
-        this.sweeperState = schema + ".sweeper_state";
     }
 
     public DataSource dataSource() {
         return dataSource;
+    }
+
+    public String schema() {
+        return schema;
     }
 
     // ------------------------------------------------------------------ submit (guard 1)
@@ -388,110 +381,7 @@ public final class RunStore {
         }
     }
 
-    // ------------------------------------------------------------------ effects
-
-    /** Commits the "initiated" row; false when the effect was initiated before. */
-    public boolean initiateEffect(UUID runId, String name, String key) throws SQLException {
-        try (Connection c = dataSource.getConnection();
-             PreparedStatement ps = c.prepareStatement("INSERT INTO " + effects + " (run_id, name, idempotency_key)"
-                     + " VALUES (?, ?, ?) ON CONFLICT (run_id, name) DO NOTHING")) {
-            ps.setObject(1, runId);
-            ps.setString(2, name);
-            ps.setString(3, key);
-            return ps.executeUpdate() == 1;
-        }
-    }
-
-    public Optional<EffectRow> effect(UUID runId, String name) throws SQLException {
-        try (Connection c = dataSource.getConnection();
-             PreparedStatement ps = c.prepareStatement("SELECT idempotency_key, result, completed_at FROM " + effects
-                     + " WHERE run_id = ? AND name = ?")) {
-            ps.setObject(1, runId);
-            ps.setString(2, name);
-            try (ResultSet rs = ps.executeQuery()) {
-                if (!rs.next()) {
-                    return Optional.empty();
-                }
-                boolean completed = rs.getTimestamp(3) != null;
-                return Optional.of(new EffectRow(rs.getString(1),
-                        completed ? Optional.of(rs.getString(2)) : Optional.empty()));
-            }
-        }
-    }
-
-    public void completeEffect(UUID runId, String name, String result) throws SQLException {
-        try (Connection c = dataSource.getConnection();
-             PreparedStatement ps = c.prepareStatement("UPDATE " + effects + " SET result = ?, completed_at = now()"
-                     + " WHERE run_id = ? AND name = ?")) {
-            ps.setString(1, result);
-            ps.setObject(2, runId);
-            ps.setString(3, name);
-            ps.executeUpdate();
-        }
-    }
-
-    // ------------------------------------------------------------------ sweeper
-
-    /** Takes the sweeper's lock for the transaction of {@code c}; false when another process holds it. */
-    public boolean trySweeperLock(Connection c) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT pg_try_advisory_xact_lock(hashtext(?))")) {
-            ps.setString(1, "runbus.sweeper." + runs);
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getBoolean(1);
-            }
-        }
-    }
-
-    /** Unfinished runs untouched for {@code threshold}, oldest first, locked for this transaction. */
-    public List<Candidate> candidates(Connection c, Duration threshold, int limit) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT id, status, stream_id, updated_at FROM " + runs
-                + " WHERE status IN (?, ?) AND updated_at < now() - ? * interval '1 millisecond'"
-                + " ORDER BY updated_at LIMIT ? FOR UPDATE SKIP LOCKED")) {
-            ps.setString(1, RunStatus.PENDING.sql());
-            ps.setString(2, RunStatus.RUNNING.sql());
-            ps.setLong(3, threshold.toMillis());
-            ps.setInt(4, limit);
-            List<Candidate> out = new ArrayList<>();
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    Timestamp t = rs.getTimestamp(4);
-                    out.add(new Candidate(rs.getObject(1, UUID.class), RunStatus.fromSql(rs.getString(2)),
-                            rs.getString(3), t.toInstant()));
-                }
-            }
-            return out;
-        }
-    }
-
-    public void markRepublished(Connection c, List<UUID> ids) throws SQLException {
-        // The old stream entry is gone or acked; without it the sweeper judges the run by its new trigger.
-        try (PreparedStatement ps = c.prepareStatement("UPDATE " + runs + " SET republished = republished + 1,"
-                + " stream_id = NULL, updated_at = now() WHERE id = ANY (?)")) {
-            ps.setArray(1, c.createArrayOf("uuid", ids.toArray()));
-            ps.executeUpdate();
-        }
-    }
-
-    public Optional<String> sweeperValue(Connection c, String name) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT value FROM " + sweeperState + " WHERE name = ?")) {
-            ps.setString(1, name);
-            try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() ? Optional.of(rs.getString(1)) : Optional.empty();
-            }
-        }
-    }
-
-    public void setSweeperValue(Connection c, String name, String value) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + sweeperState + " (name, value) VALUES (?, ?)"
-                + " ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value")) {
-            ps.setString(1, name);
-            ps.setString(2, value);
-            ps.executeUpdate();
-        }
-    }
-
-    private static String sources(RunStatus target) {
+    static String sources(RunStatus target) {
         return RunStatus.sourcesOf(target).stream().map(s -> "'" + s.sql() + "'").collect(Collectors.joining(", "));
     }
 }

@@ -30,11 +30,13 @@ public final class RunWorker implements Handler {
     private static final Logger log = LoggerFactory.getLogger(RunWorker.class);
 
     private final RunStore store;
+    private final EffectStore effects;
     private final RunCommits commits;
     private final RunHandler handler;
 
     public RunWorker(RunStore store, RunCommits commits, RunHandler handler) {
         this.store = store;
+        this.effects = new EffectStore(store.dataSource(), store.schema());
         this.commits = commits;
         this.handler = handler;
     }
@@ -54,7 +56,7 @@ public final class RunWorker implements Handler {
         }
         RunStore.Attempt a = attempt.get();
         RunContext context = new RunContext(a.runId(), a.idempotencyKey(), a.sessionId(), a.userId(), a.input(),
-                a.attempt(), new StoredEffects(store, a.runId()));
+                a.attempt(), new StoredEffects(effects, a.runId()));
         List<Reply> replies;
         try {
             replies = handler.execute(context);

@@ -8,10 +8,10 @@ import java.util.UUID;
 /** {@link Effects} of one run, recorded in {@code run_effects} (one row per run and effect name). */
 final class StoredEffects implements Effects {
 
-    private final RunStore store;
+    private final EffectStore store;
     private final UUID runId;
 
-    StoredEffects(RunStore store, UUID runId) {
+    StoredEffects(EffectStore store, UUID runId) {
         this.store = store;
         this.runId = runId;
     }
@@ -29,10 +29,10 @@ final class StoredEffects implements Effects {
             store.completeEffect(runId, name, stored);
             return stored;
         }
-        Optional<RunStore.EffectRow> row = store.effect(runId, name);
+        Optional<EffectStore.EffectRow> row = store.effect(runId, name);
         if (row.isPresent() && row.get().result().isPresent()) {
             return row.get().result().get();
         }
-        throw new EffectInDoubtException(name, row.map(RunStore.EffectRow::idempotencyKey).orElse(key));
+        throw new EffectInDoubtException(name, row.map(EffectStore.EffectRow::idempotencyKey).orElse(key));
     }
 }

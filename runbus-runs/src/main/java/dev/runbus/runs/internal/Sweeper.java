@@ -39,11 +39,13 @@ public final class Sweeper {
     private static final int DEAD_LETTER_PAGE = 200;
 
     private final RunStore store;
+    private final SweeperStore sweeps;
     private final Bus bus;
     private final RunsConfig config;
 
     public Sweeper(RunStore store, Bus bus, RunsConfig config) {
         this.store = store;
+        this.sweeps = new SweeperStore(store.schema());
         this.bus = bus;
         this.config = config;
     }
@@ -52,16 +54,16 @@ public final class Sweeper {
         try (Connection c = store.dataSource().getConnection()) {
             c.setAutoCommit(false);
             try {
-                if (!store.trySweeperLock(c)) {
+                if (!sweeps.trySweeperLock(c)) {
                     c.rollback();
                     return SweepResult.SKIPPED;
                 }
                 int reconciled = reconcileDeadLetters(c);
-                List<RunStore.Candidate> candidates = store.candidates(c, config.sweepThreshold(), config.sweepBatch());
+                List<SweeperStore.Candidate> candidates = sweeps.candidates(c, config.sweepThreshold(), config.sweepBatch());
                 Liveness liveness = candidates.isEmpty() ? null : Liveness.read(bus.inspector(), config);
                 List<UUID> republish = new ArrayList<>();
                 int live = 0;
-                for (RunStore.Candidate cand : candidates) {
+                for (SweeperStore.Candidate cand : candidates) {
                     if (liveness.isLive(cand)) {
                         live++;
                     } else {
@@ -72,7 +74,7 @@ public final class Sweeper {
                     List<Message> triggers = new ArrayList<>(republish.size());
                     republish.forEach(id -> triggers.add(Triggers.of(id)));
                     bus.publisher().publishAll(config.topic(), triggers);
-                    store.markRepublished(c, republish);
+                    sweeps.markRepublished(c, republish);
                     log.info("sweeper republished {} runs", republish.size());
                 }
                 c.commit();
@@ -86,7 +88,7 @@ public final class Sweeper {
 
     private int reconcileDeadLetters(Connection c) throws SQLException {
         String checkpoint = "dead_letters_after:" + config.topic() + ":" + config.group();
-        String after = store.sweeperValue(c, checkpoint).orElse(null);
+        String after = sweeps.sweeperValue(c, checkpoint).orElse(null);
         String start = after;
         int marked = 0;
         while (true) {
@@ -106,7 +108,7 @@ public final class Sweeper {
             }
         }
         if (after != null && !after.equals(start)) {
-            store.setSweeperValue(c, checkpoint, after);
+            sweeps.setSweeperValue(c, checkpoint, after);
         }
         return marked;
     }
@@ -136,7 +138,7 @@ public final class Sweeper {
             return new Liveness(inspector, config, delivered, published);
         }
 
-        boolean isLive(RunStore.Candidate cand) {
+        boolean isLive(SweeperStore.Candidate cand) {
             if (cand.status() == RunStatus.RUNNING && cand.streamId() != null) {
                 try {
                     return inspector.pendingEntry(config.topic(), config.group(), cand.streamId()).isPresent();

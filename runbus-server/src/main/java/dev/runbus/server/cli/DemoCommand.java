@@ -4,7 +4,6 @@ import dev.runbus.server.Demo;
 import dev.runbus.server.DemoReport;
 import dev.runbus.server.Setting;
 import dev.runbus.server.Settings;
-import java.time.Duration;
 import java.util.Map;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
