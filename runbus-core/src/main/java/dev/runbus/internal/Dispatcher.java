@@ -22,7 +22,9 @@ import org.slf4j.LoggerFactory;
  * applies the outcome. Every entry arrives holding one {@link Slots slot}, released when it is finished.
  *
  * <p>{@code concurrency} runner tasks pull from a local queue; on the default executor each is a platform
- * thread, on a virtual-thread executor each is a virtual thread. A runner never dies of an exception.
+ * thread, on a virtual-thread executor each is a virtual thread. A batch is handed over in at most
+ * {@code concurrency} chunks, so that a runner wakes up once per chunk rather than once per entry. A runner
+ * never dies of an exception.
  */
 final class Dispatcher {
 
@@ -39,7 +41,7 @@ final class Dispatcher {
     private record Held(Delivery delivery, Slots slots) {
     }
 
-    private final BlockingQueue<Held> queue = new LinkedBlockingQueue<>();
+    private final BlockingQueue<List<Held>> queue = new LinkedBlockingQueue<>();
     private final CountDownLatch runnersDone;
     private volatile boolean started;
     private volatile boolean draining;
@@ -85,6 +87,7 @@ final class Dispatcher {
             return;
         }
         List<String> notOurs = new ArrayList<>();
+        List<Held> ready = new ArrayList<>(entries.size());
         for (Entry e : entries) {
             try {
                 String forGroup = text(e.fields().get(WireFormat.FOR_GROUP));
@@ -100,7 +103,10 @@ final class Dispatcher {
                             OutcomePolicy.abandonedReason(e.deliveries(), e.previousOwner()));
                     slots.release(1);
                 } else {
-                    enqueue(e, slots);
+                    Held h = decode(e, slots);
+                    if (h != null) {
+                        ready.add(h);
+                    }
                 }
             } catch (RuntimeException failed) {
                 inFlight.release(e.streamId());
@@ -108,8 +114,21 @@ final class Dispatcher {
                 listener.onLoopError("dispatch " + ctx.describe(), failed);
             }
         }
+        handOff(ready);
         if (ctx.options().ackMode() == AckMode.AFTER_WORK) {
             notOurs.forEach(acker::ack);
+        }
+    }
+
+    /** Splits the entries into at most {@code concurrency} chunks, in order, one queue element each. */
+    private void handOff(List<Held> ready) {
+        if (ready.isEmpty()) {
+            return;
+        }
+        int chunks = Math.min(ctx.options().concurrency(), ready.size());
+        int size = (ready.size() + chunks - 1) / chunks;
+        for (int from = 0; from < ready.size(); from += size) {
+            queue.add(new ArrayList<>(ready.subList(from, Math.min(ready.size(), from + size))));
         }
     }
 
@@ -127,7 +146,8 @@ final class Dispatcher {
         }
     }
 
-    private void enqueue(Entry e, Slots slots) {
+    /** The delivery of an entry, or null when it cannot be decoded (it is dead-lettered instead). */
+    private Held decode(Entry e, Slots slots) {
         Message message;
         try {
             message = WireFormat.decode(e.streamId(), e.fields());
@@ -135,23 +155,18 @@ final class Dispatcher {
             inFlight.release(e.streamId());
             deadLetter(e.streamId(), e.deliveries(), placeholder(e.streamId()), "cannot decode entry: " + bad.getMessage());
             slots.release(1);
-            return;
+            return null;
         }
-        queue.add(new Held(new Delivery(message, ctx.topic(), e.streamId(), ctx.group(), ctx.consumer(),
-                e.deliveries()), slots));
+        return new Held(new Delivery(message, ctx.topic(), e.streamId(), ctx.group(), ctx.consumer(), e.deliveries()),
+                slots);
     }
 
     private void runner() {
         try {
             while (!stopped) {
-                Held h = queue.poll(50, TimeUnit.MILLISECONDS);
-                if (h != null) {
-                    try {
-                        run(h.delivery(), h.slots());
-                    } catch (Throwable unexpected) {
-                        log.error("{}: failure while finishing {}; it stays pending", ctx.describe(),
-                                h.delivery().streamId(), unexpected);
-                    }
+                List<Held> chunk = queue.poll(50, TimeUnit.MILLISECONDS);
+                if (chunk != null) {
+                    runAll(chunk);
                 } else if (draining) {
                     return;
                 }
@@ -160,6 +175,26 @@ final class Dispatcher {
             Thread.currentThread().interrupt();
         } finally {
             runnersDone.countDown();
+        }
+    }
+
+    private void runAll(List<Held> chunk) {
+        for (int i = 0; i < chunk.size(); i++) {
+            Held h = chunk.get(i);
+            if (stopped) {
+                // close gave up waiting: what has not started stays pending, unheld
+                for (Held rest : chunk.subList(i, chunk.size())) {
+                    inFlight.release(rest.delivery().streamId());
+                    rest.slots().release(1);
+                }
+                return;
+            }
+            try {
+                run(h.delivery(), h.slots());
+            } catch (Throwable unexpected) {
+                log.error("{}: failure while finishing {}; it stays pending", ctx.describe(),
+                        h.delivery().streamId(), unexpected);
+            }
         }
     }
 
@@ -228,13 +263,17 @@ final class Dispatcher {
      */
     int stop() {
         stopped = true;
-        List<Held> dropped = new ArrayList<>();
+        List<List<Held>> dropped = new ArrayList<>();
         queue.drainTo(dropped);
-        for (Held h : dropped) {
-            inFlight.release(h.delivery().streamId());
-            h.slots().release(1);
+        int count = 0;
+        for (List<Held> chunk : dropped) {
+            for (Held h : chunk) {
+                inFlight.release(h.delivery().streamId());
+                h.slots().release(1);
+                count++;
+            }
         }
-        return dropped.size();
+        return count;
     }
 
     private static Message decodeOrPlaceholder(Entry e) {
