@@ -39,10 +39,6 @@ final class PeriodicLoop implements AutoCloseable {
         return this;
     }
 
-    boolean isClosed() {
-        return closed;
-    }
-
     private void run() {
         while (!closed) {
             try {

@@ -29,8 +29,7 @@ final class RedisInspector implements Inspector {
     public List<StreamInfo> streams() {
         List<StreamInfo> out = new ArrayList<>();
         for (String topic : topics.all()) {
-            long dead = Calls.call("counting dead letters of " + topic, () -> redis.xlen(keys.deadLetters(topic)));
-            out.add(stream(topic).orElseGet(() -> new StreamInfo(topic, 0, null, null, 0, dead)));
+            out.add(stream(topic).orElseGet(() -> new StreamInfo(topic, 0, null, null, 0, deadLetters(topic))));
         }
         return out;
     }
@@ -42,12 +41,16 @@ final class RedisInspector implements Inspector {
         if (Calls.call("reading stream " + topic, () -> redis.exists(key)) == 0) {
             return Optional.empty();
         }
-        long dead = Calls.call("counting dead letters of " + topic, () -> redis.xlen(keys.deadLetters(topic)));
+        long dead = deadLetters(topic);
         Map<String, Object> info = Replies.info(Calls.call("reading stream " + topic, () -> redis.xinfoStream(key)));
         List<Object> first = Replies.list(info.get("first-entry"));
         return Optional.of(new StreamInfo(topic, Replies.num(info.get("length")),
                 first.isEmpty() ? null : Replies.str(first.get(0)), Replies.str(info.get("last-generated-id")),
                 (int) Replies.num(info.get("groups")), dead));
+    }
+
+    private long deadLetters(String topic) {
+        return Calls.call("counting dead letters of " + topic, () -> redis.xlen(keys.deadLetters(topic)));
     }
 
     @Override

@@ -9,11 +9,9 @@ import java.util.concurrent.TimeUnit;
  */
 final class Slots {
 
-    private final int capacity;
     private final Semaphore free;
 
     Slots(int capacity) {
-        this.capacity = capacity;
         this.free = new Semaphore(capacity);
     }
 
@@ -38,9 +36,5 @@ final class Slots {
         if (n > 0) {
             free.release(n);
         }
-    }
-
-    int used() {
-        return capacity - free.availablePermits();
     }
 }

@@ -21,7 +21,7 @@ public final class Metrics implements BusListener {
 
     public final LongAdder runsCreated = new LongAdder();
     public final LongAdder runsDeduplicated = new LongAdder();
-    public final LongAdder deadLettered = new LongAdder();
+    private final LongAdder deadLettered = new LongAdder();
     private final LongAdder handlerRetries = new LongAdder();
     private final LongAdder handlerFinalFailures = new LongAdder();
     private final LongAdder trimmed = new LongAdder();

@@ -83,84 +83,82 @@ public final class RunStore {
     }
 
     private List<KeyOwner> insertAll(Connection c, List<Insert> inserts, List<Boolean> createdOut) throws SQLException {
-        {
-            java.util.Map<String, UUID> created = new java.util.HashMap<>();
-            try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + runs
-                    + " (id, idempotency_key, input_hash, session_id, user_id, input, status)"
-                    + " SELECT * FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[])"
-                    + " ON CONFLICT (idempotency_key) DO NOTHING RETURNING idempotency_key, id")) {
-                int n = inserts.size();
-                Object[] ids = new Object[n];
-                String[] keys = new String[n];
-                String[] hashes = new String[n];
-                String[] sessions = new String[n];
-                String[] users = new String[n];
-                String[] inputs = new String[n];
-                String[] statuses = new String[n];
-                for (int i = 0; i < n; i++) {
-                    Insert in = inserts.get(i);
-                    ids[i] = in.id();
-                    keys[i] = in.key();
-                    hashes[i] = in.bodyHash();
-                    sessions[i] = in.run().sessionId();
-                    users[i] = in.run().userId();
-                    inputs[i] = in.run().input();
-                    statuses[i] = RunStatus.PENDING.sql();
+        java.util.Map<String, UUID> created = new java.util.HashMap<>();
+        try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + runs
+                + " (id, idempotency_key, input_hash, session_id, user_id, input, status)"
+                + " SELECT * FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[])"
+                + " ON CONFLICT (idempotency_key) DO NOTHING RETURNING idempotency_key, id")) {
+            int n = inserts.size();
+            Object[] ids = new Object[n];
+            String[] keys = new String[n];
+            String[] hashes = new String[n];
+            String[] sessions = new String[n];
+            String[] users = new String[n];
+            String[] inputs = new String[n];
+            String[] statuses = new String[n];
+            for (int i = 0; i < n; i++) {
+                Insert in = inserts.get(i);
+                ids[i] = in.id();
+                keys[i] = in.key();
+                hashes[i] = in.bodyHash();
+                sessions[i] = in.run().sessionId();
+                users[i] = in.run().userId();
+                inputs[i] = in.run().input();
+                statuses[i] = RunStatus.PENDING.sql();
+            }
+            ps.setArray(1, c.createArrayOf("uuid", ids));
+            ps.setArray(2, c.createArrayOf("text", keys));
+            ps.setArray(3, c.createArrayOf("text", hashes));
+            ps.setArray(4, c.createArrayOf("text", sessions));
+            ps.setArray(5, c.createArrayOf("text", users));
+            ps.setArray(6, c.createArrayOf("text", inputs));
+            ps.setArray(7, c.createArrayOf("text", statuses));
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    created.put(rs.getString(1), rs.getObject(2, UUID.class));
                 }
-                ps.setArray(1, c.createArrayOf("uuid", ids));
-                ps.setArray(2, c.createArrayOf("text", keys));
-                ps.setArray(3, c.createArrayOf("text", hashes));
-                ps.setArray(4, c.createArrayOf("text", sessions));
-                ps.setArray(5, c.createArrayOf("text", users));
-                ps.setArray(6, c.createArrayOf("text", inputs));
-                ps.setArray(7, c.createArrayOf("text", statuses));
+            }
+        }
+        java.util.Map<String, KeyOwner> existing = new java.util.HashMap<>();
+        List<String> missing = new ArrayList<>();
+        for (Insert in : inserts) {
+            if (!created.containsKey(in.key())) {
+                missing.add(in.key());
+            }
+        }
+        if (!missing.isEmpty()) {
+            try (PreparedStatement ps = c.prepareStatement("SELECT idempotency_key, id, input_hash, status FROM "
+                    + runs + " WHERE idempotency_key = ANY (?)")) {
+                ps.setArray(1, c.createArrayOf("text", missing.toArray()));
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
-                        created.put(rs.getString(1), rs.getObject(2, UUID.class));
+                        existing.put(rs.getString(1), new KeyOwner(rs.getObject(2, UUID.class), rs.getString(3),
+                                RunStatus.fromSql(rs.getString(4))));
                     }
                 }
             }
-            java.util.Map<String, KeyOwner> existing = new java.util.HashMap<>();
-            List<String> missing = new ArrayList<>();
-            for (Insert in : inserts) {
-                if (!created.containsKey(in.key())) {
-                    missing.add(in.key());
-                }
-            }
-            if (!missing.isEmpty()) {
-                try (PreparedStatement ps = c.prepareStatement("SELECT idempotency_key, id, input_hash, status FROM "
-                        + runs + " WHERE idempotency_key = ANY (?)")) {
-                    ps.setArray(1, c.createArrayOf("text", missing.toArray()));
-                    try (ResultSet rs = ps.executeQuery()) {
-                        while (rs.next()) {
-                            existing.put(rs.getString(1), new KeyOwner(rs.getObject(2, UUID.class), rs.getString(3),
-                                    RunStatus.fromSql(rs.getString(4))));
-                        }
-                    }
-                }
-            }
-            List<KeyOwner> out = new ArrayList<>(inserts.size());
-            java.util.Set<String> claimed = new java.util.HashSet<>();
-            for (Insert in : inserts) {
-                UUID newId = created.get(in.key());
-                if (newId != null && claimed.add(in.key())) {
-                    out.add(new KeyOwner(newId, in.bodyHash(), RunStatus.PENDING));
-                    createdOut.add(true);
-                } else if (newId != null) {
-                    // A second submission of a key created in this same statement.
-                    out.add(new KeyOwner(newId, inserts.get(indexOfKey(inserts, in.key())).bodyHash(), RunStatus.PENDING));
-                    createdOut.add(false);
-                } else {
-                    KeyOwner owner = existing.get(in.key());
-                    if (owner == null) {
-                        throw new SQLException("idempotency key " + in.key() + " conflicted but no run holds it");
-                    }
-                    out.add(owner);
-                    createdOut.add(false);
-                }
-            }
-            return out;
         }
+        List<KeyOwner> out = new ArrayList<>(inserts.size());
+        java.util.Set<String> claimed = new java.util.HashSet<>();
+        for (Insert in : inserts) {
+            UUID newId = created.get(in.key());
+            if (newId != null && claimed.add(in.key())) {
+                out.add(new KeyOwner(newId, in.bodyHash(), RunStatus.PENDING));
+                createdOut.add(true);
+            } else if (newId != null) {
+                // A second submission of a key created in this same statement.
+                out.add(new KeyOwner(newId, inserts.get(indexOfKey(inserts, in.key())).bodyHash(), RunStatus.PENDING));
+                createdOut.add(false);
+            } else {
+                KeyOwner owner = existing.get(in.key());
+                if (owner == null) {
+                    throw new SQLException("idempotency key " + in.key() + " conflicted but no run holds it");
+                }
+                out.add(owner);
+                createdOut.add(false);
+            }
+        }
+        return out;
     }
 
     private static int indexOfKey(List<Insert> inserts, String key) {

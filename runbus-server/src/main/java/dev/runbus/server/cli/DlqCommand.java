@@ -33,6 +33,12 @@ final class DlqCommand implements Runnable {
                 "missing subcommand: list, show, replay or purge");
     }
 
+    /** The dead letter, or a usage error naming it. */
+    static DeadLetter find(Infrastructure infra, String topic, String id) {
+        return infra.bus().deadLetters().get(topic, id)
+                .orElseThrow(() -> new IllegalArgumentException("no dead letter " + id + " in topic " + topic));
+    }
+
     @Command(name = "list", mixinStandardHelpOptions = true, description = "Dead letters, oldest first.")
     static final class ListDeadLetters extends AdminCommand {
         @Option(names = "--limit", defaultValue = "50", description = "how many; default ${DEFAULT-VALUE}")
@@ -68,9 +74,7 @@ final class DlqCommand implements Runnable {
 
         @Override
         int run(Infrastructure infra, Settings s) {
-            DeadLetter d = infra.bus().deadLetters().get(s.get(Setting.TOPIC), id)
-                    .orElseThrow(() -> new IllegalArgumentException("no dead letter " + id + " in topic "
-                            + s.get(Setting.TOPIC)));
+            DeadLetter d = find(infra, s.get(Setting.TOPIC), id);
             Map<String, Object> m = Views.deadLetter(d);
             m.put("headers", d.message().headers());
             m.put("payload", new String(d.message().payload(), StandardCharsets.UTF_8));
@@ -96,8 +100,7 @@ final class DlqCommand implements Runnable {
         @Override
         int run(Infrastructure infra, Settings s) {
             String topic = s.get(Setting.TOPIC);
-            DeadLetter d = infra.bus().deadLetters().get(topic, id)
-                    .orElseThrow(() -> new IllegalArgumentException("no dead letter " + id + " in topic " + topic));
+            DeadLetter d = find(infra, topic, id);
             if (d.replayedAs().isPresent()) {
                 throw new IllegalArgumentException("dead letter " + id + " was already replayed as "
                         + d.replayedAs().get());
