@@ -50,6 +50,18 @@ public interface Bus extends AutoCloseable {
         return subscribe(topic, group, consumer, handler, SubscribeOptions.defaults());
     }
 
+    /**
+     * Like {@link #subscribe(String, String, String, Handler, SubscribeOptions)}, with a handler that receives
+     * the deliveries of each read together (at most {@code batchSize}); see {@link BatchHandler} for how each
+     * delivery is settled. {@code concurrency} is how many batch calls run at once.
+     */
+    Subscription subscribeBatch(String topic, String group, String consumer, BatchHandler handler,
+                                SubscribeOptions options);
+
+    default Subscription subscribeBatch(String topic, String group, String consumer, BatchHandler handler) {
+        return subscribeBatch(topic, group, consumer, handler, SubscribeOptions.defaults());
+    }
+
     DeadLetters deadLetters();
 
     /**

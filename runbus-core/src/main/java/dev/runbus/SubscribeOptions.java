@@ -9,9 +9,11 @@ import java.util.concurrent.Executor;
  * defaults are the public constants below. Validated when built: a wrong value fails fast with a
  * message naming the option.
  *
- * @param concurrency       handlers running at once for this consumer
- * @param batchSize         entries per XREADGROUP / XAUTOCLAIM call; also how many entries may wait
- *                          locally for a free handler slot
+ * @param concurrency       handlers running at once for this consumer (for a {@link BatchHandler}: batch
+ *                          calls); the consumer holds at most {@code concurrency + 2 × batchSize} entries
+ *                          read but not yet settled
+ * @param batchSize         entries per XREADGROUP / XAUTOCLAIM call, and so the most a batch call receives;
+ *                          also how many entries may wait locally for a free handler
  * @param blockTime         how long one XREADGROUP waits for new entries
  * @param minIdle           how long an entry must be idle in the PEL before another consumer may take
  *                          it over; also about the retry delay after a failed handler (idle time counts

@@ -1,6 +1,7 @@
 package dev.runbus.internal;
 
 import dev.runbus.AckMode;
+import dev.runbus.BatchHandler;
 import dev.runbus.Delivery;
 import dev.runbus.Handler;
 import dev.runbus.Message;
@@ -23,15 +24,18 @@ import org.slf4j.LoggerFactory;
  *
  * <p>{@code concurrency} runner tasks pull from a local queue; on the default executor each is a platform
  * thread, on a virtual-thread executor each is a virtual thread. A batch is handed over in at most
- * {@code concurrency} chunks, so that a runner wakes up once per chunk rather than once per entry. A runner
- * never dies of an exception.
+ * {@code concurrency} chunks, so that a runner wakes up once per chunk rather than once per entry. With a
+ * {@link BatchHandler} a batch is one chunk and one call, and its deliveries are settled through a
+ * {@link BatchCall}. A runner never dies of an exception.
  */
 final class Dispatcher {
 
     private static final Logger log = LoggerFactory.getLogger(Dispatcher.class);
 
     private final SubscriptionContext ctx;
+    /** Exactly one of the two is set. */
     private final Handler handler;
+    private final BatchHandler batchHandler;
     private final OutcomePolicy policy;
     private final InFlight inFlight;
     private final Acker acker;
@@ -48,10 +52,14 @@ final class Dispatcher {
     /** Set when close gave up waiting: from then on no outcome is applied and nothing new starts. */
     private volatile boolean stopped;
 
-    Dispatcher(SubscriptionContext ctx, Handler handler, InFlight inFlight, Acker acker,
+    Dispatcher(SubscriptionContext ctx, Handler handler, BatchHandler batchHandler, InFlight inFlight, Acker acker,
                DeadLetterMover deadLetters, SafeListener listener) {
+        if ((handler == null) == (batchHandler == null)) {
+            throw new IllegalArgumentException("a dispatcher runs either a handler or a batch handler");
+        }
         this.ctx = ctx;
         this.handler = handler;
+        this.batchHandler = batchHandler;
         this.policy = new OutcomePolicy(ctx.options().maxDeliveries());
         this.inFlight = inFlight;
         this.acker = acker;
@@ -120,12 +128,15 @@ final class Dispatcher {
         }
     }
 
-    /** Splits the entries into at most {@code concurrency} chunks, in order, one queue element each. */
+    /**
+     * Splits the entries into at most {@code concurrency} chunks, in order, one queue element each; for a batch
+     * handler, the entries are one chunk.
+     */
     private void handOff(List<Held> ready) {
         if (ready.isEmpty()) {
             return;
         }
-        int chunks = Math.min(ctx.options().concurrency(), ready.size());
+        int chunks = batchHandler != null ? 1 : Math.min(ctx.options().concurrency(), ready.size());
         int size = (ready.size() + chunks - 1) / chunks;
         for (int from = 0; from < ready.size(); from += size) {
             queue.add(new ArrayList<>(ready.subList(from, Math.min(ready.size(), from + size))));
@@ -179,6 +190,10 @@ final class Dispatcher {
     }
 
     private void runAll(List<Held> chunk) {
+        if (batchHandler != null) {
+            runBatch(chunk);
+            return;
+        }
         for (int i = 0; i < chunk.size(); i++) {
             Held h = chunk.get(i);
             if (stopped) {
@@ -205,7 +220,38 @@ final class Dispatcher {
         } catch (Throwable t) {
             failure = t;
         }
-        // No longer kept alive from here: the outcome is applied within milliseconds.
+        settle(d, slots, failure);
+    }
+
+    private void runBatch(List<Held> chunk) {
+        if (stopped) {
+            for (Held h : chunk) {
+                inFlight.release(h.delivery().streamId());
+                h.slots().release(1);
+            }
+            return;
+        }
+        List<Delivery> deliveries = new ArrayList<>(chunk.size());
+        chunk.forEach(h -> deliveries.add(h.delivery()));
+        BatchCall call = new BatchCall(deliveries, (i, failure) -> {
+            try {
+                settle(deliveries.get(i), chunk.get(i).slots(), failure);
+            } catch (RuntimeException unexpected) {
+                log.error("{}: failure while finishing {}; it stays pending", ctx.describe(),
+                        deliveries.get(i).streamId(), unexpected);
+            }
+        });
+        Throwable failure = null;
+        try {
+            batchHandler.handle(call);
+        } catch (Throwable t) {
+            failure = t;
+        }
+        call.settleRest(failure);
+    }
+
+    /** After the handler: the entry is no longer kept alive, its outcome is applied and its slot is freed. */
+    private void settle(Delivery d, Slots slots, Throwable failure) {
         inFlight.release(d.streamId());
         try {
             if (!stopped) {

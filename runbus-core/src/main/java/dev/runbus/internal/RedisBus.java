@@ -3,6 +3,7 @@ package dev.runbus.internal;
 import dev.runbus.Bus;
 import dev.runbus.BusConfig;
 import dev.runbus.DeadLetters;
+import dev.runbus.BatchHandler;
 import dev.runbus.Handler;
 import dev.runbus.Inspector;
 import dev.runbus.PublishOptions;
@@ -116,11 +117,21 @@ public final class RedisBus implements Bus {
     @Override
     public Subscription subscribe(String topic, String group, String consumer, Handler handler,
                                   SubscribeOptions options) {
+        return start(topic, group, consumer, Objects.requireNonNull(handler, "handler"), null, options);
+    }
+
+    @Override
+    public Subscription subscribeBatch(String topic, String group, String consumer, BatchHandler handler,
+                                       SubscribeOptions options) {
+        return start(topic, group, consumer, null, Objects.requireNonNull(handler, "handler"), options);
+    }
+
+    private Subscription start(String topic, String group, String consumer, Handler handler,
+                               BatchHandler batchHandler, SubscribeOptions options) {
         requireOpen();
         Keys.checkTopic(topic);
         Keys.checkName("group", group);
         Keys.checkName("consumer", consumer);
-        Objects.requireNonNull(handler, "handler");
         Objects.requireNonNull(options, "options");
         String id = topic + "\n" + group + "\n" + consumer;
         SubscriptionContext ctx = new SubscriptionContext(topic, group, consumer, keys.stream(topic), options);
@@ -131,7 +142,7 @@ public final class RedisBus implements Bus {
         topics.register(topic);
         StatefulRedisConnection<String, byte[]> reads = client.connect(CODEC);
         reads.setTimeout(options.blockTime().plus(config.commandTimeout()));
-        RedisSubscription sub = new RedisSubscription(ctx, handler, this, reads, () -> subscriptions.remove(id));
+        RedisSubscription sub = new RedisSubscription(ctx, handler, batchHandler, this, reads, () -> subscriptions.remove(id));
         if (subscriptions.putIfAbsent(id, sub) != null) {
             reads.close();
             throw new IllegalArgumentException("consumer '" + consumer + "' of group '" + group + "' on topic '"

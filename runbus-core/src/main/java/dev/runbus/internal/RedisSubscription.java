@@ -1,5 +1,6 @@
 package dev.runbus.internal;
 
+import dev.runbus.BatchHandler;
 import dev.runbus.Handler;
 import dev.runbus.SubscribeOptions;
 import dev.runbus.Subscription;
@@ -36,7 +37,8 @@ final class RedisSubscription implements Subscription {
     private final AtomicBoolean finished = new AtomicBoolean();
     private boolean reclaimerStarted;
 
-    RedisSubscription(SubscriptionContext ctx, Handler handler, RedisBus bus,
+    /** Exactly one of {@code handler} and {@code batchHandler} is set. */
+    RedisSubscription(SubscriptionContext ctx, Handler handler, BatchHandler batchHandler, RedisBus bus,
                       StatefulRedisConnection<String, byte[]> readConnection, Runnable onClosed) {
         this.ctx = ctx;
         this.readConnection = readConnection;
@@ -48,7 +50,7 @@ final class RedisSubscription implements Subscription {
         this.readSlots = new Slots(o.concurrency() + 2 * o.batchSize());
         Slots reclaimSlots = new Slots(o.batchSize());
         this.acker = new Acker(bus.async(), ctx.streamKey(), ctx.group(), bus.commandTimeoutMillis(), listener);
-        this.dispatcher = new Dispatcher(ctx, handler, inFlight, acker, bus.deadLetterMover(), listener);
+        this.dispatcher = new Dispatcher(ctx, handler, batchHandler, inFlight, acker, bus.deadLetterMover(), listener);
         this.readLoop = new ReadLoop(ctx, readConnection, bus.sync(), bus.scripts(), bus::ensureGroup, readSlots,
                 dispatcher, listener, this::startReclaimer);
         this.reclaimer = new Reclaimer(ctx, bus.scripts(), reclaimSlots, dispatcher, listener);

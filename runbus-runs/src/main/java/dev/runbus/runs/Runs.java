@@ -4,6 +4,7 @@ import dev.runbus.Bus;
 import dev.runbus.DeadLetterAlreadyReplayedException;
 import dev.runbus.NoSuchDeadLetterException;
 import dev.runbus.RunbusException;
+import dev.runbus.SubscribeOptions;
 import dev.runbus.Subscription;
 import dev.runbus.runs.internal.FailedRunMarker;
 import dev.runbus.runs.internal.IdempotencyKeys;
@@ -19,9 +20,13 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -53,6 +58,8 @@ public final class Runs implements AutoCloseable {
     private final FailedRunMarker marker;
     private final AutoCloseable listenerHandle;
     private Subscription worker;
+    /** Where the worker's run handlers run, when this layer owns the threads. */
+    private ExecutorService ownedHandlers;
     private ScheduledExecutorService sweeperLoop;
 
     private Runs(Bus bus, RunsConfig config, RunStore store) {
@@ -157,15 +164,38 @@ public final class Runs implements AutoCloseable {
         publishTrigger(runId);
     }
 
-    /** Starts this process's worker: one consumer named {@code config.consumer()} in {@code config.group()}. */
+    /**
+     * Starts this process's worker: one consumer named {@code config.consumer()} in {@code config.group()}. Each
+     * read batch of triggers starts its runs in one transaction; then up to {@code workerOptions.concurrency()}
+     * run handlers run at once, on {@code workerOptions.executor()} when one is given (it must be able to run
+     * that many tasks at once) or else on threads of this layer's own; runs that finish together are completed
+     * in one transaction.
+     */
     public synchronized Subscription startWorker(RunHandler handler) {
         Objects.requireNonNull(handler, "handler");
         if (worker != null) {
             throw new IllegalStateException("the worker of this Runs is already started");
         }
-        worker = bus.subscribe(config.topic(), config.group(), config.consumer(), new RunWorker(store, commits, handler),
-                config.workerOptions());
+        SubscribeOptions options = config.workerOptions();
+        Executor handlers = options.executor();
+        if (handlers == null) {
+            ownedHandlers = Executors.newFixedThreadPool(options.concurrency(), daemonThreads("runbus-run-"));
+            handlers = ownedHandlers;
+        }
+        // The batch calls wait for their runs, so they must not take the threads the runs need: they get the
+        // bus's own threads.
+        worker = bus.subscribeBatch(config.topic(), config.group(), config.consumer(),
+                new RunWorker(store, commits, handler, handlers), options.toBuilder().executor(null).build());
         return worker;
+    }
+
+    private static ThreadFactory daemonThreads(String prefix) {
+        AtomicInteger n = new AtomicInteger();
+        return r -> {
+            Thread t = new Thread(r, prefix + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
     }
 
     /** Starts sweeping every {@code sweepInterval}; see {@link #sweepOnce()}. */
@@ -227,6 +257,9 @@ public final class Runs implements AutoCloseable {
         }
         if (worker != null) {
             worker.close();
+        }
+        if (ownedHandlers != null) {
+            ownedHandlers.shutdownNow();
         }
         commits.close();
         marker.close();

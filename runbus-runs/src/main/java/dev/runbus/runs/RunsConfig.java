@@ -13,8 +13,10 @@ import java.util.regex.Pattern;
  * @param group           consumer group of the workers; default {@value #DEFAULT_GROUP}
  * @param consumer        this process's consumer name, stable across restarts; default: the host name
  * @param workerOptions   the workers' subscription options (concurrency, minIdle, maxDeliveries, ...); default:
- *                        the bus defaults with {@value #DEFAULT_WORKER_CONCURRENCY} handlers at once, because a
- *                        run's thread mostly waits for its group commit and a group holds the runs in flight
+ *                        the bus defaults with {@value #DEFAULT_WORKER_CONCURRENCY} run handlers at once. The
+ *                        worker reads triggers in batches of {@code batchSize}; {@code concurrency} is how many
+ *                        run handlers run at once, on {@code executor} when one is given (it must run that many
+ *                        tasks at once) or else on threads of the runs layer
  * @param sweepInterval   how often the sweeper runs; default 30 s
  * @param sweepThreshold  an unfinished run untouched this long is examined by the sweeper; default 2 min
  * @param sweepBatch      runs examined per sweep; default 500

@@ -20,8 +20,12 @@ import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -65,16 +69,29 @@ class SigtermTest {
             assertThat(m.find()).isTrue();
             int port = Integer.parseInt(m.group(1));
             HttpClient http = HttpClient.newHttpClient();
-            int n = 300; // more than the worker holds (concurrency + batch), so some wait in the stream
-            List<String> accepted = new ArrayList<>();
+            // More than the worker holds (concurrency + 2 × batch size = 204), posted from 8 threads so that most
+            // are still waiting in the stream when the signal comes.
+            int n = 400;
+            List<String> accepted = Collections.synchronizedList(new ArrayList<>());
+            ExecutorService posters = Executors.newFixedThreadPool(8);
+            List<Future<?>> posted = new ArrayList<>();
             for (int i = 0; i < n; i++) {
-                HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port
-                        + "/v1/runs")).header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers
-                        .ofString("{\"session_id\":\"s\",\"user_id\":\"u\",\"input\":\"load " + i + "\"}")).build(),
-                        HttpResponse.BodyHandlers.ofString());
-                assertThat(r.statusCode()).isEqualTo(201);
-                accepted.add(Json.MAPPER.readTree(r.body()).get("run_id").asText());
+                int k = i;
+                posted.add(posters.submit(() -> {
+                    HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port
+                            + "/v1/runs")).header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers
+                            .ofString("{\"session_id\":\"s\",\"user_id\":\"u\",\"input\":\"load " + k + "\"}"))
+                            .build(), HttpResponse.BodyHandlers.ofString());
+                    assertThat(r.statusCode()).isEqualTo(201);
+                    accepted.add(Json.MAPPER.readTree(r.body()).get("run_id").asText());
+                    return null;
+                }));
             }
+            for (Future<?> f : posted) {
+                f.get();
+            }
+            posters.shutdown();
+            assertThat(accepted).hasSize(n);
             Wait.until("some runs done", Duration.ofSeconds(30), () -> count(schema, "done") >= 10);
             serve.destroy(); // SIGTERM
             assertThat(serve.waitFor(60, TimeUnit.SECONDS)).as("serve stopped within its shutdown timeout").isTrue();

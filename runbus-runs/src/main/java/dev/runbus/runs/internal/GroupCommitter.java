@@ -49,23 +49,42 @@ final class GroupCommitter<I, O> implements AutoCloseable {
 
     /** Commits the item (with whatever else is waiting) and returns its result. */
     O commit(I item) throws SQLException {
-        if (closed) {
-            return work.commit(List.of(item)).get(0);
+        return await(submit(item));
+    }
+
+    /** Commits the items (with whatever else is waiting, in as few transactions as the batch size allows). */
+    List<O> commitAll(List<I> items) throws SQLException {
+        List<CompletableFuture<O>> futures = new ArrayList<>(items.size());
+        for (I item : items) {
+            futures.add(submit(item));
         }
-        CompletableFuture<O> result = new CompletableFuture<>();
-        Pending<I, O> pending = new Pending<>(item, result);
+        List<O> results = new ArrayList<>(items.size());
+        for (CompletableFuture<O> f : futures) {
+            results.add(await(f));
+        }
+        return results;
+    }
+
+    /**
+     * Queues the item and returns at once; the future completes when its transaction committed (or failed). The
+     * future's callbacks run on the committing thread unless an async variant is used: keep them short.
+     */
+    CompletableFuture<O> submit(I item) {
+        Pending<I, O> pending = new Pending<>(item, new CompletableFuture<>());
         queue.add(pending);
-        try {
-            while (true) {
-                try {
-                    return result.get(100, TimeUnit.MILLISECONDS);
-                } catch (java.util.concurrent.TimeoutException stillWaiting) {
-                    // Closed between our check and our add, after the thread's last look: commit it here.
-                    if (!thread.isAlive() && queue.remove(pending)) {
-                        return work.commit(List.of(item)).get(0);
-                    }
-                }
+        if (closed) {
+            // The thread drains the queue once more after it sees the close; if it has already gone, commit here.
+            joinQuietly();
+            if (queue.remove(pending)) {
+                commitBatch(new ArrayList<>(List.of(pending)));
             }
+        }
+        return pending.result();
+    }
+
+    private static <O> O await(CompletableFuture<O> result) throws SQLException {
+        try {
+            return result.get();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new SQLException("interrupted while waiting for the commit", e);
@@ -92,6 +111,11 @@ final class GroupCommitter<I, O> implements AutoCloseable {
             }
             if (first == null) {
                 if (closed) {
+                    // Whatever was queued before a caller could see the close: commit it, then stop.
+                    queue.drainTo(batch);
+                    for (int from = 0; from < batch.size(); from += maxBatch) {
+                        commitBatch(batch.subList(from, Math.min(batch.size(), from + maxBatch)));
+                    }
                     return;
                 }
                 continue;
@@ -132,10 +156,15 @@ final class GroupCommitter<I, O> implements AutoCloseable {
         }
     }
 
-    /** Commits what is queued, then stops the thread. */
+    /** Commits what is queued, then stops the thread; items submitted afterwards commit on the caller's thread. */
     @Override
     public void close() {
         closed = true;
+        joinQuietly();
+    }
+
+    /** Waits for the thread to stop, at most 10 s (a commit stuck in the database must not hang a close). */
+    private void joinQuietly() {
         try {
             thread.join(10_000);
         } catch (InterruptedException e) {

@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -61,12 +62,17 @@ public final class RunCommits implements AutoCloseable {
         return submits.commit(insert);
     }
 
-    Optional<RunStore.Attempt> startAttempt(UUID runId, String streamId) throws SQLException {
-        return attempts.commit(new RunStore.AttemptRequest(runId, streamId));
+    /** Starts the attempts of a read batch: one transaction for the batch (and whatever else is waiting). */
+    List<Optional<RunStore.Attempt>> startAttempts(List<RunStore.AttemptRequest> requests) throws SQLException {
+        return attempts.commitAll(requests);
     }
 
-    boolean complete(UUID runId, List<Reply> replies) throws SQLException {
-        return completions.commit(new RunStore.Completion(runId, replies));
+    /**
+     * Queues a run's completion and returns at once; the future tells whether it completed the run. Runs that
+     * finish at about the same time share a transaction.
+     */
+    CompletableFuture<Boolean> complete(UUID runId, List<Reply> replies) {
+        return completions.submit(new RunStore.Completion(runId, replies));
     }
 
     @Override

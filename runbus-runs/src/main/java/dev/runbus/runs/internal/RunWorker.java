@@ -1,31 +1,40 @@
 package dev.runbus.runs.internal;
 
+import dev.runbus.Batch;
+import dev.runbus.BatchHandler;
 import dev.runbus.Delivery;
-import dev.runbus.Handler;
 import dev.runbus.runs.Reply;
 import dev.runbus.runs.RunContext;
 import dev.runbus.runs.RunHandler;
 import java.sql.SQLException;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Executes the run a trigger names, as a bus handler: returning acks the trigger, throwing leaves it
- * pending (and at {@code maxDeliveries} the bus dead-letters it; {@link FailedRunMarker} then fails the run).
+ * Executes the runs the triggers of one read batch name, as a bus batch handler. A run that succeeds is
+ * acked; one that fails stays pending (and at {@code maxDeliveries} the bus dead-letters it;
+ * {@link FailedRunMarker} then fails the run).
  *
  * <ol>
- *   <li>pending|running → running, attempt + 1 — or, when the run is done, failed or unknown, return at
- *       once (the short-circuit: the trigger is acked, nothing runs);</li>
- *   <li>run the handler;</li>
- *   <li>in one transaction: replies (ON CONFLICT DO NOTHING) and done;</li>
- *   <li>(steps 1 and 3 are group-committed with the other runs in flight: see {@link RunCommits});</li>
- *   <li>return, and the bus acks.</li>
+ *   <li>for the whole batch, in one transaction: pending|running → running, attempt + 1 — or, for a run that
+ *       is done, failed or unknown, nothing (the short-circuit: its trigger is acked, nothing runs);</li>
+ *   <li>each run's handler, in parallel on the worker's threads;</li>
+ *   <li>as each handler returns, in one transaction with the other runs finishing then: its replies
+ *       (ON CONFLICT DO NOTHING) and done;</li>
+ *   <li>then its trigger is acked, without waiting for the rest of the batch.</li>
  * </ol>
+ * So a run costs a share of two transactions, not two of its own, and no thread waits for a commit while
+ * holding a handler slot.
  */
-public final class RunWorker implements Handler {
+public final class RunWorker implements BatchHandler {
 
     private static final Logger log = LoggerFactory.getLogger(RunWorker.class);
 
@@ -33,48 +42,101 @@ public final class RunWorker implements Handler {
     private final EffectStore effects;
     private final RunCommits commits;
     private final RunHandler handler;
+    private final Executor handlers;
 
-    public RunWorker(RunStore store, RunCommits commits, RunHandler handler) {
+    /** {@code handlers} runs the run handlers; it must not be the executor of the bus calls into this worker. */
+    public RunWorker(RunStore store, RunCommits commits, RunHandler handler, Executor handlers) {
         this.store = store;
         this.effects = new EffectStore(store.dataSource(), store.schema());
         this.commits = commits;
         this.handler = handler;
+        this.handlers = handlers;
     }
 
     @Override
-    public void handle(Delivery delivery) throws Exception {
-        Optional<UUID> runId = Triggers.runIdOf(delivery.message());
-        if (runId.isEmpty()) {
-            log.warn("entry {} of topic {} is not a run trigger (id '{}'); acked without work", delivery.streamId(),
-                    delivery.topic(), delivery.message().id());
+    public void handle(Batch batch) throws Exception {
+        List<Delivery> triggers = new ArrayList<>(batch.deliveries().size());
+        List<RunStore.AttemptRequest> requests = new ArrayList<>(batch.deliveries().size());
+        for (Delivery d : batch.deliveries()) {
+            Optional<UUID> runId = Triggers.runIdOf(d.message());
+            if (runId.isEmpty()) {
+                log.warn("entry {} of topic {} is not a run trigger (id '{}'); acked without work", d.streamId(),
+                        d.topic(), d.message().id());
+                batch.succeed(d);
+            } else {
+                triggers.add(d);
+                requests.add(new RunStore.AttemptRequest(runId.get(), d.streamId()));
+            }
+        }
+        if (triggers.isEmpty()) {
             return;
         }
-        Optional<RunStore.Attempt> attempt = commits.startAttempt(runId.get(), delivery.streamId());
-        if (attempt.isEmpty()) {
-            log.debug("run {} is finished or unknown; trigger {} acked without work", runId.get(), delivery.streamId());
-            return;
+        List<Optional<RunStore.Attempt>> attempts = commits.startAttempts(requests);
+        CountDownLatch finished = new CountDownLatch(triggers.size());
+        for (int i = 0; i < triggers.size(); i++) {
+            Delivery d = triggers.get(i);
+            Optional<RunStore.Attempt> attempt = attempts.get(i);
+            if (attempt.isEmpty()) {
+                log.debug("run {} is finished or unknown; trigger {} acked without work", requests.get(i).runId(),
+                        d.streamId());
+                batch.succeed(d);
+                finished.countDown();
+            } else {
+                try {
+                    handlers.execute(() -> execute(batch, d, attempt.get(), finished));
+                } catch (RejectedExecutionException closing) {
+                    settle(batch, d, closing, finished);
+                }
+            }
         }
-        RunStore.Attempt a = attempt.get();
-        RunContext context = new RunContext(a.runId(), a.idempotencyKey(), a.sessionId(), a.userId(), a.input(),
-                a.attempt(), new StoredEffects(effects, a.runId()));
+        finished.await();
+    }
+
+    /** Runs one handler and queues its completion; settles the delivery when the completion is committed. */
+    private void execute(Batch batch, Delivery d, RunStore.Attempt a, CountDownLatch finished) {
         List<Reply> replies;
         try {
+            RunContext context = new RunContext(a.runId(), a.idempotencyKey(), a.sessionId(), a.userId(), a.input(),
+                    a.attempt(), new StoredEffects(effects, a.runId()));
             replies = handler.execute(context);
             if (replies == null) {
                 throw new IllegalStateException("RunHandler returned null instead of a list of replies");
             }
-        } catch (Exception failure) {
+            CrashPoints.reach(CrashPoints.Point.AFTER_HANDLER_BEFORE_COMMIT);
+        } catch (Throwable failure) {
             recordFailure(a.runId(), failure);
-            throw failure;
+            settle(batch, d, failure, finished);
+            return;
         }
-        CrashPoints.reach(CrashPoints.Point.AFTER_HANDLER_BEFORE_COMMIT);
-        if (!commits.complete(a.runId(), replies)) {
-            log.debug("run {} was completed by another execution; its replies are kept", a.runId());
-        }
-        CrashPoints.reach(CrashPoints.Point.AFTER_COMMIT_BEFORE_ACK);
+        commits.complete(a.runId(), replies).whenComplete((completed, error) -> {
+            if (error == null) {
+                if (!completed) {
+                    log.debug("run {} was completed by another execution; its replies are kept", a.runId());
+                }
+                CrashPoints.reach(CrashPoints.Point.AFTER_COMMIT_BEFORE_ACK);
+            }
+            settle(batch, d, error instanceof CompletionException && error.getCause() != null ? error.getCause()
+                    : error, finished);
+        });
     }
 
-    private void recordFailure(UUID runId, Exception failure) {
+    private static void settle(Batch batch, Delivery d, Throwable failure, CountDownLatch finished) {
+        try {
+            if (failure == null) {
+                batch.succeed(d);
+            } else {
+                batch.fail(d, failure);
+            }
+        } catch (IllegalStateException late) {
+            // The batch call stopped waiting (the subscription was closed past its timeout): the entry stays
+            // pending and the run converges on its next delivery.
+            log.debug("run trigger {} finished after its worker stopped waiting: {}", d.streamId(), late.getMessage());
+        } finally {
+            finished.countDown();
+        }
+    }
+
+    private void recordFailure(UUID runId, Throwable failure) {
         try {
             store.recordFailure(runId, failure.getClass().getName() + ": " + failure.getMessage());
         } catch (SQLException e) {

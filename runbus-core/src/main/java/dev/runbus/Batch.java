@@ -1,0 +1,27 @@
+package dev.runbus;
+
+import java.util.List;
+
+/** The deliveries one {@link BatchHandler} call receives, and the way to settle each of them early. */
+public interface Batch {
+
+    /** The deliveries, in stream order within each read; never empty. */
+    List<Delivery> deliveries();
+
+    /**
+     * The work of this delivery is done: it is acknowledged now.
+     *
+     * @throws IllegalArgumentException if the delivery is not one of this batch
+     * @throws IllegalStateException    if it was settled already, or the call has returned
+     */
+    void succeed(Delivery delivery);
+
+    /**
+     * The work of this delivery failed: it stays pending and is delivered again, or at
+     * {@code maxDeliveries} is moved to the dead-letter stream.
+     *
+     * @throws IllegalArgumentException if the delivery is not one of this batch
+     * @throws IllegalStateException    if it was settled already, or the call has returned
+     */
+    void fail(Delivery delivery, Throwable cause);
+}
