@@ -18,7 +18,8 @@ import java.util.List;
  * {@link #close()} closes every subscription, each in this order: (1) stop the read loop (a blocked
  * XREADGROUP is unblocked at once) and the reclaimer, so nothing new is taken; (2) let running and
  * already-read handlers finish, up to {@code shutdownTimeout}, while the keep-alive still refreshes their
- * claims; (3) stop the keep-alive; (4) flush pending acknowledgements; (5) stop the handler threads it
+ * claims; (3) stop the keep-alive; (4) make the dead-letter moves already decided and flush pending
+ * acknowledgements; (5) stop the handler threads it
  * owns. Then the bus stops the heartbeat and the janitor and closes its Redis connections.
  */
 public interface Bus extends AutoCloseable {

@@ -418,6 +418,35 @@ abstract class BusBehaviourSuite {
     // ---------------------------------------------------------------- close
 
     @Test
+    void scriptsFlushedFromTheServer_areSentWholeAgain() {
+        String id = publish(1).get(0);
+        redis().scriptFlush(); // as after a restart or failover: every EVALSHA now answers NOSCRIPT
+        bus.subscribe(topic, "g", "c1", d -> {
+            throw new IllegalStateException("poison");
+        }, options().maxDeliveries(1).build());
+        Wait.until("dead-lettered through the script sent whole", WAIT, () -> events.deadLetters.size() == 1);
+        assertThat(events.deadLetters.get(0).originalStreamId()).isEqualTo(id);
+        assertThat(pending("g")).isEmpty();
+    }
+
+    @Test
+    void gracefulClose_makesTheDeadLetterMovesAlreadyDecided() {
+        List<String> ids = publish(50);
+        CountDownLatch allFailed = new CountDownLatch(50);
+        Subscription sub = bus.subscribe(topic, "g", "c1", d -> {
+            allFailed.countDown();
+            throw new IllegalStateException("poison");
+        }, options().concurrency(4).maxDeliveries(1).build());
+        Wait.until("every handler failed", WAIT, () -> allFailed.getCount() == 0);
+        sub.close();
+        // The moves were queued by the handler threads; close made every one of them before it returned.
+        assertThat(pending("g")).isEmpty();
+        assertThat(bus.deadLetters().count(topic)).isEqualTo(50);
+        assertThat(events.deadLetters).extracting(DeadLetter::originalStreamId).containsExactlyInAnyOrderElementsOf(ids);
+        assertThat(sub.inFlight()).isZero();
+    }
+
+    @Test
     void gracefulClose_losesNothing() {
         int n = 300;
         publish(n);

@@ -3,40 +3,143 @@ package dev.runbus.internal;
 import dev.runbus.DeadLetter;
 import dev.runbus.Message;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
-/** Moves a poison entry to its topic's dead-letter stream (atomically with its XACK) and reports it. */
-final class DeadLetterMover {
+/**
+ * Moves a subscription's poison entries to its topic's dead-letter stream (each atomically with its XACK) and
+ * reports them, on a thread of its own: the thread that decided a move queues it and goes on, and the moves
+ * queued together are sent pipelined, then awaited. Each move's {@code done} runs when Redis answered (or
+ * the move failed), which is when the entry's slot is released; listeners hear of dead letters on this
+ * thread, never on the client's I/O thread.
+ *
+ * <p>A move that fails leaves its entry pending: the reclaimer finds it past the limit and dead-letters it
+ * as abandoned.
+ */
+final class DeadLetterMover implements AutoCloseable {
 
-    private final Scripts scripts;
-    private final SafeListener listener;
+    private static final Logger log = LoggerFactory.getLogger(DeadLetterMover.class);
 
-    DeadLetterMover(Scripts scripts, SafeListener listener) {
-        this.scripts = scripts;
-        this.listener = listener;
+    /** One entry to move; {@code done} runs exactly once, after the move succeeded or failed. */
+    record Move(String streamId, long deliveries, Message message, String reason, Runnable done) {
     }
 
-    /**
-     * @param message the decoded message, for the listener; the script copies the entry's own fields
-     * @return the dead letter, or empty when the entry was no longer pending (someone else finished it) or
-     *     was trimmed meanwhile (then it is acked and reported as trimmed)
-     */
-    Optional<DeadLetter> move(SubscriptionContext ctx, String streamId, long deliveries, Message message,
-                              String reason) {
+    private final SubscriptionContext ctx;
+    private final Scripts scripts;
+    private final SafeListener listener;
+    private final long timeoutMillis;
+    private final BlockingQueue<Move> queue = new LinkedBlockingQueue<>();
+    private final Thread thread;
+    private volatile boolean closed;
+
+    DeadLetterMover(SubscriptionContext ctx, Scripts scripts, SafeListener listener, long timeoutMillis) {
+        this.ctx = ctx;
+        this.scripts = scripts;
+        this.listener = listener;
+        this.timeoutMillis = timeoutMillis;
+        this.thread = new Thread(this::run, "runbus-deadletter-" + ctx.describe());
+        this.thread.setDaemon(true);
+        this.thread.start();
+    }
+
+    /** Queues a move. After {@link #close()} the move is made on the caller's thread. */
+    void move(Move m) {
+        if (closed) {
+            moveAll(List.of(m));
+            return;
+        }
+        queue.add(m);
+        if (closed && queue.remove(m)) { // closed meanwhile, after the thread's last look
+            moveAll(List.of(m));
+        }
+    }
+
+    private void run() {
+        List<Move> batch = new ArrayList<>();
+        while (true) {
+            Move first;
+            try {
+                first = queue.poll(50, TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                return;
+            }
+            if (first != null) {
+                batch.add(first);
+            }
+            queue.drainTo(batch);
+            if (batch.isEmpty() && closed) {
+                // One more look: a move queued by a caller that had not yet seen the close.
+                queue.drainTo(batch);
+                if (batch.isEmpty()) {
+                    return;
+                }
+            }
+            if (!batch.isEmpty()) {
+                moveAll(batch);
+                batch.clear();
+            }
+        }
+    }
+
+    /** Sends every move, then waits for each answer in turn, reports it and runs its {@code done}. */
+    private void moveAll(List<Move> moves) {
         long now = System.currentTimeMillis();
-        String bounded = OutcomePolicy.bounded(reason);
-        String id = scripts.deadLetter(ctx.topic(), ctx.group(), streamId, ctx.consumer(), deliveries, bounded, now);
-        if (id == null) {
-            return Optional.empty();
+        List<CompletableFuture<String>> replies = new ArrayList<>(moves.size());
+        for (Move m : moves) {
+            try {
+                replies.add(scripts.deadLetter(ctx.topic(), ctx.group(), m.streamId(), ctx.consumer(), m.deliveries(),
+                        OutcomePolicy.bounded(m.reason()), now));
+            } catch (RuntimeException e) {
+                replies.add(CompletableFuture.failedFuture(e));
+            }
+        }
+        for (int i = 0; i < moves.size(); i++) {
+            Move m = moves.get(i);
+            try {
+                report(m, replies.get(i).get(timeoutMillis, TimeUnit.MILLISECONDS), now);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                listener.onLoopError("dead-letter " + ctx.describe(), e);
+            } catch (Exception e) {
+                listener.onLoopError("dead-letter " + ctx.describe(), e.getCause() != null ? e.getCause() : e);
+            } finally {
+                m.done().run();
+            }
+        }
+    }
+
+    private void report(Move m, String id, long atMillis) {
+        if (id == null) { // no longer pending: someone else finished it
+            return;
         }
         if ("trimmed".equals(id)) {
-            listener.onTrimmedWhilePending(ctx.topic(), ctx.group(), List.of(streamId));
-            return Optional.empty();
+            listener.onTrimmedWhilePending(ctx.topic(), ctx.group(), List.of(m.streamId()));
+            return;
         }
-        DeadLetter dl = new DeadLetter(id, ctx.topic(), streamId, ctx.group(), ctx.consumer(), deliveries, bounded,
-                Instant.ofEpochMilli(now), message, Optional.empty());
+        DeadLetter dl = new DeadLetter(id, ctx.topic(), m.streamId(), ctx.group(), ctx.consumer(), m.deliveries(),
+                OutcomePolicy.bounded(m.reason()), Instant.ofEpochMilli(atMillis), m.message(), Optional.empty());
         listener.onDeadLetter(dl);
-        return Optional.of(dl);
+    }
+
+    /** Makes the queued moves, then stops the thread (waiting at most the command timeout for it). */
+    @Override
+    public void close() {
+        closed = true;
+        try {
+            thread.join(timeoutMillis + 1_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (thread.isAlive()) {
+            log.warn("{}: dead-letter moves still running after {} ms; their entries stay pending", ctx.describe(),
+                    timeoutMillis);
+        }
     }
 }

@@ -108,8 +108,7 @@ final class Dispatcher {
                 } else if (policy.isAbandoned(e.deliveries()) && ctx.options().ackMode() == AckMode.AFTER_WORK) {
                     inFlight.release(e.streamId());
                     deadLetter(e.streamId(), e.deliveries(), decodeOrPlaceholder(e),
-                            OutcomePolicy.abandonedReason(e.deliveries(), e.previousOwner()));
-                    slots.release(1);
+                            OutcomePolicy.abandonedReason(e.deliveries(), e.previousOwner()), slots);
                 } else {
                     Held h = decode(e, slots);
                     if (h != null) {
@@ -164,8 +163,8 @@ final class Dispatcher {
             message = WireFormat.decode(e.streamId(), e.fields());
         } catch (RuntimeException bad) {
             inFlight.release(e.streamId());
-            deadLetter(e.streamId(), e.deliveries(), placeholder(e.streamId()), "cannot decode entry: " + bad.getMessage());
-            slots.release(1);
+            deadLetter(e.streamId(), e.deliveries(), placeholder(e.streamId()), "cannot decode entry: " + bad.getMessage(),
+                    slots);
             return null;
         }
         return new Held(new Delivery(message, ctx.topic(), e.streamId(), ctx.group(), ctx.consumer(), e.deliveries()),
@@ -250,50 +249,55 @@ final class Dispatcher {
         call.settleRest(failure);
     }
 
-    /** After the handler: the entry is no longer kept alive, its outcome is applied and its slot is freed. */
+    /**
+     * After the handler: the entry is no longer kept alive, its outcome is applied and its slot is freed (for a
+     * dead letter, once the move is made).
+     */
     private void settle(Delivery d, Slots slots, Throwable failure) {
         inFlight.release(d.streamId());
+        boolean slotHandedOver = false;
         try {
             if (!stopped) {
-                finish(d, failure);
+                slotHandedOver = finish(d, failure, slots);
             }
         } finally {
-            slots.release(1);
+            if (!slotHandedOver) {
+                slots.release(1);
+            }
         }
     }
 
-    /** Applies the one decision of {@link OutcomePolicy#afterHandler}. */
-    private void finish(Delivery d, Throwable failure) {
+    /**
+     * Applies the one decision of {@link OutcomePolicy#afterHandler}. Returns true when the entry's slot went
+     * with a dead-letter move, which releases it.
+     */
+    private boolean finish(Delivery d, Throwable failure, Slots slots) {
         if (ctx.options().ackMode() == AckMode.BEFORE_WORK) {
             if (failure != null) {
                 listener.onHandlerFailure(d, failure, Outcome.ACK);
             }
-            return;
+            return false;
         }
         Outcome outcome = policy.afterHandler(d.deliveryCount(), failure);
         switch (outcome) {
             case ACK:
                 acker.ack(d.streamId());
-                break;
+                return false;
             case RETRY:
                 listener.onHandlerFailure(d, failure, outcome);
-                break;
+                return false;
             case DEAD_LETTER:
                 listener.onHandlerFailure(d, failure, outcome);
-                deadLetter(d.streamId(), d.deliveryCount(), d.message(), OutcomePolicy.failureReason(failure));
-                break;
+                deadLetter(d.streamId(), d.deliveryCount(), d.message(), OutcomePolicy.failureReason(failure), slots);
+                return true;
             default:
                 throw new IllegalStateException("unknown outcome " + outcome);
         }
     }
 
-    private void deadLetter(String streamId, long deliveries, Message message, String reason) {
-        try {
-            deadLetters.move(ctx, streamId, deliveries, message, reason);
-        } catch (RuntimeException failed) {
-            // The entry stays pending; the reclaimer finds it past the limit and dead-letters it as abandoned.
-            listener.onLoopError("dead-letter " + ctx.describe(), failed);
-        }
+    /** Queues the move; the entry keeps its slot until the move is made. */
+    private void deadLetter(String streamId, long deliveries, Message message, String reason, Slots slots) {
+        deadLetters.move(new DeadLetterMover.Move(streamId, deliveries, message, reason, () -> slots.release(1)));
     }
 
     /** Lets queued and running handlers finish; returns false if they did not within the timeout. */

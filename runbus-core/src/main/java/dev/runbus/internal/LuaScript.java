@@ -3,6 +3,7 @@ package dev.runbus.internal;
 import dev.runbus.RunbusException;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.async.RedisAsyncCommands;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.io.IOException;
 import java.io.InputStream;
@@ -10,6 +11,8 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 
 /**
  * One Lua script from {@code resources/dev/runbus/lua}. Called by its SHA-1 (EVALSHA); when the server does
@@ -49,6 +52,26 @@ final class LuaScript {
         } catch (RuntimeException e) {
             throw new RunbusException("script " + name + " failed: " + e.getMessage(), e);
         }
+    }
+
+    /**
+     * Like {@link #run}, without waiting: commands sent this way from several threads share the connection's
+     * pipeline. The future completes on the client's I/O thread; keep its callbacks short.
+     */
+    <T> CompletableFuture<T> runAsync(RedisAsyncCommands<String, byte[]> redis, ScriptOutputType type, String[] keys,
+                                      byte[]... args) {
+        CompletableFuture<T> bySha = redis.<T>evalsha(sha, type, keys, args).toCompletableFuture();
+        return bySha.exceptionallyCompose(e -> {
+            Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+            if (cause instanceof RedisNoScriptException) {
+                return redis.<T>eval(source, type, keys, args).toCompletableFuture();
+            }
+            return CompletableFuture.failedFuture(cause);
+        }).exceptionallyCompose(e -> {
+            Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+            return CompletableFuture.failedFuture(cause instanceof RunbusException ? cause
+                    : new RunbusException("script " + name + " failed: " + cause.getMessage(), cause));
+        });
     }
 
     /** Arguments as bytes: strings as UTF-8, numbers in decimal. */

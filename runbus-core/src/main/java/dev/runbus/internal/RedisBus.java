@@ -46,7 +46,6 @@ public final class RedisBus implements Bus {
     private final Keys keys;
     private final SafeListener listener;
     private final Scripts scripts;
-    private final DeadLetterMover deadLetterMover;
     private final TopicRegistry topics;
     private final ConsumerRegistry consumers;
     private final RedisDeadLetters deadLetters;
@@ -63,8 +62,7 @@ public final class RedisBus implements Bus {
         this.batches = new BatchConnection(client);
         this.keys = new Keys(config.keyPrefix());
         this.listener = new SafeListener(config.listener());
-        this.scripts = new Scripts(connection.sync(), keys);
-        this.deadLetterMover = new DeadLetterMover(scripts, listener);
+        this.scripts = new Scripts(connection.sync(), connection.async(), keys);
         this.topics = new TopicRegistry(connection.sync(), keys);
         this.consumers = new ConsumerRegistry(connection.sync(), scripts, keys, config.consumerDeadAfter(), listener);
         this.deadLetters = new RedisDeadLetters(connection.sync(), scripts, keys);
@@ -247,10 +245,6 @@ public final class RedisBus implements Bus {
 
     Scripts scripts() {
         return scripts;
-    }
-
-    DeadLetterMover deadLetterMover() {
-        return deadLetterMover;
     }
 
     long commandTimeoutMillis() {

@@ -27,6 +27,7 @@ final class RedisSubscription implements Subscription {
     private final InFlight inFlight = new InFlight();
     private final Acker acker;
     private final Dispatcher dispatcher;
+    private final DeadLetterMover deadLetters;
     private final ReadLoop readLoop;
     private final Reclaimer reclaimer;
     private final PeriodicLoop reclaimLoop;
@@ -50,7 +51,8 @@ final class RedisSubscription implements Subscription {
         this.readSlots = new Slots(o.concurrency() + 2 * o.batchSize());
         Slots reclaimSlots = new Slots(o.batchSize());
         this.acker = new Acker(bus.async(), ctx.streamKey(), ctx.group(), bus.commandTimeoutMillis(), listener);
-        this.dispatcher = new Dispatcher(ctx, handler, batchHandler, inFlight, acker, bus.deadLetterMover(), listener);
+        this.deadLetters = new DeadLetterMover(ctx, bus.scripts(), listener, bus.commandTimeoutMillis());
+        this.dispatcher = new Dispatcher(ctx, handler, batchHandler, inFlight, acker, deadLetters, listener);
         this.readLoop = new ReadLoop(ctx, readConnection, bus.sync(), bus.scripts(), bus::ensureGroup, readSlots,
                 dispatcher, listener, this::startReclaimer);
         this.reclaimer = new Reclaimer(ctx, bus.scripts(), reclaimSlots, dispatcher, listener);
@@ -107,7 +109,7 @@ final class RedisSubscription implements Subscription {
      * 2. let read and running handlers finish, up to shutdownTimeout, still kept alive; past it, start
      *    nothing more and apply no outcome to what still runs (it stays pending);
      * 3. stop the keep-alive;
-     * 4. flush the acks;
+     * 4. make the queued dead-letter moves and flush the acks;
      * 5. stop the handler threads this subscription owns, and its read connection.
      */
     @Override
@@ -147,6 +149,7 @@ final class RedisSubscription implements Subscription {
                     + "be delivered again", ctx.describe(), running - dropped, dropped, ctx.options().shutdownTimeout());
         }
         keepAliveLoop.close();
+        deadLetters.close();
         acker.close();
         if (ownedExecutor != null) {
             ownedExecutor.shutdownNow();

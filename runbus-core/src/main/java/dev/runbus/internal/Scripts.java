@@ -3,9 +3,11 @@ package dev.runbus.internal;
 import static dev.runbus.internal.LuaScript.args;
 
 import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.async.RedisAsyncCommands;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 
 /** Typed calls of the Lua scripts; each script's KEYS and ARGV are documented in its header. */
 final class Scripts {
@@ -29,10 +31,13 @@ final class Scripts {
     }
 
     private final RedisCommands<String, byte[]> redis;
+    private final RedisAsyncCommands<String, byte[]> async;
     private final Keys keys;
 
-    Scripts(RedisCommands<String, byte[]> redis, Keys keys) {
+    /** {@code redis} and {@code async} are two faces of one connection. */
+    Scripts(RedisCommands<String, byte[]> redis, RedisAsyncCommands<String, byte[]> async, Keys keys) {
         this.redis = redis;
+        this.async = async;
         this.keys = keys;
     }
 
@@ -59,13 +64,15 @@ final class Scripts {
         return new ClaimResult(Replies.str(r.get(0)), claimed, ids(r.get(2)));
     }
 
-    /** Returns the dead letter id, "trimmed" when the entry was gone, or null when it was not pending. */
-    String deadLetter(String topic, String group, String streamId, String consumer, long deliveries, String reason,
-                      long atMillis) {
-        byte[] r = DEAD_LETTER.run(redis, ScriptOutputType.VALUE,
+    /**
+     * Moves one pending entry to the dead-letter stream, without waiting. The future holds the dead letter id,
+     * "trimmed" when the entry was gone, or null when it was not pending.
+     */
+    CompletableFuture<String> deadLetter(String topic, String group, String streamId, String consumer,
+                                         long deliveries, String reason, long atMillis) {
+        return DEAD_LETTER.<byte[]>runAsync(async, ScriptOutputType.VALUE,
                 new String[] {keys.stream(topic), keys.deadLetters(topic)},
-                args(group, streamId, topic, consumer, deliveries, reason, atMillis));
-        return Replies.str(r);
+                args(group, streamId, topic, consumer, deliveries, reason, atMillis)).thenApply(Replies::str);
     }
 
     ReplayResult replay(String topic, String deadLetterId) {
