@@ -16,7 +16,7 @@ public enum Setting {
     TOPIC("topic", "runs", "topic of run triggers", false),
     GROUP("group", "run-workers", "consumer group of the workers", false),
     CONSUMER("consumer", "", "this process's consumer name; empty: the host name", false),
-    CONCURRENCY("concurrency", "64", "handlers running at once per worker (they mostly wait for group commits)", false),
+    CONCURRENCY("concurrency", "64", "run handlers running at once per worker", false),
     MIN_IDLE("min-idle", "30s", "idle time before another worker takes a delivery over; also the retry delay", false),
     MAX_DELIVERIES("max-deliveries", "3", "deliveries before a failing run is dead-lettered and failed", false),
     CLAIM_INTERVAL("claim-interval", "5s", "how often the reclaimer looks for idle deliveries", false),
