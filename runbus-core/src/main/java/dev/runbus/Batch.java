@@ -18,7 +18,8 @@ public interface Batch {
 
     /**
      * The work of this delivery failed: it stays pending and is delivered again, or at
-     * {@code maxDeliveries} is moved to the dead-letter stream.
+     * {@code maxDeliveries} is moved to the dead-letter stream (with {@link AckMode#BEFORE_WORK} the entry was
+     * acknowledged before the call, and the failure is only reported).
      *
      * @throws IllegalArgumentException if the delivery is not one of this batch
      * @throws IllegalStateException    if it was settled already, or the call has returned

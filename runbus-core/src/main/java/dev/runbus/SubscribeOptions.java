@@ -11,7 +11,7 @@ import java.util.concurrent.Executor;
  *
  * @param concurrency       handlers running at once for this consumer (for a {@link BatchHandler}: batch
  *                          calls); the consumer holds at most {@code concurrency + 2 × batchSize} entries
- *                          read but not yet settled
+ *                          read but not yet settled, and its reclaimer up to {@code batchSize} more
  * @param batchSize         entries per XREADGROUP / XAUTOCLAIM call, and so the most a batch call receives;
  *                          also how many entries may wait locally for a free handler
  * @param blockTime         how long one XREADGROUP waits for new entries

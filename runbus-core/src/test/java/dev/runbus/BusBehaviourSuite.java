@@ -633,8 +633,20 @@ abstract class BusBehaviourSuite {
         assertThatThrownBy(() -> bus.subscribe(topic, "my group", "c", d -> { })).hasMessageContaining("group");
         assertThatThrownBy(() -> bus.subscribe(topic, "g", "", d -> { })).hasMessageContaining("consumer");
         bus.subscribe(topic, "g", "c1", d -> { }, options().build());
-        assertThatThrownBy(() -> bus.subscribe(topic, "g", "c1", d -> { }, options().build()))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("already subscribed");
+        // The reclaimer starts once the consumer has re-read its own pending entries: wait for it first.
+        Wait.until("reclaimer started", WAIT, () -> Thread.getAllStackTraces().keySet().stream()
+                .anyMatch(t -> t.getName().startsWith("runbus-reclaim-")));
+        long threadsBefore = runbusThreads();
+        for (int i = 0; i < 3; i++) {
+            assertThatThrownBy(() -> bus.subscribe(topic, "g", "c1", d -> { }, options().build()))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("already subscribed");
+        }
+        // A refused subscription starts no thread of its own.
+        assertThat(runbusThreads()).isEqualTo(threadsBefore);
+    }
+
+    private static long runbusThreads() {
+        return Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().startsWith("runbus-")).count();
     }
 
     @Test

@@ -16,12 +16,15 @@ import org.slf4j.LoggerFactory;
 /**
  * Moves a subscription's poison entries to its topic's dead-letter stream (each atomically with its XACK) and
  * reports them, on a thread of its own: the thread that decided a move queues it and goes on, and the moves
- * queued together are sent pipelined, then awaited. Each move's {@code done} runs when Redis answered (or
- * the move failed), which is when the entry's slot is released; listeners hear of dead letters on this
- * thread, never on the client's I/O thread.
+ * queued together are sent pipelined, then awaited. Each move's {@code done} runs when Redis answered, or
+ * when the move failed or its answer did not come within the command timeout; that is when the entry's slot
+ * is released. Listeners hear of dead letters on this thread (after close, on the closing thread), never on
+ * the client's I/O thread.
  *
  * <p>A move that fails leaves its entry pending: the reclaimer finds it past the limit and dead-letters it
- * as abandoned.
+ * as abandoned. A move whose answer came too late may still have been made (the script is atomic and checks
+ * that the entry is pending, so it is never made twice); its dead letter is then not reported to listeners,
+ * and the runs layer's sweeper reconciles it.
  */
 final class DeadLetterMover implements AutoCloseable {
 
@@ -46,7 +49,11 @@ final class DeadLetterMover implements AutoCloseable {
         this.timeoutMillis = timeoutMillis;
         this.thread = new Thread(this::run, "runbus-deadletter-" + ctx.describe());
         this.thread.setDaemon(true);
-        this.thread.start();
+    }
+
+    /** Starts the thread; with the subscription, so that a subscription that never starts leaves none behind. */
+    void start() {
+        thread.start();
     }
 
     /** Queues a move. After {@link #close()} the move is made on the caller's thread. */
@@ -138,7 +145,7 @@ final class DeadLetterMover implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         if (thread.isAlive()) {
-            log.warn("{}: dead-letter moves still running after {} ms; their entries stay pending", ctx.describe(),
+            log.warn("{}: dead-letter moves still running after {} ms; those not made stay pending", ctx.describe(),
                     timeoutMillis);
         }
     }

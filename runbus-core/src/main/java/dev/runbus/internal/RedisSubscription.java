@@ -71,6 +71,7 @@ final class RedisSubscription implements Subscription {
      */
     RedisSubscription start() {
         dispatcher.start(ownedExecutor != null ? ownedExecutor : ctx.options().executor());
+        deadLetters.start();
         keepAliveLoop.start();
         readLoop.start();
         return this;

@@ -242,11 +242,6 @@ public final class Runs implements AutoCloseable {
     /** Stops the sweeper and the worker (gracefully: see {@link Subscription#close()}); the bus stays open. */
     @Override
     public synchronized void close() {
-        try {
-            listenerHandle.close(); // no new dead letters for the marker, which stops below
-        } catch (Exception e) {
-            log.debug("removing the listener failed", e);
-        }
         if (sweeperLoop != null) {
             sweeperLoop.shutdownNow();
             try {
@@ -256,7 +251,12 @@ public final class Runs implements AutoCloseable {
             }
         }
         if (worker != null) {
-            worker.close();
+            worker.close(); // its dead letters, made while it drains, still reach the marker
+        }
+        try {
+            listenerHandle.close(); // no new dead letters for the marker, which stops below
+        } catch (Exception e) {
+            log.debug("removing the listener failed", e);
         }
         if (ownedHandlers != null) {
             ownedHandlers.shutdownNow();

@@ -66,6 +66,40 @@ class RunsTest extends RunsTestSupport {
     }
 
     @Test
+    void aBatchOfRunsIsStartedTogether_andEachEndsDoneOnce() {
+        Runs runs = runs(bus(), "w1", workerOptions().build());
+        List<UUID> ids = new java.util.ArrayList<>();
+        for (int i = 0; i < 60; i++) {
+            ids.add(runs.submit(NewRun.of("s1", "u1", "batch " + i)).runId());
+        }
+        runs.startWorker(ECHO); // the 60 triggers are waiting: the first read takes them as one batch
+        Wait.until("all done", WAIT, () -> TestDatabase.count("SELECT count(*) FROM " + schema
+                + ".runs WHERE status = 'done'") == 60);
+        for (UUID id : ids) {
+            assertThat(runs.get(id).orElseThrow().attempts()).isEqualTo(1);
+            assertThat(replyRows(id)).isEqualTo(2);
+        }
+        // One attempt-start transaction for the batch: every run got the same started_at (now() is the
+        // transaction's start time).
+        assertThat(TestDatabase.count("SELECT count(DISTINCT started_at) FROM " + schema + ".runs")).isEqualTo(1);
+        Wait.until("every trigger acked", WAIT, () -> bus().inspector().groups("runs").get(0).pending() == 0);
+    }
+
+    @Test
+    void aHandlerExecutorThatRejects_runsTheRunOnTheBatchThreadInsteadOfFailingIt() {
+        java.util.concurrent.Executor rejecting = task -> {
+            throw new java.util.concurrent.RejectedExecutionException("shutting down");
+        };
+        Runs runs = runs(bus(), "w1", workerOptions().executor(rejecting).maxDeliveries(1).build());
+        runs.startWorker(ECHO);
+        UUID id = runs.submit(NewRun.of("s1", "u1", "rejected")).runId();
+        Run done = Wait.until("done", WAIT, () -> runs.get(id).orElseThrow(), r -> r.status() == RunStatus.DONE);
+        assertThat(done.attempts()).isEqualTo(1);
+        assertThat(replyRows(id)).isEqualTo(2);
+        assertThat(bus().deadLetters().count("runs")).isZero();
+    }
+
+    @Test
     void sameRunDeliveredTwiceToTwoWorkers_oneSetOfRepliesOneDone() throws Exception {
         Bus bus = bus();
         Runs a = runs(bus, "worker-a", workerOptions().build());

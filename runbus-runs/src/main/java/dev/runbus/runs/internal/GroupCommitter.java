@@ -35,7 +35,8 @@ final class GroupCommitter<I, O> implements AutoCloseable {
 
     private final BatchWork<I, O> work;
     private final int maxBatch;
-    private final BlockingQueue<Pending<I, O>> queue = new LinkedBlockingQueue<>();
+    /** Groups of items handed in together; a group is never split unless it is larger than a batch. */
+    private final BlockingQueue<List<Pending<I, O>>> queue = new LinkedBlockingQueue<>();
     private final Thread thread;
     private volatile boolean closed;
 
@@ -52,34 +53,39 @@ final class GroupCommitter<I, O> implements AutoCloseable {
         return await(submit(item));
     }
 
-    /** Commits the items (with whatever else is waiting, in as few transactions as the batch size allows). */
-    List<O> commitAll(List<I> items) throws SQLException {
-        List<CompletableFuture<O>> futures = new ArrayList<>(items.size());
-        for (I item : items) {
-            futures.add(submit(item));
-        }
-        List<O> results = new ArrayList<>(items.size());
-        for (CompletableFuture<O> f : futures) {
-            results.add(await(f));
-        }
-        return results;
-    }
-
     /**
      * Queues the item and returns at once; the future completes when its transaction committed (or failed). The
      * future's callbacks run on the committing thread unless an async variant is used: keep them short.
      */
     CompletableFuture<O> submit(I item) {
-        Pending<I, O> pending = new Pending<>(item, new CompletableFuture<>());
-        queue.add(pending);
+        return submitAll(List.of(item)).get(0);
+    }
+
+    /**
+     * Queues the items as one group, committed in one transaction (with whatever else is waiting) when the group
+     * fits in a batch; returns one future per item, in order. If the transaction fails, the items are committed
+     * one by one, so each future says how its own item fared.
+     */
+    List<CompletableFuture<O>> submitAll(List<I> items) {
+        List<Pending<I, O>> group = new ArrayList<>(items.size());
+        List<CompletableFuture<O>> futures = new ArrayList<>(items.size());
+        for (I item : items) {
+            Pending<I, O> p = new Pending<>(item, new CompletableFuture<>());
+            group.add(p);
+            futures.add(p.result());
+        }
+        if (group.isEmpty()) {
+            return futures;
+        }
+        queue.add(group);
         if (closed) {
             // The thread drains the queue once more after it sees the close; if it has already gone, commit here.
             joinQuietly();
-            if (queue.remove(pending)) {
-                commitBatch(new ArrayList<>(List.of(pending)));
+            if (queue.remove(group)) {
+                commitGroups(List.of(group));
             }
         }
-        return pending.result();
+        return futures;
     }
 
     private static <O> O await(CompletableFuture<O> result) throws SQLException {
@@ -101,9 +107,9 @@ final class GroupCommitter<I, O> implements AutoCloseable {
     }
 
     private void run() {
-        List<Pending<I, O>> batch = new ArrayList<>(maxBatch);
+        List<List<Pending<I, O>>> groups = new ArrayList<>();
         while (true) {
-            Pending<I, O> first;
+            List<Pending<I, O>> first;
             try {
                 first = queue.poll(50, TimeUnit.MILLISECONDS);
             } catch (InterruptedException e) {
@@ -112,18 +118,43 @@ final class GroupCommitter<I, O> implements AutoCloseable {
             if (first == null) {
                 if (closed) {
                     // Whatever was queued before a caller could see the close: commit it, then stop.
-                    queue.drainTo(batch);
-                    for (int from = 0; from < batch.size(); from += maxBatch) {
-                        commitBatch(batch.subList(from, Math.min(batch.size(), from + maxBatch)));
-                    }
+                    queue.drainTo(groups);
+                    commitGroups(groups);
                     return;
                 }
                 continue;
             }
-            batch.add(first);
-            queue.drainTo(batch, maxBatch - 1);
+            groups.add(first);
+            int items = first.size();
+            for (List<Pending<I, O>> next = items < maxBatch ? queue.poll() : null; next != null;
+                 next = items < maxBatch ? queue.poll() : null) {
+                groups.add(next);
+                items += next.size();
+            }
+            commitGroups(groups);
+            groups.clear();
+        }
+    }
+
+    /** Commits the groups in transactions of at most {@code maxBatch} items, splitting only an oversized group. */
+    private void commitGroups(List<List<Pending<I, O>>> groups) {
+        List<Pending<I, O>> batch = new ArrayList<>();
+        for (List<Pending<I, O>> group : groups) {
+            if (!batch.isEmpty() && batch.size() + group.size() > maxBatch) {
+                commitBatch(batch);
+                batch = new ArrayList<>();
+            }
+            for (int from = 0; from < group.size(); from += maxBatch) {
+                List<Pending<I, O>> part = group.subList(from, Math.min(group.size(), from + maxBatch));
+                if (part.size() == maxBatch) {
+                    commitBatch(part);
+                } else {
+                    batch.addAll(part);
+                }
+            }
+        }
+        if (!batch.isEmpty()) {
             commitBatch(batch);
-            batch.clear();
         }
     }
 

@@ -62,9 +62,12 @@ public final class RunCommits implements AutoCloseable {
         return submits.commit(insert);
     }
 
-    /** Starts the attempts of a read batch: one transaction for the batch (and whatever else is waiting). */
-    List<Optional<RunStore.Attempt>> startAttempts(List<RunStore.AttemptRequest> requests) throws SQLException {
-        return attempts.commitAll(requests);
+    /**
+     * Starts the attempts of a read batch, as one group: one transaction for the batch (with whatever else is
+     * waiting). One future per request: empty when the run is finished or unknown.
+     */
+    List<CompletableFuture<Optional<RunStore.Attempt>>> startAttempts(List<RunStore.AttemptRequest> requests) {
+        return attempts.submitAll(requests);
     }
 
     /**

@@ -11,8 +11,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import org.slf4j.Logger;
@@ -24,15 +26,19 @@ import org.slf4j.LoggerFactory;
  * {@link FailedRunMarker} then fails the run).
  *
  * <ol>
- *   <li>for the whole batch, in one transaction: pending|running → running, attempt + 1 — or, for a run that
- *       is done, failed or unknown, nothing (the short-circuit: its trigger is acked, nothing runs);</li>
+ *   <li>for the whole batch, in one transaction (unless it is larger than a commit group): pending|running →
+ *       running, attempt + 1 — or, for a run that is done, failed or unknown, nothing (the short-circuit: its
+ *       trigger is acked, nothing runs);</li>
  *   <li>each run's handler, in parallel on the worker's threads;</li>
  *   <li>as each handler returns, in one transaction with the other runs finishing then: its replies
  *       (ON CONFLICT DO NOTHING) and done;</li>
  *   <li>then its trigger is acked, without waiting for the rest of the batch.</li>
  * </ol>
- * So a run costs a share of two transactions, not two of its own, and no thread waits for a commit while
- * holding a handler slot.
+ * So a run costs a share of two transactions, not two of its own, and a run handler's thread never waits
+ * for a commit: the bus's batch call waits for its batch's attempts and for its runs to be settled.
+ *
+ * <p>The handlers' executor must run every task it accepts (a pool that silently discards tasks would leave
+ * their triggers held until close); one that rejects a task makes the batch call run it itself.
  */
 public final class RunWorker implements BatchHandler {
 
@@ -71,22 +77,30 @@ public final class RunWorker implements BatchHandler {
         if (triggers.isEmpty()) {
             return;
         }
-        List<Optional<RunStore.Attempt>> attempts = commits.startAttempts(requests);
+        List<CompletableFuture<Optional<RunStore.Attempt>>> attempts = commits.startAttempts(requests);
         CountDownLatch finished = new CountDownLatch(triggers.size());
         for (int i = 0; i < triggers.size(); i++) {
             Delivery d = triggers.get(i);
-            Optional<RunStore.Attempt> attempt = attempts.get(i);
+            Optional<RunStore.Attempt> attempt;
+            try {
+                attempt = attempts.get(i).get();
+            } catch (ExecutionException notStarted) { // this run's attempt could not be written: it alone fails
+                settle(batch, d, notStarted.getCause(), finished);
+                continue;
+            }
             if (attempt.isEmpty()) {
                 log.debug("run {} is finished or unknown; trigger {} acked without work", requests.get(i).runId(),
                         d.streamId());
-                batch.succeed(d);
-                finished.countDown();
-            } else {
-                try {
-                    handlers.execute(() -> execute(batch, d, attempt.get(), finished));
-                } catch (RejectedExecutionException closing) {
-                    settle(batch, d, closing, finished);
-                }
+                settle(batch, d, null, finished);
+                continue;
+            }
+            Runnable task = () -> execute(batch, d, attempt.get(), finished);
+            try {
+                handlers.execute(task);
+            } catch (RejectedExecutionException closing) {
+                // The handlers' executor is shutting down: run it here rather than count a failure that the run
+                // did not have.
+                task.run();
             }
         }
         finished.await();
@@ -109,14 +123,20 @@ public final class RunWorker implements BatchHandler {
             return;
         }
         commits.complete(a.runId(), replies).whenComplete((completed, error) -> {
-            if (error == null) {
-                if (!completed) {
-                    log.debug("run {} was completed by another execution; its replies are kept", a.runId());
+            Throwable failure = error instanceof CompletionException && error.getCause() != null ? error.getCause()
+                    : error;
+            try {
+                if (failure == null) {
+                    if (!completed) {
+                        log.debug("run {} was completed by another execution; its replies are kept", a.runId());
+                    }
+                    CrashPoints.reach(CrashPoints.Point.AFTER_COMMIT_BEFORE_ACK);
                 }
-                CrashPoints.reach(CrashPoints.Point.AFTER_COMMIT_BEFORE_ACK);
+            } catch (RuntimeException unexpected) {
+                failure = unexpected;
+            } finally {
+                settle(batch, d, failure, finished); // whatever happened above, the delivery is settled
             }
-            settle(batch, d, error instanceof CompletionException && error.getCause() != null ? error.getCause()
-                    : error, finished);
         });
     }
 
