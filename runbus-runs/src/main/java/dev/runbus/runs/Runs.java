@@ -168,7 +168,7 @@ public final class Runs implements AutoCloseable {
      * Starts this process's worker: one consumer named {@code config.consumer()} in {@code config.group()}. Each
      * read batch of triggers starts its runs in one transaction; then up to {@code workerOptions.concurrency()}
      * run handlers run at once, on {@code workerOptions.executor()} when one is given (it must be able to run
-     * that many tasks at once) or else on threads of this layer's own; runs that finish together are completed
+     * that many tasks at once and never drop a task it accepted) or else on threads of this layer's own; runs that finish together are completed
      * in one transaction.
      */
     public synchronized Subscription startWorker(RunHandler handler) {

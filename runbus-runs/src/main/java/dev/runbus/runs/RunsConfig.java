@@ -16,7 +16,7 @@ import java.util.regex.Pattern;
  *                        the bus defaults with {@value #DEFAULT_WORKER_CONCURRENCY} run handlers at once. The
  *                        worker reads triggers in batches of {@code batchSize}; {@code concurrency} is how many
  *                        run handlers run at once, on {@code executor} when one is given (it must run that many
- *                        tasks at once) or else on threads of the runs layer
+ *                        tasks at once and never drop one it accepted) or else on threads of the runs layer
  * @param sweepInterval   how often the sweeper runs; default 30 s
  * @param sweepThreshold  an unfinished run untouched this long is examined by the sweeper; default 2 min
  * @param sweepBatch      runs examined per sweep; default 500
