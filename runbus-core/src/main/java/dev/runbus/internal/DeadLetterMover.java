@@ -32,6 +32,9 @@ final class DeadLetterMover implements AutoCloseable {
 
     /** One entry to move; {@code done} runs exactly once, after the move succeeded or failed. */
     record Move(String streamId, long deliveries, Message message, String reason, Runnable done) {
+        Move {
+            reason = OutcomePolicy.bounded(reason); // what the dead letter stores, and what listeners hear
+        }
     }
 
     private final SubscriptionContext ctx;
@@ -102,7 +105,7 @@ final class DeadLetterMover implements AutoCloseable {
         for (Move m : moves) {
             try {
                 replies.add(scripts.deadLetter(ctx.topic(), ctx.group(), m.streamId(), ctx.consumer(), m.deliveries(),
-                        OutcomePolicy.bounded(m.reason()), now));
+                        m.reason(), now));
             } catch (RuntimeException e) {
                 replies.add(CompletableFuture.failedFuture(e));
             }
@@ -131,7 +134,7 @@ final class DeadLetterMover implements AutoCloseable {
             return;
         }
         DeadLetter dl = new DeadLetter(id, ctx.topic(), m.streamId(), ctx.group(), ctx.consumer(), m.deliveries(),
-                OutcomePolicy.bounded(m.reason()), Instant.ofEpochMilli(atMillis), m.message(), Optional.empty());
+                m.reason(), Instant.ofEpochMilli(atMillis), m.message(), Optional.empty());
         listener.onDeadLetter(dl);
     }
 

@@ -194,52 +194,33 @@ final class Dispatcher {
             return;
         }
         for (int i = 0; i < chunk.size(); i++) {
-            Held h = chunk.get(i);
             if (stopped) {
                 // close gave up waiting: what has not started stays pending, unheld
-                for (Held rest : chunk.subList(i, chunk.size())) {
-                    inFlight.release(rest.delivery().streamId());
-                    rest.slots().release(1);
-                }
+                unhold(chunk.subList(i, chunk.size()));
                 return;
             }
-            try {
-                run(h.delivery(), h.slots());
-            } catch (Throwable unexpected) {
-                log.error("{}: failure while finishing {}; it stays pending", ctx.describe(),
-                        h.delivery().streamId(), unexpected);
-            }
+            run(chunk.get(i));
         }
     }
 
-    private void run(Delivery d, Slots slots) {
+    private void run(Held h) {
         Throwable failure = null;
         try {
-            handler.handle(d);
+            handler.handle(h.delivery());
         } catch (Throwable t) {
             failure = t;
         }
-        settle(d, slots, failure);
+        settle(h, failure);
     }
 
     private void runBatch(List<Held> chunk) {
         if (stopped) {
-            for (Held h : chunk) {
-                inFlight.release(h.delivery().streamId());
-                h.slots().release(1);
-            }
+            unhold(chunk);
             return;
         }
         List<Delivery> deliveries = new ArrayList<>(chunk.size());
         chunk.forEach(h -> deliveries.add(h.delivery()));
-        BatchCall call = new BatchCall(deliveries, (i, failure) -> {
-            try {
-                settle(deliveries.get(i), chunk.get(i).slots(), failure);
-            } catch (RuntimeException unexpected) {
-                log.error("{}: failure while finishing {}; it stays pending", ctx.describe(),
-                        deliveries.get(i).streamId(), unexpected);
-            }
-        });
+        BatchCall call = new BatchCall(deliveries, (i, failure) -> settle(chunk.get(i), failure));
         Throwable failure = null;
         try {
             batchHandler.handle(call);
@@ -251,20 +232,32 @@ final class Dispatcher {
 
     /**
      * After the handler: the entry is no longer kept alive, its outcome is applied and its slot is freed (for a
-     * dead letter, once the move is made).
+     * dead letter, once the move is made). Never throws: a failure here leaves the entry pending.
      */
-    private void settle(Delivery d, Slots slots, Throwable failure) {
+    private void settle(Held h, Throwable failure) {
+        Delivery d = h.delivery();
         inFlight.release(d.streamId());
         boolean slotHandedOver = false;
         try {
             if (!stopped) {
-                slotHandedOver = finish(d, failure, slots);
+                slotHandedOver = finish(d, failure, h.slots());
             }
+        } catch (Throwable unexpected) {
+            log.error("{}: failure while finishing {}; it stays pending", ctx.describe(), d.streamId(), unexpected);
         } finally {
             if (!slotHandedOver) {
-                slots.release(1);
+                h.slots().release(1);
             }
         }
+    }
+
+    /** Entries that will not run: they stay pending in Redis, no longer held here. Returns how many. */
+    private int unhold(List<Held> held) {
+        for (Held h : held) {
+            inFlight.release(h.delivery().streamId());
+            h.slots().release(1);
+        }
+        return held.size();
     }
 
     /**
@@ -317,11 +310,7 @@ final class Dispatcher {
         queue.drainTo(dropped);
         int count = 0;
         for (List<Held> chunk : dropped) {
-            for (Held h : chunk) {
-                inFlight.release(h.delivery().streamId());
-                h.slots().release(1);
-                count++;
-            }
+            count += unhold(chunk);
         }
         return count;
     }

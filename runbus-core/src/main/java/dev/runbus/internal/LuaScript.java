@@ -61,17 +61,15 @@ final class LuaScript {
     <T> CompletableFuture<T> runAsync(RedisAsyncCommands<String, byte[]> redis, ScriptOutputType type, String[] keys,
                                       byte[]... args) {
         CompletableFuture<T> bySha = redis.<T>evalsha(sha, type, keys, args).toCompletableFuture();
-        return bySha.exceptionallyCompose(e -> {
-            Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
-            if (cause instanceof RedisNoScriptException) {
-                return redis.<T>eval(source, type, keys, args).toCompletableFuture();
-            }
-            return CompletableFuture.failedFuture(cause);
-        }).exceptionallyCompose(e -> {
-            Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
-            return CompletableFuture.failedFuture(cause instanceof RunbusException ? cause
-                    : new RunbusException("script " + name + " failed: " + cause.getMessage(), cause));
-        });
+        return bySha.exceptionallyCompose(e -> cause(e) instanceof RedisNoScriptException
+                ? redis.<T>eval(source, type, keys, args).toCompletableFuture()
+                : CompletableFuture.failedFuture(cause(e))).exceptionallyCompose(e -> CompletableFuture.failedFuture(
+                        new RunbusException("script " + name + " failed: " + cause(e).getMessage(), cause(e))));
+    }
+
+    /** What failed, without the CompletionException a dependent stage wraps it in. */
+    private static Throwable cause(Throwable e) {
+        return e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
     }
 
     /** Arguments as bytes: strings as UTF-8, numbers in decimal. */
