@@ -23,7 +23,9 @@ final class DrainScenario {
     private DrainScenario() {
     }
 
-    static Result run(Env env) {
+    private static final int MAX_WARMUP_ROUNDS = 6;
+
+    static Result run(Env env) throws Exception {
         BenchOptions.Sizes s = env.sizes;
         List<Contender> contenders = env.openContenders();
         try {
@@ -35,10 +37,12 @@ final class DrainScenario {
                 s.consumerCounts().forEach(n -> byC.put(n, new ArrayList<>()));
                 rates.put(c.name(), byC);
             }
-            Progress.say("drain: warm-up, %,d messages per contender", s.warmupMessages());
-            for (Contender c : contenders) {
-                env.drain(c, 4, s.warmupMessages(), i -> false, "warmup");
-            }
+            Progress.say("drain: warm-up, %,d messages per contender and round", s.warmupMessages());
+            Jit.settle("drain", MAX_WARMUP_ROUNDS, () -> {
+                for (Contender c : contenders) {
+                    env.drain(c, 4, s.warmupMessages(), i -> false, "warmup");
+                }
+            });
             for (int round = 0; round < env.options.repeats(); round++) {
                 for (int consumers : s.consumerCounts()) {
                     for (Contender c : Env.rotated(contenders, round)) {

@@ -91,7 +91,10 @@ final class Report {
         line("Every figure is the **median of " + r.repeats + " rounds, with the min–max in brackets**."
                 + " Within a round the contenders run one after the other in an order rotated from round to round;"
                 + " a ratio is the median (min–max) of the per-round ratios runbus ÷ contender, so both sides of"
-                + " a ratio saw the same moment of the machine.");
+                + " a ratio saw the same moment of the machine. Before measuring, the drain, latency, runs and"
+                + " poison scenarios repeat full warm-up rounds until the JIT compiled for less than "
+                + Fmt.percent(Jit.SETTLED) + " of a round (at most six, eight for runs): on two cores a C2 compiler"
+                + " thread otherwise takes a third of the CPU of the first measured rounds.");
         line();
     }
 
@@ -227,6 +230,11 @@ final class Report {
                 + " measured: p50 **%s ms**, p99 **%s ms** (achieved %s runs/s).", x.rate(), x.latencyMillis() / 1000.0,
                 Fmt.summary(Stats.of(x.p50()), Fmt::ms), Fmt.summary(Stats.of(x.p99()), Fmt::ms),
                 Fmt.rate(Stats.of(x.achievedRate()).median())));
+        line(String.format(Locale.ROOT, "Where it goes, p50 of each stage: the submit call (the run committed, its"
+                + " trigger published) %s ms; submit returned → handler started (the trigger read, the attempt"
+                + " committed) %s ms; handler started → ack confirmed (the handler, replies + done committed, XACK)"
+                + " %s ms.", Fmt.summary(Stats.of(x.submitP50()), Fmt::ms),
+                Fmt.summary(Stats.of(x.toHandlerP50()), Fmt::ms), Fmt.summary(Stats.of(x.toAckP50()), Fmt::ms)));
         line();
     }
 
@@ -261,7 +269,9 @@ final class Report {
                 + " script) inside the window, which ends when every entry is acknowledged. *Left for a retry*:"
                 + " maxDeliveries 3 (the default), a failed message stays pending for a later delivery; the window"
                 + " ends when every clean message is acknowledged and every poison message failed once. The same"
-                + " handler runs in all three.", x.consumers(), x.messages(), x.poisonEvery()));
+                + " handler runs in all three. The cost sought is smaller than the machine's drift, so this"
+                + " scenario takes %d rounds (three per repeat), each figure the median of them.", x.consumers(),
+                x.messages(), x.poisonEvery(), x.clean().size()));
         line();
         line("| msg/s | median (min–max) | ÷ no poison, per round | cost |");
         line("|---|---:|---:|---:|");

@@ -22,6 +22,8 @@ import java.util.concurrent.atomic.LongAdder;
 final class RunClock implements AutoCloseable {
 
     private final Map<String, Long> submitted = new ConcurrentHashMap<>();
+    private final Map<String, Long> submitReturned = new ConcurrentHashMap<>();
+    private final Map<String, Long> handlerStarted = new ConcurrentHashMap<>();
     private final Map<String, String> keyOfRun = new ConcurrentHashMap<>();
     private final Map<String, String> runOfEntry = new ConcurrentHashMap<>();
     private final Map<String, Long> ackedAt = new ConcurrentHashMap<>();
@@ -52,9 +54,15 @@ final class RunClock implements AutoCloseable {
         submitted.put(idempotencyKey, Payloads.now());
     }
 
+    /** The submit call returned: its run is committed and its trigger published. */
+    void submitted(String idempotencyKey) {
+        submitReturned.put(idempotencyKey, Payloads.now());
+    }
+
     /** Called by the run handler. */
     void executing(String runId, String idempotencyKey) {
         keyOfRun.put(runId, idempotencyKey);
+        handlerStarted.put(idempotencyKey, Payloads.now());
         executed.increment();
     }
 
@@ -75,6 +83,36 @@ final class RunClock implements AutoCloseable {
             }
         }
         return recorder;
+    }
+
+    /**
+     * Where the time of submit → ack goes, for runs submitted from {@code measureFrom} on: submit call (insert
+     * committed, trigger published), submit returned → handler started (read, attempt committed), handler
+     * started → ack confirmed (handler, completion committed, XACK).
+     */
+    Stages stages(long measureFrom) {
+        Stages stages = new Stages(new LatencyRecorder(), new LatencyRecorder(), new LatencyRecorder());
+        stages.submit.measureFrom(measureFrom);
+        stages.toHandler.measureFrom(measureFrom);
+        stages.toAck.measureFrom(measureFrom);
+        for (Map.Entry<String, Long> ack : ackedAt.entrySet()) {
+            String run = runOfEntry.get(ack.getKey());
+            String key = run == null ? null : keyOfRun.get(run);
+            Long at = key == null ? null : submitted.get(key);
+            Long returned = key == null ? null : submitReturned.get(key);
+            Long started = key == null ? null : handlerStarted.get(key);
+            if (at == null || returned == null || started == null) {
+                continue;
+            }
+            // Each stage is recorded only for runs whose submit was measured; the shift keeps the filter.
+            stages.submit.record(at, returned);
+            stages.toHandler.record(at, at + (started - returned));
+            stages.toAck.record(at, at + (ack.getValue() - started));
+        }
+        return stages;
+    }
+
+    record Stages(LatencyRecorder submit, LatencyRecorder toHandler, LatencyRecorder toAck) {
     }
 
     @SuppressWarnings("unchecked") // XREAD of one stream: a varargs array of one generic offset

@@ -30,10 +30,12 @@ final class RunsScenario {
 
     record Result(int runs, int concurrency, int submitters, int pgPerRunRuns, int rate, long latencyMillis,
                   List<Double> runbus, List<Double> pgBatched, List<Double> pgPerRun1, List<Double> pgPerRunN,
-                  List<Double> p50, List<Double> p99, List<Double> achievedRate) implements java.io.Serializable {
+                  List<Double> p50, List<Double> p99, List<Double> achievedRate, List<Double> submitP50,
+                  List<Double> toHandlerP50, List<Double> toAckP50) implements java.io.Serializable {
     }
 
     private static final int PER_TRANSACTION = 100;
+    private static final int MAX_WARMUP_ROUNDS = 8;
     /**
      * Threads that submit at the scheduled times: a submit waits for its commit (a few ms), so enough of them
      * that the offered rate is kept even when commits are slow.
@@ -58,10 +60,13 @@ final class RunsScenario {
         List<Double> p50 = new ArrayList<>();
         List<Double> p99 = new ArrayList<>();
         List<Double> achieved = new ArrayList<>();
+        List<Double> submitP50 = new ArrayList<>();
+        List<Double> toHandlerP50 = new ArrayList<>();
+        List<Double> toAckP50 = new ArrayList<>();
         try (HikariDataSource ds = new HikariDataSource(hc);
              Bus bus = Bus.connect(BusConfig.builder(env.options.redisUri()).keyPrefix(env.prefix("runs")).build())) {
-            Progress.say("runs: warm-up");
-            throughput(env, bus, ds, s.runs()); // a full round: the JIT compiles the whole path first
+            // Full rounds until the JIT has settled: after one round, a C2 thread still took a third of the CPU.
+            Jit.settle("runs", MAX_WARMUP_ROUNDS, () -> throughput(env, bus, ds, s.runs()));
             for (int round = 0; round < env.options.repeats(); round++) {
                 int r = round + 1;
                 double tp = throughput(env, bus, ds, s.runs());
@@ -83,12 +88,16 @@ final class RunsScenario {
                 p50.add(lat[0]);
                 p99.add(lat[1]);
                 achieved.add(lat[2]);
+                submitP50.add(lat[3]);
+                toHandlerP50.add(lat[4]);
+                toAckP50.add(lat[5]);
                 Progress.say("runs round %d/%d, submit→done→ack at %,d runs/s: p50 %.2f ms, p99 %.2f ms", r,
                         env.options.repeats(), s.runsRate(), lat[0], lat[1]);
             }
         }
         return new Result(s.runs(), s.runsConcurrency(), s.runsSubmitters(), s.pgPerRunRuns(), s.runsRate(),
-                s.runsLatencyMillis(), runbus, batched, perRun1, perRunN, p50, p99, achieved);
+                s.runsLatencyMillis(), runbus, batched, perRun1, perRunN, p50, p99, achieved, submitP50, toHandlerP50,
+                toAckP50);
     }
 
     /** Runs per second from the first submit until every run is done and every trigger acked. */
@@ -116,7 +125,8 @@ final class RunsScenario {
 
     /**
      * submit → done → ack at a fixed offered rate; submissions are scheduled at their times and handed to
-     * {@link #LATENCY_SUBMITTERS} submitter threads. Returns p50 ms, p99 ms and the achieved rate.
+     * {@link #LATENCY_SUBMITTERS} submitter threads. Returns p50 ms, p99 ms, the achieved rate, and the p50 ms of
+     * the three stages (submit call; submit returned → handler; handler → ack).
      */
     private static double[] latency(Env env, Bus bus, HikariDataSource ds) throws Exception {
         BenchOptions.Sizes s = env.sizes;
@@ -141,6 +151,7 @@ final class RunsScenario {
                         String key = "lat-" + k;
                         m.clock.submitting(key);
                         m.runs.submit(new NewRun("session-" + k % 50, "user-" + k % 50, "input " + k, key));
+                        m.clock.submitted(key);
                     }
                 });
             }
@@ -154,7 +165,13 @@ final class RunsScenario {
                 throw new IllegalStateException("the worker's acks could not be observed");
             }
             LatencyRecorder recorder = m.clock.latencies(measureFrom);
-            return new double[] {recorder.millisAt(50), recorder.millisAt(99), rate};
+            RunClock.Stages st = m.clock.stages(measureFrom);
+            Progress.say("runs latency stages p50/p99 ms: submit %.2f/%.2f, submitted→handler %.2f/%.2f,"
+                    + " handler→ack %.2f/%.2f", st.submit().millisAt(50), st.submit().millisAt(99),
+                    st.toHandler().millisAt(50), st.toHandler().millisAt(99), st.toAck().millisAt(50),
+                    st.toAck().millisAt(99));
+            return new double[] {recorder.millisAt(50), recorder.millisAt(99), rate, st.submit().millisAt(50),
+                st.toHandler().millisAt(50), st.toAck().millisAt(50)};
         }
     }
 
