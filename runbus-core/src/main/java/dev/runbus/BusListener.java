@@ -1,5 +1,6 @@
 package dev.runbus;
 
+import java.time.Duration;
 import java.util.List;
 
 /**
@@ -40,6 +41,18 @@ public interface BusListener {
 
     /** The janitor deleted a dead consumer whose pending list was empty. */
     default void onConsumerDeleted(String topic, String group, String consumer) {
+    }
+
+    /**
+     * A subscription started under a consumer name whose heartbeat in the group was fresher than two heartbeat
+     * intervals: another live process seems to use the same name (or this one restarted right after a
+     * crash). Two processes with one consumer name share one pending list, so each one's start delivers
+     * again the entries the other is working on. Give every process its own consumer name. The
+     * subscription starts anyway.
+     *
+     * @param sinceHeartbeat how long before the subscription started the name's last heartbeat was written
+     */
+    default void onConsumerNameInUse(String topic, String group, String consumer, Duration sinceHeartbeat) {
     }
 
     /** A background loop failed (Redis unreachable, for example); it keeps running and tries again. */

@@ -415,6 +415,48 @@ abstract class BusBehaviourSuite {
         assertThat(pending("g")).extracting(PendingMessage::getConsumer).containsExactly("dead-with-pending");
     }
 
+    /** A bus whose heartbeats are 2 s apart, so that a name counts as in use for 4 s whatever the machine's load. */
+    Bus slowBeatingBus(BusListener listener) {
+        Bus b = Bus.connect(BusConfig.builder(target().uri()).keyPrefix(prefix).listener(listener)
+                .heartbeatInterval(Duration.ofSeconds(2)).consumerDeadAfter(Duration.ofMinutes(10)).build());
+        extraBuses.add(b);
+        return b;
+    }
+
+    @Test
+    void aConsumerNameUsedByAnotherLiveProcess_isReportedAndTheSubscriptionStillStarts() {
+        Recorder first = new Recorder();
+        Recorder second = new Recorder();
+        Bus firstProcess = slowBeatingBus(first);
+        Subscription original = firstProcess.subscribe(topic, "g", "same-name", d -> { }, options().build());
+        firstProcess.subscribe(topic, "g2", "other-name", d -> { }, options().build());
+        assertThat(first.namesInUse).isEmpty();
+
+        Bus secondProcess = slowBeatingBus(second);
+        secondProcess.subscribe(topic, "g", "same-name", second::record, options().build());
+        assertThat(second.namesInUse).containsExactly(topic + "/g/same-name");
+        // the same name in another group is another consumer
+        secondProcess.subscribe(topic, "g3", "other-name", d -> { }, options().build());
+        assertThat(second.namesInUse).hasSize(1);
+
+        original.close();
+        publish(1);
+        Wait.until("the second process's subscription delivers", WAIT, () -> second.calls() == 1);
+    }
+
+    @Test
+    void aConsumerNameFreedByACleanClose_isNotReportedOnRestart() {
+        Recorder first = new Recorder();
+        Subscription s = slowBeatingBus(first).subscribe(topic, "g", "restarting", d -> { }, options().build());
+        assertThat(redis().zscore(prefix + ":{" + topic + "}:heartbeats:g", "restarting")).isNotNull();
+        s.close();
+        assertThat(redis().zscore(prefix + ":{" + topic + "}:heartbeats:g", "restarting")).isNull();
+
+        Recorder restarted = new Recorder();
+        slowBeatingBus(restarted).subscribe(topic, "g", "restarting", d -> { }, options().build());
+        assertThat(restarted.namesInUse).isEmpty();
+    }
+
     // ---------------------------------------------------------------- close
 
     @Test

@@ -3,6 +3,7 @@ package dev.runbus.internal;
 import dev.runbus.Inspector.ConsumerInfo;
 import io.lettuce.core.ScoredValue;
 import io.lettuce.core.api.sync.RedisCommands;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -60,6 +61,23 @@ final class ConsumerRegistry {
             }
         }
         return deleted;
+    }
+
+    /**
+     * How long ago (Redis clock) {@code consumer} last sent a heartbeat in the group; -1 when it has none. Read
+     * before a subscription writes its own, to see whether another process uses the name.
+     */
+    long millisSinceHeartbeat(String topic, String group, String consumer) {
+        Double beat = redis.zscore(keys.heartbeats(topic, group), consumer.getBytes(StandardCharsets.UTF_8));
+        return beat == null ? -1 : Math.max(0, redisNowMillis() - beat.longValue());
+    }
+
+    /**
+     * Forgets the heartbeat of a consumer that closed cleanly, so that the next process under its name does
+     * not take it for a live one. Until the janitor deletes it, the consumer is judged by its idle time.
+     */
+    void forgetHeartbeat(String topic, String group, String consumer) {
+        redis.zrem(keys.heartbeats(topic, group), consumer.getBytes(StandardCharsets.UTF_8));
     }
 
     private Map<String, Long> heartbeats(String topic, String group) {

@@ -23,12 +23,15 @@ import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.codec.RedisCodec;
 import io.lettuce.core.codec.StringCodec;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The bus on one Redis: a shared connection for publishing, acks and scripts (Lettuce pipelines concurrent
@@ -37,6 +40,7 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class RedisBus implements Bus {
 
+    private static final Logger log = LoggerFactory.getLogger(RedisBus.class);
     static final RedisCodec<String, byte[]> CODEC = RedisCodec.of(StringCodec.UTF8, ByteArrayCodec.INSTANCE);
 
     private final BusConfig config;
@@ -140,18 +144,49 @@ public final class RedisBus implements Bus {
         topics.register(topic);
         StatefulRedisConnection<String, byte[]> reads = client.connect(CODEC);
         reads.setTimeout(options.blockTime().plus(config.commandTimeout()));
-        RedisSubscription sub = new RedisSubscription(ctx, handler, batchHandler, this, reads, () -> subscriptions.remove(id));
+        RedisSubscription sub = new RedisSubscription(ctx, handler, batchHandler, this, reads, () -> {
+            subscriptions.remove(id);
+            forgetHeartbeat(topic, group, consumer);
+        });
         if (subscriptions.putIfAbsent(id, sub) != null) {
             reads.close();
             throw new IllegalArgumentException("consumer '" + consumer + "' of group '" + group + "' on topic '"
                     + topic + "' is already subscribed on this bus");
         }
         try {
+            warnIfNameInUse(topic, group, consumer);
             scripts.heartbeat(topic, group, List.of(consumer));
             return sub.start();
         } catch (RuntimeException e) {
             sub.close(); // stops whatever started, closes the read connection, frees the name
             throw e;
+        }
+    }
+
+    /**
+     * A heartbeat fresher than two intervals under this name, written before this subscription wrote any, is
+     * another live process's (a clean close forgets its heartbeat). Only a warning: a process restarted right
+     * after a crash looks the same, and its start must not fail.
+     */
+    private void warnIfNameInUse(String topic, String group, String consumer) {
+        long since;
+        try {
+            since = consumers.millisSinceHeartbeat(topic, group, consumer);
+        } catch (RuntimeException e) {
+            log.debug("could not read the heartbeat of {} in {}/{}", consumer, topic, group, e);
+            return;
+        }
+        if (since >= 0 && since < 2 * config.heartbeatInterval().toMillis()) {
+            listener.onConsumerNameInUse(topic, group, consumer, Duration.ofMillis(since));
+        }
+    }
+
+    private void forgetHeartbeat(String topic, String group, String consumer) {
+        try {
+            consumers.forgetHeartbeat(topic, group, consumer);
+        } catch (RuntimeException e) {
+            // Redis unreachable at close: the next start under this name may warn once, nothing else.
+            log.debug("could not remove the heartbeat of {} in {}/{}", consumer, topic, group, e);
         }
     }
 

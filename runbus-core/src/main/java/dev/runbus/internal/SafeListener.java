@@ -4,6 +4,7 @@ import dev.runbus.BusListener;
 import dev.runbus.DeadLetter;
 import dev.runbus.Delivery;
 import dev.runbus.Outcome;
+import java.time.Duration;
 import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -73,6 +74,14 @@ final class SafeListener implements BusListener {
     }
 
     @Override
+    public void onConsumerNameInUse(String topic, String group, String consumer, Duration sinceHeartbeat) {
+        log.warn("consumer name {} of {}/{} had a heartbeat {} ms before this subscription started: another live "
+                + "process seems to use it, and the two would deliver each other's in-flight entries again; give "
+                + "every process its own consumer name", consumer, topic, group, sinceHeartbeat.toMillis());
+        call(() -> delegate.onConsumerNameInUse(topic, group, consumer, sinceHeartbeat));
+    }
+
+    @Override
     public void onLoopError(String loop, Throwable error) {
         call(() -> delegate.onLoopError(loop, error));
     }
@@ -102,6 +111,11 @@ final class SafeListener implements BusListener {
         @Override
         public void onConsumerDeleted(String topic, String group, String consumer) {
             listeners.forEach(l -> call(() -> l.onConsumerDeleted(topic, group, consumer)));
+        }
+
+        @Override
+        public void onConsumerNameInUse(String topic, String group, String consumer, Duration sinceHeartbeat) {
+            listeners.forEach(l -> call(() -> l.onConsumerNameInUse(topic, group, consumer, sinceHeartbeat)));
         }
 
         @Override

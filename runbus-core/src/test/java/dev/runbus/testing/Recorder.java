@@ -21,6 +21,8 @@ public final class Recorder implements BusListener {
     public final List<String> claimLost = new CopyOnWriteArrayList<>();
     public final List<String> failures = new CopyOnWriteArrayList<>();
     public final List<String> consumersDeleted = new CopyOnWriteArrayList<>();
+    /** topic/group/consumer of each name reported in use by another process. */
+    public final List<String> namesInUse = new CopyOnWriteArrayList<>();
 
     /** Call from a handler. */
     public void record(Delivery d) {
@@ -61,5 +63,10 @@ public final class Recorder implements BusListener {
     @Override
     public void onConsumerDeleted(String topic, String group, String consumer) {
         consumersDeleted.add(consumer);
+    }
+
+    @Override
+    public void onConsumerNameInUse(String topic, String group, String consumer, java.time.Duration sinceHeartbeat) {
+        namesInUse.add(topic + "/" + group + "/" + consumer);
     }
 }

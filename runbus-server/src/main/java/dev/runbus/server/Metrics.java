@@ -28,6 +28,7 @@ public final class Metrics implements BusListener {
     private final LongAdder claimsLost = new LongAdder();
     private final LongAdder consumersDeleted = new LongAdder();
     private final LongAdder loopErrors = new LongAdder();
+    private final LongAdder consumerNamesInUse = new LongAdder();
 
     @Override
     public void onDeadLetter(DeadLetter deadLetter) {
@@ -59,6 +60,11 @@ public final class Metrics implements BusListener {
         loopErrors.increment();
     }
 
+    @Override
+    public void onConsumerNameInUse(String topic, String group, String consumer, java.time.Duration sinceHeartbeat) {
+        consumerNamesInUse.increment();
+    }
+
     /** The exposition text: counters, then gauges read now from Redis and PostgreSQL. */
     public String render(Bus bus, DataSource db, Settings s) {
         StringBuilder b = new StringBuilder();
@@ -74,6 +80,8 @@ public final class Metrics implements BusListener {
         counter(b, "runbus_claims_lost_total", "Entries taken over while still running here", " " + claimsLost.sum());
         counter(b, "runbus_consumers_deleted_total", "Dead consumers deleted by the janitor", " " + consumersDeleted.sum());
         counter(b, "runbus_loop_errors_total", "Failures of background loops", " " + loopErrors.sum());
+        counter(b, "runbus_consumer_name_in_use_total", "Subscriptions started under a consumer name another live"
+                + " process seemed to use", " " + consumerNamesInUse.sum());
         String topic = s.get(Setting.TOPIC);
         try {
             Inspector.StreamInfo info = bus.inspector().stream(topic).orElse(null);

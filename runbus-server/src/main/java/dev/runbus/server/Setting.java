@@ -15,7 +15,7 @@ public enum Setting {
     SCHEMA("schema", "runbus", "PostgreSQL schema of the runs tables", false),
     TOPIC("topic", "runs", "topic of run triggers", false),
     GROUP("group", "run-workers", "consumer group of the workers", false),
-    CONSUMER("consumer", "", "this process's consumer name; empty: the host name", false),
+    CONSUMER("consumer", "", "this process's consumer name, unique among live processes; empty: the host name", false),
     CONCURRENCY("concurrency", "64", "run handlers running at once per worker", false),
     MIN_IDLE("min-idle", "30s", "idle time before another worker takes a delivery over; also the retry delay", false),
     MAX_DELIVERIES("max-deliveries", "3", "deliveries before a failing run is dead-lettered and failed", false),
