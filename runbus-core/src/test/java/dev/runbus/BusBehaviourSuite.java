@@ -450,11 +450,20 @@ abstract class BusBehaviourSuite {
         Subscription s = slowBeatingBus(first).subscribe(topic, "g", "restarting", d -> { }, options().build());
         assertThat(redis().zscore(prefix + ":{" + topic + "}:heartbeats:g", "restarting")).isNotNull();
         s.close();
-        assertThat(redis().zscore(prefix + ":{" + topic + "}:heartbeats:g", "restarting")).isNull();
+        // removed without waiting, so that a close is never held up by it
+        Wait.until("the closed consumer's heartbeat is removed", WAIT,
+                () -> redis().zscore(prefix + ":{" + topic + "}:heartbeats:g", "restarting") == null);
 
         Recorder restarted = new Recorder();
         slowBeatingBus(restarted).subscribe(topic, "g", "restarting", d -> { }, options().build());
         assertThat(restarted.namesInUse).isEmpty();
+
+        // closing the whole bus, which closes its connection right after, removes the heartbeat too
+        Bus whole = slowBeatingBus(BusListener.NONE);
+        whole.subscribe(topic, "g", "bus-closed", d -> { }, options().build());
+        whole.close();
+        Wait.until("the closed bus's consumer heartbeat is removed", WAIT,
+                () -> redis().zscore(prefix + ":{" + topic + "}:heartbeats:g", "bus-closed") == null);
     }
 
     // ---------------------------------------------------------------- close

@@ -72,14 +72,6 @@ final class ConsumerRegistry {
         return beat == null ? -1 : Math.max(0, redisNowMillis() - beat.longValue());
     }
 
-    /**
-     * Forgets the heartbeat of a consumer that closed cleanly, so that the next process under its name does
-     * not take it for a live one. Until the janitor deletes it, the consumer is judged by its idle time.
-     */
-    void forgetHeartbeat(String topic, String group, String consumer) {
-        redis.zrem(keys.heartbeats(topic, group), consumer.getBytes(StandardCharsets.UTF_8));
-    }
-
     private Map<String, Long> heartbeats(String topic, String group) {
         Map<String, Long> beats = new HashMap<>();
         for (ScoredValue<byte[]> v : redis.zrangeWithScores(keys.heartbeats(topic, group), 0, -1)) {

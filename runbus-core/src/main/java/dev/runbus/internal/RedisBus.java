@@ -23,6 +23,7 @@ import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.codec.RedisCodec;
 import io.lettuce.core.codec.StringCodec;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -181,11 +182,20 @@ public final class RedisBus implements Bus {
         }
     }
 
+    /**
+     * After a clean close: the next process under this name must not take the heartbeat for a live one's. Until
+     * the janitor deletes it, the consumer is judged by its idle time. Sent without waiting, so that a close
+     * with Redis unreachable is not held up by it; if it is lost, the next start under the name warns once.
+     */
     private void forgetHeartbeat(String topic, String group, String consumer) {
         try {
-            consumers.forgetHeartbeat(topic, group, consumer);
+            connection.async().zrem(keys.heartbeats(topic, group), consumer.getBytes(StandardCharsets.UTF_8))
+                    .whenComplete((removed, e) -> {
+                        if (e != null) {
+                            log.debug("could not remove the heartbeat of {} in {}/{}", consumer, topic, group, e);
+                        }
+                    });
         } catch (RuntimeException e) {
-            // Redis unreachable at close: the next start under this name may warn once, nothing else.
             log.debug("could not remove the heartbeat of {} in {}/{}", consumer, topic, group, e);
         }
     }
