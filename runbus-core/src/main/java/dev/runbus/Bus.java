@@ -19,8 +19,8 @@ import java.util.List;
  * XREADGROUP is unblocked at once) and the reclaimer, so nothing new is taken; (2) let running and
  * already-read handlers finish, up to {@code shutdownTimeout}, while the keep-alive still refreshes their
  * claims; (3) stop the keep-alive; (4) make the dead-letter moves already decided and flush pending
- * acknowledgements; (5) stop the handler threads it
- * owns. Then the bus stops the heartbeat and the janitor and closes its Redis connections.
+ * acknowledgements; (5) stop the handler threads it owns, close its read connection and remove its
+ * heartbeat. Then the bus stops the heartbeat and the janitor and closes its Redis connections.
  */
 public interface Bus extends AutoCloseable {
 
@@ -74,8 +74,8 @@ public interface Bus extends AutoCloseable {
     Inspector inspector();
 
     /**
-     * Deletes the consumers of a group that are dead (no heartbeat for {@code consumerDeadAfter}, or never
-     * heartbeating and idle that long) and whose pending list is empty. A consumer with pending entries is
+     * Deletes the consumers of a group that are dead (no heartbeat for {@code consumerDeadAfter}, or without a
+     * heartbeat — another client's, or closed cleanly — and idle that long) and whose pending list is empty. A consumer with pending entries is
      * never deleted: its entries would become unclaimable. The janitor calls this periodically for the
      * groups this bus subscribes to. Returns the deleted names.
      */

@@ -4,8 +4,9 @@ import java.time.Duration;
 import java.util.List;
 
 /**
- * Notified of what happens to entries outside the happy path. Called on the bus's own threads:
- * implementations must be quick and must not block or do I/O (hand work to a queue instead).
+ * Notified of what happens to entries outside the happy path. Called on the bus's own threads
+ * ({@link #onConsumerNameInUse} on the thread that subscribes): implementations must be quick and must not
+ * block or do I/O (hand work to a queue instead).
  * An exception thrown by a listener is logged and otherwise ignored.
  */
 public interface BusListener {

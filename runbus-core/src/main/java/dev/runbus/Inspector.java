@@ -41,8 +41,10 @@ public interface Inspector {
 
     /**
      * @param idleMillis       since the consumer last read or claimed
-     * @param lastHeartbeatAt  epoch millis of its last heartbeat, -1 when it never sent one
-     * @param alive            heartbeat younger than {@code consumerDeadAfter}
+     * @param lastHeartbeatAt  epoch millis of its last heartbeat, -1 when it has none (another client's
+     *                         consumer, or one that closed cleanly: a close removes the heartbeat)
+     * @param alive            heartbeat younger than {@code consumerDeadAfter}; without a heartbeat, idle for
+     *                         less than that
      */
     record ConsumerInfo(String name, long pending, long idleMillis, long lastHeartbeatAt, boolean alive) {
     }

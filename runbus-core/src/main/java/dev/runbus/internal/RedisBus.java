@@ -23,16 +23,12 @@ import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.codec.RedisCodec;
 import io.lettuce.core.codec.StringCodec;
-import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The bus on one Redis: a shared connection for publishing, acks and scripts (Lettuce pipelines concurrent
@@ -41,7 +37,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class RedisBus implements Bus {
 
-    private static final Logger log = LoggerFactory.getLogger(RedisBus.class);
     static final RedisCodec<String, byte[]> CODEC = RedisCodec.of(StringCodec.UTF8, ByteArrayCodec.INSTANCE);
 
     private final BusConfig config;
@@ -56,6 +51,7 @@ public final class RedisBus implements Bus {
     private final RedisDeadLetters deadLetters;
     private final RedisInspector inspector;
     private final Map<String, RedisSubscription> subscriptions = new ConcurrentHashMap<>();
+    private final Heartbeats heartbeats;
     private final PeriodicLoop heartbeat;
     private final PeriodicLoop janitor;
     private volatile boolean closed;
@@ -72,7 +68,9 @@ public final class RedisBus implements Bus {
         this.consumers = new ConsumerRegistry(connection.sync(), scripts, keys, config.consumerDeadAfter(), listener);
         this.deadLetters = new RedisDeadLetters(connection.sync(), scripts, keys);
         this.inspector = new RedisInspector(connection.sync(), keys, topics, consumers);
-        this.heartbeat = new PeriodicLoop("runbus-heartbeat", config.heartbeatInterval(), this::beat, listener);
+        this.heartbeats = new Heartbeats(scripts, connection.async(), consumers, keys, config.heartbeatInterval(),
+                config.commandTimeout().toMillis(), listener);
+        this.heartbeat = new PeriodicLoop("runbus-heartbeat", config.heartbeatInterval(), heartbeats::beat, listener);
         this.janitor = new PeriodicLoop("runbus-janitor", config.janitorInterval(), this::prune, listener);
     }
 
@@ -145,9 +143,10 @@ public final class RedisBus implements Bus {
         topics.register(topic);
         StatefulRedisConnection<String, byte[]> reads = client.connect(CODEC);
         reads.setTimeout(options.blockTime().plus(config.commandTimeout()));
+        Heartbeats.Name name = new Heartbeats.Name(topic, group, consumer);
         RedisSubscription sub = new RedisSubscription(ctx, handler, batchHandler, this, reads, () -> {
             subscriptions.remove(id);
-            forgetHeartbeat(topic, group, consumer);
+            heartbeats.stop(name);
         });
         if (subscriptions.putIfAbsent(id, sub) != null) {
             reads.close();
@@ -155,48 +154,11 @@ public final class RedisBus implements Bus {
                     + topic + "' is already subscribed on this bus");
         }
         try {
-            warnIfNameInUse(topic, group, consumer);
-            scripts.heartbeat(topic, group, List.of(consumer));
+            heartbeats.start(name);
             return sub.start();
         } catch (RuntimeException e) {
             sub.close(); // stops whatever started, closes the read connection, frees the name
             throw e;
-        }
-    }
-
-    /**
-     * A heartbeat fresher than two intervals under this name, written before this subscription wrote any, is
-     * another live process's (a clean close forgets its heartbeat). Only a warning: a process restarted right
-     * after a crash looks the same, and its start must not fail.
-     */
-    private void warnIfNameInUse(String topic, String group, String consumer) {
-        long since;
-        try {
-            since = consumers.millisSinceHeartbeat(topic, group, consumer);
-        } catch (RuntimeException e) {
-            log.debug("could not read the heartbeat of {} in {}/{}", consumer, topic, group, e);
-            return;
-        }
-        if (since >= 0 && since < 2 * config.heartbeatInterval().toMillis()) {
-            listener.onConsumerNameInUse(topic, group, consumer, Duration.ofMillis(since));
-        }
-    }
-
-    /**
-     * After a clean close: the next process under this name must not take the heartbeat for a live one's. Until
-     * the janitor deletes it, the consumer is judged by its idle time. Sent without waiting, so that a close
-     * with Redis unreachable is not held up by it; if it is lost, the next start under the name warns once.
-     */
-    private void forgetHeartbeat(String topic, String group, String consumer) {
-        try {
-            connection.async().zrem(keys.heartbeats(topic, group), consumer.getBytes(StandardCharsets.UTF_8))
-                    .whenComplete((removed, e) -> {
-                        if (e != null) {
-                            log.debug("could not remove the heartbeat of {} in {}/{}", consumer, topic, group, e);
-                        }
-                    });
-        } catch (RuntimeException e) {
-            log.debug("could not remove the heartbeat of {} in {}/{}", consumer, topic, group, e);
         }
     }
 
@@ -230,17 +192,6 @@ public final class RedisBus implements Bus {
         Keys.checkTopic(topic);
         Keys.checkName("group", group);
         return consumers.pruneDead(topic, group);
-    }
-
-    private void beat() {
-        Map<String, List<String>> byGroup = new java.util.HashMap<>();
-        for (RedisSubscription s : subscriptions.values()) {
-            byGroup.computeIfAbsent(s.topic() + "\n" + s.group(), k -> new ArrayList<>()).add(s.consumer());
-        }
-        byGroup.forEach((key, names) -> {
-            String[] tg = key.split("\n", 2);
-            scripts.heartbeat(tg[0], tg[1], names);
-        });
     }
 
     private void prune() {

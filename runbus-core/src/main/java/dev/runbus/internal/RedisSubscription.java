@@ -111,7 +111,8 @@ final class RedisSubscription implements Subscription {
      *    nothing more and apply no outcome to what still runs (it stays pending);
      * 3. stop the keep-alive;
      * 4. make the queued dead-letter moves and flush the acks;
-     * 5. stop the handler threads this subscription owns, and its read connection.
+     * 5. stop the handler threads this subscription owns and its read connection, and remove its heartbeat
+     *    (also when a step above failed).
      */
     @Override
     public void close() {
@@ -136,27 +137,31 @@ final class RedisSubscription implements Subscription {
         if (!finished.compareAndSet(false, true)) {
             return;
         }
-        boolean drained;
         try {
-            drained = dispatcher.drain(ctx.options().shutdownTimeout().toMillis());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            drained = false;
+            boolean drained;
+            try {
+                drained = dispatcher.drain(ctx.options().shutdownTimeout().toMillis());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                drained = false;
+            }
+            if (!drained) {
+                int running = inFlight.size();
+                int dropped = dispatcher.stop();
+                log.warn("{}: {} handlers still running and {} queued entries after {}; they stay pending and will "
+                        + "be delivered again", ctx.describe(), running - dropped, dropped,
+                        ctx.options().shutdownTimeout());
+            }
+            keepAliveLoop.close();
+            deadLetters.close();
+            acker.close();
+            if (ownedExecutor != null) {
+                ownedExecutor.shutdownNow();
+            }
+            readConnection.close();
+        } finally {
+            onClosed.run(); // whatever failed above, the name is freed and no longer kept alive
         }
-        if (!drained) {
-            int running = inFlight.size();
-            int dropped = dispatcher.stop();
-            log.warn("{}: {} handlers still running and {} queued entries after {}; they stay pending and will "
-                    + "be delivered again", ctx.describe(), running - dropped, dropped, ctx.options().shutdownTimeout());
-        }
-        keepAliveLoop.close();
-        deadLetters.close();
-        acker.close();
-        if (ownedExecutor != null) {
-            ownedExecutor.shutdownNow();
-        }
-        readConnection.close();
-        onClosed.run();
     }
 
     private static ThreadFactory threads(String prefix) {

@@ -93,6 +93,11 @@ final class Scripts {
         return ids(r.get(0));
     }
 
+    CompletableFuture<Long> heartbeatAsync(String topic, String group, List<String> consumers) {
+        return HEARTBEAT.runAsync(async, ScriptOutputType.INTEGER, new String[] {keys.heartbeats(topic, group)},
+                args(consumers.toArray()));
+    }
+
     void heartbeat(String topic, String group, List<String> consumers) {
         HEARTBEAT.run(redis, ScriptOutputType.INTEGER, new String[] {keys.heartbeats(topic, group)},
                 args(consumers.toArray()));

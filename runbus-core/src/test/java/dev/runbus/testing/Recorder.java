@@ -4,6 +4,7 @@ import dev.runbus.BusListener;
 import dev.runbus.DeadLetter;
 import dev.runbus.Delivery;
 import dev.runbus.Outcome;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -66,7 +67,7 @@ public final class Recorder implements BusListener {
     }
 
     @Override
-    public void onConsumerNameInUse(String topic, String group, String consumer, java.time.Duration sinceHeartbeat) {
+    public void onConsumerNameInUse(String topic, String group, String consumer, Duration sinceHeartbeat) {
         namesInUse.add(topic + "/" + group + "/" + consumer);
     }
 }

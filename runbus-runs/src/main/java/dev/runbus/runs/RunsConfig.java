@@ -11,7 +11,8 @@ import java.util.regex.Pattern;
  * @param schema          PostgreSQL schema of the tables; default {@value #DEFAULT_SCHEMA}
  * @param topic           bus topic of run triggers; default {@value #DEFAULT_TOPIC}
  * @param group           consumer group of the workers; default {@value #DEFAULT_GROUP}
- * @param consumer        this process's consumer name, stable across restarts; default: the host name
+ * @param consumer        this process's consumer name, stable across restarts and unique among live
+ *                        processes (set it when two run on one host); default: the host name
  * @param workerOptions   the workers' subscription options (concurrency, minIdle, maxDeliveries, ...); default:
  *                        the bus defaults with {@value #DEFAULT_WORKER_CONCURRENCY} run handlers at once. The
  *                        worker reads triggers in batches of {@code batchSize}; {@code concurrency} is how many

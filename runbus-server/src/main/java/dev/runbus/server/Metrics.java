@@ -9,6 +9,7 @@ import dev.runbus.Outcome;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.LongAdder;
 import javax.sql.DataSource;
@@ -61,7 +62,7 @@ public final class Metrics implements BusListener {
     }
 
     @Override
-    public void onConsumerNameInUse(String topic, String group, String consumer, java.time.Duration sinceHeartbeat) {
+    public void onConsumerNameInUse(String topic, String group, String consumer, Duration sinceHeartbeat) {
         consumerNamesInUse.increment();
     }
 

@@ -34,7 +34,7 @@ final class ConsumersCommand implements Runnable {
             String group = s.get(Setting.GROUP);
             if (infra.bus().inspector().groups(topic).stream().anyMatch(g -> g.name().equals(group))) {
                 for (Inspector.ConsumerInfo c : infra.bus().inspector().consumers(topic, group)) {
-                    String beat = c.lastHeartbeatAt() < 0 ? "never" : java.time.Instant.ofEpochMilli(c.lastHeartbeatAt())
+                    String beat = c.lastHeartbeatAt() < 0 ? "none" : java.time.Instant.ofEpochMilli(c.lastHeartbeatAt())
                             .toString();
                     t.row(c.name(), c.pending(), c.idleMillis(), beat, c.alive() ? "yes" : "no");
                     Map<String, Object> m = new LinkedHashMap<>();

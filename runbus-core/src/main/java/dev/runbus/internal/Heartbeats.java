@@ -1,0 +1,126 @@
+package dev.runbus.internal;
+
+import dev.runbus.RunbusException;
+import io.lettuce.core.api.async.RedisAsyncCommands;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The heartbeats of a bus's consumers (DESIGN.md rule 6): checked before a consumer's first one (a fresh
+ * heartbeat under its name is another live process's, and is reported), written every interval while the
+ * consumer runs, removed when it closes cleanly, so that an orderly restart under the name is not taken for
+ * a second process.
+ *
+ * <p>One lock orders the periodic write against a close's removal: both are sent under it on the same
+ * connection, so a heartbeat is never written back after its consumer closed. Neither waits for Redis
+ * under the lock.
+ */
+final class Heartbeats {
+
+    private static final Logger log = LoggerFactory.getLogger(Heartbeats.class);
+
+    /** One consumer of one group. */
+    record Name(String topic, String group, String consumer) {
+    }
+
+    private final Scripts scripts;
+    private final RedisAsyncCommands<String, byte[]> async;
+    private final ConsumerRegistry consumers;
+    private final Keys keys;
+    private final Duration interval;
+    private final long timeoutMillis;
+    private final SafeListener listener;
+    /** Consumers that wrote their first heartbeat and have not closed; guarded by {@code this}. */
+    private final Set<Name> beating = new LinkedHashSet<>();
+
+    Heartbeats(Scripts scripts, RedisAsyncCommands<String, byte[]> async, ConsumerRegistry consumers, Keys keys,
+               Duration interval, long timeoutMillis, SafeListener listener) {
+        this.scripts = scripts;
+        this.async = async;
+        this.consumers = consumers;
+        this.keys = keys;
+        this.interval = interval;
+        this.timeoutMillis = timeoutMillis;
+        this.listener = listener;
+    }
+
+    /**
+     * Before a consumer reads anything: reports a heartbeat under its name younger than two intervals, then
+     * writes its own (throws if Redis cannot take it). Only a report: a process restarted right after a crash
+     * looks the same, and its start must not fail.
+     */
+    void start(Name n) {
+        long since;
+        try {
+            since = consumers.millisSinceHeartbeat(n.topic(), n.group(), n.consumer());
+        } catch (RuntimeException e) {
+            log.debug("could not read the heartbeat of {}", n, e);
+            since = -1;
+        }
+        if (since >= 0 && since < 2 * interval.toMillis()) {
+            listener.onConsumerNameInUse(n.topic(), n.group(), n.consumer(), Duration.ofMillis(since));
+        }
+        scripts.heartbeat(n.topic(), n.group(), List.of(n.consumer()));
+        synchronized (this) {
+            beating.add(n);
+        }
+    }
+
+    /** One heartbeat script per group for every started consumer; waits for the answers outside the lock. */
+    void beat() {
+        List<CompletableFuture<Long>> sent = new ArrayList<>();
+        synchronized (this) {
+            Map<List<String>, List<String>> byGroup = new LinkedHashMap<>();
+            for (Name n : beating) {
+                byGroup.computeIfAbsent(List.of(n.topic(), n.group()), k -> new ArrayList<>()).add(n.consumer());
+            }
+            byGroup.forEach((tg, names) -> sent.add(scripts.heartbeatAsync(tg.get(0), tg.get(1), names)));
+        }
+        for (CompletableFuture<Long> reply : sent) {
+            try {
+                reply.get(timeoutMillis, TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            } catch (ExecutionException e) {
+                throw e.getCause() instanceof RuntimeException ? (RuntimeException) e.getCause()
+                        : new RunbusException("heartbeat failed: " + e.getCause(), e.getCause());
+            } catch (TimeoutException e) {
+                throw new RunbusException("heartbeat not answered within " + timeoutMillis + " ms", e);
+            }
+        }
+    }
+
+    /**
+     * After a clean close. The removal is sent without waiting, so that a close with Redis unreachable is not
+     * held up by it; if it is lost, the next start under the name reports it once. Until the janitor deletes
+     * the consumer, it is judged by its idle time.
+     */
+    void stop(Name n) {
+        synchronized (this) {
+            beating.remove(n);
+            try {
+                async.zrem(keys.heartbeats(n.topic(), n.group()), n.consumer().getBytes(StandardCharsets.UTF_8))
+                        .whenComplete((removed, e) -> {
+                            if (e != null) {
+                                log.debug("could not remove the heartbeat of {}", n, e);
+                            }
+                        });
+            } catch (RuntimeException e) {
+                log.debug("could not remove the heartbeat of {}", n, e);
+            }
+        }
+    }
+}
