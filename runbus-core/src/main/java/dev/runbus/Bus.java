@@ -74,10 +74,10 @@ public interface Bus extends AutoCloseable {
     Inspector inspector();
 
     /**
-     * Deletes the consumers of a group that are dead (no heartbeat for {@code consumerDeadAfter}, or without a
-     * heartbeat — another client's, or closed cleanly — and idle that long) and whose pending list is empty. A consumer with pending entries is
-     * never deleted: its entries would become unclaimable. The janitor calls this periodically for the
-     * groups this bus subscribes to. Returns the deleted names.
+     * Deletes the consumers of a group that are dead (no heartbeat for {@code consumerDeadAfter}, or without
+     * a heartbeat — another client's, or closed cleanly — and idle that long) and whose pending list is
+     * empty. A consumer with pending entries is never deleted: its entries would become unclaimable. The
+     * janitor calls this periodically for the groups this bus subscribes to. Returns the deleted names.
      */
     List<String> pruneDeadConsumers(String topic, String group);
 

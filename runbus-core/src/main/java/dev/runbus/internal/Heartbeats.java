@@ -24,8 +24,9 @@ import org.slf4j.LoggerFactory;
  * a second process.
  *
  * <p>One lock orders the periodic write against a close's removal: both are sent under it on the same
- * connection, so a heartbeat is never written back after its consumer closed. Neither waits for Redis
- * under the lock.
+ * connection (the write as a whole script, which Redis cannot answer NOSCRIPT, so it is never sent again
+ * later from the I/O thread), so the periodic write does not bring back the heartbeat of a consumer that
+ * closed. Neither waits for Redis under the lock.
  */
 final class Heartbeats {
 
@@ -105,8 +106,8 @@ final class Heartbeats {
 
     /**
      * After a clean close. The removal is sent without waiting, so that a close with Redis unreachable is not
-     * held up by it; if it is lost, the next start under the name reports it once. Until the janitor deletes
-     * the consumer, it is judged by its idle time.
+     * held up by it; if it is lost, a start under the name within two intervals reports it. Until the janitor
+     * deletes the consumer, it is judged by its idle time.
      */
     void stop(Name n) {
         synchronized (this) {

@@ -67,6 +67,18 @@ final class LuaScript {
                         new RunbusException("script " + name + " failed: " + cause(e).getMessage(), cause(e))));
     }
 
+    /**
+     * Sends the whole script (EVAL), never its SHA: the command cannot be answered NOSCRIPT, so it needs no
+     * second send from the I/O thread, and is ordered with the caller's other commands on the connection.
+     * Redis still compiles the script once and finds it by its SHA afterwards. For small, periodic scripts.
+     */
+    <T> CompletableFuture<T> evalAsync(RedisAsyncCommands<String, byte[]> redis, ScriptOutputType type,
+                                       String[] keys, byte[]... args) {
+        return redis.<T>eval(source, type, keys, args).toCompletableFuture().exceptionallyCompose(
+                e -> CompletableFuture.failedFuture(new RunbusException("script " + name + " failed: "
+                        + cause(e).getMessage(), cause(e))));
+    }
+
     /** What failed, without the CompletionException a dependent stage wraps it in. */
     private static Throwable cause(Throwable e) {
         return e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;

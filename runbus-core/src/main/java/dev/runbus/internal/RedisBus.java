@@ -144,9 +144,11 @@ public final class RedisBus implements Bus {
         StatefulRedisConnection<String, byte[]> reads = client.connect(CODEC);
         reads.setTimeout(options.blockTime().plus(config.commandTimeout()));
         Heartbeats.Name name = new Heartbeats.Name(topic, group, consumer);
+        // The heartbeat goes before the name is freed: a subscription under the same name on this bus can
+        // only start after both, so it neither finds the old heartbeat nor loses its own to the old removal.
         RedisSubscription sub = new RedisSubscription(ctx, handler, batchHandler, this, reads, () -> {
-            subscriptions.remove(id);
             heartbeats.stop(name);
+            subscriptions.remove(id);
         });
         if (subscriptions.putIfAbsent(id, sub) != null) {
             reads.close();

@@ -93,8 +93,9 @@ final class Scripts {
         return ids(r.get(0));
     }
 
+    /** Sent whole (EVAL): ordered with the commands sent before and after it, even after a SCRIPT FLUSH. */
     CompletableFuture<Long> heartbeatAsync(String topic, String group, List<String> consumers) {
-        return HEARTBEAT.runAsync(async, ScriptOutputType.INTEGER, new String[] {keys.heartbeats(topic, group)},
+        return HEARTBEAT.evalAsync(async, ScriptOutputType.INTEGER, new String[] {keys.heartbeats(topic, group)},
                 args(consumers.toArray()));
     }
 
