@@ -23,8 +23,6 @@ final class DrainScenario {
     private DrainScenario() {
     }
 
-    private static final int MAX_WARMUP_ROUNDS = 6;
-
     static Result run(Env env) throws Exception {
         BenchOptions.Sizes s = env.sizes;
         List<Contender> contenders = env.openContenders();
@@ -38,7 +36,7 @@ final class DrainScenario {
                 rates.put(c.name(), byC);
             }
             Progress.say("drain: warm-up, %,d messages per contender and round", s.warmupMessages());
-            Jit.settle("drain", MAX_WARMUP_ROUNDS, () -> {
+            Jit.settle("drain", () -> {
                 for (Contender c : contenders) {
                     env.drain(c, 4, s.warmupMessages(), i -> false, "warmup");
                 }

@@ -22,6 +22,13 @@ final class Jit {
 
     /** Warm-up rounds stop once the JIT compiled for less than this share of a round's time. */
     static final double SETTLED = 0.10;
+    /** At most this many warm-up rounds, unless a scenario says otherwise. */
+    static final int MAX_ROUNDS = 6;
+
+    /** {@link #settle(String, int, Round)} with at most {@link #MAX_ROUNDS} rounds. */
+    static void settle(String what, Round round) throws Exception {
+        settle(what, MAX_ROUNDS, round);
+    }
 
     /**
      * Runs warm-up rounds until the JIT has settled (compiled for less than {@link #SETTLED} of a round's time),

@@ -39,8 +39,6 @@ final class LatencyScenario {
         }
     }
 
-    private static final int MAX_WARMUP_ROUNDS = 6;
-
     private LatencyScenario() {
     }
 
@@ -57,7 +55,7 @@ final class LatencyScenario {
                 samples.put(rate, byName);
             }
             // Compiled code in every contender's path before the first window (one round when the drain ran first).
-            Jit.settle("latency", MAX_WARMUP_ROUNDS, () -> {
+            Jit.settle("latency", () -> {
                 for (Contender c : contenders) {
                     env.drain(c, s.latencyConsumers(), s.warmupMessages(), i -> false, "warmup");
                 }

@@ -23,8 +23,7 @@ final class PoisonScenario {
                   List<Double> retried) implements java.io.Serializable {
     }
 
-    private static final int MAX_WARMUP_ROUNDS = 6;
-    private static final int PAIRS_PER_REPEAT = 3;
+    static final int PAIRS_PER_REPEAT = 3;
 
     private PoisonScenario() {
     }
@@ -41,7 +40,7 @@ final class PoisonScenario {
         RunbusContender once = new RunbusContender(env.options.redisUri(), env.prefix("poison"), true, 1);
         RunbusContender later = new RunbusContender(env.options.redisUri(), env.prefix("poison-retry"), true, 3);
         try {
-            Jit.settle("poison", MAX_WARMUP_ROUNDS, () -> {
+            Jit.settle("poison", () -> {
                 env.drain(once, consumers, s.warmupMessages(), poison, "warmup");
                 env.drain(later, consumers, s.warmupMessages(), poison, s.warmupMessages() / every, "warmup");
             });

@@ -93,7 +93,8 @@ final class Report {
                 + " a ratio is the median (min–max) of the per-round ratios runbus ÷ contender, so both sides of"
                 + " a ratio saw the same moment of the machine. Before measuring, the drain, latency, runs and"
                 + " poison scenarios repeat full warm-up rounds until the JIT compiled for less than "
-                + Fmt.percent(Jit.SETTLED) + " of a round (at most six, eight for runs): on two cores a C2 compiler"
+                + Fmt.percent(Jit.SETTLED) + " of a round (at most " + Jit.MAX_ROUNDS + ", "
+                + RunsScenario.MAX_WARMUP_ROUNDS + " for runs): on two cores a C2 compiler"
                 + " thread otherwise takes a third of the CPU of the first measured rounds.");
         line();
     }
@@ -270,8 +271,8 @@ final class Report {
                 + " maxDeliveries 3 (the default), a failed message stays pending for a later delivery; the window"
                 + " ends when every clean message is acknowledged and every poison message failed once. The same"
                 + " handler runs in all three. The cost sought is smaller than the machine's drift, so this"
-                + " scenario takes %d rounds (three per repeat), each figure the median of them.", x.consumers(),
-                x.messages(), x.poisonEvery(), x.clean().size()));
+                + " scenario takes %d rounds (%d per repeat), each figure the median of them.", x.consumers(),
+                x.messages(), x.poisonEvery(), x.clean().size(), PoisonScenario.PAIRS_PER_REPEAT));
         line();
         line("| msg/s | median (min–max) | ÷ no poison, per round | cost |");
         line("|---|---:|---:|---:|");

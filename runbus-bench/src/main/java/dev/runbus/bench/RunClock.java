@@ -70,49 +70,36 @@ final class RunClock implements AutoCloseable {
         return executed.sum();
     }
 
-    /** submit → ack of every run submitted (and timed) from {@code measureFrom} on. */
-    LatencyRecorder latencies(long measureFrom) {
-        LatencyRecorder recorder = new LatencyRecorder();
-        recorder.measureFrom(measureFrom);
-        for (Map.Entry<String, Long> ack : ackedAt.entrySet()) {
-            String run = runOfEntry.get(ack.getKey());
-            String key = run == null ? null : keyOfRun.get(run);
-            Long at = key == null ? null : submitted.get(key);
-            if (at != null) {
-                recorder.record(at, ack.getValue());
-            }
-        }
-        return recorder;
-    }
-
     /**
-     * Where the time of submit → ack goes, for runs submitted from {@code measureFrom} on: submit call (insert
-     * committed, trigger published), submit returned → handler started (read, attempt committed), handler
-     * started → ack confirmed (handler, completion committed, XACK).
+     * submit → ack of every run submitted (and timed) from {@code measureFrom} on, and where that time goes:
+     * the submit call (insert committed, trigger published), submit returned → handler started (read, attempt
+     * committed), handler started → ack confirmed (handler, completion committed, XACK).
      */
-    Stages stages(long measureFrom) {
-        Stages stages = new Stages(new LatencyRecorder(), new LatencyRecorder(), new LatencyRecorder());
-        stages.submit.measureFrom(measureFrom);
-        stages.toHandler.measureFrom(measureFrom);
-        stages.toAck.measureFrom(measureFrom);
+    Stages latencies(long measureFrom) {
+        Stages stages = new Stages(new LatencyRecorder(), new LatencyRecorder(), new LatencyRecorder(),
+                new LatencyRecorder());
+        List.of(stages.total, stages.submit, stages.toHandler, stages.toAck).forEach(r -> r.measureFrom(measureFrom));
         for (Map.Entry<String, Long> ack : ackedAt.entrySet()) {
             String run = runOfEntry.get(ack.getKey());
             String key = run == null ? null : keyOfRun.get(run);
             Long at = key == null ? null : submitted.get(key);
-            Long returned = key == null ? null : submitReturned.get(key);
-            Long started = key == null ? null : handlerStarted.get(key);
-            if (at == null || returned == null || started == null) {
+            if (at == null) {
                 continue;
             }
-            // Each stage is recorded only for runs whose submit was measured; the shift keeps the filter.
-            stages.submit.record(at, returned);
-            stages.toHandler.record(at, at + (started - returned));
-            stages.toAck.record(at, at + (ack.getValue() - started));
+            stages.total.record(at, ack.getValue());
+            Long returned = submitReturned.get(key);
+            Long started = handlerStarted.get(key);
+            if (returned != null && started != null) {
+                // Each stage is recorded only for runs whose submit was measured; the shift keeps the filter.
+                stages.submit.record(at, returned);
+                stages.toHandler.record(at, at + (started - returned));
+                stages.toAck.record(at, at + (ack.getValue() - started));
+            }
         }
         return stages;
     }
 
-    record Stages(LatencyRecorder submit, LatencyRecorder toHandler, LatencyRecorder toAck) {
+    record Stages(LatencyRecorder total, LatencyRecorder submit, LatencyRecorder toHandler, LatencyRecorder toAck) {
     }
 
     @SuppressWarnings("unchecked") // XREAD of one stream: a varargs array of one generic offset

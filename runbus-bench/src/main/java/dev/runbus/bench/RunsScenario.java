@@ -34,8 +34,14 @@ final class RunsScenario {
                   List<Double> toHandlerP50, List<Double> toAckP50) implements java.io.Serializable {
     }
 
+    /** One latency measurement: submit → ack p50 and p99 (ms), the achieved rate, and the p50 of each stage. */
+    private record Latency(double p50, double p99, double rate, double submitP50, double toHandlerP50,
+                           double toAckP50) {
+    }
+
     private static final int PER_TRANSACTION = 100;
-    private static final int MAX_WARMUP_ROUNDS = 8;
+    /** More than {@link Jit#MAX_ROUNDS}: the runs path (JDBC, PostgreSQL driver, Hikari) compiles longest. */
+    static final int MAX_WARMUP_ROUNDS = 8;
     /**
      * Threads that submit at the scheduled times: a submit waits for its commit (a few ms), so enough of them
      * that the offered rate is kept even when commits are slow.
@@ -84,15 +90,15 @@ final class RunsScenario {
                 perRunN.add(many);
                 Progress.say("runs round %d/%d, PostgreSQL one transaction per run, %d connections: %,.0f runs/s", r,
                         env.options.repeats(), s.runsConcurrency(), many);
-                double[] lat = latency(env, bus, ds);
-                p50.add(lat[0]);
-                p99.add(lat[1]);
-                achieved.add(lat[2]);
-                submitP50.add(lat[3]);
-                toHandlerP50.add(lat[4]);
-                toAckP50.add(lat[5]);
+                Latency lat = latency(env, bus, ds);
+                p50.add(lat.p50());
+                p99.add(lat.p99());
+                achieved.add(lat.rate());
+                submitP50.add(lat.submitP50());
+                toHandlerP50.add(lat.toHandlerP50());
+                toAckP50.add(lat.toAckP50());
                 Progress.say("runs round %d/%d, submit→done→ack at %,d runs/s: p50 %.2f ms, p99 %.2f ms", r,
-                        env.options.repeats(), s.runsRate(), lat[0], lat[1]);
+                        env.options.repeats(), s.runsRate(), lat.p50(), lat.p99());
             }
         }
         return new Result(s.runs(), s.runsConcurrency(), s.runsSubmitters(), s.pgPerRunRuns(), s.runsRate(),
@@ -125,10 +131,9 @@ final class RunsScenario {
 
     /**
      * submit → done → ack at a fixed offered rate; submissions are scheduled at their times and handed to
-     * {@link #LATENCY_SUBMITTERS} submitter threads. Returns p50 ms, p99 ms, the achieved rate, and the p50 ms of
-     * the three stages (submit call; submit returned → handler; handler → ack).
+     * {@link #LATENCY_SUBMITTERS} submitter threads.
      */
-    private static double[] latency(Env env, Bus bus, HikariDataSource ds) throws Exception {
+    private static Latency latency(Env env, Bus bus, HikariDataSource ds) throws Exception {
         BenchOptions.Sizes s = env.sizes;
         try (Measurement m = new Measurement(env, bus, ds)) {
             long warmup = 500;
@@ -164,14 +169,13 @@ final class RunsScenario {
             if (!m.ackObserved) {
                 throw new IllegalStateException("the worker's acks could not be observed");
             }
-            LatencyRecorder recorder = m.clock.latencies(measureFrom);
-            RunClock.Stages st = m.clock.stages(measureFrom);
+            RunClock.Stages st = m.clock.latencies(measureFrom);
             Progress.say("runs latency stages p50/p99 ms: submit %.2f/%.2f, submitted→handler %.2f/%.2f,"
                     + " handler→ack %.2f/%.2f", st.submit().millisAt(50), st.submit().millisAt(99),
                     st.toHandler().millisAt(50), st.toHandler().millisAt(99), st.toAck().millisAt(50),
                     st.toAck().millisAt(99));
-            return new double[] {recorder.millisAt(50), recorder.millisAt(99), rate, st.submit().millisAt(50),
-                st.toHandler().millisAt(50), st.toAck().millisAt(50)};
+            return new Latency(st.total().millisAt(50), st.total().millisAt(99), rate, st.submit().millisAt(50),
+                    st.toHandler().millisAt(50), st.toAck().millisAt(50));
         }
     }
 

@@ -3,7 +3,6 @@ package dev.runbus.internal;
 import dev.runbus.Inspector.ConsumerInfo;
 import io.lettuce.core.ScoredValue;
 import io.lettuce.core.api.sync.RedisCommands;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -61,15 +60,6 @@ final class ConsumerRegistry {
             }
         }
         return deleted;
-    }
-
-    /**
-     * How long ago (Redis clock) {@code consumer} last sent a heartbeat in the group; -1 when it has none. Read
-     * before a subscription writes its own, to see whether another process uses the name.
-     */
-    long millisSinceHeartbeat(String topic, String group, String consumer) {
-        Double beat = redis.zscore(keys.heartbeats(topic, group), consumer.getBytes(StandardCharsets.UTF_8));
-        return beat == null ? -1 : Math.max(0, redisNowMillis() - beat.longValue());
     }
 
     private Map<String, Long> heartbeats(String topic, String group) {

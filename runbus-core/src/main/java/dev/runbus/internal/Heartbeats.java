@@ -18,10 +18,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The heartbeats of a bus's consumers (DESIGN.md rule 6): checked before a consumer's first one (a fresh
- * heartbeat under its name is another live process's, and is reported), written every interval while the
- * consumer runs, removed when it closes cleanly, so that an orderly restart under the name is not taken for
- * a second process.
+ * The heartbeats of a bus's consumers (DESIGN.md rule 6): a consumer's first one tells the age of the
+ * previous one under its name (a fresh one is another live process's, and is reported); then one every
+ * interval while the consumer runs; removed when it closes cleanly, so that an orderly restart under the
+ * name is not taken for a second process.
  *
  * <p>One lock orders the periodic write against a close's removal: both are sent under it on the same
  * connection (the write as a whole script, which Redis cannot answer NOSCRIPT, so it is never sent again
@@ -38,7 +38,6 @@ final class Heartbeats {
 
     private final Scripts scripts;
     private final RedisAsyncCommands<String, byte[]> async;
-    private final ConsumerRegistry consumers;
     private final Keys keys;
     private final Duration interval;
     private final long timeoutMillis;
@@ -46,11 +45,10 @@ final class Heartbeats {
     /** Consumers that wrote their first heartbeat and have not closed; guarded by {@code this}. */
     private final Set<Name> beating = new LinkedHashSet<>();
 
-    Heartbeats(Scripts scripts, RedisAsyncCommands<String, byte[]> async, ConsumerRegistry consumers, Keys keys,
-               Duration interval, long timeoutMillis, SafeListener listener) {
+    Heartbeats(Scripts scripts, RedisAsyncCommands<String, byte[]> async, Keys keys, Duration interval,
+               long timeoutMillis, SafeListener listener) {
         this.scripts = scripts;
         this.async = async;
-        this.consumers = consumers;
         this.keys = keys;
         this.interval = interval;
         this.timeoutMillis = timeoutMillis;
@@ -58,22 +56,15 @@ final class Heartbeats {
     }
 
     /**
-     * Before a consumer reads anything: reports a heartbeat under its name younger than two intervals, then
-     * writes its own (throws if Redis cannot take it). Only a report: a process restarted right after a crash
-     * looks the same, and its start must not fail.
+     * Before a consumer reads anything: writes its first heartbeat (throws if Redis cannot take it), which
+     * tells how old the name's previous one was; younger than two intervals is reported. Only a report: a
+     * process restarted right after a crash looks the same, and its start must not fail.
      */
     void start(Name n) {
-        long since;
-        try {
-            since = consumers.millisSinceHeartbeat(n.topic(), n.group(), n.consumer());
-        } catch (RuntimeException e) {
-            log.debug("could not read the heartbeat of {}", n, e);
-            since = -1;
-        }
+        long since = scripts.heartbeat(n.topic(), n.group(), n.consumer());
         if (since >= 0 && since < 2 * interval.toMillis()) {
             listener.onConsumerNameInUse(n.topic(), n.group(), n.consumer(), Duration.ofMillis(since));
         }
-        scripts.heartbeat(n.topic(), n.group(), List.of(n.consumer()));
         synchronized (this) {
             beating.add(n);
         }
@@ -81,7 +72,7 @@ final class Heartbeats {
 
     /** One heartbeat script per group for every started consumer; waits for the answers outside the lock. */
     void beat() {
-        List<CompletableFuture<Long>> sent = new ArrayList<>();
+        List<CompletableFuture<List<Object>>> sent = new ArrayList<>();
         synchronized (this) {
             Map<List<String>, List<String>> byGroup = new LinkedHashMap<>();
             for (Name n : beating) {
@@ -89,7 +80,7 @@ final class Heartbeats {
             }
             byGroup.forEach((tg, names) -> sent.add(scripts.heartbeatAsync(tg.get(0), tg.get(1), names)));
         }
-        for (CompletableFuture<Long> reply : sent) {
+        for (CompletableFuture<List<Object>> reply : sent) {
             try {
                 reply.get(timeoutMillis, TimeUnit.MILLISECONDS);
             } catch (InterruptedException e) {

@@ -61,10 +61,9 @@ final class LuaScript {
     <T> CompletableFuture<T> runAsync(RedisAsyncCommands<String, byte[]> redis, ScriptOutputType type, String[] keys,
                                       byte[]... args) {
         CompletableFuture<T> bySha = redis.<T>evalsha(sha, type, keys, args).toCompletableFuture();
-        return bySha.exceptionallyCompose(e -> cause(e) instanceof RedisNoScriptException
+        return named(bySha.exceptionallyCompose(e -> cause(e) instanceof RedisNoScriptException
                 ? redis.<T>eval(source, type, keys, args).toCompletableFuture()
-                : CompletableFuture.failedFuture(cause(e))).exceptionallyCompose(e -> CompletableFuture.failedFuture(
-                        new RunbusException("script " + name + " failed: " + cause(e).getMessage(), cause(e))));
+                : CompletableFuture.failedFuture(cause(e))));
     }
 
     /**
@@ -74,9 +73,13 @@ final class LuaScript {
      */
     <T> CompletableFuture<T> evalAsync(RedisAsyncCommands<String, byte[]> redis, ScriptOutputType type,
                                        String[] keys, byte[]... args) {
-        return redis.<T>eval(source, type, keys, args).toCompletableFuture().exceptionallyCompose(
-                e -> CompletableFuture.failedFuture(new RunbusException("script " + name + " failed: "
-                        + cause(e).getMessage(), cause(e))));
+        return named(redis.<T>eval(source, type, keys, args).toCompletableFuture());
+    }
+
+    /** A failure of the reply, as the {@link RunbusException} that names this script. */
+    private <T> CompletableFuture<T> named(CompletableFuture<T> reply) {
+        return reply.exceptionallyCompose(e -> CompletableFuture.failedFuture(
+                new RunbusException("script " + name + " failed: " + cause(e).getMessage(), cause(e))));
     }
 
     /** What failed, without the CompletionException a dependent stage wraps it in. */

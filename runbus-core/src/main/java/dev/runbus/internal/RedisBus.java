@@ -68,7 +68,7 @@ public final class RedisBus implements Bus {
         this.consumers = new ConsumerRegistry(connection.sync(), scripts, keys, config.consumerDeadAfter(), listener);
         this.deadLetters = new RedisDeadLetters(connection.sync(), scripts, keys);
         this.inspector = new RedisInspector(connection.sync(), keys, topics, consumers);
-        this.heartbeats = new Heartbeats(scripts, connection.async(), consumers, keys, config.heartbeatInterval(),
+        this.heartbeats = new Heartbeats(scripts, connection.async(), keys, config.heartbeatInterval(),
                 config.commandTimeout().toMillis(), listener);
         this.heartbeat = new PeriodicLoop("runbus-heartbeat", config.heartbeatInterval(), heartbeats::beat, listener);
         this.janitor = new PeriodicLoop("runbus-janitor", config.janitorInterval(), this::prune, listener);

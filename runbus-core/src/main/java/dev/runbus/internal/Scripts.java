@@ -94,14 +94,16 @@ final class Scripts {
     }
 
     /** Sent whole (EVAL): ordered with the commands sent before and after it, even after a SCRIPT FLUSH. */
-    CompletableFuture<Long> heartbeatAsync(String topic, String group, List<String> consumers) {
-        return HEARTBEAT.evalAsync(async, ScriptOutputType.INTEGER, new String[] {keys.heartbeats(topic, group)},
+    CompletableFuture<List<Object>> heartbeatAsync(String topic, String group, List<String> consumers) {
+        return HEARTBEAT.evalAsync(async, ScriptOutputType.MULTI, new String[] {keys.heartbeats(topic, group)},
                 args(consumers.toArray()));
     }
 
-    void heartbeat(String topic, String group, List<String> consumers) {
-        HEARTBEAT.run(redis, ScriptOutputType.INTEGER, new String[] {keys.heartbeats(topic, group)},
-                args(consumers.toArray()));
+    /** One consumer's heartbeat; returns the milliseconds since its previous one, -1 when it had none. */
+    long heartbeat(String topic, String group, String consumer) {
+        List<Object> ages = HEARTBEAT.run(redis, ScriptOutputType.MULTI, new String[] {keys.heartbeats(topic, group)},
+                args(consumer));
+        return Replies.num(ages.get(0));
     }
 
     /** 1 deleted, 0 alive, -1 has pending entries. */
