@@ -19,8 +19,9 @@ import java.util.concurrent.TimeUnit;
  * A Redis server of a test's own: a {@code redis-server} process on a free loopback port, keeping nothing on
  * disk. For tests that restart, pause or flush Redis, which must never do so to a server other tests share.
  *
- * <p>The binary is the installed {@code redis-server} when there is one on the PATH, else the Linux build
- * inside the embedded-redis artifact (Redis 6.2), so a machine with only a JDK can run the tests.
+ * <p>The binary is {@code RUNBUS_TEST_REDIS_SERVER} when set (a path, or {@code embedded}), else the installed
+ * {@code redis-server} when there is one on the PATH, else the Linux build inside the embedded-redis artifact
+ * (Redis 6.2), so a machine with only a JDK can run the tests.
  */
 public final class RedisServerProcess implements AutoCloseable {
 
@@ -120,7 +121,7 @@ public final class RedisServerProcess implements AutoCloseable {
             return;
         }
         try {
-            Process kill = new ProcessBuilder("kill", "-" + name, String.valueOf(process.pid())).start();
+            Process kill = new ProcessBuilder(Files.isExecutable(Path.of("/bin/kill")) ? "/bin/kill" : "kill", "-" + name, String.valueOf(process.pid())).start();
             if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
                 throw new IllegalStateException("kill -" + name + " " + process.pid() + " failed");
             }
@@ -155,7 +156,11 @@ public final class RedisServerProcess implements AutoCloseable {
         if (binary != null) {
             return binary;
         }
-        for (String dir : System.getenv().getOrDefault("PATH", "/usr/bin:/usr/local/bin").split(":")) {
+        String chosen = System.getenv().getOrDefault("RUNBUS_TEST_REDIS_SERVER", "");
+        if (!chosen.isEmpty() && !chosen.equals("embedded")) {
+            return binary = Path.of(chosen);
+        }
+        for (String dir : chosen.isEmpty() ? System.getenv().getOrDefault("PATH", "").split(":") : new String[0]) {
             Path candidate = Path.of(dir, "redis-server");
             if (Files.isExecutable(candidate)) {
                 return binary = candidate;
