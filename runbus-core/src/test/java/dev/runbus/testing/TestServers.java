@@ -26,6 +26,7 @@ public final class TestServers {
     public static final String DEFAULT_DATABASE_URL = "jdbc:postgresql://127.0.0.1:5432/test?user=postgres";
 
     private static String redisUri;
+    private static boolean ownRedis;
     private static String databaseUrl;
 
     private TestServers() {
@@ -42,11 +43,18 @@ public final class TestServers {
                 RedisServerProcess own = RedisServerProcess.start();
                 Runtime.getRuntime().addShutdownHook(new Thread(own::close));
                 redisUri = own.uri();
+                ownRedis = true;
                 announce("nothing answers at " + wanted + "; the tests use a redis-server of their own at " + redisUri
                         + " (" + RedisServerProcess.binary() + ")");
             }
         }
         return redisUri;
+    }
+
+    /** True when nothing answered at the test URL and {@link #redisUri()} is a server the tests started. */
+    public static synchronized boolean startedOwnRedis() {
+        redisUri();
+        return ownRedis;
     }
 
     /** The PostgreSQL the tests share: the one at the test URL, or an embedded one started once per JVM. */
