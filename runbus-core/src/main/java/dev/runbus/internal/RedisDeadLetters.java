@@ -134,6 +134,13 @@ final class RedisDeadLetters implements DeadLetters {
         }
     }
 
+    /**
+     * Decodes a dead-letter entry without ever throwing: docs/wire-format.md lets other tools write dead
+     * letters, and one entry that cannot be read must not stop a listing or a sweeper. A missing text field
+     * reads as "", a missing or malformed {@code dl:deliveries} as 0, a missing or malformed {@code dl:at} as
+     * the time in the dead letter's own id (when Redis added it); original fields that do not decode give a
+     * placeholder message with no type, whose id is the original stream id (or the dead letter's id).
+     */
     static DeadLetter decode(String topic, String id, Map<String, byte[]> fields, String replayedAs) {
         Map<String, byte[]> original = new LinkedHashMap<>();
         fields.forEach((k, v) -> {
@@ -141,10 +148,33 @@ final class RedisDeadLetters implements DeadLetters {
                 original.put(k, v);
             }
         });
-        String streamId = Replies.str(fields.get(STREAM_ID));
-        return new DeadLetter(id, topic, streamId, Replies.str(fields.get(GROUP)), Replies.str(fields.get(CONSUMER)),
-                Long.parseLong(Replies.str(fields.get(DELIVERIES))), Replies.str(fields.get(REASON)),
-                Instant.ofEpochMilli(Long.parseLong(Replies.str(fields.get(AT)))),
-                decodeLeniently(streamId, original), Optional.ofNullable(replayedAs));
+        String streamId = text(fields, STREAM_ID);
+        return new DeadLetter(id, topic, streamId, text(fields, GROUP), text(fields, CONSUMER),
+                number(fields, DELIVERIES, 0), text(fields, REASON),
+                Instant.ofEpochMilli(number(fields, AT, millisOfId(id))),
+                decodeLeniently(streamId.isEmpty() ? id : streamId, original), Optional.ofNullable(replayedAs));
+    }
+
+    private static String text(Map<String, byte[]> fields, String name) {
+        byte[] v = fields.get(name);
+        return v == null ? "" : Replies.str(v);
+    }
+
+    private static long number(Map<String, byte[]> fields, String name, long otherwise) {
+        try {
+            return Long.parseLong(text(fields, name).trim());
+        } catch (NumberFormatException notANumber) {
+            return otherwise;
+        }
+    }
+
+    /** The millisecond part of a stream id ({@code <ms>-<seq>}), 0 when it has none. */
+    private static long millisOfId(String id) {
+        int dash = id.indexOf('-');
+        try {
+            return Long.parseLong(dash < 0 ? id : id.substring(0, dash));
+        } catch (NumberFormatException notAnId) {
+            return 0;
+        }
     }
 }
