@@ -8,12 +8,14 @@ import java.util.Set;
  *
  * <pre>
  * pending ──► running ──► done
- *    │          │  ▲
+ *    ▲          │  ▲
  *    │          └──┘ (another attempt)
- *    └──────────┴───► failed ──► pending (replay only)
+ *    │          ▼
+ *    └─────── failed   (failed → pending: replay only)
  * </pre>
  *
- * The store writes each transition with {@code WHERE status IN (sources)}, so an illegal one changes nothing.
+ * A run fails only when the stream entry of its current attempt is dead-lettered, so a pending run (which
+ * has no attempt in progress) cannot fail. The store writes each transition with {@code WHERE status IN (sources)}, so an illegal one changes nothing.
  */
 public enum RunStatus {
     PENDING, RUNNING, DONE, FAILED;
@@ -22,7 +24,7 @@ public enum RunStatus {
     public boolean canMoveTo(RunStatus next) {
         switch (this) {
             case PENDING:
-                return next == RUNNING || next == FAILED;
+                return next == RUNNING;
             case RUNNING:
                 return next == RUNNING || next == DONE || next == FAILED;
             case FAILED:

@@ -10,6 +10,7 @@ import dev.runbus.runs.internal.FailedRunMarker;
 import dev.runbus.runs.internal.IdempotencyKeys;
 import dev.runbus.runs.internal.Migrations;
 import dev.runbus.runs.internal.RunCommits;
+import dev.runbus.runs.internal.RunFailures;
 import dev.runbus.runs.internal.RunStore;
 import dev.runbus.runs.internal.RunWorker;
 import dev.runbus.runs.internal.Sweeper;
@@ -53,6 +54,7 @@ public final class Runs implements AutoCloseable {
     private final Bus bus;
     private final RunsConfig config;
     private final RunStore store;
+    private final RunFailures failures;
     private final RunCommits commits;
     private final Sweeper sweeper;
     private final FailedRunMarker marker;
@@ -66,9 +68,10 @@ public final class Runs implements AutoCloseable {
         this.bus = bus;
         this.config = config;
         this.store = store;
+        this.failures = new RunFailures(store.dataSource(), config.schema());
         this.commits = new RunCommits(store, bus, config.topic());
-        this.sweeper = new Sweeper(store, bus, config);
-        this.marker = new FailedRunMarker(store, config.topic(), config.group());
+        this.sweeper = new Sweeper(store.dataSource(), failures, bus, config);
+        this.marker = new FailedRunMarker(failures, config.topic(), config.group());
         this.listenerHandle = bus.addListener(marker);
     }
 
@@ -142,17 +145,17 @@ public final class Runs implements AutoCloseable {
      * @throws IllegalRunTransitionException when the run is not failed
      */
     public void replay(UUID runId) {
-        Optional<Optional<String>> deadLetter;
+        RunFailures.Replay replay;
         try {
-            deadLetter = store.beginReplay(runId);
+            replay = failures.beginReplay(runId);
         } catch (SQLException e) {
             throw new RunStoreException("replaying run " + runId + " failed: " + e.getMessage(), e);
         }
-        if (deadLetter.isEmpty()) {
+        if (!replay.began()) {
             Run run = get(runId).orElseThrow(() -> new RunNotFoundException(runId));
             throw new IllegalRunTransitionException(runId, run.status(), RunStatus.PENDING);
         }
-        Optional<String> dl = deadLetter.get();
+        Optional<String> dl = replay.deadLetterId();
         try {
             if (dl.isPresent()) {
                 bus.deadLetters().replay(config.topic(), dl.get());
@@ -210,10 +213,11 @@ public final class Runs implements AutoCloseable {
         });
         long every = config.sweepInterval().toMillis();
         sweeperLoop.scheduleWithFixedDelay(() -> {
+            // Anything that escapes ends a scheduled task for good, silently: report it and keep sweeping.
             try {
                 sweepOnce();
-            } catch (RuntimeException e) {
-                log.warn("sweep failed; will try again in {} ms", every, e);
+            } catch (Throwable t) {
+                log.error("sweep failed; will try again in {} ms", every, t);
             }
         }, every, every, TimeUnit.MILLISECONDS);
     }

@@ -12,7 +12,7 @@ class RunStatusTest {
 
     @ParameterizedTest(name = "{0} -> {1}: {2}")
     @CsvSource({
-        "PENDING, RUNNING, true", "PENDING, FAILED, true", "PENDING, DONE, false", "PENDING, PENDING, false",
+        "PENDING, RUNNING, true", "PENDING, FAILED, false", "PENDING, DONE, false", "PENDING, PENDING, false",
         "RUNNING, RUNNING, true", "RUNNING, DONE, true", "RUNNING, FAILED, true", "RUNNING, PENDING, false",
         "DONE, PENDING, false", "DONE, RUNNING, false", "DONE, FAILED, false", "DONE, DONE, false",
         "FAILED, PENDING, true", "FAILED, RUNNING, false", "FAILED, DONE, false", "FAILED, FAILED, false",

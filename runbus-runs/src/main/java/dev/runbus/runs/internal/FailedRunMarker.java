@@ -9,15 +9,16 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Marks a run failed when the bus dead-letters its trigger. The bus calls listeners on its own threads, which
- * must not wait on I/O, so the PostgreSQL write happens on a thread of its own. If the process dies before
- * the write, the sweeper's dead-letter reconciliation does it.
+ * Marks a run failed when the bus dead-letters its trigger, if that trigger is still the run's current
+ * attempt (see {@link RunFailures#markFailed}): so a duplicate or late call changes nothing. The bus calls
+ * listeners on its own threads, which must not wait on I/O, so the PostgreSQL write happens on a thread of
+ * its own. If the process dies before the write, the sweeper's dead-letter reconciliation does it.
  */
 public final class FailedRunMarker implements BusListener, AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(FailedRunMarker.class);
 
-    private final RunStore store;
+    private final RunFailures failures;
     private final String topic;
     private final String group;
     private final ExecutorService thread = Executors.newSingleThreadExecutor(r -> {
@@ -26,22 +27,25 @@ public final class FailedRunMarker implements BusListener, AutoCloseable {
         return t;
     });
 
-    public FailedRunMarker(RunStore store, String topic, String group) {
-        this.store = store;
+    public FailedRunMarker(RunFailures failures, String topic, String group) {
+        this.failures = failures;
         this.topic = topic;
         this.group = group;
     }
 
     @Override
     public void onDeadLetter(DeadLetter dl) {
-        if (!dl.topic().equals(topic) || !dl.group().equals(group)) {
+        if (!topic.equals(dl.topic()) || !group.equals(dl.group())) {
             return;
         }
         Triggers.runIdOf(dl.message()).ifPresent(runId -> thread.execute(() -> {
             CrashPoints.reach(CrashPoints.Point.AFTER_DEAD_LETTER_BEFORE_FAILED);
             try {
-                if (store.markFailed(runId, dl.reason(), dl.id())) {
+                if (failures.markFailed(runId, dl.reason(), dl.id(), dl.originalStreamId())) {
                     log.warn("run {} failed: {}", runId, dl.reason());
+                } else {
+                    log.debug("dead letter {} of run {} is not its current attempt (or the run is finished): no change",
+                            dl.id(), runId);
                 }
             } catch (Exception e) {
                 log.warn("could not mark run {} failed now; the sweeper will", runId, e);

@@ -9,8 +9,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Timestamp;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -19,7 +17,8 @@ import java.util.stream.Collectors;
 import javax.sql.DataSource;
 
 /**
- * Every SQL statement of the runs layer. Each status change is written as
+ * The SQL of a run's submission, attempts, completion and reads (its failures and replays are in
+ * {@link RunFailures}, the sweeper's statements in {@link SweeperStore}). Each status change is written as
  * {@code UPDATE ... WHERE status IN (legal sources)} with the sources taken from {@link RunStatus}, so an
  * illegal transition changes no row.
  */
@@ -283,64 +282,6 @@ public final class RunStore {
             out.add(completed.remove(done.runId()));
         }
         return out;
-    }
-
-    /** Keeps the last failure's reason on a running run (its status does not change). */
-    public void recordFailure(UUID id, String error) throws SQLException {
-        try (Connection c = dataSource.getConnection();
-             PreparedStatement ps = c.prepareStatement("UPDATE " + runs + " SET error = ?, updated_at = now()"
-                     + " WHERE id = ? AND status = ?")) {
-            ps.setString(1, error);
-            ps.setObject(2, id);
-            ps.setString(3, RunStatus.RUNNING.sql());
-            ps.executeUpdate();
-        }
-    }
-
-    /**
-     * pending|running → failed, naming the dead letter. With {@code notTouchedAfter}, only a run unchanged
-     * since then: a late reconciliation must not fail a run that was replayed after its dead letter.
-     * Returns whether the run changed.
-     */
-    public boolean markFailed(Connection c, UUID id, String reason, String deadLetterId, Instant notTouchedAfter)
-            throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("UPDATE " + runs + " SET status = ?, error = ?,"
-                + " dead_letter_id = ?, finished_at = now(), updated_at = now() WHERE id = ? AND status IN ("
-                + sources(RunStatus.FAILED) + ")" + (notTouchedAfter == null ? "" : " AND updated_at <= ?"))) {
-            ps.setString(1, RunStatus.FAILED.sql());
-            ps.setString(2, reason);
-            ps.setString(3, deadLetterId);
-            ps.setObject(4, id);
-            if (notTouchedAfter != null) {
-                ps.setTimestamp(5, Timestamp.from(notTouchedAfter));
-            }
-            return ps.executeUpdate() == 1;
-        }
-    }
-
-    public boolean markFailed(UUID id, String reason, String deadLetterId) throws SQLException {
-        try (Connection c = dataSource.getConnection()) {
-            return markFailed(c, id, reason, deadLetterId, null);
-        }
-    }
-
-    /**
-     * failed → pending (the one way out of failed). Returns the dead letter id the run had (may be null);
-     * empty when the run was not failed.
-     */
-    public Optional<Optional<String>> beginReplay(UUID id) throws SQLException {
-        try (Connection c = dataSource.getConnection();
-             PreparedStatement ps = c.prepareStatement("UPDATE " + runs + " r SET status = ?, error = NULL,"
-                     + " dead_letter_id = NULL, finished_at = NULL, updated_at = now()"
-                     + " FROM (SELECT id, dead_letter_id FROM " + runs + " WHERE id = ? FOR UPDATE) old"
-                     + " WHERE r.id = old.id AND r.status IN (" + sources(RunStatus.PENDING) + ")"
-                     + " RETURNING old.dead_letter_id")) {
-            ps.setString(1, RunStatus.PENDING.sql());
-            ps.setObject(2, id);
-            try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() ? Optional.of(Optional.ofNullable(rs.getString(1))) : Optional.empty();
-            }
-        }
     }
 
     // ------------------------------------------------------------------ reads

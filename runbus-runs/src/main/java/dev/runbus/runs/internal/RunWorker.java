@@ -44,7 +44,7 @@ public final class RunWorker implements BatchHandler {
 
     private static final Logger log = LoggerFactory.getLogger(RunWorker.class);
 
-    private final RunStore store;
+    private final RunFailures failures;
     private final EffectStore effects;
     private final RunCommits commits;
     private final RunHandler handler;
@@ -52,7 +52,7 @@ public final class RunWorker implements BatchHandler {
 
     /** {@code handlers} runs the run handlers; it must not be the executor of the bus calls into this worker. */
     public RunWorker(RunStore store, RunCommits commits, RunHandler handler, Executor handlers) {
-        this.store = store;
+        this.failures = new RunFailures(store.dataSource(), store.schema());
         this.effects = new EffectStore(store.dataSource(), store.schema());
         this.commits = commits;
         this.handler = handler;
@@ -118,8 +118,11 @@ public final class RunWorker implements BatchHandler {
             }
             CrashPoints.reach(CrashPoints.Point.AFTER_HANDLER_BEFORE_COMMIT);
         } catch (Throwable failure) {
-            recordFailure(a.runId(), failure);
-            settle(batch, d, failure, finished);
+            try {
+                recordFailure(a.runId(), failure);
+            } finally {
+                settle(batch, d, failure, finished); // whatever recording did, or the batch call waits forever
+            }
             return;
         }
         commits.complete(a.runId(), replies).whenComplete((completed, error) -> {
@@ -156,11 +159,15 @@ public final class RunWorker implements BatchHandler {
         }
     }
 
+    /** Keeps the failure's reason on the run; the reason is a courtesy, so nothing here may stop the settle. */
     private void recordFailure(UUID runId, Throwable failure) {
         try {
-            store.recordFailure(runId, failure.getClass().getName() + ": " + failure.getMessage());
-        } catch (SQLException e) {
-            failure.addSuppressed(e);
+            failures.recordFailure(runId, failure.getClass().getName() + ": " + failure.getMessage());
+        } catch (SQLException | RuntimeException e) {
+            log.warn("could not record the failure of run {}", runId, e);
+            if (e != failure) {
+                failure.addSuppressed(e);
+            }
         }
     }
 }

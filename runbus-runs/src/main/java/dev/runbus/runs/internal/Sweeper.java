@@ -1,10 +1,7 @@
 package dev.runbus.runs.internal;
 
 import dev.runbus.Bus;
-import dev.runbus.DeadLetter;
-import dev.runbus.Inspector;
 import dev.runbus.Message;
-import dev.runbus.runs.RunStatus;
 import dev.runbus.runs.RunsConfig;
 import dev.runbus.runs.SweepResult;
 import java.sql.Connection;
@@ -13,6 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
+import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -21,143 +19,95 @@ import org.slf4j.LoggerFactory;
  * stream can vanish); PostgreSQL is not, so a run that is pending or running with nothing to show is
  * republished, and the guards absorb any duplicate this creates.
  *
- * <p>One sweep, in one transaction under an advisory lock (one sweeper at a time across processes):
+ * <p>One sweep, under an advisory lock (one sweeper at a time across processes):
  * <ol>
- *   <li>reconcile dead letters: every dead letter of the workers' group since the last sweep marks its run
- *       failed (the bus's listener usually did already; this covers a crash in between);</li>
- *   <li>take up to {@code sweepBatch} unfinished runs untouched for {@code sweepThreshold};</li>
- *   <li>leave alone those with a live delivery: a running run whose stream entry is still pending, or a
- *       pending run whose trigger the group has not reached yet;</li>
- *   <li>republish the others and count them.</li>
+ *   <li>reconcile dead letters ({@link DeadLetterReconciler});</li>
+ *   <li>read, without locking them, up to {@code sweepBatch} unfinished runs untouched for
+ *       {@code sweepThreshold}, in (updated_at, id) order after the last run the previous sweep examined, so
+ *       that runs found live (which nothing touches while they run) do not fill every batch; a short page
+ *       sends the next sweep back to the oldest;</li>
+ *   <li>ask Redis which have a live delivery ({@link Liveness}): a running run whose stream entry is still
+ *       pending, or a pending run whose trigger the group has not reached yet. If Redis cannot answer, the
+ *       sweep stops here and republishes nothing;</li>
+ *   <li>mark the others republished, only those unchanged since they were read (one short transaction), then
+ *       publish their triggers. A publish that fails leaves marked runs without a trigger: a later sweep
+ *       finds them again.</li>
  * </ol>
+ * No row lock is held across a Redis call, so a completion never waits for a sweep.
  */
 public final class Sweeper {
 
     private static final Logger log = LoggerFactory.getLogger(Sweeper.class);
-    /** Tolerated difference between the PostgreSQL and Redis clocks when comparing times with stream ids. */
-    static final long CLOCK_MARGIN_MILLIS = 1000;
-    private static final int DEAD_LETTER_PAGE = 200;
 
-    private final RunStore store;
+    private final DataSource dataSource;
     private final SweeperStore sweeps;
+    private final DeadLetterReconciler deadLetters;
     private final Bus bus;
     private final RunsConfig config;
+    private final String cursorName;
 
-    public Sweeper(RunStore store, Bus bus, RunsConfig config) {
-        this.store = store;
-        this.sweeps = new SweeperStore(store.schema());
+    public Sweeper(DataSource dataSource, RunFailures failures, Bus bus, RunsConfig config) {
+        this.dataSource = dataSource;
+        this.sweeps = new SweeperStore(config.schema());
+        this.deadLetters = new DeadLetterReconciler(dataSource, failures, sweeps, bus, config);
         this.bus = bus;
         this.config = config;
+        this.cursorName = "runs_after:" + config.topic() + ":" + config.group();
     }
 
     public SweepResult sweepOnce() throws SQLException {
-        try (Connection c = store.dataSource().getConnection()) {
+        try (Connection lock = dataSource.getConnection()) {
+            lock.setAutoCommit(false);
+            try {
+                return sweeps.trySweeperLock(lock) ? sweepHoldingTheLock() : SweepResult.SKIPPED;
+            } finally {
+                lock.rollback(); // ends the lock's transaction, which wrote nothing: the lock is free again
+            }
+        }
+    }
+
+    private SweepResult sweepHoldingTheLock() throws SQLException {
+        DeadLetterReconciler.Result reconciled = deadLetters.reconcile();
+        List<SweeperStore.Candidate> candidates;
+        try (Connection c = dataSource.getConnection()) {
+            Optional<SweeperStore.Cursor> after = sweeps.value(c, cursorName).flatMap(SweeperStore.Cursor::parse);
+            candidates = sweeps.candidates(c, config.sweepThreshold(), after, config.sweepBatch());
+        }
+        List<SweeperStore.Candidate> lost = new ArrayList<>();
+        if (!candidates.isEmpty()) {
+            Liveness liveness = Liveness.read(bus.inspector(), config);
+            for (SweeperStore.Candidate cand : candidates) {
+                if (!liveness.isLive(cand)) {
+                    lost.add(cand);
+                }
+            }
+        }
+        List<UUID> republish = markAndMoveOn(candidates, lost);
+        if (!republish.isEmpty()) {
+            List<Message> triggers = new ArrayList<>(republish.size());
+            republish.forEach(id -> triggers.add(Triggers.of(id)));
+            bus.publisher().publishAll(config.topic(), triggers);
+            log.info("sweeper republished {} runs", republish.size());
+        }
+        return new SweepResult(true, reconciled.marked(), reconciled.skipped(), candidates.size(),
+                candidates.size() - lost.size(), republish.size());
+    }
+
+    /** Marks the lost runs republished and moves the cursor past this page, in one transaction. */
+    private List<UUID> markAndMoveOn(List<SweeperStore.Candidate> candidates, List<SweeperStore.Candidate> lost)
+            throws SQLException {
+        try (Connection c = dataSource.getConnection()) {
             c.setAutoCommit(false);
             try {
-                if (!sweeps.trySweeperLock(c)) {
-                    c.rollback();
-                    return SweepResult.SKIPPED;
-                }
-                int reconciled = reconcileDeadLetters(c);
-                List<SweeperStore.Candidate> candidates = sweeps.candidates(c, config.sweepThreshold(), config.sweepBatch());
-                Liveness liveness = candidates.isEmpty() ? null : Liveness.read(bus.inspector(), config);
-                List<UUID> republish = new ArrayList<>();
-                int live = 0;
-                for (SweeperStore.Candidate cand : candidates) {
-                    if (liveness.isLive(cand)) {
-                        live++;
-                    } else {
-                        republish.add(cand.runId());
-                    }
-                }
-                if (!republish.isEmpty()) {
-                    List<Message> triggers = new ArrayList<>(republish.size());
-                    republish.forEach(id -> triggers.add(Triggers.of(id)));
-                    bus.publisher().publishAll(config.topic(), triggers);
-                    sweeps.markRepublished(c, republish);
-                    log.info("sweeper republished {} runs", republish.size());
-                }
+                List<UUID> marked = lost.isEmpty() ? List.of() : sweeps.markRepublished(c, lost);
+                boolean fullPage = candidates.size() == config.sweepBatch();
+                sweeps.setValue(c, cursorName, fullPage ? candidates.get(candidates.size() - 1).cursor().text() : "");
                 c.commit();
-                return new SweepResult(true, reconciled, candidates.size(), live, republish.size());
+                return marked;
             } catch (SQLException | RuntimeException e) {
                 c.rollback();
                 throw e;
             }
-        }
-    }
-
-    private int reconcileDeadLetters(Connection c) throws SQLException {
-        String checkpoint = "dead_letters_after:" + config.topic() + ":" + config.group();
-        String after = sweeps.sweeperValue(c, checkpoint).orElse(null);
-        String start = after;
-        int marked = 0;
-        while (true) {
-            List<DeadLetter> page = bus.deadLetters().list(config.topic(), after, DEAD_LETTER_PAGE);
-            for (DeadLetter dl : page) {
-                after = dl.id();
-                if (!dl.group().equals(config.group()) || dl.replayedAs().isPresent()) {
-                    continue;
-                }
-                Optional<UUID> runId = Triggers.runIdOf(dl.message());
-                if (runId.isPresent() && store.markFailed(c, runId.get(), dl.reason(), dl.id(), dl.deadAt())) {
-                    marked++;
-                }
-            }
-            if (page.size() < DEAD_LETTER_PAGE) {
-                break;
-            }
-        }
-        if (after != null && !after.equals(start)) {
-            sweeps.setSweeperValue(c, checkpoint, after);
-        }
-        return marked;
-    }
-
-    /** What Redis knows about deliveries, read once per sweep. */
-    static final class Liveness {
-        private final Inspector inspector;
-        private final RunsConfig config;
-        private final long lastDeliveredMillis;
-        private final long lastPublishedMillis;
-
-        private Liveness(Inspector inspector, RunsConfig config, long lastDeliveredMillis, long lastPublishedMillis) {
-            this.inspector = inspector;
-            this.config = config;
-            this.lastDeliveredMillis = lastDeliveredMillis;
-            this.lastPublishedMillis = lastPublishedMillis;
-        }
-
-        static Liveness read(Inspector inspector, RunsConfig config) {
-            long delivered = -1;
-            for (Inspector.GroupInfo g : inspector.groups(config.topic())) {
-                if (g.name().equals(config.group())) {
-                    delivered = millisOf(g.lastDeliveredId());
-                }
-            }
-            long published = inspector.stream(config.topic()).map(s -> millisOf(s.lastId())).orElse(-1L);
-            return new Liveness(inspector, config, delivered, published);
-        }
-
-        boolean isLive(SweeperStore.Candidate cand) {
-            if (cand.status() == RunStatus.RUNNING && cand.streamId() != null) {
-                try {
-                    return inspector.pendingEntry(config.topic(), config.group(), cand.streamId()).isPresent();
-                } catch (RuntimeException groupGone) {
-                    return false;
-                }
-            }
-            // Pending: its trigger (published at about updatedAt) is live if the stream has entries from then
-            // on and the group has not delivered that far yet.
-            long since = cand.updatedAt().toEpochMilli() - CLOCK_MARGIN_MILLIS;
-            return lastPublishedMillis >= since && lastDeliveredMillis < since;
-        }
-
-        private static long millisOf(String streamId) {
-            if (streamId == null) {
-                return -1;
-            }
-            int dash = streamId.indexOf('-');
-            return Long.parseLong(dash < 0 ? streamId : streamId.substring(0, dash));
         }
     }
 }

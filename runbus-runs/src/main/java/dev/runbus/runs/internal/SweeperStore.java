@@ -5,19 +5,42 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 
-/** The sweeper's SQL: its lock, its candidates, its republish marks and its checkpoint. */
+/**
+ * The sweeper's SQL: its lock, its candidates, its republish marks and its small named values (checkpoints).
+ * Candidates are read without row locks: the sweeper asks Redis about them, and a completion must not wait for
+ * that. Marking then takes only the runs unchanged since they were read.
+ */
 final class SweeperStore {
 
-    /** An unfinished run the sweeper looks at. */
+    /** An unfinished run the sweeper looks at, as it was when read. */
     record Candidate(UUID runId, RunStatus status, String streamId, Instant updatedAt) {
+
+        Cursor cursor() {
+            return new Cursor(updatedAt, runId);
+        }
+    }
+
+    /** Where the sweeper's next page of candidates starts: after this run, in (updated_at, id) order. */
+    record Cursor(Instant updatedAt, UUID runId) {
+
+        String text() {
+            return updatedAt + " " + runId;
+        }
+
+        static Optional<Cursor> parse(String text) {
+            String[] parts = text.split(" ");
+            return parts.length != 2 ? Optional.empty()
+                    : Optional.of(new Cursor(Instant.parse(parts[0]), UUID.fromString(parts[1])));
+        }
     }
 
     private final String runs;
@@ -28,7 +51,10 @@ final class SweeperStore {
         this.sweeperState = schema + ".sweeper_state";
     }
 
-    /** Takes the sweeper's lock for the transaction of {@code c}; false when another process holds it. */
+    /**
+     * Takes the sweeper's lock for the transaction of {@code c}; false when another process holds it. The
+     * transaction writes nothing: it only holds the lock, and ending it (or losing the connection) frees it.
+     */
     boolean trySweeperLock(Connection c) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("SELECT pg_try_advisory_xact_lock(hashtext(?))")) {
             ps.setString(1, "runbus.sweeper." + runs);
@@ -39,37 +65,70 @@ final class SweeperStore {
         }
     }
 
-    /** Unfinished runs untouched for {@code threshold}, oldest first, locked for this transaction. */
-    List<Candidate> candidates(Connection c, Duration threshold, int limit) throws SQLException {
+    /**
+     * Up to {@code limit} unfinished runs untouched for {@code threshold}, in (updated_at, id) order after
+     * {@code after} (from the oldest when empty). No row is locked.
+     */
+    List<Candidate> candidates(Connection c, Duration threshold, Optional<Cursor> after, int limit)
+            throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("SELECT id, status, stream_id, updated_at FROM " + runs
                 + " WHERE status IN (?, ?) AND updated_at < now() - ? * interval '1 millisecond'"
-                + " ORDER BY updated_at LIMIT ? FOR UPDATE SKIP LOCKED")) {
-            ps.setString(1, RunStatus.PENDING.sql());
-            ps.setString(2, RunStatus.RUNNING.sql());
-            ps.setLong(3, threshold.toMillis());
-            ps.setInt(4, limit);
+                + (after.isPresent() ? " AND (updated_at, id) > (?, ?)" : "")
+                + " ORDER BY updated_at, id LIMIT ?")) {
+            int i = 1;
+            ps.setString(i++, RunStatus.PENDING.sql());
+            ps.setString(i++, RunStatus.RUNNING.sql());
+            ps.setLong(i++, threshold.toMillis());
+            if (after.isPresent()) {
+                ps.setObject(i++, OffsetDateTime.ofInstant(after.get().updatedAt(), ZoneOffset.UTC));
+                ps.setObject(i++, after.get().runId());
+            }
+            ps.setInt(i, limit);
             List<Candidate> out = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
-                    Timestamp t = rs.getTimestamp(4);
                     out.add(new Candidate(rs.getObject(1, UUID.class), RunStatus.fromSql(rs.getString(2)),
-                            rs.getString(3), t.toInstant()));
+                            rs.getString(3), rs.getObject(4, OffsetDateTime.class).toInstant()));
                 }
             }
             return out;
         }
     }
 
-    void markRepublished(Connection c, List<UUID> ids) throws SQLException {
-        // The old stream entry is gone or acked; without it the sweeper judges the run by its new trigger.
-        try (PreparedStatement ps = c.prepareStatement("UPDATE " + runs + " SET republished = republished + 1,"
-                + " stream_id = NULL, updated_at = now() WHERE id = ANY (?)")) {
-            ps.setArray(1, c.createArrayOf("uuid", ids.toArray()));
-            ps.executeUpdate();
+    /**
+     * Counts a republish of each candidate that is still unfinished and unchanged since it was read (same
+     * {@code updated_at}: every write to a run sets it), and forgets its old stream entry, which is gone or
+     * acked (the sweeper then judges the run by its new trigger). Returns the runs it marked: only those may
+     * be republished.
+     */
+    List<UUID> markRepublished(Connection c, List<Candidate> lost) throws SQLException {
+        Object[] ids = new Object[lost.size()];
+        String[] readAt = new String[lost.size()];
+        for (int i = 0; i < lost.size(); i++) {
+            ids[i] = lost.get(i).runId();
+            readAt[i] = lost.get(i).updatedAt().toString(); // ISO-8601 in UTC, to the microsecond PostgreSQL keeps
+        }
+        try (PreparedStatement ps = c.prepareStatement("UPDATE " + runs + " r SET republished = r.republished + 1,"
+                + " stream_id = NULL, updated_at = now()"
+                + " FROM unnest(?::uuid[], ?::timestamptz[]) AS v(id, read_at)"
+                + " WHERE r.id = ANY (?::uuid[]) AND r.id = v.id AND r.updated_at = v.read_at"
+                + " AND r.status IN (?, ?) RETURNING r.id")) {
+            ps.setArray(1, c.createArrayOf("uuid", ids));
+            ps.setArray(2, c.createArrayOf("text", readAt));
+            ps.setArray(3, c.createArrayOf("uuid", ids));
+            ps.setString(4, RunStatus.PENDING.sql());
+            ps.setString(5, RunStatus.RUNNING.sql());
+            List<UUID> marked = new ArrayList<>();
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    marked.add(rs.getObject(1, UUID.class));
+                }
+            }
+            return marked;
         }
     }
 
-    Optional<String> sweeperValue(Connection c, String name) throws SQLException {
+    Optional<String> value(Connection c, String name) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("SELECT value FROM " + sweeperState + " WHERE name = ?")) {
             ps.setString(1, name);
             try (ResultSet rs = ps.executeQuery()) {
@@ -78,7 +137,7 @@ final class SweeperStore {
         }
     }
 
-    void setSweeperValue(Connection c, String name, String value) throws SQLException {
+    void setValue(Connection c, String name, String value) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + sweeperState + " (name, value) VALUES (?, ?)"
                 + " ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value")) {
             ps.setString(1, name);
@@ -86,5 +145,4 @@ final class SweeperStore {
             ps.executeUpdate();
         }
     }
-
 }

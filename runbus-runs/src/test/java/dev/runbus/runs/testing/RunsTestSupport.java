@@ -47,8 +47,13 @@ public abstract class RunsTestSupport {
     }
 
     public static RunsConfig config(String schema, String consumer, SubscribeOptions worker) {
+        return configBuilder(schema, consumer, worker).build();
+    }
+
+    /** The tests' configuration, to change one more option. */
+    public static RunsConfig.Builder configBuilder(String schema, String consumer, SubscribeOptions worker) {
         return RunsConfig.builder().schema(schema).consumer(consumer).workerOptions(worker)
-                .sweepThreshold(Duration.ofMillis(500)).sweepInterval(Duration.ofMillis(200)).build();
+                .sweepThreshold(Duration.ofMillis(500)).sweepInterval(Duration.ofMillis(200));
     }
 
     protected static SubscribeOptions.Builder workerOptions() {
@@ -72,8 +77,48 @@ public abstract class RunsTestSupport {
         return r;
     }
 
+    protected Runs runs(Bus bus, RunsConfig config) {
+        Runs r = Runs.create(bus, TestDatabase.pool(), config);
+        closeables.add(r);
+        return r;
+    }
+
     protected String stream() {
         return prefix + ":{runs}:stream";
+    }
+
+    protected String deadLetterStream() {
+        return prefix + ":{runs}:dead";
+    }
+
+    /** Pretends the run has not moved for a minute, so that the sweeper looks at it. */
+    protected void age(UUID runId) {
+        execute("UPDATE " + schema + ".runs SET updated_at = now() - interval '1 minute' WHERE id = '"
+                + runId + "'");
+    }
+
+    /**
+     * A run committed whose trigger never reached Redis (as after a crash between the two, or a Redis that
+     * lost it), untouched for {@code age}.
+     */
+    protected UUID lostRun(String input, Duration age) {
+        UUID id = UUID.randomUUID();
+        execute("INSERT INTO " + schema + ".runs (id, idempotency_key, input_hash, session_id, user_id,"
+                + " input, updated_at) VALUES ('" + id + "', 'lost-" + id + "', 'hash', 's', 'u', '" + input
+                + "', now() - interval '" + age.toMillis() + " milliseconds')");
+        return id;
+    }
+
+    public static void execute(String sql) {
+        try (var c = TestDatabase.pool().getConnection(); var st = c.createStatement()) {
+            st.execute(sql);
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException(sql, e);
+        }
+    }
+
+    protected long republishedOf(UUID runId) {
+        return TestDatabase.count("SELECT republished FROM " + schema + ".runs WHERE id = '" + runId + "'");
     }
 
     protected long replyRows(UUID runId) {

@@ -1,0 +1,113 @@
+package dev.runbus.runs.internal;
+
+import dev.runbus.Bus;
+import dev.runbus.DeadLetter;
+import dev.runbus.runs.RunsConfig;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The sweeper's first step: every dead letter of the workers' group since its checkpoint fails its run, if
+ * the run's current attempt is still the dead-lettered entry (the bus's listener usually did already; this
+ * covers a listener's write that was lost). No clock is compared, so the checkpoint may move past dead
+ * letters that mark nothing: a replayed run, or one running on another trigger, stays as it is.
+ *
+ * <p>A dead letter it cannot use (written by another tool, or without a group, an original stream id or a run
+ * trigger) is skipped, counted and reported, and the checkpoint moves past it: one bad entry must not stop
+ * every later sweep. Each page of dead letters is read from Redis first, then its marks and the checkpoint
+ * are written in one short transaction.
+ */
+final class DeadLetterReconciler {
+
+    private static final Logger log = LoggerFactory.getLogger(DeadLetterReconciler.class);
+    private static final int PAGE = 200;
+
+    /** What one reconciliation did. */
+    record Result(int marked, int skipped) {
+    }
+
+    private final DataSource dataSource;
+    private final RunFailures failures;
+    private final SweeperStore sweeps;
+    private final Bus bus;
+    private final RunsConfig config;
+
+    DeadLetterReconciler(DataSource dataSource, RunFailures failures, SweeperStore sweeps, Bus bus, RunsConfig config) {
+        this.dataSource = dataSource;
+        this.failures = failures;
+        this.sweeps = sweeps;
+        this.bus = bus;
+        this.config = config;
+    }
+
+    Result reconcile() throws SQLException {
+        String checkpoint = "dead_letters_after:" + config.topic() + ":" + config.group();
+        String after;
+        try (Connection c = dataSource.getConnection()) {
+            after = sweeps.value(c, checkpoint).orElse(null);
+        }
+        int marked = 0;
+        List<String> skipped = new ArrayList<>();
+        while (true) {
+            List<DeadLetter> page = bus.deadLetters().list(config.topic(), after, PAGE);
+            if (page.isEmpty()) {
+                break;
+            }
+            try (Connection c = dataSource.getConnection()) {
+                c.setAutoCommit(false);
+                try {
+                    for (DeadLetter dl : page) {
+                        switch (use(dl)) {
+                            case MARK -> marked += mark(c, dl) ? 1 : 0;
+                            case SKIP -> skipped.add(dl.id());
+                            case PASS -> { }
+                        }
+                    }
+                    after = page.get(page.size() - 1).id();
+                    sweeps.setValue(c, checkpoint, after);
+                    c.commit();
+                } catch (SQLException | RuntimeException e) {
+                    c.rollback();
+                    throw e;
+                }
+            }
+            if (page.size() < PAGE) {
+                break;
+            }
+        }
+        if (!skipped.isEmpty()) {
+            log.warn("sweeper skipped {} dead letters of topic {} that it cannot use (written by another tool, or"
+                    + " without a group, an original stream id or a run trigger): {}", skipped.size(), config.topic(),
+                    skipped.size() <= 10 ? skipped : skipped.subList(0, 10) + " …");
+        }
+        return new Result(marked, skipped.size());
+    }
+
+    private enum Use { MARK, SKIP, PASS }
+
+    private Use use(DeadLetter dl) {
+        if (isBlank(dl.group()) || isBlank(dl.originalStreamId())) {
+            return Use.SKIP;
+        }
+        if (!config.group().equals(dl.group()) || dl.replayedAs().isPresent()) {
+            return Use.PASS; // another group's, or sent back by a replay that set its run pending
+        }
+        return Triggers.runIdOf(dl.message()).isPresent() ? Use.MARK : Use.SKIP;
+    }
+
+    private boolean mark(Connection c, DeadLetter dl) throws SQLException {
+        Optional<UUID> runId = Triggers.runIdOf(dl.message());
+        return failures.markFailed(c, runId.orElseThrow(), dl.reason(), dl.id(), dl.originalStreamId());
+    }
+
+    private static boolean isBlank(String s) {
+        return s == null || s.isBlank();
+    }
+}

@@ -1,0 +1,91 @@
+package dev.runbus.runs.internal;
+
+import dev.runbus.runs.RunStatus;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.Optional;
+import java.util.UUID;
+import javax.sql.DataSource;
+
+/**
+ * The SQL of a run's failures and replays: a handler's error kept on the run, the run failed by its dead
+ * letter, and the replay that sends it back. Like every status change, each is written
+ * {@code WHERE status IN (legal sources)} with the sources taken from {@link RunStatus}.
+ *
+ * <p>A dead letter fails its run only while the run's current attempt is the dead-lettered entry
+ * ({@code stream_id}): no clock is compared. So a late or duplicate mark cannot undo a replay (which clears
+ * {@code stream_id}), nor fail a run that has since started an attempt on another trigger.
+ */
+public final class RunFailures {
+
+    /** What a replay found: the run was failed, and its dead letter if it had one. */
+    public record Replay(boolean began, Optional<String> deadLetterId) {
+
+        static final Replay NOT_FAILED = new Replay(false, Optional.empty());
+    }
+
+    private final DataSource dataSource;
+    private final String runs;
+
+    public RunFailures(DataSource dataSource, String schema) {
+        this.dataSource = dataSource;
+        this.runs = schema + ".runs";
+    }
+
+    /** Keeps the last failure's reason on a running run (its status does not change). */
+    public void recordFailure(UUID id, String error) throws SQLException {
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement ps = c.prepareStatement("UPDATE " + runs + " SET error = ?, updated_at = now()"
+                     + " WHERE id = ? AND status = ?")) {
+            ps.setString(1, error);
+            ps.setObject(2, id);
+            ps.setString(3, RunStatus.RUNNING.sql());
+            ps.executeUpdate();
+        }
+    }
+
+    /**
+     * → failed, naming the dead letter, if the run's current attempt is {@code deadStreamId} (the stream
+     * entry that was dead-lettered). Returns whether the run changed.
+     */
+    public boolean markFailed(Connection c, UUID id, String reason, String deadLetterId, String deadStreamId)
+            throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("UPDATE " + runs + " SET status = ?, error = ?,"
+                + " dead_letter_id = ?, finished_at = now(), updated_at = now() WHERE id = ? AND stream_id = ?"
+                + " AND status IN (" + RunStore.sources(RunStatus.FAILED) + ")")) {
+            ps.setString(1, RunStatus.FAILED.sql());
+            ps.setString(2, reason);
+            ps.setString(3, deadLetterId);
+            ps.setObject(4, id);
+            ps.setString(5, deadStreamId);
+            return ps.executeUpdate() == 1;
+        }
+    }
+
+    public boolean markFailed(UUID id, String reason, String deadLetterId, String deadStreamId) throws SQLException {
+        try (Connection c = dataSource.getConnection()) {
+            return markFailed(c, id, reason, deadLetterId, deadStreamId);
+        }
+    }
+
+    /**
+     * failed → pending (the one way out of failed), forgetting the failed attempt's stream entry so that no
+     * mark of its dead letter can fail the run again.
+     */
+    public Replay beginReplay(UUID id) throws SQLException {
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement ps = c.prepareStatement("UPDATE " + runs + " r SET status = ?, error = NULL,"
+                     + " dead_letter_id = NULL, stream_id = NULL, finished_at = NULL, updated_at = now()"
+                     + " FROM (SELECT id, dead_letter_id FROM " + runs + " WHERE id = ? FOR UPDATE) old"
+                     + " WHERE r.id = old.id AND r.status IN (" + RunStore.sources(RunStatus.PENDING) + ")"
+                     + " RETURNING old.dead_letter_id")) {
+            ps.setString(1, RunStatus.PENDING.sql());
+            ps.setObject(2, id);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? new Replay(true, Optional.ofNullable(rs.getString(1))) : Replay.NOT_FAILED;
+            }
+        }
+    }
+}

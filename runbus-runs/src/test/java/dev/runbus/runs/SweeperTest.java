@@ -1,0 +1,179 @@
+package dev.runbus.runs;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.runbus.Bus;
+import dev.runbus.BusConfig;
+import dev.runbus.RunbusException;
+import dev.runbus.runs.testing.Faults;
+import dev.runbus.runs.testing.RunsTestSupport;
+import dev.runbus.runs.testing.TestDatabase;
+import dev.runbus.testing.TcpProxy;
+import dev.runbus.testing.Wait;
+import java.net.URI;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/** The sweeper against a real PostgreSQL and a real Redis: what it republishes, and that it keeps going. */
+class SweeperTest extends RunsTestSupport {
+
+    static final Duration WAIT = Duration.ofSeconds(30);
+
+    private long runsIn(RunStatus status) {
+        return TestDatabase.count("SELECT count(*) FROM " + schema + ".runs WHERE status = '" + status.sql() + "'");
+    }
+
+    /** A handler that holds runs whose input starts with "live" until released, and echoes the others. */
+    private static RunHandler holdingLive(CountDownLatch release) {
+        return run -> {
+            if (run.input().startsWith("live")) {
+                assertThat(release.await(60, TimeUnit.SECONDS)).isTrue();
+            }
+            return ECHO.execute(run);
+        };
+    }
+
+    /** A proxy to the tests' Redis, closed after the buses that use it. */
+    private TcpProxy proxyToRedis() {
+        URI redisUri = URI.create(redis.uri());
+        TcpProxy proxy = TcpProxy.start(redisUri.getHost(), redisUri.getPort());
+        closeables.add(proxy);
+        return proxy;
+    }
+
+    private Bus busThrough(TcpProxy proxy, Duration commandTimeout) {
+        Bus b = Bus.connect(BusConfig.builder(proxy.uri()).keyPrefix(prefix).commandTimeout(commandTimeout).build());
+        closeables.add(b);
+        return b;
+    }
+
+    /** A run whose handler is executing (its trigger pending in Redis), untouched long enough to be swept. */
+    private UUID liveRun(Runs worker, CountDownLatch release) {
+        worker.startWorker(holdingLive(release));
+        UUID id = worker.submit(NewRun.of("s", "u", "live")).runId();
+        Wait.until("running", WAIT, () -> runsIn(RunStatus.RUNNING) == 1);
+        age(id);
+        return id;
+    }
+
+    /**
+     * Issue 10, defect 2: XPENDING times out (Redis unreachable for longer than the command timeout) while the
+     * sweeper asks whether a running run is live: the sweep stops and republishes nothing.
+     */
+    @Test
+    void xpendingTimesOut_sweepRepublishesNothing() {
+        CountDownLatch release = new CountDownLatch(1);
+        try {
+            UUID live = liveRun(runs(bus(), "w1", workerOptions().build()), release);
+            TcpProxy proxy = proxyToRedis();
+            // Redis stops answering for exactly the XPENDING, which times out; it answers again afterwards.
+            Bus sweeperBus = Faults.aroundPendingEntry(busThrough(proxy, Duration.ofMillis(500)), proxy::pause,
+                    proxy::resume);
+            Runs sweeper = runs(sweeperBus, config(schema, "sweeper", workerOptions().build()));
+
+            assertThatThrownBy(sweeper::sweepOnce).isInstanceOf(RunbusException.class)
+                    .hasMessageContaining("pending entry");
+
+            assertThat(republishedOf(live)).isZero();
+            assertThat(redis.redis().xlen(stream())).isEqualTo(1);
+            assertThat(runsIn(RunStatus.RUNNING)).isEqualTo(1);
+        } finally {
+            release.countDown();
+        }
+    }
+
+    /**
+     * Issue 10, defect 12: a sweep waiting on Redis holds no row lock, so the run it examines completes in
+     * the meantime; and the sweep then republishes nothing for it.
+     */
+    @Test
+    void completionIsNotBlockedWhileASweepWaitsOnRedis() throws Exception {
+        CountDownLatch release = new CountDownLatch(1);
+        try {
+            Runs worker = runs(bus(), "w1", workerOptions().build());
+            UUID id = liveRun(worker, release);
+            TcpProxy proxy = proxyToRedis();
+            CountDownLatch sweepWaits = new CountDownLatch(1);
+            Bus sweeperBus = Faults.aroundPendingEntry(busThrough(proxy, Duration.ofSeconds(20)), () -> {
+                proxy.pause();
+                sweepWaits.countDown();
+            }, () -> { });
+            Runs sweeper = runs(sweeperBus, config(schema, "sweeper", workerOptions().build()));
+            CompletableFuture<SweepResult> sweep = CompletableFuture.supplyAsync(sweeper::sweepOnce);
+            assertThat(sweepWaits.await(20, TimeUnit.SECONDS)).isTrue();
+
+            release.countDown();
+
+            Wait.until("done while the sweep waits on Redis", Duration.ofSeconds(5),
+                    () -> worker.get(id).orElseThrow().status() == RunStatus.DONE);
+            assertThat(sweep).isNotDone();
+            proxy.resume();
+            SweepResult r = sweep.get(30, TimeUnit.SECONDS);
+            assertThat(r.examined()).isEqualTo(1);
+            assertThat(r.republished()).isZero();
+            assertThat(republishedOf(id)).isZero();
+            assertThat(redis.redis().xlen(stream())).isEqualTo(1);
+        } finally {
+            release.countDown();
+        }
+    }
+
+    /** Issue 10, defect 9: a sweep that throws an Error is reported, and the next sweeps still run. */
+    @Test
+    void sweepThrowingAnErrorOnce_keepsSweepingAfterwards() {
+        var failingOnce = Faults.throwingOnceOn(TestDatabase.pool(), "runbus-runs-sweeper",
+                () -> new Error("the first sweep breaks"));
+        Runs runs = Runs.create(bus(), failingOnce, config(schema, "w1", workerOptions().build()));
+        closeables.add(runs);
+        UUID lost = lostRun("lost", Duration.ofMinutes(1));
+
+        runs.startSweeper();
+
+        Wait.until("republished by a later sweep", WAIT, () -> redis.redis().xlen(stream()) == 1);
+        assertThat(republishedOf(lost)).isEqualTo(1);
+    }
+
+    /**
+     * Issue 10, defect 12: with at least {@code sweepBatch} long-running live runs older than a lost one, the
+     * sweeper pages past them and republishes the lost run.
+     */
+    @Test
+    void moreLiveRunsThanASweepBatch_aNewerLostRunIsStillRepublished() {
+        Bus bus = bus();
+        Runs runs = runs(bus, configBuilder(schema, "w1", workerOptions().concurrency(4).build()).sweepBatch(3)
+                .build());
+        CountDownLatch release = new CountDownLatch(1);
+        try {
+            runs.startWorker(holdingLive(release));
+            List<UUID> live = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                live.add(runs.submit(NewRun.of("s", "u", "live-" + i)).runId());
+            }
+            Wait.until("three running", WAIT, () -> runsIn(RunStatus.RUNNING) == 3);
+            live.forEach(this::age); // older than the lost run: the oldest first would be these three, always
+            UUID lost = lostRun("lost", Duration.ofSeconds(30));
+
+            SweepResult first = runs.sweepOnce();
+            SweepResult second = runs.sweepOnce();
+
+            assertThat(first.examined() + second.examined()).isEqualTo(4);
+            assertThat(first.live() + second.live()).isEqualTo(3);
+            assertThat(first.republished() + second.republished()).isEqualTo(1);
+            assertThat(republishedOf(lost)).isEqualTo(1);
+            live.forEach(id -> assertThat(republishedOf(id)).as("republished of live run %s", id).isZero());
+            Run done = Wait.until("lost run done", WAIT, () -> runs.get(lost).orElseThrow(),
+                    r -> r.status() == RunStatus.DONE);
+            assertThat(done.attempts()).isEqualTo(1);
+        } finally {
+            release.countDown();
+        }
+    }
+}
