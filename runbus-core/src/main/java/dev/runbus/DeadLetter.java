@@ -16,6 +16,10 @@ import java.util.Optional;
  * @param deadAt           when it was moved
  * @param message          the original message, decoded from its original fields
  * @param replayedAs       the stream id the dead letter was replayed as, if it was
+ *
+ * <p>An entry another tool wrote into the dead-letter stream is read without failing: a text field it lacks
+ * is empty, a missing or malformed delivery count is 0, a missing or malformed time is when the dead letter
+ * was added to its stream (docs/wire-format.md).
  */
 public record DeadLetter(String id, String topic, String originalStreamId, String group, String consumer,
                          long deliveries, String reason, Instant deadAt, Message message,
