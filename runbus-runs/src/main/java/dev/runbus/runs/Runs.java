@@ -225,6 +225,10 @@ public final class Runs implements AutoCloseable {
     /**
      * One sweep now: marks runs of new dead letters failed, and republishes unfinished runs older than
      * {@code sweepThreshold} that have no live delivery. Skipped when another process is sweeping.
+     *
+     * @throws RunbusException   when Redis cannot say which runs are live (a timeout, a lost connection): the
+     *                           sweep stops before it republishes anything
+     * @throws RunStoreException when PostgreSQL fails
      */
     public SweepResult sweepOnce() {
         try {

@@ -20,7 +20,8 @@ import java.util.regex.Pattern;
  *                        tasks at once and never drop one it accepted) or else on threads of the runs layer
  * @param sweepInterval   how often the sweeper runs; default 30 s
  * @param sweepThreshold  an unfinished run untouched this long is examined by the sweeper; default 2 min
- * @param sweepBatch      runs examined per sweep; default 500
+ * @param sweepBatch      runs examined per sweep, each sweep continuing after the last run the previous one
+ *                        examined; default 500
  */
 public record RunsConfig(String schema, String topic, String group, String consumer, SubscribeOptions workerOptions,
                          Duration sweepInterval, Duration sweepThreshold, int sweepBatch) {

@@ -75,7 +75,7 @@ class SweeperTest extends RunsTestSupport {
             UUID live = liveRun(runs(bus(), "w1", workerOptions().build()), release);
             TcpProxy proxy = proxyToRedis();
             // Redis stops answering for exactly the XPENDING, which times out; it answers again afterwards.
-            Bus sweeperBus = Faults.aroundPendingEntry(busThrough(proxy, Duration.ofMillis(500)), proxy::pause,
+            Bus sweeperBus = Faults.aroundPendingEntry(busThrough(proxy, Duration.ofSeconds(1)), proxy::pause,
                     proxy::resume);
             Runs sweeper = runs(sweeperBus, config(schema, "sweeper", workerOptions().build()));
 
@@ -124,6 +124,23 @@ class SweeperTest extends RunsTestSupport {
         } finally {
             release.countDown();
         }
+    }
+
+    /** The sweep holds its lock on the one connection it works on: a pool of one is enough. */
+    @Test
+    void aSweepNeedsOnlyOneConnection() {
+        com.zaxxer.hikari.HikariConfig hc = new com.zaxxer.hikari.HikariConfig();
+        hc.setJdbcUrl(TestDatabase.URL);
+        hc.setMaximumPoolSize(1);
+        hc.setConnectionTimeout(2000);
+        com.zaxxer.hikari.HikariDataSource one = new com.zaxxer.hikari.HikariDataSource(hc);
+        closeables.add(one);
+        Runs runs = Runs.create(bus(), one, config(schema, "w1", workerOptions().build()));
+        closeables.add(runs);
+        UUID lost = lostRun("lost", Duration.ofMinutes(1));
+
+        assertThat(runs.sweepOnce().republished()).isEqualTo(1);
+        assertThat(republishedOf(lost)).isEqualTo(1);
     }
 
     /** Issue 10, defect 9: a sweep that throws an Error is reported, and the next sweeps still run. */

@@ -9,7 +9,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
-import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -33,26 +32,22 @@ final class DeadLetterReconciler {
     record Result(int marked, int skipped) {
     }
 
-    private final DataSource dataSource;
     private final RunFailures failures;
     private final SweeperStore sweeps;
     private final Bus bus;
     private final RunsConfig config;
 
-    DeadLetterReconciler(DataSource dataSource, RunFailures failures, SweeperStore sweeps, Bus bus, RunsConfig config) {
-        this.dataSource = dataSource;
+    DeadLetterReconciler(RunFailures failures, SweeperStore sweeps, Bus bus, RunsConfig config) {
         this.failures = failures;
         this.sweeps = sweeps;
         this.bus = bus;
         this.config = config;
     }
 
-    Result reconcile() throws SQLException {
+    /** Reconciles on {@code c}, which is in auto-commit. */
+    Result reconcile(Connection c) throws SQLException {
         String checkpoint = "dead_letters_after:" + config.topic() + ":" + config.group();
-        String after;
-        try (Connection c = dataSource.getConnection()) {
-            after = sweeps.value(c, checkpoint).orElse(null);
-        }
+        String after = sweeps.value(c, checkpoint).orElse(null);
         int marked = 0;
         List<String> skipped = new ArrayList<>();
         while (true) {
@@ -60,24 +55,19 @@ final class DeadLetterReconciler {
             if (page.isEmpty()) {
                 break;
             }
-            try (Connection c = dataSource.getConnection()) {
-                c.setAutoCommit(false);
-                try {
-                    for (DeadLetter dl : page) {
-                        switch (use(dl)) {
-                            case MARK -> marked += mark(c, dl) ? 1 : 0;
-                            case SKIP -> skipped.add(dl.id());
-                            case PASS -> { }
-                        }
+            marked += SweeperStore.inTransaction(c, tx -> {
+                int n = 0;
+                for (DeadLetter dl : page) {
+                    switch (use(dl)) {
+                        case MARK -> n += mark(tx, dl) ? 1 : 0;
+                        case SKIP -> skipped.add(dl.id());
+                        case PASS -> { }
                     }
-                    after = page.get(page.size() - 1).id();
-                    sweeps.setValue(c, checkpoint, after);
-                    c.commit();
-                } catch (SQLException | RuntimeException e) {
-                    c.rollback();
-                    throw e;
                 }
-            }
+                sweeps.setValue(tx, checkpoint, page.get(page.size() - 1).id());
+                return n;
+            });
+            after = page.get(page.size() - 1).id();
             if (page.size() < PAGE) {
                 break;
             }

@@ -19,7 +19,7 @@ import org.slf4j.LoggerFactory;
  * stream can vanish); PostgreSQL is not, so a run that is pending or running with nothing to show is
  * republished, and the guards absorb any duplicate this creates.
  *
- * <p>One sweep, under an advisory lock (one sweeper at a time across processes):
+ * <p>One sweep, on one connection holding an advisory lock (one sweeper at a time across processes):
  * <ol>
  *   <li>reconcile dead letters ({@link DeadLetterReconciler});</li>
  *   <li>read, without locking them, up to {@code sweepBatch} unfinished runs untouched for
@@ -49,30 +49,31 @@ public final class Sweeper {
     public Sweeper(DataSource dataSource, RunFailures failures, Bus bus, RunsConfig config) {
         this.dataSource = dataSource;
         this.sweeps = new SweeperStore(config.schema());
-        this.deadLetters = new DeadLetterReconciler(dataSource, failures, sweeps, bus, config);
+        this.deadLetters = new DeadLetterReconciler(failures, sweeps, bus, config);
         this.bus = bus;
         this.config = config;
         this.cursorName = "runs_after:" + config.topic() + ":" + config.group();
     }
 
     public SweepResult sweepOnce() throws SQLException {
-        try (Connection lock = dataSource.getConnection()) {
-            lock.setAutoCommit(false);
+        try (Connection c = dataSource.getConnection()) {
+            c.setAutoCommit(true);
+            if (!sweeps.trySweeperLock(c)) {
+                return SweepResult.SKIPPED;
+            }
             try {
-                return sweeps.trySweeperLock(lock) ? sweepHoldingTheLock() : SweepResult.SKIPPED;
+                return sweepHoldingTheLock(c);
             } finally {
-                lock.rollback(); // ends the lock's transaction, which wrote nothing: the lock is free again
+                sweeps.releaseSweeperLock(c);
             }
         }
     }
 
-    private SweepResult sweepHoldingTheLock() throws SQLException {
-        DeadLetterReconciler.Result reconciled = deadLetters.reconcile();
-        List<SweeperStore.Candidate> candidates;
-        try (Connection c = dataSource.getConnection()) {
-            Optional<SweeperStore.Cursor> after = sweeps.value(c, cursorName).flatMap(SweeperStore.Cursor::parse);
-            candidates = sweeps.candidates(c, config.sweepThreshold(), after, config.sweepBatch());
-        }
+    private SweepResult sweepHoldingTheLock(Connection c) throws SQLException {
+        DeadLetterReconciler.Result reconciled = deadLetters.reconcile(c);
+        Optional<SweeperStore.Cursor> after = sweeps.value(c, cursorName).flatMap(SweeperStore.Cursor::parse);
+        List<SweeperStore.Candidate> candidates = sweeps.candidates(c, config.sweepThreshold(), after,
+                config.sweepBatch());
         List<SweeperStore.Candidate> lost = new ArrayList<>();
         if (!candidates.isEmpty()) {
             Liveness liveness = Liveness.read(bus.inspector(), config);
@@ -82,7 +83,7 @@ public final class Sweeper {
                 }
             }
         }
-        List<UUID> republish = markAndMoveOn(candidates, lost);
+        List<UUID> republish = SweeperStore.inTransaction(c, tx -> markAndMoveOn(tx, candidates, lost));
         if (!republish.isEmpty()) {
             List<Message> triggers = new ArrayList<>(republish.size());
             republish.forEach(id -> triggers.add(Triggers.of(id)));
@@ -93,21 +94,12 @@ public final class Sweeper {
                 candidates.size() - lost.size(), republish.size());
     }
 
-    /** Marks the lost runs republished and moves the cursor past this page, in one transaction. */
-    private List<UUID> markAndMoveOn(List<SweeperStore.Candidate> candidates, List<SweeperStore.Candidate> lost)
-            throws SQLException {
-        try (Connection c = dataSource.getConnection()) {
-            c.setAutoCommit(false);
-            try {
-                List<UUID> marked = lost.isEmpty() ? List.of() : sweeps.markRepublished(c, lost);
-                boolean fullPage = candidates.size() == config.sweepBatch();
-                sweeps.setValue(c, cursorName, fullPage ? candidates.get(candidates.size() - 1).cursor().text() : "");
-                c.commit();
-                return marked;
-            } catch (SQLException | RuntimeException e) {
-                c.rollback();
-                throw e;
-            }
-        }
+    /** Marks the lost runs republished and moves the cursor past this page. */
+    private List<UUID> markAndMoveOn(Connection c, List<SweeperStore.Candidate> candidates,
+                                     List<SweeperStore.Candidate> lost) throws SQLException {
+        List<UUID> marked = lost.isEmpty() ? List.of() : sweeps.markRepublished(c, lost);
+        boolean fullPage = candidates.size() == config.sweepBatch();
+        sweeps.setValue(c, cursorName, fullPage ? candidates.get(candidates.size() - 1).cursor().text() : "");
+        return marked;
     }
 }

@@ -51,12 +51,41 @@ final class SweeperStore {
         this.sweeperState = schema + ".sweeper_state";
     }
 
+    /** Work in one transaction. */
+    interface Work<T> {
+        T on(Connection c) throws SQLException;
+    }
+
+    /** Runs {@code work} in one transaction of {@code c}, which is in auto-commit before and after. */
+    static <T> T inTransaction(Connection c, Work<T> work) throws SQLException {
+        c.setAutoCommit(false);
+        try {
+            T result = work.on(c);
+            c.commit();
+            return result;
+        } catch (SQLException | RuntimeException e) {
+            c.rollback();
+            throw e;
+        } finally {
+            c.setAutoCommit(true);
+        }
+    }
+
     /**
-     * Takes the sweeper's lock for the transaction of {@code c}; false when another process holds it. The
-     * transaction writes nothing: it only holds the lock, and ending it (or losing the connection) frees it.
+     * Takes the sweeper's lock for the session of {@code c}; false when another process holds it. A session
+     * lock, not a transaction's, so that the sweep can commit its short transactions on the same connection
+     * while it holds the lock (and needs only one connection of the pool). Losing the connection frees it.
      */
     boolean trySweeperLock(Connection c) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT pg_try_advisory_xact_lock(hashtext(?))")) {
+        return sweeperLock(c, "pg_try_advisory_lock");
+    }
+
+    void releaseSweeperLock(Connection c) throws SQLException {
+        sweeperLock(c, "pg_advisory_unlock");
+    }
+
+    private boolean sweeperLock(Connection c, String function) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT " + function + "(hashtext(?))")) {
             ps.setString(1, "runbus.sweeper." + runs);
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
