@@ -33,9 +33,14 @@ class HermeticTest {
         b.environment().keySet().removeIf(name -> name.startsWith("RUNBUS_"));
         b.environment().putAll(Map.of("RUNBUS_PORT", "1234", "RUNBUS_TOPIC", "leaked-topic"));
         Process p = b.start();
-        assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
-        List<String> lines = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).lines()
-                .filter(l -> l.startsWith("{")).toList();
+        List<String> lines;
+        try {
+            assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
+            lines = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).lines()
+                    .filter(l -> l.startsWith("{")).toList();
+        } finally {
+            p.destroyForcibly();
+        }
         assertThat(lines).hasSize(2);
 
         JsonNode inTests = Json.MAPPER.readTree(lines.get(0));
