@@ -72,6 +72,8 @@ public final class Demo {
                         + "%d in-process workers%s%n", plan.submissions().size(), options.runs(), plan.poisonRuns(),
                         plan.duplicates(), options.users(), options.workers(), victim != null
                                 ? " and one worker process to kill" : "");
+                out.printf("demo: Redis key prefix %s, PostgreSQL schema %s%s%n", settings.get(Setting.KEY_PREFIX),
+                        settings.get(Setting.SCHEMA), infra.isEmbedded() ? "" : " (a demo's own are removed after it)");
                 out.flush();
                 long start = System.nanoTime();
                 AtomicLong absorbed = new AtomicLong();

@@ -4,9 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.runbus.testing.RedisTarget;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -65,8 +70,17 @@ class DemoEndToEndTest {
         assertThat(c.exitCode).as(c.err).isZero();
         assertThat(c.out).doesNotContain("embedded").contains("killed worker demo-victim");
         assertAsPlanned(summary(c), DemoPlan.create(400, 50, 0.01, 0.05, 0.05, 42));
-        // The demo's own schema and keys are gone.
-        assertThat(RedisTarget.local().redis().keys("runbus-demo-*")).isEmpty();
+        // The demo's own schema and keys are gone (only its own: other demos may share these servers).
+        Matcher m = Pattern.compile("key prefix (runbus-demo-\\d+), PostgreSQL schema (runbus_demo_\\d+)")
+                .matcher(c.out);
+        assertThat(m.find()).as(c.out).isTrue();
+        assertThat(RedisTarget.local().redis().keys(m.group(1) + ":*")).isEmpty();
+        try (Connection db = DriverManager.getConnection(DATABASE);
+             ResultSet rs = db.createStatement().executeQuery("SELECT count(*) FROM information_schema.schemata"
+                     + " WHERE schema_name = '" + m.group(2) + "'")) {
+            rs.next();
+            assertThat(rs.getLong(1)).isZero();
+        }
     }
 
     @Test
