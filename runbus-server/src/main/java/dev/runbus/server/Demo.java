@@ -17,6 +17,7 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -36,11 +37,14 @@ public final class Demo {
 
     private final Settings settings;
     private final Options options;
+    private final Environment environment;
     private final PrintWriter out;
 
-    public Demo(Settings settings, Options options, PrintWriter out) {
+    /** @param environment what the worker process to kill inherits: its variables and working directory */
+    public Demo(Settings settings, Options options, Environment environment, PrintWriter out) {
         this.settings = settings;
         this.options = options;
+        this.environment = environment;
         this.out = out;
     }
 
@@ -68,6 +72,8 @@ public final class Demo {
                         + "%d in-process workers%s%n", plan.submissions().size(), options.runs(), plan.poisonRuns(),
                         plan.duplicates(), options.users(), options.workers(), victim != null
                                 ? " and one worker process to kill" : "");
+                out.printf("demo: Redis key prefix %s, PostgreSQL schema %s%s%n", settings.get(Setting.KEY_PREFIX),
+                        settings.get(Setting.SCHEMA), infra.isEmbedded() ? "" : " (a demo's own are removed after it)");
                 out.flush();
                 long start = System.nanoTime();
                 AtomicLong absorbed = new AtomicLong();
@@ -78,7 +84,8 @@ public final class Demo {
                 double elapsed = (System.nanoTime() - start) / 1e9;
                 progress.finish();
                 long dead = infra.bus().deadLetters().count(settings.get(Setting.TOPIC));
-                return DemoReport.read(infra.dataSource(), settings.get(Setting.SCHEMA), dead, absorbed.get(), elapsed);
+                return DemoReport.read(infra.dataSource(), settings.get(Setting.SCHEMA), plan, dead, absorbed.get(),
+                        elapsed);
             } finally {
                 if (victim != null && victim.isAlive()) {
                     victim.destroyForcibly();
@@ -134,19 +141,21 @@ public final class Demo {
         }
     }
 
-    /** A worker in its own JVM, so that it can be killed like a crashed machine. */
+    /**
+     * A worker in its own JVM, so that it can be killed like a crashed machine. It gets this demo's settings
+     * as its only {@code RUNBUS_*} variables, so that it works on the same keys and tables whatever the
+     * caller's environment holds.
+     */
     private Process startVictim(Infrastructure infra) throws IOException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> cmd = new ArrayList<>(List.of(java, "-cp", System.getProperty("java.class.path"),
-                RunbusCli.class.getName(), "worker", "--redis-url", infra.redisUri(), "--database-url", infra.jdbcUrl(),
-                "--consumer", "demo-victim"));
-        for (Setting s : List.of(Setting.KEY_PREFIX, Setting.SCHEMA, Setting.TOPIC, Setting.GROUP, Setting.CONCURRENCY,
-                Setting.MIN_IDLE, Setting.MAX_DELIVERIES, Setting.CLAIM_INTERVAL, Setting.SWEEP_INTERVAL,
-                Setting.SWEEP_THRESHOLD, Setting.HANDLER)) {
-            cmd.add("--" + s.key());
-            cmd.add(settings.get(s));
-        }
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        List<String> cmd = List.of(java, "-cp", System.getProperty("java.class.path"), RunbusCli.class.getName(),
+                "worker", "--consumer", "demo-victim");
+        ProcessBuilder builder = new ProcessBuilder(cmd).directory(environment.workingDirectory().toFile())
+                .redirectErrorStream(true);
+        builder.environment().clear();
+        builder.environment().putAll(environment.forChild(settings.with(Map.of(Setting.REDIS_URL, infra.redisUri(),
+                Setting.DATABASE_URL, infra.jdbcUrl()))));
+        Process p = builder.start();
         BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
         String line;
         while ((line = r.readLine()) != null) {

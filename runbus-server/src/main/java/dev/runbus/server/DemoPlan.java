@@ -68,4 +68,13 @@ public final class DemoPlan {
     public long duplicates() {
         return submissions.stream().filter(Submission::duplicate).count();
     }
+
+    /** One submission per run (the duplicates left out), in the order they were planned. */
+    public List<Submission> runs() {
+        return submissions.stream().filter(s -> !s.duplicate()).toList();
+    }
+
+    public long flakyRuns() {
+        return runs().stream().filter(Submission::flaky).count();
+    }
 }

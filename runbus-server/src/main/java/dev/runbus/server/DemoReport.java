@@ -1,19 +1,42 @@
 package dev.runbus.server;
 
+import java.sql.Array;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import javax.sql.DataSource;
 
-/** What a demo ended with, read from PostgreSQL (the truth) and Redis, as a table and one JSON line. */
-public record DemoReport(long runs, long done, long failed, long deadLettered, long duplicateSubmissionsAbsorbed,
-                         long redeliveries, long duplicateReplies, double p50Millis, double p99Millis,
+/**
+ * What a demo ended with, read from PostgreSQL (the truth) and Redis, next to what its {@link DemoPlan} says
+ * it must end with, as a table and one JSON line. Every figure that can show a broken guarantee is measured
+ * from the stored rows, not taken from the code that should have made it right.
+ *
+ * @param runs                     runs stored
+ * @param done                     runs done
+ * @param failed                   runs failed
+ * @param poisonRuns               runs the plan made poison: exactly these must fail
+ * @param deadLettered             entries in the topic's dead-letter stream
+ * @param duplicateSubmissions     submissions the plan repeated with an earlier key
+ * @param duplicateSubmissionsAbsorbed submissions answered with an existing run (guard 1)
+ * @param redeliveries             executions beyond each run's first (PostgreSQL's attempts)
+ * @param runsOffPlan              planned runs missing or ending otherwise than planned: a poison run not
+ *                                 failed, another not done, a flaky one done without a retry
+ * @param runsWithWrongReplies     runs whose reply rows are not exactly one execution's set: a done run
+ *                                 without exactly {@value #REPLIES_PER_RUN} replies numbered from 1 written
+ *                                 in one transaction (guard 2), or a failed run with any reply
+ */
+public record DemoReport(long runs, long done, long failed, long poisonRuns, long deadLettered,
+                         long duplicateSubmissions, long duplicateSubmissionsAbsorbed, long redeliveries,
+                         long runsOffPlan, long runsWithWrongReplies, double p50Millis, double p99Millis,
                          double elapsedSeconds) {
 
-    /** Replies each done run must have (the demo handler writes two); failed runs must have none. */
+    /** Replies each done run must have (the demo handler writes two on every attempt); failed runs have none. */
     static final int REPLIES_PER_RUN = 2;
 
     static long[] statusCounts(DataSource db, String schema) throws SQLException {
@@ -25,23 +48,14 @@ public record DemoReport(long runs, long done, long failed, long deadLettered, l
         }
     }
 
-    static DemoReport read(DataSource db, String schema, long deadLettered, long absorbed, double elapsedSeconds)
-            throws SQLException {
+    static DemoReport read(DataSource db, String schema, DemoPlan plan, long deadLettered, long absorbed,
+                           double elapsedSeconds) throws SQLException {
         long[] counts = statusCounts(db, schema);
         try (Connection c = db.getConnection(); Statement st = c.createStatement()) {
-            long redeliveries;
-            try (ResultSet rs = st.executeQuery("SELECT coalesce(sum(greatest(attempts - 1, 0)), 0) FROM " + schema
-                    + ".runs")) {
-                rs.next();
-                redeliveries = rs.getLong(1);
-            }
-            long extraReplies;
-            try (ResultSet rs = st.executeQuery("SELECT coalesce(sum(greatest(coalesce(m.n, 0) - CASE r.status WHEN"
-                    + " 'done' THEN " + REPLIES_PER_RUN + " ELSE 0 END, 0)), 0) FROM " + schema + ".runs r LEFT JOIN"
-                    + " (SELECT run_id, count(*) n FROM " + schema + ".messages GROUP BY run_id) m ON m.run_id = r.id")) {
-                rs.next();
-                extraReplies = rs.getLong(1);
-            }
+            long redeliveries = single(st, "SELECT coalesce(sum(greatest(attempts - 1, 0)), 0) FROM " + schema
+                    + ".runs");
+            long wrongReplies = single(st, wrongRepliesQuery(schema));
+            long offPlan = offPlan(c, schema, plan);
             double p50;
             double p99;
             try (ResultSet rs = st.executeQuery("SELECT coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms), 0),"
@@ -51,9 +65,79 @@ public record DemoReport(long runs, long done, long failed, long deadLettered, l
                 p50 = rs.getDouble(1);
                 p99 = rs.getDouble(2);
             }
-            return new DemoReport(counts[0], counts[1], counts[2], deadLettered, absorbed, redeliveries, extraReplies,
-                    p50, p99, elapsedSeconds);
+            return new DemoReport(counts[0], counts[1], counts[2], plan.poisonRuns(), deadLettered,
+                    plan.duplicates(), absorbed, redeliveries, offPlan, wrongReplies, p50, p99, elapsedSeconds);
         }
+    }
+
+    /**
+     * One execution writes its replies in the statement that sets the run done, so they share one transaction
+     * and so one {@code created_at} ({@code now()} is the transaction's start). Rows with two timestamps, a
+     * count other than the handler's, or a gap in the numbering are not one execution's set.
+     */
+    private static String wrongRepliesQuery(String schema) {
+        return "SELECT count(*) FROM " + schema + ".runs r LEFT JOIN (SELECT run_id, count(*) n, min(seq) lo,"
+                + " max(seq) hi, count(DISTINCT created_at) writes FROM " + schema + ".messages GROUP BY run_id) m"
+                + " ON m.run_id = r.id WHERE CASE WHEN r.status = 'done' THEN coalesce(m.n, 0) <> " + REPLIES_PER_RUN
+                + " OR m.lo <> 1 OR m.hi <> " + REPLIES_PER_RUN + " OR m.writes <> 1 ELSE coalesce(m.n, 0) <> 0 END";
+    }
+
+    /** Planned runs that are missing or ended otherwise than planned, plus stored runs the plan never made. */
+    private static long offPlan(Connection c, String schema, DemoPlan plan) throws SQLException {
+        List<String> keys = new ArrayList<>();
+        List<String> statuses = new ArrayList<>();
+        List<Integer> minAttempts = new ArrayList<>();
+        for (DemoPlan.Submission s : plan.runs()) {
+            keys.add(s.run().idempotencyKey());
+            statuses.add(s.poison() ? "failed" : "done");
+            // A flaky input fails its first attempt, so it can only be done on a later one.
+            minAttempts.add(s.flaky() ? 2 : 1);
+        }
+        Array keyArray = c.createArrayOf("text", keys.toArray());
+        try (PreparedStatement ps = c.prepareStatement("SELECT count(*) FILTER (WHERE r.id IS NULL OR r.status <>"
+                + " p.status OR r.attempts < p.min_attempts) + (SELECT count(*) FROM " + schema + ".runs WHERE NOT"
+                + " idempotency_key = ANY (?)) FROM unnest(?::text[], ?::text[], ?::int[]) AS p(key, status,"
+                + " min_attempts) LEFT JOIN " + schema + ".runs r ON r.idempotency_key = p.key")) {
+            ps.setArray(1, keyArray);
+            ps.setArray(2, keyArray);
+            ps.setArray(3, c.createArrayOf("text", statuses.toArray()));
+            ps.setArray(4, c.createArrayOf("int4", minAttempts.toArray()));
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        }
+    }
+
+    private static long single(Statement st, String sql) throws SQLException {
+        try (ResultSet rs = st.executeQuery(sql)) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    /** The demo's promises that these figures break, each as a sentence; empty when all hold. */
+    public List<String> brokenInvariants() {
+        List<String> broken = new ArrayList<>();
+        if (runsOffPlan != 0) {
+            broken.add(runsOffPlan + " runs missing or ended otherwise than planned");
+        }
+        if (failed != poisonRuns || done != runs - poisonRuns) {
+            broken.add(failed + " runs failed and " + done + " done of " + runs + "; planned " + poisonRuns
+                    + " poison runs to fail and the rest to be done");
+        }
+        if (deadLettered != poisonRuns) {
+            broken.add(deadLettered + " dead letters for " + poisonRuns + " poison runs");
+        }
+        if (duplicateSubmissionsAbsorbed != duplicateSubmissions) {
+            broken.add(duplicateSubmissionsAbsorbed + " of " + duplicateSubmissions
+                    + " duplicate submissions absorbed");
+        }
+        if (runsWithWrongReplies != 0) {
+            broken.add(runsWithWrongReplies + " runs whose replies are not exactly one execution's "
+                    + REPLIES_PER_RUN + ": exactly-once effects broken");
+        }
+        return broken;
     }
 
     Map<String, Object> asMap() {
@@ -61,10 +145,13 @@ public record DemoReport(long runs, long done, long failed, long deadLettered, l
         m.put("runs", runs);
         m.put("done", done);
         m.put("failed", failed);
+        m.put("poison_runs", poisonRuns);
         m.put("dead_lettered", deadLettered);
+        m.put("duplicate_submissions", duplicateSubmissions);
         m.put("duplicate_submissions_absorbed", duplicateSubmissionsAbsorbed);
         m.put("redeliveries", redeliveries);
-        m.put("duplicate_replies", duplicateReplies);
+        m.put("runs_off_plan", runsOffPlan);
+        m.put("runs_with_wrong_replies", runsWithWrongReplies);
         m.put("p50_submit_to_done_ms", Math.round(p50Millis * 10) / 10.0);
         m.put("p99_submit_to_done_ms", Math.round(p99Millis * 10) / 10.0);
         m.put("elapsed_s", Math.round(elapsedSeconds * 100) / 100.0);

@@ -81,6 +81,19 @@ public final class Settings {
         return s;
     }
 
+    /** These settings with some values replaced, as if given as flags. */
+    public Settings with(Map<Setting, String> values) {
+        Settings s = new Settings(configFile);
+        for (Setting setting : Setting.values()) {
+            if (values.containsKey(setting)) {
+                s.put(setting, values.get(setting), Source.FLAG);
+            } else {
+                s.put(setting, this.values.get(setting), sources.get(setting));
+            }
+        }
+        return s;
+    }
+
     private void put(Setting setting, String value, Source source) {
         values.put(setting, value == null ? "" : value.trim());
         sources.put(setting, source);

@@ -6,7 +6,7 @@ import java.io.StringWriter;
 import java.util.List;
 import picocli.CommandLine;
 
-/** Runs the runbus command in this JVM and keeps what it printed. */
+/** Runs the runbus command in this JVM, in a {@link Hermetic} environment, and keeps what it printed. */
 final class Cli {
 
     final int exitCode;
@@ -20,9 +20,13 @@ final class Cli {
     }
 
     static Cli run(String... args) {
+        return run(Hermetic.environment(), args);
+    }
+
+    static Cli run(Environment environment, String... args) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        CommandLine cl = Commands.commandLine();
+        CommandLine cl = Commands.commandLine(environment);
         cl.setOut(new PrintWriter(out, true));
         cl.setErr(new PrintWriter(err, true));
         int code = cl.execute(args);

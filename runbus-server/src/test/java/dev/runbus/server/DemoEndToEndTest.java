@@ -4,11 +4,21 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.runbus.testing.RedisTarget;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
-/** {@code runbus demo} end to end, on the embedded servers and on the machine's real ones. */
+/** {@code runbus demo} end to end, on the embedded servers and on the machine's real ones, checked against its plan. */
 @Tag("slow")
+@Timeout(value = 6, unit = TimeUnit.MINUTES)
 class DemoEndToEndTest {
 
     static final String DATABASE = System.getenv().getOrDefault("RUNBUS_TEST_DATABASE_URL",
@@ -18,33 +28,72 @@ class DemoEndToEndTest {
         return Json.MAPPER.readTree(c.lastLine());
     }
 
-    private static void assertConverged(JsonNode s, int runs) {
+    /** The demo's options, spelled out so that the test can build the same plan. */
+    private static String[] demo(int runs, double poisonRate, String... more) {
+        List<String> args = new ArrayList<>(List.of("demo", "--runs", String.valueOf(runs), "--users", "50",
+                "--poison-rate", String.valueOf(poisonRate), "--flaky-rate", "0.05", "--duplicate-rate", "0.05",
+                "--seed", "42", "--no-progress"));
+        args.addAll(List.of(more));
+        return args.toArray(String[]::new);
+    }
+
+    /** Every figure against the plan the demo was given: not merely done + failed = runs. */
+    private static void assertAsPlanned(JsonNode s, DemoPlan plan) {
+        long runs = plan.runs().size();
+        assertThat(plan.poisonRuns()).as("the plan has poison runs").isPositive();
+        assertThat(plan.duplicates()).as("the plan has duplicate submissions").isPositive();
         assertThat(s.get("runs").asLong()).isEqualTo(runs);
-        assertThat(s.get("done").asLong() + s.get("failed").asLong()).isEqualTo(runs);
-        assertThat(s.get("failed").asLong()).isEqualTo(s.get("dead_lettered").asLong());
-        assertThat(s.get("duplicate_replies").asLong()).isZero();
-        assertThat(s.get("duplicate_submissions_absorbed").asLong()).isPositive();
-        assertThat(s.get("redeliveries").asLong()).isPositive(); // flaky and poison inputs were retried
+        assertThat(s.get("poison_runs").asLong()).isEqualTo(plan.poisonRuns());
+        assertThat(s.get("failed").asLong()).isEqualTo(plan.poisonRuns());
+        assertThat(s.get("done").asLong()).isEqualTo(runs - plan.poisonRuns());
+        assertThat(s.get("dead_lettered").asLong()).isEqualTo(plan.poisonRuns());
+        assertThat(s.get("runs_off_plan").asLong()).as("runs ended otherwise than planned").isZero();
+        assertThat(s.get("duplicate_submissions").asLong()).isEqualTo(plan.duplicates());
+        assertThat(s.get("duplicate_submissions_absorbed").asLong()).isEqualTo(plan.duplicates());
+        assertThat(s.get("runs_with_wrong_replies").asLong()).isZero();
+        // Each flaky run was retried at least once.
+        assertThat(s.get("redeliveries").asLong()).isGreaterThanOrEqualTo(plan.flakyRuns());
     }
 
     @Test
     void demoOnEmbeddedServers() throws Exception {
-        Cli c = Cli.run("demo", "--runs", "300", "--poison-rate", "0.02", "--no-progress");
+        Cli c = Cli.run(demo(300, 0.02));
         assertThat(c.exitCode).as(c.err).isZero();
         assertThat(c.out).contains("started embedded Redis").contains("started embedded PostgreSQL");
-        JsonNode s = summary(c);
-        assertConverged(s, 300);
-        assertThat(s.get("failed").asLong()).isPositive();
+        assertAsPlanned(summary(c), DemoPlan.create(300, 50, 0.02, 0.05, 0.05, 42));
     }
 
     @Test
     void demoOnRealServersWithAWorkerKilled() throws Exception {
-        Cli c = Cli.run("demo", "--runs", "400", "--kill-worker", "--no-progress",
-                "--redis-url", RedisTarget.local().uri(), "--database-url", DATABASE);
+        Cli c = Cli.run(demo(400, 0.01, "--kill-worker", "--redis-url", RedisTarget.local().uri(),
+                "--database-url", DATABASE));
         assertThat(c.exitCode).as(c.err).isZero();
         assertThat(c.out).doesNotContain("embedded").contains("killed worker demo-victim");
-        assertConverged(summary(c), 400);
-        // The demo's own schema and keys are gone.
-        assertThat(RedisTarget.local().redis().keys("runbus-demo-*")).isEmpty();
+        assertAsPlanned(summary(c), DemoPlan.create(400, 50, 0.01, 0.05, 0.05, 42));
+        // The demo's own schema and keys are gone (only its own: other demos may share these servers).
+        Matcher m = Pattern.compile("key prefix (runbus-demo-\\d+), PostgreSQL schema (runbus_demo_\\d+)")
+                .matcher(c.out);
+        assertThat(m.find()).as(c.out).isTrue();
+        assertThat(RedisTarget.local().redis().keys(m.group(1) + ":*")).isEmpty();
+        try (Connection db = DriverManager.getConnection(DATABASE);
+             ResultSet rs = db.createStatement().executeQuery("SELECT count(*) FROM information_schema.schemata"
+                     + " WHERE schema_name = '" + m.group(2) + "'")) {
+            rs.next();
+            assertThat(rs.getLong(1)).isZero();
+        }
+    }
+
+    @Test
+    void demoExitsOneWhenTheRunsDoNotEndAsPlanned() throws Exception {
+        DemoPlan plan = DemoPlan.create(100, 50, 0.05, 0.05, 0.05, 42);
+        Cli c = Cli.run(demo(100, 0.05, "--handler", PoisonBlindHandler.class.getName(), "--redis-url",
+                RedisTarget.local().uri(), "--database-url", DATABASE));
+        assertThat(c.exitCode).isEqualTo(1);
+        // Poison runs end done instead of failed, flaky ones done on their first attempt.
+        long offPlan = plan.poisonRuns() + plan.flakyRuns();
+        assertThat(plan.poisonRuns()).isPositive();
+        assertThat(summary(c).get("runs_off_plan").asLong()).isEqualTo(offPlan);
+        assertThat(c.err).contains(offPlan + " runs missing or ended otherwise than planned")
+                .contains("0 dead letters for " + plan.poisonRuns() + " poison runs");
     }
 }

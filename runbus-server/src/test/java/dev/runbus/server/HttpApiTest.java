@@ -41,7 +41,10 @@ class HttpApiTest {
         flags.put(Setting.KEY_PREFIX, prefix);
         flags.put(Setting.PORT, "0");
         flags.put(Setting.HOST, "127.0.0.1");
-        flags.put(Setting.MIN_IDLE, "300ms");
+        // Short enough that a poison run uses up its three deliveries in a few seconds, long enough that a stall
+        // of a few hundred milliseconds does not hand a live run to the reclaimer (runStatusRepliesAndEvents
+        // asserts a single attempt).
+        flags.put(Setting.MIN_IDLE, "1s");
         flags.put(Setting.CLAIM_INTERVAL, "100ms");
         flags.put(Setting.MAX_BODY, "1024");
         server = RunbusServer.start(Settings.resolve(flags, Map.of(), null), new PrintWriter(Writer.nullWriter()));

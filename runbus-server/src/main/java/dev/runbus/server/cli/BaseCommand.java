@@ -1,10 +1,9 @@
 package dev.runbus.server.cli;
 
+import dev.runbus.server.Environment;
 import dev.runbus.server.Setting;
 import dev.runbus.server.Settings;
 import java.io.PrintWriter;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -29,19 +28,13 @@ abstract class BaseCommand implements Callable<Integer> {
         Map<Setting, String> flags = new EnumMap<>(Setting.class);
         connection.collect(flags);
         collectMore(flags);
-        return Settings.resolve(flags, System.getenv(), configFile());
+        Environment env = environment();
+        return Settings.resolve(flags, env.variables(), env.configFile(connection.config));
     }
 
-    private Path configFile() {
-        if (connection.config != null) {
-            return connection.config;
-        }
-        String env = System.getenv("RUNBUS_CONFIG");
-        if (env != null && !env.isBlank()) {
-            return Path.of(env);
-        }
-        Path local = Path.of("runbus.properties");
-        return Files.isRegularFile(local) ? local : null;
+    /** The environment the command line was made with, never the process's own behind its back. */
+    Environment environment() {
+        return ((Commands) spec.root().userObject()).environment();
     }
 
     PrintWriter out() {

@@ -1,5 +1,6 @@
 package dev.runbus.server.cli;
 
+import dev.runbus.server.Environment;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -14,13 +15,30 @@ public final class Commands implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
+    /** What the subcommands read besides their arguments; see {@link BaseCommand#environment()}. */
+    private final Environment environment;
+
+    private Commands(Environment environment) {
+        this.environment = environment;
+    }
+
+    Environment environment() {
+        return environment;
+    }
+
     @Override
     public void run() {
         throw new CommandLine.ParameterException(spec.commandLine(), "missing command: try 'runbus demo' or 'runbus --help'");
     }
 
+    /** The command reading this process's environment variables and working directory. */
     public static CommandLine commandLine() {
-        CommandLine cl = new CommandLine(new Commands());
+        return commandLine(Environment.system());
+    }
+
+    /** The command reading only the given environment (tests pass an empty one). */
+    public static CommandLine commandLine(Environment environment) {
+        CommandLine cl = new CommandLine(new Commands(environment));
         cl.setExecutionExceptionHandler((e, cmd, parsed) -> {
             Throwable root = e;
             if (e instanceof IllegalArgumentException) {
