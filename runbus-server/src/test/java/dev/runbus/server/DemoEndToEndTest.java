@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.runbus.testing.RedisTarget;
+import dev.runbus.testing.TestServers;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
@@ -21,8 +22,8 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(value = 6, unit = TimeUnit.MINUTES)
 class DemoEndToEndTest {
 
-    static final String DATABASE = System.getenv().getOrDefault("RUNBUS_TEST_DATABASE_URL",
-            "jdbc:postgresql://127.0.0.1:5432/test?user=postgres");
+    /** The tests' PostgreSQL: the machine's, or an embedded one when none answers ({@link TestServers}). */
+    static final String DATABASE = TestServers.databaseUrl();
 
     private static JsonNode summary(Cli c) throws Exception {
         return Json.MAPPER.readTree(c.lastLine());
