@@ -688,6 +688,157 @@ abstract class BusBehaviourSuite {
         Wait.until("nothing held", WAIT, () -> sub.inFlight() == 0);
     }
 
+    // ---------------------------------------------------------------- liveness (issue 10)
+
+    @Test
+    void defect1_handlerLeavingItsInterruptFlagSet_killsNoRunnerAndFailsNothing() {
+        int n = 1000;
+        int concurrency = 4;
+        AtomicInteger startedInterrupted = new AtomicInteger();
+        CountDownLatch allRunnersBusy = new CountDownLatch(concurrency);
+        AtomicInteger sawAllRunners = new AtomicInteger();
+        bus.subscribe(topic, "g", "c1", d -> {
+            if (Thread.currentThread().isInterrupted()) {
+                startedInterrupted.incrementAndGet();
+                throw new IllegalStateException("started with the interrupt flag of an earlier call");
+            }
+            events.record(d);
+            if (d.message().id().startsWith("late-")) {
+                // one late message per runner: all of them must be running at once
+                allRunnersBusy.countDown();
+                if (allRunnersBusy.await(WAIT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)) {
+                    sawAllRunners.incrementAndGet();
+                }
+            }
+            Thread.currentThread().interrupt(); // the interrupt-then-throw idiom, or a watchdog racing the return
+        }, options().concurrency(concurrency).batchSize(50).build());
+        publish(n);
+        Wait.until("all " + n + " handled", WAIT, () -> events.callsByMessageId.size() == n);
+
+        bus.publisher().publishAll(topic, IntStream.range(0, concurrency).mapToObj(i -> Message.builder("late",
+                new byte[0]).id("late-" + i).build()).collect(Collectors.toList()));
+        Wait.until("the late messages handled and everything acked", WAIT,
+                () -> events.callsByMessageId.size() == n + concurrency && pending("g").isEmpty());
+        assertThat(sawAllRunners).hasValue(concurrency);
+        assertThat(startedInterrupted).hasValue(0);
+        assertThat(events.failures).isEmpty();
+        assertThat(events.calls()).isEqualTo(n + concurrency);
+    }
+
+    @Test
+    void defect1_batchHandlerLeavingItsInterruptFlagSet_killsNoRunner() {
+        int n = 1000;
+        AtomicInteger startedInterrupted = new AtomicInteger();
+        bus.subscribeBatch(topic, "g", "c1", batch -> {
+            if (Thread.currentThread().isInterrupted()) {
+                startedInterrupted.incrementAndGet();
+                throw new IllegalStateException("started with the interrupt flag of an earlier call");
+            }
+            batch.deliveries().forEach(events::record);
+            Thread.currentThread().interrupt();
+        }, options().concurrency(4).batchSize(20).build());
+        publish(n);
+        Wait.until("all " + n + " handled and acked", WAIT,
+                () -> events.callsByMessageId.size() == n && pending("g").isEmpty());
+        String late = bus.publisher().publish(topic, msg(n));
+        Wait.until("a later message handled and acked", WAIT,
+                () -> events.callsByMessageId.size() == n + 1 && pending("g").isEmpty());
+        assertThat(events.deliveries.get(n).streamId()).isEqualTo(late);
+        assertThat(startedInterrupted).hasValue(0);
+        assertThat(events.failures).isEmpty();
+        assertThat(events.calls()).isEqualTo(n + 1);
+    }
+
+    @Test
+    void defect5_aRunWhoseClaimWasLost_doesNotSettleTheRunThatTookTheEntryBack() {
+        String id = bus.publisher().publish(topic, msg(1));
+        CountDownLatch firstMayEnd = new CountDownLatch(1);
+        CountDownLatch secondMayEnd = new CountDownLatch(1);
+        AtomicInteger runsOfId = new AtomicInteger();
+        Subscription sub = bus.subscribe(topic, "g", "c1", d -> {
+            events.record(d);
+            if (d.streamId().equals(id)) {
+                (runsOfId.incrementAndGet() == 1 ? firstMayEnd : secondMayEnd).await();
+            }
+        }, options().concurrency(2).minIdle(Duration.ofSeconds(5)).keepAliveInterval(Duration.ofMillis(100))
+                .maxDeliveries(10).build());
+        Wait.until("first run started", WAIT, () -> runsOfId.get() == 1);
+
+        // Another consumer takes the entry: c1's keep-alive finds its claim lost and lets go of its hold.
+        redis().xclaim(stream(), Consumer.from("g", "thief"), XClaimArgs.Builder.minIdleTime(0), id);
+        Wait.until("claim lost reported", WAIT, () -> events.claimLost.contains(id));
+        // The thief goes quiet: c1's reclaimer takes the entry back and runs it again while the first run goes on.
+        redis().xclaim(stream(), Consumer.from("g", "thief"),
+                XClaimArgs.Builder.minIdleTime(0).idle(Duration.ofSeconds(10)), id);
+        Wait.until("second run started", WAIT, () -> runsOfId.get() == 2);
+        assertThat(sub.inFlight()).isEqualTo(1);
+
+        firstMayEnd.countDown();
+        // The first run's runner is the only free one: once it handled this, the first run was settled.
+        String next = bus.publisher().publish(topic, msg(2));
+        Wait.until("the next message handled and acked", WAIT, () -> events.calls() == 3
+                && pending("g").stream().noneMatch(p -> p.getId().equals(next)));
+        assertThat(pending("g")).extracting(PendingMessage::getId, PendingMessage::getConsumer)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple(id, "c1"));
+        assertThat(sub.inFlight()).isEqualTo(1);
+        // The second run is still kept alive: its claim is renewed after the first run ended.
+        long firstSettled = System.nanoTime();
+        Wait.until("the second run's claim renewed", WAIT, () -> pending("g").stream().anyMatch(p ->
+                p.getId().equals(id) && p.getMsSinceLastDelivery() + 20 < (System.nanoTime() - firstSettled) / 1_000_000));
+
+        secondMayEnd.countDown();
+        Wait.until("acked by the second run", WAIT, () -> pending("g").isEmpty() && sub.inFlight() == 0);
+        assertThat(events.claimLost).containsExactly(id);
+        assertThat(events.deadLetters).isEmpty();
+        assertThat(events.failures).isEmpty();
+    }
+
+    @Test
+    void defect6_ackBeforeWork_aHandlerLongerThanKeepAliveReportsNoLostClaim() {
+        AtomicBoolean finished = new AtomicBoolean();
+        bus.subscribe(topic, "telemetry", "t1", d -> {
+            events.record(d);
+            Thread.sleep(600); // the behaviour under test: a handler running through several keep-alive rounds
+            finished.set(true);
+        }, options().ackMode(AckMode.BEFORE_WORK).minIdle(Duration.ofMillis(200))
+                .keepAliveInterval(Duration.ofMillis(50)).build());
+        publish(1);
+        Wait.until("handler finished", WAIT, finished::get);
+        assertThat(pending("telemetry")).isEmpty();
+        assertThat(events.claimLost).isEmpty();
+        assertThat(events.calls()).isEqualTo(1);
+    }
+
+    @Test
+    void defect7_entryDeletedWhileItsHandlerRuns_isReportedAndNoLongerKeptAlive() {
+        String id = bus.publisher().publish(topic, msg(1));
+        CountDownLatch mayEnd = new CountDownLatch(1);
+        Subscription sub = bus.subscribe(topic, "g", "c1", d -> {
+            events.record(d);
+            if (d.streamId().equals(id)) {
+                mayEnd.await();
+            }
+        }, options().concurrency(1).minIdle(Duration.ofSeconds(5)).keepAliveInterval(Duration.ofMillis(100))
+                .claimInterval(Duration.ofMinutes(5)).build());
+        // The reclaimer looks at the start and then not for minutes: this is about the keep-alive finding the
+        // deleted entry (Redis 7.0's XAUTOCLAIM drops a deleted entry whatever its idle time, which the reclaimer
+        // then reports, and that path must end the same way).
+        Wait.until("handler started and the reclaimer started", WAIT, () -> events.calls() == 1
+                && Thread.getAllStackTraces().keySet().stream().anyMatch(t -> t.getName().startsWith("runbus-reclaim-")));
+        redis().xdel(stream(), id);
+
+        Wait.until("reported trimmed while pending", WAIT, () -> events.trimmed.contains(id));
+        assertThat(sub.inFlight()).isZero();
+        assertThat(pending("g")).isEmpty(); // acked by the keep-alive, so nobody tries it again
+        mayEnd.countDown();
+        String next = bus.publisher().publish(topic, msg(2));
+        Wait.until("the next message handled and acked", WAIT, () -> events.calls() == 2 && pending("g").isEmpty());
+        assertThat(events.deliveries.get(1).streamId()).isEqualTo(next);
+        assertThat(events.trimmed).containsExactly(id);
+        assertThat(events.claimLost).isEmpty();
+        assertThat(events.failures).isEmpty();
+    }
+
     // ---------------------------------------------------------------- inspector and API edges
 
     @Test

@@ -81,8 +81,15 @@ final class Scripts {
         return new ReplayResult((int) Replies.num(r.get(0)), r.size() > 1 ? Replies.str(r.get(1)) : null);
     }
 
-    /** Refreshes the claims; returns the ids this consumer no longer owns. Deleted entries are not claimed. */
-    List<String> keepAlive(String topic, String group, String consumer, List<String> ids) {
+    /**
+     * What a keep-alive round found: ids this consumer no longer owns, and ids deleted from the stream while
+     * pending (acked by the script); every other id was renewed.
+     */
+    record KeepAliveResult(List<String> lost, List<String> trimmed) {
+    }
+
+    /** Refreshes the claims of entries this consumer still owns and that still exist. */
+    KeepAliveResult keepAlive(String topic, String group, String consumer, List<String> ids) {
         Object[] a = new Object[ids.size() + 2];
         a[0] = group;
         a[1] = consumer;
@@ -90,7 +97,7 @@ final class Scripts {
             a[i + 2] = ids.get(i);
         }
         List<Object> r = KEEP_ALIVE.run(redis, ScriptOutputType.MULTI, new String[] {keys.stream(topic)}, args(a));
-        return ids(r.get(0));
+        return new KeepAliveResult(ids(r.get(0)), ids(r.get(1)));
     }
 
     /** Sent whole (EVAL): ordered with the commands sent before and after it, even after a SCRIPT FLUSH. */
