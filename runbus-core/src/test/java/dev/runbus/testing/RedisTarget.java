@@ -31,7 +31,10 @@ public final class RedisTarget {
         this.connection = client.connect();
     }
 
-    /** The Redis 7 server of the machine (started by .ci/run when it is not answering). */
+    /**
+     * The Redis server of the machine (started by .ci/run when it is not answering), or, when nothing answers
+     * at the test URL, a private one: see {@link TestServers#redisUri()}.
+     */
     public static RedisTarget local() {
         return Holder.LOCAL;
     }
@@ -103,7 +106,6 @@ public final class RedisTarget {
     }
 
     private static final class Holder {
-        static final RedisTarget LOCAL = new RedisTarget("redis-local",
-                System.getenv().getOrDefault("RUNBUS_TEST_REDIS_URL", "redis://127.0.0.1:6379"));
+        static final RedisTarget LOCAL = new RedisTarget("redis-local", TestServers.redisUri());
     }
 }

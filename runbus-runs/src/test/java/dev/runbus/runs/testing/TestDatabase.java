@@ -2,19 +2,19 @@ package dev.runbus.runs.testing;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.runbus.testing.TestServers;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.UUID;
 
 /**
- * The machine's PostgreSQL (or RUNBUS_TEST_DATABASE_URL), one pool per test JVM, and a fresh schema per
+ * The machine's PostgreSQL (or RUNBUS_TEST_DATABASE_URL, or an embedded one: {@link TestServers}), one pool per test JVM, and a fresh schema per
  * test so tests never see each other's rows.
  */
 public final class TestDatabase {
 
-    public static final String URL = System.getenv().getOrDefault("RUNBUS_TEST_DATABASE_URL",
-            "jdbc:postgresql://127.0.0.1:5432/test?user=postgres");
+    public static final String URL = TestServers.databaseUrl();
 
     private static volatile HikariDataSource pool;
 

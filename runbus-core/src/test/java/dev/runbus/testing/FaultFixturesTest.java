@@ -1,0 +1,92 @@
+package dev.runbus.testing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisCommandTimeoutException;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.api.StatefulRedisConnection;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+/** The fault fixtures other tests rely on do what they say, against a real redis-server. */
+class FaultFixturesTest {
+
+    private static StatefulRedisConnection<String, String> connect(RedisClient client, String uri, Duration timeout) {
+        RedisURI u = RedisURI.create(uri);
+        u.setTimeout(timeout);
+        return client.connect(u);
+    }
+
+    @Test
+    void restart_losesTheDataAndKeepsThePort() {
+        try (RedisServerProcess server = RedisServerProcess.start()) {
+            RedisClient client = RedisClient.create();
+            try (StatefulRedisConnection<String, String> c = connect(client, server.uri(), Duration.ofSeconds(5))) {
+                c.sync().set("k", "v");
+                server.restart();
+                Wait.until("the restarted server answers", Duration.ofSeconds(20), () -> {
+                    try {
+                        return c.sync().dbsize() == 0;
+                    } catch (RuntimeException reconnecting) {
+                        return false;
+                    }
+                });
+                assertThat(c.sync().get("k")).isNull();
+            } finally {
+                client.shutdown();
+            }
+        }
+    }
+
+    @Test
+    void pause_makesCommandsTimeOutUntilResumed() {
+        try (RedisServerProcess server = RedisServerProcess.start()) {
+            RedisClient client = RedisClient.create();
+            try (StatefulRedisConnection<String, String> c = connect(client, server.uri(), Duration.ofMillis(300))) {
+                server.pause();
+                assertThatThrownBy(() -> c.sync().ping()).isInstanceOf(RedisCommandTimeoutException.class);
+                server.resume();
+                assertThat(Wait.until("PONG after resume", Duration.ofSeconds(10), () -> {
+                    try {
+                        return c.sync().ping();
+                    } catch (RuntimeException stillCatchingUp) {
+                        return "";
+                    }
+                }, "PONG"::equals)).isEqualTo("PONG");
+            } finally {
+                client.shutdown();
+            }
+        }
+    }
+
+    @Test
+    void proxy_swallowedRepliesStillReachTheServer_andDroppedConnectionsReconnect() {
+        RedisTarget redis = RedisTarget.local();
+        java.net.URI target = java.net.URI.create(redis.uri());
+        String key = "fixtures-" + java.util.UUID.randomUUID();
+        try (TcpProxy proxy = TcpProxy.start(target.getHost(), target.getPort())) {
+            RedisClient client = RedisClient.create();
+            try (StatefulRedisConnection<String, String> c = connect(client, proxy.uri(), Duration.ofMillis(500))) {
+                assertThat(c.sync().ping()).isEqualTo("PONG");
+                proxy.swallowReplies(true);
+                assertThatThrownBy(() -> c.sync().set(key, "written"))
+                        .isInstanceOf(RedisCommandTimeoutException.class);
+                assertThat(redis.redis().get(key)).isEqualTo("written");
+                proxy.swallowReplies(false);
+                proxy.dropConnections();
+                assertThat(Wait.until("a reconnected PING", Duration.ofSeconds(10), () -> {
+                    try {
+                        return c.sync().ping();
+                    } catch (RuntimeException reconnecting) {
+                        return "";
+                    }
+                }, "PONG"::equals)).isEqualTo("PONG");
+            } finally {
+                client.shutdown();
+                redis.redis().del(key);
+            }
+        }
+    }
+}

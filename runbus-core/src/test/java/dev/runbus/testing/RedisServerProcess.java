@@ -1,0 +1,201 @@
+package dev.runbus.testing;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A Redis server of a test's own: a {@code redis-server} process on a free loopback port, keeping nothing on
+ * disk. For tests that restart, pause or flush Redis, which must never do so to a server other tests share.
+ *
+ * <p>The binary is {@code RUNBUS_TEST_REDIS_SERVER} when set (a path, or {@code embedded}), else the installed
+ * {@code redis-server} when there is one on the PATH, else the Linux build inside the embedded-redis artifact
+ * (Redis 6.2), so a machine with only a JDK can run the tests.
+ */
+public final class RedisServerProcess implements AutoCloseable {
+
+    private static final Duration START_TIMEOUT = Duration.ofSeconds(20);
+    private static Path binary;
+
+    private final int port;
+    private final Path dir;
+    private Process process;
+
+    private RedisServerProcess(int port, Path dir) {
+        this.port = port;
+        this.dir = dir;
+    }
+
+    /** Starts a server on a free loopback port and waits until it answers PING. */
+    public static RedisServerProcess start() {
+        try {
+            RedisServerProcess p = new RedisServerProcess(freePort(), Files.createTempDirectory("runbus-test-redis-"));
+            p.launch();
+            return p;
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot start a redis-server for the tests", e);
+        }
+    }
+
+    public int port() {
+        return port;
+    }
+
+    public String uri() {
+        return "redis://127.0.0.1:" + port;
+    }
+
+    /** Kills the server (SIGKILL: nothing is saved) and starts a new one on the same port, empty. */
+    public synchronized void restart() {
+        kill();
+        launch();
+    }
+
+    /** Stops the process (SIGSTOP): connections stay open, commands get no answer until {@link #resume()}. */
+    public synchronized void pause() {
+        signal("STOP");
+    }
+
+    public synchronized void resume() {
+        signal("CONT");
+    }
+
+    @Override
+    public synchronized void close() {
+        kill();
+        try (var files = Files.walk(dir)) {
+            files.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+        } catch (IOException ignored) {
+            // a temporary folder left behind
+        }
+    }
+
+    private void launch() {
+        List<String> cmd = new ArrayList<>(List.of(binary().toString(), "--port", String.valueOf(port),
+                "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no",
+                "--dir", dir.toString(), "--logfile", dir.resolve("redis.log").toString()));
+        try {
+            process = new ProcessBuilder(cmd).redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot start " + cmd, e);
+        }
+        long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
+        while (!answersPing("127.0.0.1", port, 200)) {
+            if (!process.isAlive() || System.nanoTime() > deadline) {
+                process.destroyForcibly();
+                throw new IllegalStateException("redis-server on port " + port + " did not start; see "
+                        + dir.resolve("redis.log"));
+            }
+            pauseBriefly();
+        }
+    }
+
+    private void kill() {
+        if (process == null) {
+            return;
+        }
+        signal("CONT"); // a stopped process cannot die until it runs again
+        process.destroyForcibly();
+        try {
+            process.waitFor(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        process = null;
+    }
+
+    private void signal(String name) {
+        if (process == null || !process.isAlive()) {
+            return;
+        }
+        try {
+            Process kill = new ProcessBuilder(Files.isExecutable(Path.of("/bin/kill")) ? "/bin/kill" : "kill", "-" + name, String.valueOf(process.pid())).start();
+            if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+                throw new IllegalStateException("kill -" + name + " " + process.pid() + " failed");
+            }
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot signal redis-server", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while signalling redis-server", e);
+        }
+    }
+
+    /** True when a Redis server at host:port answers PING within the timeout. */
+    static boolean answersPing(String host, int port, int timeoutMillis) {
+        try (Socket s = new Socket()) {
+            s.connect(new InetSocketAddress(host, port), timeoutMillis);
+            s.setSoTimeout(timeoutMillis);
+            OutputStream out = s.getOutputStream();
+            out.write("PING\r\n".getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            InputStream in = s.getInputStream();
+            byte[] reply = new byte[64];
+            int n = in.read(reply);
+            // +PONG, or -NOAUTH from a server that wants a password: either way a Redis answers there.
+            return n > 0 && (reply[0] == '+' || reply[0] == '-');
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    /** The installed redis-server, or the one inside the embedded-redis artifact, copied out once. */
+    static synchronized Path binary() {
+        if (binary != null) {
+            return binary;
+        }
+        String chosen = System.getenv().getOrDefault("RUNBUS_TEST_REDIS_SERVER", "");
+        if (!chosen.isEmpty() && !chosen.equals("embedded")) {
+            return binary = Path.of(chosen);
+        }
+        for (String dir : chosen.isEmpty() ? System.getenv().getOrDefault("PATH", "").split(":") : new String[0]) {
+            Path candidate = Path.of(dir, "redis-server");
+            if (Files.isExecutable(candidate)) {
+                return binary = candidate;
+            }
+        }
+        String resource = "/redis-server-6.2.6-v5-linux-amd64";
+        try (InputStream in = redis.embedded.RedisServer.class.getResourceAsStream(resource)) {
+            if (in == null) {
+                throw new IllegalStateException("no redis-server on the PATH and no " + resource
+                        + " in the embedded-redis artifact");
+            }
+            Path file = Files.createTempFile("runbus-redis-server-", "");
+            Files.copy(in, file, StandardCopyOption.REPLACE_EXISTING);
+            file.toFile().setExecutable(true);
+            file.toFile().deleteOnExit();
+            return binary = file;
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot copy the embedded redis-server out", e);
+        }
+    }
+
+    static int freePort() {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static void pauseBriefly() {
+        try {
+            Thread.sleep(20); // polling a process that is starting; not synchronisation between test threads
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while starting redis-server", e);
+        }
+    }
+}
