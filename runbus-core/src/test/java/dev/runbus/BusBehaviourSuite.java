@@ -7,6 +7,7 @@ import dev.runbus.testing.ChildJvm;
 import dev.runbus.testing.DyingConsumer;
 import dev.runbus.testing.RedisTarget;
 import dev.runbus.testing.Recorder;
+import dev.runbus.testing.TcpProxy;
 import dev.runbus.testing.Wait;
 import io.lettuce.core.Consumer;
 import io.lettuce.core.Limit;
@@ -837,6 +838,133 @@ abstract class BusBehaviourSuite {
         assertThat(events.trimmed).containsExactly(id);
         assertThat(events.claimLost).isEmpty();
         assertThat(events.failures).isEmpty();
+    }
+
+    /** The source of one of the bus's Lua scripts, to run a step of it directly against seeded state. */
+    static String script(String name) {
+        try (var in = BusBehaviourSuite.class.getResourceAsStream("/dev/runbus/lua/" + name + ".lua")) {
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (java.io.IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Runs dead_letter.lua once for entry {@code id} as the call named {@code token}. */
+    String deadLetterCall(String id, String token) {
+        return redis().eval(script("dead_letter"), io.lettuce.core.ScriptOutputType.VALUE,
+                new String[] {stream(), prefix + ":{" + topic + "}:dead", prefix + ":{" + topic + "}:dead:call:" + token},
+                "g", id, topic, "c1", "1", "poison", "1700000000000", "60000");
+    }
+
+    /** Runs replay.lua once for dead letter {@code deadId} as the call named {@code token}. */
+    List<Object> replayCall(String deadId, String token) {
+        return redis().eval(script("replay"), io.lettuce.core.ScriptOutputType.MULTI,
+                new String[] {prefix + ":{" + topic + "}:dead", prefix + ":{" + topic + "}:dead:replayed", stream()},
+                deadId, token);
+    }
+
+    /** A dead letter written the way dead_letter.lua writes one. */
+    String seedDeadLetter() {
+        return redis().xadd(prefix + ":{" + topic + "}:dead", Map.of("dl:topic", topic, "dl:stream_id", "1-1",
+                "dl:group", "g", "dl:consumer", "c1", "dl:deliveries", "3", "dl:reason", "poison", "dl:at",
+                "1700000000000", "id", "m-1", "type", "order.created", "payload", "p"));
+    }
+
+    @Test
+    void defect11_deadLetterScriptSentTwice_answersTheSecondSendAsTheFirst() {
+        String id = publish(1).get(0);
+        readAsGhost("g", "c1", 1);
+        String first = deadLetterCall(id, "call-1");
+        assertThat(first).isNotNull().isNotEqualTo("trimmed");
+        assertThat(deadLetterCall(id, "call-1")).isEqualTo(first); // the same call, sent again after a reconnect
+        assertThat(deadLetterCall(id, "call-2")).isNull(); // another call: no longer pending
+        assertThat(redis().xlen(prefix + ":{" + topic + "}:dead")).isEqualTo(1);
+        assertThat(pending("g")).isEmpty();
+        assertThat(redis().pttl(prefix + ":{" + topic + "}:dead:call:call-1")).isBetween(1L, 60_000L);
+
+        String gone = bus.publisher().publish(topic, msg(2));
+        readAsGhost("g", "c1", 1);
+        redis().xdel(stream(), gone);
+        assertThat(deadLetterCall(gone, "call-3")).isEqualTo("trimmed");
+        assertThat(deadLetterCall(gone, "call-3")).isEqualTo("trimmed");
+        assertThat(deadLetterCall(gone, "call-4")).isNull();
+        assertThat(redis().xlen(prefix + ":{" + topic + "}:dead")).isEqualTo(1);
+    }
+
+    @Test
+    void defect11_replayScriptSentTwice_answersTheSecondSendAsTheFirst() {
+        String deadId = seedDeadLetter();
+        List<Object> first = replayCall(deadId, "call-1");
+        assertThat(first.get(0)).isEqualTo(1L);
+        assertThat(replayCall(deadId, "call-1")).isEqualTo(first); // the same call, sent again after a reconnect
+        assertThat(replayCall(deadId, "call-2")).containsExactly(0L, first.get(1)); // another call: a duplicate
+        assertThat(redis().xrange(stream(), Range.create("-", "+"))).extracting(StreamMessage::getId)
+                .containsExactly((String) first.get(1));
+        assertThat(bus.deadLetters().get(topic, deadId).orElseThrow().replayedAs()).contains((String) first.get(1));
+        assertThat(bus.deadLetters().purge(topic, deadId)).isTrue();
+        assertThat(redis().hgetall(prefix + ":{" + topic + "}:dead:replayed")).isEmpty();
+    }
+
+    @Test
+    void defect11_deadLetterMoveWhoseReplyIsLostWithTheConnection_isReportedOnce() throws Exception {
+        redis().scriptLoad(script("dead_letter")); // so the call is one EVALSHA, answered by the script itself
+        String id = bus.publisher().publish(topic, msg(1));
+        io.lettuce.core.RedisURI server = io.lettuce.core.RedisURI.create(target().uri());
+        try (TcpProxy proxy = TcpProxy.start(server.getHost(), server.getPort())) {
+            Bus viaProxy = Bus.connect(BusConfig.builder(proxy.uri()).keyPrefix(prefix).listener(events)
+                    .consumerDeadAfter(Duration.ofMinutes(10)).build());
+            extraBuses.add(viaProxy);
+            CountDownLatch started = new CountDownLatch(1);
+            CountDownLatch mayFail = new CountDownLatch(1);
+            viaProxy.subscribe(topic, "g", "c1", d -> {
+                started.countDown();
+                mayFail.await();
+                throw new IllegalStateException("poison");
+            }, options().maxDeliveries(1).build());
+            Wait.until("handler started", WAIT, () -> started.getCount() == 0);
+
+            proxy.swallowReplies(true);
+            mayFail.countDown();
+            Wait.until("the move made in Redis", WAIT, () -> redis().xlen(prefix + ":{" + topic + "}:dead") == 1);
+            // The answer is lost with the connection; the client reconnects and sends the script again.
+            proxy.pause();
+            proxy.dropConnections();
+            proxy.swallowReplies(false);
+            proxy.resume();
+
+            Wait.until("the dead letter reported", WAIT, () -> events.deadLetters.size() == 1);
+            assertThat(events.deadLetters.get(0).originalStreamId()).isEqualTo(id);
+            Wait.until("PEL empty", WAIT, () -> pending("g").isEmpty());
+            assertThat(redis().xlen(prefix + ":{" + topic + "}:dead")).isEqualTo(1);
+            assertThat(events.deadLetters).hasSize(1);
+        }
+    }
+
+    @Test
+    void defect11_replayWhoseReplyIsLostWithTheConnection_isNotCalledADuplicate() throws Exception {
+        redis().scriptLoad(script("replay"));
+        String deadId = seedDeadLetter();
+        io.lettuce.core.RedisURI server = io.lettuce.core.RedisURI.create(target().uri());
+        try (TcpProxy proxy = TcpProxy.start(server.getHost(), server.getPort())) {
+            Bus viaProxy = Bus.connect(BusConfig.builder(proxy.uri()).keyPrefix(prefix).listener(events)
+                    .consumerDeadAfter(Duration.ofMinutes(10)).build());
+            extraBuses.add(viaProxy);
+            viaProxy.deadLetters().count(topic); // connected before the fault
+
+            proxy.swallowReplies(true);
+            java.util.concurrent.CompletableFuture<String> replay = java.util.concurrent.CompletableFuture
+                    .supplyAsync(() -> viaProxy.deadLetters().replay(topic, deadId));
+            Wait.until("the replay made in Redis", WAIT,
+                    () -> redis().hget(prefix + ":{" + topic + "}:dead:replayed", deadId) != null);
+            proxy.pause();
+            proxy.dropConnections();
+            proxy.swallowReplies(false);
+            proxy.resume();
+
+            String replayedAs = replay.get(WAIT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+            assertThat(replayedAs).isEqualTo(redis().hget(prefix + ":{" + topic + "}:dead:replayed", deadId));
+            assertThat(redis().xlen(stream())).isEqualTo(1);
+        }
     }
 
     // ---------------------------------------------------------------- inspector and API edges
