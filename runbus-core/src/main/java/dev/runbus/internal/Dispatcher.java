@@ -47,6 +47,8 @@ final class Dispatcher {
 
     private final BlockingQueue<List<Held>> queue = new LinkedBlockingQueue<>();
     private final CountDownLatch runnersDone;
+    /** Guards {@link #draining} against a hand-off: what is queued before the drain begins is run. */
+    private final Object intake = new Object();
     private volatile boolean started;
     private volatile boolean draining;
     /** Set when close gave up waiting: from then on no outcome is applied and nothing new starts. */
@@ -85,10 +87,15 @@ final class Dispatcher {
 
     /**
      * Takes over entries, each holding one slot of {@code slots}. Never throws: an entry it cannot take stays
-     * pending in Redis and its slot is released.
+     * pending in Redis and its slot is released. Once the drain began, it takes none: a read that outlived
+     * the read loop's close leaves its entries pending, unheld, for this consumer's next start or a takeover.
      */
     void accept(List<Entry> entries, Slots slots) {
         if (entries.isEmpty()) {
+            return;
+        }
+        if (draining) {
+            slots.release(entries.size());
             return;
         }
         if (ctx.options().ackMode() == AckMode.BEFORE_WORK && !ackBeforeWork(entries, slots)) {
@@ -141,8 +148,14 @@ final class Dispatcher {
         }
         int chunks = batchHandler != null ? 1 : Math.min(ctx.options().concurrency(), ready.size());
         int size = (ready.size() + chunks - 1) / chunks;
-        for (int from = 0; from < ready.size(); from += size) {
-            queue.add(new ArrayList<>(ready.subList(from, Math.min(ready.size(), from + size))));
+        synchronized (intake) {
+            if (draining) { // the runners may be gone: nobody would run these
+                unhold(ready);
+                return;
+            }
+            for (int from = 0; from < ready.size(); from += size) {
+                queue.add(new ArrayList<>(ready.subList(from, Math.min(ready.size(), from + size))));
+            }
         }
     }
 
@@ -333,7 +346,9 @@ final class Dispatcher {
 
     /** Lets queued and running handlers finish; returns false if they did not within the timeout. */
     boolean drain(long timeoutMillis) throws InterruptedException {
-        draining = true;
+        synchronized (intake) {
+            draining = true;
+        }
         return !started || runnersDone.await(timeoutMillis, TimeUnit.MILLISECONDS);
     }
 
