@@ -5,8 +5,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.runbus.testing.ChildJvm;
 import dev.runbus.testing.DyingConsumer;
+import dev.runbus.testing.OwnRedis;
 import dev.runbus.testing.RedisTarget;
 import dev.runbus.testing.Recorder;
+import dev.runbus.testing.TcpProxy;
 import dev.runbus.testing.Wait;
 import io.lettuce.core.Consumer;
 import io.lettuce.core.Limit;
@@ -44,11 +46,16 @@ abstract class BusBehaviourSuite {
 
     abstract RedisTarget target();
 
+    /** Starts a Redis of the test's own, of the version this suite runs on: for tests that flush it. */
+    abstract OwnRedis startOwnRedis();
+
     String prefix;
     String topic;
     Recorder events;
     Bus bus;
     List<Bus> extraBuses = new ArrayList<>();
+    /** The test's own Redis, when it started one; closed after the buses. */
+    OwnRedis own;
 
     @BeforeEach
     void setUp() {
@@ -63,6 +70,9 @@ abstract class BusBehaviourSuite {
         extraBuses.forEach(Bus::close);
         bus.close();
         target().deleteKeys(prefix);
+        if (own != null) {
+            own.close();
+        }
     }
 
     Bus newBus(BusListener listener) {
@@ -222,7 +232,9 @@ abstract class BusBehaviourSuite {
 
     @Test
     void keepAlive_handlerRunningThreeTimesMinIdleIsNotTakenOver() {
-        Duration minIdle = Duration.ofMillis(400);
+        // renewed every 100 ms against a minIdle of a second: a stall of most of a second is tolerated
+        Duration minIdle = Duration.ofSeconds(1);
+        Duration keepAlive = Duration.ofMillis(100);
         String id = bus.publisher().publish(topic, msg(1));
         CountDownLatch started = new CountDownLatch(1);
         AtomicInteger slowCalls = new AtomicInteger();
@@ -230,10 +242,11 @@ abstract class BusBehaviourSuite {
             slowCalls.incrementAndGet();
             started.countDown();
             Thread.sleep(minIdle.multipliedBy(3).toMillis()); // the behaviour under test: a long handler
-        }, options().minIdle(minIdle).build());
+        }, options().minIdle(minIdle).keepAliveInterval(keepAlive).build());
         Wait.until("slow handler started", WAIT, () -> started.getCount() == 0);
         Recorder other = new Recorder();
-        bus.subscribe(topic, "g", "eager", other::record, options().minIdle(minIdle).build());
+        bus.subscribe(topic, "g", "eager", other::record, options().minIdle(minIdle).keepAliveInterval(keepAlive)
+                .build());
 
         Wait.until("acked by the slow consumer", WAIT, () -> pending("g").isEmpty());
         assertThat(slowCalls.get()).isEqualTo(1);
@@ -398,7 +411,8 @@ abstract class BusBehaviourSuite {
 
     @Test
     void janitor_deletesDeadConsumersOnlyWhenTheirPelIsEmpty() {
-        Bus janitorBus = newBus(BusListener.NONE, Duration.ofMillis(300));
+        // Heartbeats every 100 ms against 1.5 s: the live consumer never looks dead, even through a long stall.
+        Bus janitorBus = newBus(BusListener.NONE, Duration.ofMillis(1500));
         List<String> ids = publish(2);
         readAsGhost("g", "dead-with-pending", 1);
         readAsGhost("g", "dead-and-done", 1);
@@ -406,7 +420,7 @@ abstract class BusBehaviourSuite {
         janitorBus.subscribe(topic, "g", "alive", d -> { }, options().build());
 
         Wait.until("ghosts idle past consumerDeadAfter", WAIT, () -> janitorBus.inspector().consumers(topic, "g")
-                .stream().filter(c -> c.name().startsWith("dead")).allMatch(c -> c.idleMillis() > 400));
+                .stream().filter(c -> c.name().startsWith("dead")).allMatch(c -> c.idleMillis() > 1600));
         List<String> deleted = janitorBus.pruneDeadConsumers(topic, "g");
         assertThat(deleted).containsExactly("dead-and-done");
         Set<String> left = janitorBus.inspector().consumers(topic, "g").stream().map(Inspector.ConsumerInfo::name)
@@ -448,20 +462,21 @@ abstract class BusBehaviourSuite {
     void heartbeatsEveryMillisecond_neverReportANewNameNorOutliveAClose() {
         // The periodic write races a new name's check and a closed name's removal; with a 1 ms interval an
         // unordered implementation reported about 1 name in 100 and left about 1 heartbeat in 200.
+        own = startOwnRedis(); // it flushes the server's scripts
         Recorder recorder = new Recorder();
-        Bus b = Bus.connect(BusConfig.builder(target().uri()).keyPrefix(prefix).listener(recorder)
+        Bus b = Bus.connect(BusConfig.builder(own.uri()).keyPrefix(prefix).listener(recorder)
                 .heartbeatInterval(Duration.ofMillis(1)).consumerDeadAfter(Duration.ofMinutes(10)).build());
         extraBuses.add(b);
         b.subscribe(topic, "g", "keeps-the-loop-busy", d -> { }, options().build());
         for (int i = 0; i < 60; i++) {
             if (i % 20 == 10) {
-                redis().scriptFlush(); // a heartbeat answered NOSCRIPT must not be resent out of order
+                own.redis().scriptFlush(); // a heartbeat answered NOSCRIPT must not be resent out of order
             }
             b.subscribe(topic, "g", "short-lived-" + i, d -> { }, options().build()).close();
         }
         assertThat(recorder.namesInUse).isEmpty();
         Wait.until("no closed consumer keeps a heartbeat", WAIT,
-                () -> redis().zrange(prefix + ":{" + topic + "}:heartbeats:g", 0, -1).equals(
+                () -> own.redis().zrange(prefix + ":{" + topic + "}:heartbeats:g", 0, -1).equals(
                         List.of("keeps-the-loop-busy")));
     }
 
@@ -506,14 +521,17 @@ abstract class BusBehaviourSuite {
 
     @Test
     void scriptsFlushedFromTheServer_areSentWholeAgain() {
-        String id = publish(1).get(0);
-        redis().scriptFlush(); // as after a restart or failover: every EVALSHA now answers NOSCRIPT
-        bus.subscribe(topic, "g", "c1", d -> {
+        own = startOwnRedis(); // it flushes the server's scripts
+        Bus b = Bus.connect(BusConfig.builder(own.uri()).keyPrefix(prefix).listener(events).build());
+        extraBuses.add(b);
+        String id = b.publisher().publish(topic, msg(1));
+        own.redis().scriptFlush(); // as after a restart or failover: every EVALSHA now answers NOSCRIPT
+        b.subscribe(topic, "g", "c1", d -> {
             throw new IllegalStateException("poison");
         }, options().maxDeliveries(1).build());
         Wait.until("dead-lettered through the script sent whole", WAIT, () -> events.deadLetters.size() == 1);
         assertThat(events.deadLetters.get(0).originalStreamId()).isEqualTo(id);
-        assertThat(pending("g")).isEmpty();
+        assertThat(own.redis().xpending(stream(), "g", Range.create("-", "+"), Limit.from(10))).isEmpty();
     }
 
     @Test
@@ -579,13 +597,14 @@ abstract class BusBehaviourSuite {
         int n = 200;
         List<String> ids = publish(n);
         readAsGhost("g", "c1", n);
-        // A second delivery that also never finished: every entry sits at count 2, idle, owned by c1.
-        redis().xclaim(stream(), Consumer.from("g", "c1"), XClaimArgs.Builder.minIdleTime(0),
-                ids.toArray(new String[0]));
-        Wait.until("entries idle", WAIT, () -> pending("g").stream().allMatch(p -> p.getMsSinceLastDelivery() > 60));
+        // A second delivery that also never finished: every entry sits at count 2, idle for a minute, owned by
+        // c1, so a reclaimer started too early would take every entry the read loop has not re-read yet.
+        redis().xclaim(stream(), Consumer.from("g", "c1"), XClaimArgs.Builder.minIdleTime(0)
+                .idle(Duration.ofMinutes(1)), ids.toArray(new String[0]));
 
+        // minIdle far above the keep-alive interval: a stalled keep-alive must not look like a second delivery
         bus.subscribe(topic, "g", "c1", events::record, options().batchSize(10).concurrency(2)
-                .minIdle(Duration.ofMillis(50)).keepAliveInterval(Duration.ofMillis(20)).maxDeliveries(3).build());
+                .minIdle(Duration.ofSeconds(3)).keepAliveInterval(Duration.ofMillis(200)).maxDeliveries(3).build());
         Wait.until("all handled and acked", WAIT, () -> events.callsByMessageId.size() == n && pending("g").isEmpty());
         assertThat(events.deadLetters).isEmpty();
         assertThat(events.calls()).isEqualTo(n);
@@ -686,6 +705,284 @@ abstract class BusBehaviourSuite {
                 && bus.inspector().groups(topic).get(0).lastDeliveredId() != null
                 && !bus.inspector().groups(topic).get(0).lastDeliveredId().equals("0-0"));
         Wait.until("nothing held", WAIT, () -> sub.inFlight() == 0);
+    }
+
+    // ---------------------------------------------------------------- liveness (issue 10)
+
+    @Test
+    void defect1_handlerLeavingItsInterruptFlagSet_killsNoRunnerAndFailsNothing() {
+        int n = 1000;
+        int concurrency = 4;
+        AtomicInteger startedInterrupted = new AtomicInteger();
+        CountDownLatch allRunnersBusy = new CountDownLatch(concurrency);
+        AtomicInteger sawAllRunners = new AtomicInteger();
+        bus.subscribe(topic, "g", "c1", d -> {
+            if (Thread.currentThread().isInterrupted()) {
+                startedInterrupted.incrementAndGet();
+                throw new IllegalStateException("started with the interrupt flag of an earlier call");
+            }
+            events.record(d);
+            if (d.message().id().startsWith("late-")) {
+                // one late message per runner: all of them must be running at once
+                allRunnersBusy.countDown();
+                if (allRunnersBusy.await(WAIT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)) {
+                    sawAllRunners.incrementAndGet();
+                }
+            }
+            Thread.currentThread().interrupt(); // the interrupt-then-throw idiom, or a watchdog racing the return
+        }, options().concurrency(concurrency).batchSize(50).build());
+        publish(n);
+        Wait.until("all " + n + " handled", WAIT, () -> events.callsByMessageId.size() == n);
+
+        bus.publisher().publishAll(topic, IntStream.range(0, concurrency).mapToObj(i -> Message.builder("late",
+                new byte[0]).id("late-" + i).build()).collect(Collectors.toList()));
+        Wait.until("the late messages handled and everything acked", WAIT,
+                () -> events.callsByMessageId.size() == n + concurrency && pending("g").isEmpty());
+        assertThat(sawAllRunners).hasValue(concurrency);
+        assertThat(startedInterrupted).hasValue(0);
+        assertThat(events.failures).isEmpty();
+        assertThat(events.calls()).isEqualTo(n + concurrency);
+    }
+
+    @Test
+    void defect1_batchHandlerLeavingItsInterruptFlagSet_killsNoRunner() {
+        int n = 1000;
+        AtomicInteger startedInterrupted = new AtomicInteger();
+        bus.subscribeBatch(topic, "g", "c1", batch -> {
+            if (Thread.currentThread().isInterrupted()) {
+                startedInterrupted.incrementAndGet();
+                throw new IllegalStateException("started with the interrupt flag of an earlier call");
+            }
+            batch.deliveries().forEach(events::record);
+            Thread.currentThread().interrupt();
+        }, options().concurrency(4).batchSize(20).build());
+        publish(n);
+        Wait.until("all " + n + " handled and acked", WAIT,
+                () -> events.callsByMessageId.size() == n && pending("g").isEmpty());
+        String late = bus.publisher().publish(topic, msg(n));
+        Wait.until("a later message handled and acked", WAIT,
+                () -> events.callsByMessageId.size() == n + 1 && pending("g").isEmpty());
+        assertThat(events.deliveries.get(n).streamId()).isEqualTo(late);
+        assertThat(startedInterrupted).hasValue(0);
+        assertThat(events.failures).isEmpty();
+        assertThat(events.calls()).isEqualTo(n + 1);
+    }
+
+    @Test
+    void defect5_aRunWhoseClaimWasLost_doesNotSettleTheRunThatTookTheEntryBack() {
+        String id = bus.publisher().publish(topic, msg(1));
+        CountDownLatch firstMayEnd = new CountDownLatch(1);
+        CountDownLatch secondMayEnd = new CountDownLatch(1);
+        AtomicInteger runsOfId = new AtomicInteger();
+        Subscription sub = bus.subscribe(topic, "g", "c1", d -> {
+            events.record(d);
+            if (d.streamId().equals(id)) {
+                (runsOfId.incrementAndGet() == 1 ? firstMayEnd : secondMayEnd).await();
+            }
+        }, options().concurrency(2).minIdle(Duration.ofSeconds(5)).keepAliveInterval(Duration.ofMillis(100))
+                .maxDeliveries(10).build());
+        Wait.until("first run started", WAIT, () -> runsOfId.get() == 1);
+
+        // Another consumer takes the entry: c1's keep-alive finds its claim lost and lets go of its hold.
+        redis().xclaim(stream(), Consumer.from("g", "thief"), XClaimArgs.Builder.minIdleTime(0), id);
+        Wait.until("claim lost reported", WAIT, () -> events.claimLost.contains(id));
+        // The thief goes quiet: c1's reclaimer takes the entry back and runs it again while the first run goes on.
+        redis().xclaim(stream(), Consumer.from("g", "thief"),
+                XClaimArgs.Builder.minIdleTime(0).idle(Duration.ofSeconds(10)), id);
+        Wait.until("second run started", WAIT, () -> runsOfId.get() == 2);
+        assertThat(sub.inFlight()).isEqualTo(1);
+
+        firstMayEnd.countDown();
+        // The first run's runner is the only free one: once it handled this, the first run was settled.
+        String next = bus.publisher().publish(topic, msg(2));
+        Wait.until("the next message handled and acked", WAIT, () -> events.calls() == 3
+                && pending("g").stream().noneMatch(p -> p.getId().equals(next)));
+        assertThat(pending("g")).extracting(PendingMessage::getId, PendingMessage::getConsumer)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple(id, "c1"));
+        assertThat(sub.inFlight()).isEqualTo(1);
+        // The second run is still kept alive: its claim is renewed after the first run ended.
+        long firstSettled = System.nanoTime();
+        Wait.until("the second run's claim renewed", WAIT, () -> pending("g").stream().anyMatch(p ->
+                p.getId().equals(id) && p.getMsSinceLastDelivery() + 20 < (System.nanoTime() - firstSettled) / 1_000_000));
+
+        secondMayEnd.countDown();
+        Wait.until("acked by the second run", WAIT, () -> pending("g").isEmpty() && sub.inFlight() == 0);
+        assertThat(events.claimLost).containsExactly(id);
+        assertThat(events.deadLetters).isEmpty();
+        assertThat(events.failures).isEmpty();
+    }
+
+    @Test
+    void defect6_ackBeforeWork_aHandlerLongerThanKeepAliveReportsNoLostClaim() {
+        AtomicBoolean finished = new AtomicBoolean();
+        bus.subscribe(topic, "telemetry", "t1", d -> {
+            events.record(d);
+            Thread.sleep(600); // the behaviour under test: a handler running through several keep-alive rounds
+            finished.set(true);
+        }, options().ackMode(AckMode.BEFORE_WORK).minIdle(Duration.ofMillis(200))
+                .keepAliveInterval(Duration.ofMillis(50)).build());
+        publish(1);
+        Wait.until("handler finished", WAIT, finished::get);
+        assertThat(pending("telemetry")).isEmpty();
+        assertThat(events.claimLost).isEmpty();
+        assertThat(events.calls()).isEqualTo(1);
+    }
+
+    @Test
+    void defect7_entryDeletedWhileItsHandlerRuns_isReportedAndNoLongerKeptAlive() {
+        String id = bus.publisher().publish(topic, msg(1));
+        CountDownLatch mayEnd = new CountDownLatch(1);
+        Subscription sub = bus.subscribe(topic, "g", "c1", d -> {
+            events.record(d);
+            if (d.streamId().equals(id)) {
+                mayEnd.await();
+            }
+        }, options().concurrency(1).minIdle(Duration.ofSeconds(5)).keepAliveInterval(Duration.ofMillis(100))
+                .claimInterval(Duration.ofMinutes(5)).build());
+        // The reclaimer looks at the start and then not for minutes: this is about the keep-alive finding the
+        // deleted entry (Redis 7.0's XAUTOCLAIM drops a deleted entry whatever its idle time, which the reclaimer
+        // then reports, and that path must end the same way).
+        Wait.until("handler started and the reclaimer started", WAIT, () -> events.calls() == 1
+                && Thread.getAllStackTraces().keySet().stream().anyMatch(t -> t.getName().startsWith("runbus-reclaim-")));
+        redis().xdel(stream(), id);
+
+        Wait.until("reported trimmed while pending", WAIT, () -> events.trimmed.contains(id));
+        assertThat(sub.inFlight()).isZero();
+        assertThat(pending("g")).isEmpty(); // acked by the keep-alive, so nobody tries it again
+        mayEnd.countDown();
+        String next = bus.publisher().publish(topic, msg(2));
+        Wait.until("the next message handled and acked", WAIT, () -> events.calls() == 2 && pending("g").isEmpty());
+        assertThat(events.deliveries.get(1).streamId()).isEqualTo(next);
+        assertThat(events.trimmed).containsExactly(id);
+        assertThat(events.claimLost).isEmpty();
+        assertThat(events.failures).isEmpty();
+    }
+
+    /** The source of one of the bus's Lua scripts, to run a step of it directly against seeded state. */
+    static String script(String name) {
+        try (var in = BusBehaviourSuite.class.getResourceAsStream("/dev/runbus/lua/" + name + ".lua")) {
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (java.io.IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Runs dead_letter.lua once for entry {@code id} as the call named {@code token}. */
+    String deadLetterCall(String id, String token) {
+        return redis().eval(script("dead_letter"), io.lettuce.core.ScriptOutputType.VALUE,
+                new String[] {stream(), prefix + ":{" + topic + "}:dead", prefix + ":{" + topic + "}:dead:call:" + token},
+                "g", id, topic, "c1", "1", "poison", "1700000000000", "60000");
+    }
+
+    /** Runs replay.lua once for dead letter {@code deadId} as the call named {@code token}. */
+    List<Object> replayCall(String deadId, String token) {
+        return redis().eval(script("replay"), io.lettuce.core.ScriptOutputType.MULTI,
+                new String[] {prefix + ":{" + topic + "}:dead", prefix + ":{" + topic + "}:dead:replayed", stream()},
+                deadId, token);
+    }
+
+    /** A dead letter written the way dead_letter.lua writes one. */
+    String seedDeadLetter() {
+        return redis().xadd(prefix + ":{" + topic + "}:dead", Map.of("dl:topic", topic, "dl:stream_id", "1-1",
+                "dl:group", "g", "dl:consumer", "c1", "dl:deliveries", "3", "dl:reason", "poison", "dl:at",
+                "1700000000000", "id", "m-1", "type", "order.created", "payload", "p"));
+    }
+
+    @Test
+    void defect11_deadLetterScriptSentTwice_answersTheSecondSendAsTheFirst() {
+        String id = publish(1).get(0);
+        readAsGhost("g", "c1", 1);
+        String first = deadLetterCall(id, "call-1");
+        assertThat(first).isNotNull().isNotEqualTo("trimmed");
+        assertThat(deadLetterCall(id, "call-1")).isEqualTo(first); // the same call, sent again after a reconnect
+        assertThat(deadLetterCall(id, "call-2")).isNull(); // another call: no longer pending
+        assertThat(redis().xlen(prefix + ":{" + topic + "}:dead")).isEqualTo(1);
+        assertThat(pending("g")).isEmpty();
+        assertThat(redis().pttl(prefix + ":{" + topic + "}:dead:call:call-1")).isBetween(1L, 60_000L);
+
+        String gone = bus.publisher().publish(topic, msg(2));
+        readAsGhost("g", "c1", 1);
+        redis().xdel(stream(), gone);
+        assertThat(deadLetterCall(gone, "call-3")).isEqualTo("trimmed");
+        assertThat(deadLetterCall(gone, "call-3")).isEqualTo("trimmed");
+        assertThat(deadLetterCall(gone, "call-4")).isNull();
+        assertThat(redis().xlen(prefix + ":{" + topic + "}:dead")).isEqualTo(1);
+    }
+
+    @Test
+    void defect11_replayScriptSentTwice_answersTheSecondSendAsTheFirst() {
+        String deadId = seedDeadLetter();
+        List<Object> first = replayCall(deadId, "call-1");
+        assertThat(first.get(0)).isEqualTo(1L);
+        assertThat(replayCall(deadId, "call-1")).isEqualTo(first); // the same call, sent again after a reconnect
+        assertThat(replayCall(deadId, "call-2")).containsExactly(0L, first.get(1)); // another call: a duplicate
+        assertThat(redis().xrange(stream(), Range.create("-", "+"))).extracting(StreamMessage::getId)
+                .containsExactly((String) first.get(1));
+        assertThat(bus.deadLetters().get(topic, deadId).orElseThrow().replayedAs()).contains((String) first.get(1));
+        assertThat(bus.deadLetters().purge(topic, deadId)).isTrue();
+        assertThat(redis().hgetall(prefix + ":{" + topic + "}:dead:replayed")).isEmpty();
+    }
+
+    @Test
+    void defect11_deadLetterMoveWhoseReplyIsLostWithTheConnection_isReportedOnce() throws Exception {
+        redis().scriptLoad(script("dead_letter")); // so the call is one EVALSHA, answered by the script itself
+        String id = bus.publisher().publish(topic, msg(1));
+        io.lettuce.core.RedisURI server = io.lettuce.core.RedisURI.create(target().uri());
+        try (TcpProxy proxy = TcpProxy.start(server.getHost(), server.getPort())) {
+            Bus viaProxy = Bus.connect(BusConfig.builder(proxy.uri()).keyPrefix(prefix).listener(events)
+                    .consumerDeadAfter(Duration.ofMinutes(10)).build());
+            extraBuses.add(viaProxy);
+            CountDownLatch started = new CountDownLatch(1);
+            CountDownLatch mayFail = new CountDownLatch(1);
+            viaProxy.subscribe(topic, "g", "c1", d -> {
+                started.countDown();
+                mayFail.await();
+                throw new IllegalStateException("poison");
+            }, options().maxDeliveries(1).build());
+            Wait.until("handler started", WAIT, () -> started.getCount() == 0);
+
+            proxy.swallowReplies(true);
+            mayFail.countDown();
+            Wait.until("the move made in Redis", WAIT, () -> redis().xlen(prefix + ":{" + topic + "}:dead") == 1);
+            // The answer is lost with the connection; the client reconnects and sends the script again.
+            proxy.pause();
+            proxy.dropConnections();
+            proxy.swallowReplies(false);
+            proxy.resume();
+
+            Wait.until("the dead letter reported", WAIT, () -> events.deadLetters.size() == 1);
+            assertThat(events.deadLetters.get(0).originalStreamId()).isEqualTo(id);
+            Wait.until("PEL empty", WAIT, () -> pending("g").isEmpty());
+            assertThat(redis().xlen(prefix + ":{" + topic + "}:dead")).isEqualTo(1);
+            assertThat(events.deadLetters).hasSize(1);
+        }
+    }
+
+    @Test
+    void defect11_replayWhoseReplyIsLostWithTheConnection_isNotCalledADuplicate() throws Exception {
+        redis().scriptLoad(script("replay"));
+        String deadId = seedDeadLetter();
+        io.lettuce.core.RedisURI server = io.lettuce.core.RedisURI.create(target().uri());
+        try (TcpProxy proxy = TcpProxy.start(server.getHost(), server.getPort())) {
+            Bus viaProxy = Bus.connect(BusConfig.builder(proxy.uri()).keyPrefix(prefix).listener(events)
+                    .consumerDeadAfter(Duration.ofMinutes(10)).build());
+            extraBuses.add(viaProxy);
+            viaProxy.deadLetters().count(topic); // connected before the fault
+
+            proxy.swallowReplies(true);
+            java.util.concurrent.CompletableFuture<String> replay = java.util.concurrent.CompletableFuture
+                    .supplyAsync(() -> viaProxy.deadLetters().replay(topic, deadId));
+            Wait.until("the replay made in Redis", WAIT,
+                    () -> redis().hget(prefix + ":{" + topic + "}:dead:replayed", deadId) != null);
+            proxy.pause();
+            proxy.dropConnections();
+            proxy.swallowReplies(false);
+            proxy.resume();
+
+            String replayedAs = replay.get(WAIT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+            assertThat(replayedAs).isEqualTo(redis().hget(prefix + ":{" + topic + "}:dead:replayed", deadId));
+            assertThat(redis().xlen(stream())).isEqualTo(1);
+        }
     }
 
     // ---------------------------------------------------------------- inspector and API edges

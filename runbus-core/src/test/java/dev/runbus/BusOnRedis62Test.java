@@ -2,11 +2,17 @@ package dev.runbus;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.runbus.testing.OwnRedis;
 import dev.runbus.testing.RedisTarget;
 import org.junit.jupiter.api.Test;
 
 /** The behaviour suite on an embedded Redis 6.2: XAUTOCLAIM replies with two elements and nil entries. */
 class BusOnRedis62Test extends BusBehaviourSuite {
+    @Override
+    OwnRedis startOwnRedis() {
+        return OwnRedis.embedded62();
+    }
+
     @Override
     RedisTarget target() {
         return RedisTarget.embedded62();

@@ -3,6 +3,7 @@ package dev.runbus;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.runbus.testing.OwnRedis;
 import dev.runbus.testing.RedisTarget;
 import dev.runbus.testing.TestServers;
 import org.junit.jupiter.api.Test;
@@ -13,6 +14,11 @@ import org.junit.jupiter.api.Test;
  * there; the version check is then reported skipped, not passed.
  */
 class BusOnRedis7Test extends BusBehaviourSuite {
+    @Override
+    OwnRedis startOwnRedis() {
+        return OwnRedis.process();
+    }
+
     @Override
     RedisTarget target() {
         return RedisTarget.local();

@@ -6,6 +6,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -24,11 +25,15 @@ import org.slf4j.LoggerFactory;
  * <p>A move that fails leaves its entry pending: the reclaimer finds it past the limit and dead-letters it
  * as abandoned. A move whose answer came too late may still have been made (the script is atomic and checks
  * that the entry is pending, so it is never made twice); its dead letter is then not reported to listeners,
- * and the runs layer's sweeper reconciles it.
+ * and the runs layer's sweeper reconciles it. A move whose answer was lost with its connection is sent again
+ * by the client when it reconnects; each move carries a token of its own, so the script answers that second
+ * send as it answered the first, and the move is reported once.
  */
 final class DeadLetterMover implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(DeadLetterMover.class);
+    /** How long Redis keeps what a move did, for a second send of the same move; far beyond any resend. */
+    private static final long REMEMBER_MILLIS = TimeUnit.MINUTES.toMillis(10);
 
     /** One entry to move; {@code done} runs exactly once, after the move succeeded or failed. */
     record Move(String streamId, long deliveries, Message message, String reason, Runnable done) {
@@ -105,7 +110,7 @@ final class DeadLetterMover implements AutoCloseable {
         for (Move m : moves) {
             try {
                 replies.add(scripts.deadLetter(ctx.topic(), ctx.group(), m.streamId(), ctx.consumer(), m.deliveries(),
-                        m.reason(), now));
+                        m.reason(), now, UUID.randomUUID().toString(), Math.max(REMEMBER_MILLIS, 2 * timeoutMillis)));
             } catch (RuntimeException e) {
                 replies.add(CompletableFuture.failedFuture(e));
             }

@@ -26,7 +26,7 @@ import org.slf4j.LoggerFactory;
  * thread, on a virtual-thread executor each is a virtual thread. A batch is handed over in at most
  * {@code concurrency} chunks, so that a runner wakes up once per chunk rather than once per entry. With a
  * {@link BatchHandler} a batch is one chunk and one call, and its deliveries are settled through a
- * {@link BatchCall}. A runner never dies of an exception.
+ * {@link BatchCall}. A runner never dies of an exception nor of an interrupt; it ends only on close.
  */
 final class Dispatcher {
 
@@ -41,12 +41,14 @@ final class Dispatcher {
     private final Acker acker;
     private final DeadLetterMover deadLetters;
     private final SafeListener listener;
-    /** A delivery waiting for a runner, and the pool its slot returns to. */
-    private record Held(Delivery delivery, Slots slots) {
+    /** A delivery waiting for a runner, its hold on the entry, and the pool its slot returns to. */
+    private record Held(Delivery delivery, InFlight.Hold hold, Slots slots) {
     }
 
     private final BlockingQueue<List<Held>> queue = new LinkedBlockingQueue<>();
     private final CountDownLatch runnersDone;
+    /** Guards {@link #draining} against a hand-off: what is queued before the drain begins is run. */
+    private final Object intake = new Object();
     private volatile boolean started;
     private volatile boolean draining;
     /** Set when close gave up waiting: from then on no outcome is applied and nothing new starts. */
@@ -85,44 +87,53 @@ final class Dispatcher {
 
     /**
      * Takes over entries, each holding one slot of {@code slots}. Never throws: an entry it cannot take stays
-     * pending in Redis and its slot is released.
+     * pending in Redis and its slot is released. Once the drain began, it takes none: a read that outlived
+     * the read loop's close leaves its entries pending, unheld, for this consumer's next start or a takeover.
      */
     void accept(List<Entry> entries, Slots slots) {
         if (entries.isEmpty()) {
             return;
         }
+        if (draining) {
+            slots.release(entries.size());
+            return;
+        }
         if (ctx.options().ackMode() == AckMode.BEFORE_WORK && !ackBeforeWork(entries, slots)) {
             return;
         }
+        boolean afterWork = ctx.options().ackMode() == AckMode.AFTER_WORK;
         List<String> notOurs = new ArrayList<>();
         List<Held> ready = new ArrayList<>(entries.size());
         for (Entry e : entries) {
+            InFlight.Hold hold = null;
             try {
                 String forGroup = text(e.fields().get(WireFormat.FOR_GROUP));
                 if (forGroup != null && !forGroup.equals(ctx.group())) {
                     notOurs.add(e.streamId());
                     slots.release(1);
-                } else if (!inFlight.tryHold(e.streamId())) {
+                } else if ((hold = inFlight.tryHold(e.streamId(), afterWork)) == null) {
                     // Already held here (read and claimed at once): one delivery is enough.
                     slots.release(1);
-                } else if (policy.isAbandoned(e.deliveries()) && ctx.options().ackMode() == AckMode.AFTER_WORK) {
-                    inFlight.release(e.streamId());
+                } else if (policy.isAbandoned(e.deliveries()) && afterWork) {
+                    inFlight.release(hold);
                     deadLetter(e.streamId(), e.deliveries(), decodeOrPlaceholder(e),
                             OutcomePolicy.abandonedReason(e.deliveries(), e.previousOwner()), slots);
                 } else {
-                    Held h = decode(e, slots);
+                    Held h = decode(e, hold, slots);
                     if (h != null) {
                         ready.add(h);
                     }
                 }
             } catch (RuntimeException failed) {
-                inFlight.release(e.streamId());
+                if (hold != null) {
+                    inFlight.release(hold);
+                }
                 slots.release(1);
                 listener.onLoopError("dispatch " + ctx.describe(), failed);
             }
         }
         handOff(ready);
-        if (ctx.options().ackMode() == AckMode.AFTER_WORK) {
+        if (afterWork) {
             notOurs.forEach(acker::ack);
         }
     }
@@ -137,8 +148,14 @@ final class Dispatcher {
         }
         int chunks = batchHandler != null ? 1 : Math.min(ctx.options().concurrency(), ready.size());
         int size = (ready.size() + chunks - 1) / chunks;
-        for (int from = 0; from < ready.size(); from += size) {
-            queue.add(new ArrayList<>(ready.subList(from, Math.min(ready.size(), from + size))));
+        synchronized (intake) {
+            if (draining) { // the runners may be gone: nobody would run these
+                unhold(ready);
+                return;
+            }
+            for (int from = 0; from < ready.size(); from += size) {
+                queue.add(new ArrayList<>(ready.subList(from, Math.min(ready.size(), from + size))));
+            }
         }
     }
 
@@ -157,32 +174,46 @@ final class Dispatcher {
     }
 
     /** The delivery of an entry, or null when it cannot be decoded (it is dead-lettered instead). */
-    private Held decode(Entry e, Slots slots) {
+    private Held decode(Entry e, InFlight.Hold hold, Slots slots) {
         Message message;
         try {
             message = WireFormat.decode(e.streamId(), e.fields());
         } catch (RuntimeException bad) {
-            inFlight.release(e.streamId());
+            inFlight.release(hold);
             deadLetter(e.streamId(), e.deliveries(), placeholder(e.streamId()), "cannot decode entry: " + bad.getMessage(),
                     slots);
             return null;
         }
         return new Held(new Delivery(message, ctx.topic(), e.streamId(), ctx.group(), ctx.consumer(), e.deliveries()),
-                slots);
+                hold, slots);
     }
 
+    /**
+     * Runs chunks until close: it ends when the queue is drained after {@link #drain}, or at {@link #stop}, and
+     * for no other reason. An interrupt that reaches the wait for work (a handler's flag is cleared after
+     * each call, so it came from outside, e.g. a shut-down executor) does not end it either: a runner that
+     * ended early would never be replaced, and the consumer would keep its entries without running them.
+     */
     private void runner() {
         try {
             while (!stopped) {
-                List<Held> chunk = queue.poll(50, TimeUnit.MILLISECONDS);
+                List<Held> chunk;
+                try {
+                    chunk = queue.poll(50, TimeUnit.MILLISECONDS);
+                } catch (InterruptedException e) {
+                    log.debug("{}: a handler runner was interrupted while waiting for work; it runs on",
+                            ctx.describe());
+                    continue;
+                }
                 if (chunk != null) {
                     runAll(chunk);
                 } else if (draining) {
                     return;
                 }
             }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+        } catch (Throwable unexpected) {
+            log.error("{}: a handler runner ended unexpectedly", ctx.describe(), unexpected);
+            listener.onLoopError("handler runner " + ctx.describe(), unexpected);
         } finally {
             runnersDone.countDown();
         }
@@ -210,6 +241,7 @@ final class Dispatcher {
         } catch (Throwable t) {
             failure = t;
         }
+        clearInterrupt();
         settle(h, failure);
     }
 
@@ -227,19 +259,38 @@ final class Dispatcher {
         } catch (Throwable t) {
             failure = t;
         }
+        clearInterrupt();
         call.settleRest(failure);
+    }
+
+    /**
+     * A handler may leave its thread's interrupt flag set (interrupt-then-throw, or a watchdog racing its
+     * return). The flag belongs to that call: left set, it would fail the next delivery for nothing and end
+     * the runner's wait for work.
+     */
+    private static void clearInterrupt() {
+        if (Thread.interrupted()) {
+            log.debug("cleared the interrupt flag a handler left set");
+        }
     }
 
     /**
      * After the handler: the entry is no longer kept alive, its outcome is applied and its slot is freed (for a
      * dead letter, once the move is made). Never throws: a failure here leaves the entry pending.
+     *
+     * <p>No outcome is applied when this delivery's hold was gone: its claim was lost (the keep-alive reported
+     * it) or the entry was deleted. The entry is then another delivery's, possibly a newer one of this very
+     * consumer, which acks or dead-letters it itself.
      */
     private void settle(Held h, Throwable failure) {
         Delivery d = h.delivery();
-        inFlight.release(d.streamId());
+        boolean stillHeld = inFlight.release(h.hold());
         boolean slotHandedOver = false;
         try {
-            if (!stopped) {
+            if (!stillHeld) {
+                log.debug("{}: {} was no longer held by this delivery when its handler ended; no outcome applied",
+                        ctx.describe(), d.streamId());
+            } else if (!stopped) {
                 slotHandedOver = finish(d, failure, h.slots());
             }
         } catch (Throwable unexpected) {
@@ -254,7 +305,7 @@ final class Dispatcher {
     /** Entries that will not run: they stay pending in Redis, no longer held here. Returns how many. */
     private int unhold(List<Held> held) {
         for (Held h : held) {
-            inFlight.release(h.delivery().streamId());
+            inFlight.release(h.hold());
             h.slots().release(1);
         }
         return held.size();
@@ -295,7 +346,9 @@ final class Dispatcher {
 
     /** Lets queued and running handlers finish; returns false if they did not within the timeout. */
     boolean drain(long timeoutMillis) throws InterruptedException {
-        draining = true;
+        synchronized (intake) {
+            draining = true;
+        }
         return !started || runnersDone.await(timeoutMillis, TimeUnit.MILLISECONDS);
     }
 

@@ -1,7 +1,9 @@
 package dev.runbus.internal;
 
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 /**
  * Keeps the claim of entries this consumer still holds: every run, the entries whose claim is older than
@@ -9,6 +11,10 @@ import java.util.List;
  * without counting a delivery. So the idle time of a held entry stays below 1.5 keep-alive intervals, which
  * {@link dev.runbus.SubscribeOptions} keeps below {@code minIdle}, however long its handler runs. Short
  * handlers never cost a keep-alive call.
+ *
+ * <p>An entry another consumer took over (claim lost) or that was deleted from the stream (trimmed, acked by
+ * the script) is no longer held: its hold is dropped and it is reported. Only the hold this round looked at
+ * is dropped, never a newer delivery's hold of the same entry.
  */
 final class KeepAlive implements Runnable {
 
@@ -29,25 +35,34 @@ final class KeepAlive implements Runnable {
     @Override
     public void run() {
         long now = System.nanoTime();
-        List<String> due = inFlight.renewedBefore(now - ctx.options().keepAliveInterval().toNanos() / 2);
+        List<InFlight.Hold> due = inFlight.renewedBefore(now - ctx.options().keepAliveInterval().toNanos() / 2);
         for (int from = 0; from < due.size(); from += IDS_PER_CALL) {
-            List<String> chunk = due.subList(from, Math.min(due.size(), from + IDS_PER_CALL));
-            List<String> lost = scripts.keepAlive(ctx.topic(), ctx.group(), ctx.consumer(), chunk);
-            List<String> kept = new ArrayList<>(chunk);
-            kept.removeAll(lost);
-            inFlight.renewed(kept, now);
-            if (!lost.isEmpty()) {
-                // Entries acked meanwhile are "lost" too; only report those still held.
-                List<String> stillHeld = new ArrayList<>();
-                for (String id : lost) {
-                    if (inFlight.contains(id)) {
-                        stillHeld.add(id);
-                        inFlight.release(id);
+            List<InFlight.Hold> chunk = due.subList(from, Math.min(due.size(), from + IDS_PER_CALL));
+            List<String> ids = new ArrayList<>(chunk.size());
+            chunk.forEach(h -> ids.add(h.streamId()));
+            Scripts.KeepAliveResult r = scripts.keepAlive(ctx.topic(), ctx.group(), ctx.consumer(), ids);
+            Set<String> lost = new HashSet<>(r.lost());
+            Set<String> trimmed = new HashSet<>(r.trimmed());
+            List<InFlight.Hold> renewed = new ArrayList<>(chunk.size());
+            List<String> claimLost = new ArrayList<>();
+            for (InFlight.Hold h : chunk) {
+                if (lost.contains(h.streamId())) {
+                    // Entries settled meanwhile are "lost" too (acked); only report those still held.
+                    if (inFlight.release(h)) {
+                        claimLost.add(h.streamId());
                     }
+                } else if (trimmed.contains(h.streamId())) {
+                    inFlight.release(h); // the script acked it: reported below whether or not it settled meanwhile
+                } else {
+                    renewed.add(h);
                 }
-                if (!stillHeld.isEmpty()) {
-                    listener.onClaimLost(ctx.topic(), ctx.group(), ctx.consumer(), stillHeld);
-                }
+            }
+            inFlight.renewed(renewed, now);
+            if (!claimLost.isEmpty()) {
+                listener.onClaimLost(ctx.topic(), ctx.group(), ctx.consumer(), claimLost);
+            }
+            if (!r.trimmed().isEmpty()) {
+                listener.onTrimmedWhilePending(ctx.topic(), ctx.group(), r.trimmed());
             }
         }
     }

@@ -7,7 +7,10 @@ package dev.runbus.internal;
  * <pre>
  * {prefix}:{topic}:stream             the topic's stream
  * {prefix}:{topic}:dead               its dead-letter stream
- * {prefix}:{topic}:dead:replayed      hash: dead letter id -> stream id it was replayed as
+ * {prefix}:{topic}:dead:replayed      hash: dead letter id -> stream id it was replayed as, and
+ *                                     "{dead letter id}:token" -> token of the call that replayed it
+ * {prefix}:{topic}:dead:call:{token}  string, expires: what one dead-letter move did (dead letter id or
+ *                                     "trimmed"), so that the same call sent again answers the same
  * {prefix}:{topic}:heartbeats:{group} sorted set: consumer -> last heartbeat, epoch ms (Redis clock)
  * {prefix}:topics                     set of topic names, for the inspector
  * </pre>
@@ -30,6 +33,16 @@ public final class Keys {
 
     public String replayed(String topic) {
         return tagged(topic) + ":dead:replayed";
+    }
+
+    /** The record of one dead-letter move, by the token of its call. */
+    public String deadLetterCall(String topic, String token) {
+        return tagged(topic) + ":dead:call:" + token;
+    }
+
+    /** The field of the replay record that holds the token of the call that replayed a dead letter. */
+    public static String replayTokenField(String deadLetterId) {
+        return deadLetterId + ":token";
     }
 
     public String heartbeats(String topic, String group) {

@@ -8,6 +8,7 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -24,6 +25,8 @@ final class ReadLoop implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(ReadLoop.class);
     private static final long RETRY_PAUSE_MILLIS = 1000;
+    /** Beyond the longest a read can take, for the thread to get from the read's end to its own end. */
+    private static final long CLOSE_MARGIN_MILLIS = 1000;
 
     private final SubscriptionContext ctx;
     private final StatefulRedisConnection<String, byte[]> connection;
@@ -34,13 +37,14 @@ final class ReadLoop implements AutoCloseable {
     private final Dispatcher dispatcher;
     private final SafeListener listener;
     private final Runnable ownPendingDone;
+    private final long commandTimeoutMillis;
     private final Thread thread;
     private volatile boolean closed;
     private volatile long clientId = -1;
 
     ReadLoop(SubscriptionContext ctx, StatefulRedisConnection<String, byte[]> connection,
              RedisCommands<String, byte[]> shared, Scripts scripts, GroupCreator groups, Slots slots,
-             Dispatcher dispatcher, SafeListener listener, Runnable ownPendingDone) {
+             Dispatcher dispatcher, SafeListener listener, Runnable ownPendingDone, long commandTimeoutMillis) {
         this.ctx = ctx;
         this.connection = connection;
         this.shared = shared;
@@ -50,6 +54,7 @@ final class ReadLoop implements AutoCloseable {
         this.dispatcher = dispatcher;
         this.listener = listener;
         this.ownPendingDone = ownPendingDone;
+        this.commandTimeoutMillis = commandTimeoutMillis;
         this.thread = new Thread(this::run, "runbus-read-" + ctx.describe());
         this.thread.setDaemon(true);
     }
@@ -139,11 +144,17 @@ final class ReadLoop implements AutoCloseable {
         }
     }
 
-    /** Stops reading; a blocked XREADGROUP is unblocked at once. Entries already read are dispatched. */
+    /**
+     * Stops reading; a blocked XREADGROUP is unblocked at once. Entries already read are dispatched. Waits for
+     * the read in progress as long as it can take (the block time plus the command timeout, which is the read
+     * connection's timeout): a read given up on could still return entries after the dispatcher's drain, and
+     * those are then left pending, unheld (see {@link Dispatcher#accept}).
+     */
     @Override
     public void close() {
         closed = true;
-        long deadline = System.nanoTime() + ctx.options().blockTime().toNanos() + 5_000_000_000L;
+        long deadline = System.nanoTime() + ctx.options().blockTime().toNanos()
+                + TimeUnit.MILLISECONDS.toNanos(commandTimeoutMillis + CLOSE_MARGIN_MILLIS);
         try {
             while (thread.isAlive() && System.nanoTime() < deadline) {
                 long id = clientId;

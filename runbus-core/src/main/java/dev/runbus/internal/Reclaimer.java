@@ -15,14 +15,17 @@ final class Reclaimer implements Runnable {
     private final Scripts scripts;
     private final Slots slots;
     private final Dispatcher dispatcher;
+    private final InFlight inFlight;
     private final SafeListener listener;
     private volatile boolean closed;
 
-    Reclaimer(SubscriptionContext ctx, Scripts scripts, Slots slots, Dispatcher dispatcher, SafeListener listener) {
+    Reclaimer(SubscriptionContext ctx, Scripts scripts, Slots slots, Dispatcher dispatcher, InFlight inFlight,
+              SafeListener listener) {
         this.ctx = ctx;
         this.scripts = scripts;
         this.slots = slots;
         this.dispatcher = dispatcher;
+        this.inFlight = inFlight;
         this.listener = listener;
     }
 
@@ -50,6 +53,7 @@ final class Reclaimer implements Runnable {
             }
             slots.release(room - r.claimed().size());
             if (!r.trimmed().isEmpty()) {
+                inFlight.releaseTrimmed(r.trimmed()); // some may be running here still: no longer kept alive
                 listener.onTrimmedWhilePending(ctx.topic(), ctx.group(), r.trimmed());
             }
             dispatcher.accept(r.claimed(), slots);

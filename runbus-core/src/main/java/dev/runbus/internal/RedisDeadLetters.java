@@ -16,6 +16,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.UUID;
 
 /** Reads and manages the dead-letter streams; the layout of a dead letter is in docs/wire-format.md. */
 final class RedisDeadLetters implements DeadLetters {
@@ -77,7 +78,7 @@ final class RedisDeadLetters implements DeadLetters {
     @Override
     public String replay(String topic, String deadLetterId) {
         Keys.checkTopic(topic);
-        Scripts.ReplayResult r = scripts.replay(topic, deadLetterId);
+        Scripts.ReplayResult r = scripts.replay(topic, deadLetterId, UUID.randomUUID().toString());
         switch (r.status()) {
             case 1:
                 return r.streamId();
@@ -95,7 +96,7 @@ final class RedisDeadLetters implements DeadLetters {
         Keys.checkTopic(topic);
         return Calls.call("purging dead letter " + deadLetterId, () -> {
             long removed = redis.xdel(keys.deadLetters(topic), deadLetterId);
-            redis.hdel(keys.replayed(topic), deadLetterId);
+            redis.hdel(keys.replayed(topic), deadLetterId, Keys.replayTokenField(deadLetterId));
             return removed > 0;
         });
     }

@@ -54,8 +54,8 @@ final class RedisSubscription implements Subscription {
         this.deadLetters = new DeadLetterMover(ctx, bus.scripts(), listener, bus.commandTimeoutMillis());
         this.dispatcher = new Dispatcher(ctx, handler, batchHandler, inFlight, acker, deadLetters, listener);
         this.readLoop = new ReadLoop(ctx, readConnection, bus.sync(), bus.scripts(), bus::ensureGroup, readSlots,
-                dispatcher, listener, this::startReclaimer);
-        this.reclaimer = new Reclaimer(ctx, bus.scripts(), reclaimSlots, dispatcher, listener);
+                dispatcher, listener, this::startReclaimer, bus.commandTimeoutMillis());
+        this.reclaimer = new Reclaimer(ctx, bus.scripts(), reclaimSlots, dispatcher, inFlight, listener);
         this.reclaimLoop = new PeriodicLoop("runbus-reclaim-" + ctx.describe(), o.claimInterval(), reclaimer,
                 listener);
         this.keepAliveLoop = new PeriodicLoop("runbus-keepalive-" + ctx.describe(), o.keepAliveInterval(),

@@ -66,23 +66,35 @@ final class Scripts {
 
     /**
      * Moves one pending entry to the dead-letter stream, without waiting. The future holds the dead letter id,
-     * "trimmed" when the entry was gone, or null when it was not pending.
+     * "trimmed" when the entry was gone, or null when it was not pending. {@code token} names this call: sent
+     * again after a reconnect, within {@code rememberMillis}, it answers what it answered the first time.
      */
     CompletableFuture<String> deadLetter(String topic, String group, String streamId, String consumer,
-                                         long deliveries, String reason, long atMillis) {
+                                         long deliveries, String reason, long atMillis, String token,
+                                         long rememberMillis) {
         return DEAD_LETTER.<byte[]>runAsync(async, ScriptOutputType.VALUE,
-                new String[] {keys.stream(topic), keys.deadLetters(topic)},
-                args(group, streamId, topic, consumer, deliveries, reason, atMillis)).thenApply(Replies::str);
+                new String[] {keys.stream(topic), keys.deadLetters(topic), keys.deadLetterCall(topic, token)},
+                args(group, streamId, topic, consumer, deliveries, reason, atMillis, rememberMillis))
+                .thenApply(Replies::str);
     }
 
-    ReplayResult replay(String topic, String deadLetterId) {
+    /** Replays a dead letter; {@code token} names this call, so that the same call sent again is not a duplicate. */
+    ReplayResult replay(String topic, String deadLetterId, String token) {
         List<Object> r = REPLAY.run(redis, ScriptOutputType.MULTI,
-                new String[] {keys.deadLetters(topic), keys.replayed(topic), keys.stream(topic)}, args(deadLetterId));
+                new String[] {keys.deadLetters(topic), keys.replayed(topic), keys.stream(topic)},
+                args(deadLetterId, token));
         return new ReplayResult((int) Replies.num(r.get(0)), r.size() > 1 ? Replies.str(r.get(1)) : null);
     }
 
-    /** Refreshes the claims; returns the ids this consumer no longer owns. Deleted entries are not claimed. */
-    List<String> keepAlive(String topic, String group, String consumer, List<String> ids) {
+    /**
+     * What a keep-alive round found: ids this consumer no longer owns, and ids deleted from the stream while
+     * pending (acked by the script); every other id was renewed.
+     */
+    record KeepAliveResult(List<String> lost, List<String> trimmed) {
+    }
+
+    /** Refreshes the claims of entries this consumer still owns and that still exist. */
+    KeepAliveResult keepAlive(String topic, String group, String consumer, List<String> ids) {
         Object[] a = new Object[ids.size() + 2];
         a[0] = group;
         a[1] = consumer;
@@ -90,7 +102,7 @@ final class Scripts {
             a[i + 2] = ids.get(i);
         }
         List<Object> r = KEEP_ALIVE.run(redis, ScriptOutputType.MULTI, new String[] {keys.stream(topic)}, args(a));
-        return ids(r.get(0));
+        return new KeepAliveResult(ids(r.get(0)), ids(r.get(1)));
     }
 
     /** Sent whole (EVAL): ordered with the commands sent before and after it, even after a SCRIPT FLUSH. */

@@ -4,9 +4,14 @@
 -- dead-lettered it already), so an entry is dead-lettered at most once.
 -- Order matters: a Lua script is not rolled back on error, so the copy is written before the
 -- ack. If the copy fails, the entry stays pending and nothing is lost.
+-- A client that reconnects can send the same call again after it ran (the reply was lost with the
+-- connection). Each call carries a token, and what the script did is recorded under it for a while:
+-- the same call sent again answers as the first did instead of "not pending", so that the move is
+-- reported once. A different call finds the entry no longer pending, as before.
 --
 -- KEYS[1]  stream
 -- KEYS[2]  dead-letter stream of the same topic
+-- KEYS[3]  record of this call (string, built from the token; same hash slot)
 -- ARGV[1]  group
 -- ARGV[2]  entry id
 -- ARGV[3]  topic
@@ -14,15 +19,21 @@
 -- ARGV[5]  delivery count
 -- ARGV[6]  reason
 -- ARGV[7]  time, epoch milliseconds
+-- ARGV[8]  how long to keep the record of this call, milliseconds
 -- Returns  the dead letter's id; "trimmed" if the entry was gone from the stream (it is acked);
---          false if it was not pending.
-local stream, dead, group, id = KEYS[1], KEYS[2], ARGV[1], ARGV[2]
+--          false if it was not pending. The same call sent again returns what the first returned.
+local stream, dead, call, group, id = KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2]
+local earlier = redis.call('GET', call)
+if earlier then
+  return earlier
+end
 if #redis.call('XPENDING', stream, group, id, id, 1) == 0 then
   return false
 end
 local entry = redis.call('XRANGE', stream, id, id)
 if #entry == 0 then
   redis.call('XACK', stream, group, id)
+  redis.call('SET', call, 'trimmed', 'PX', ARGV[8])
   return 'trimmed'
 end
 local fields = {
@@ -42,4 +53,5 @@ for i = 1, math.min(#original, limit - (limit % 2)) do
 end
 local dead_id = redis.call('XADD', dead, '*', unpack(fields))
 redis.call('XACK', stream, group, id)
+redis.call('SET', call, dead_id, 'PX', ARGV[8])
 return dead_id

@@ -5,11 +5,8 @@ import io.lettuce.core.ScanArgs;
 import io.lettuce.core.ScanIterator;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
-import java.io.IOException;
-import java.net.ServerSocket;
 import java.util.ArrayList;
 import java.util.List;
-import redis.embedded.RedisServer;
 
 /**
  * A real Redis server the behaviour suite runs against: the local Redis 7 (or RUNBUS_TEST_REDIS_URL), and
@@ -42,23 +39,9 @@ public final class RedisTarget {
     /** An embedded Redis 6.2, started on a free port on first use and stopped when the JVM exits. */
     public static synchronized RedisTarget embedded62() {
         if (redis62 == null) {
-            int port = freePort();
-            RedisServer server;
-            try {
-                server = RedisServer.newRedisServer().port(port).setting("save \"\"").setting("appendonly no")
-                        .bind("127.0.0.1").build();
-                server.start();
-            } catch (IOException e) {
-                throw new IllegalStateException("cannot start the embedded Redis 6.2", e);
-            }
-            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-                try {
-                    server.stop();
-                } catch (IOException ignored) {
-                    // the JVM is exiting
-                }
-            }));
-            redis62 = new RedisTarget("redis-6.2-embedded", "redis://127.0.0.1:" + port);
+            OwnRedis server = OwnRedis.embedded62();
+            Runtime.getRuntime().addShutdownHook(new Thread(server::close));
+            redis62 = new RedisTarget("redis-6.2-embedded", server.uri());
         }
         return redis62;
     }
@@ -94,14 +77,6 @@ public final class RedisTarget {
         }
         if (!found.isEmpty()) {
             redis().del(found.toArray(new String[0]));
-        }
-    }
-
-    private static int freePort() {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        } catch (IOException e) {
-            throw new IllegalStateException(e);
         }
     }
 

@@ -1,0 +1,66 @@
+package dev.runbus.testing;
+
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import java.io.IOException;
+import redis.embedded.RedisServer;
+
+/**
+ * A Redis server of one test's own, with a raw connection to it: for tests that flush scripts or data, which
+ * must never do so to the server other tests share. Either a {@link RedisServerProcess} (the installed
+ * {@code redis-server}) or an embedded Redis 6.2, so that a suite run per Redis version gets its own version.
+ */
+public final class OwnRedis implements AutoCloseable {
+
+    private final String uri;
+    private final AutoCloseable server;
+    private final RedisClient client;
+    private final StatefulRedisConnection<String, String> connection;
+
+    private OwnRedis(String uri, AutoCloseable server) {
+        this.uri = uri;
+        this.server = server;
+        this.client = RedisClient.create(uri);
+        this.connection = client.connect();
+    }
+
+    /** A private {@code redis-server} process (see {@link RedisServerProcess} for which binary). */
+    public static OwnRedis process() {
+        RedisServerProcess p = RedisServerProcess.start();
+        return new OwnRedis(p.uri(), p);
+    }
+
+    /** A private embedded Redis 6.2. */
+    public static OwnRedis embedded62() {
+        int port = RedisServerProcess.freePort();
+        RedisServer server;
+        try {
+            server = RedisServer.newRedisServer().port(port).setting("save \"\"").setting("appendonly no")
+                    .bind("127.0.0.1").build();
+            server.start();
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot start an embedded Redis 6.2", e);
+        }
+        return new OwnRedis("redis://127.0.0.1:" + port, server::stop);
+    }
+
+    public String uri() {
+        return uri;
+    }
+
+    public RedisCommands<String, String> redis() {
+        return connection.sync();
+    }
+
+    @Override
+    public void close() {
+        connection.close();
+        client.shutdown();
+        try {
+            server.close();
+        } catch (Exception e) {
+            throw new IllegalStateException("cannot stop the test's own Redis at " + uri, e);
+        }
+    }
+}
