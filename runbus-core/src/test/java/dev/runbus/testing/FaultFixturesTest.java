@@ -19,6 +19,17 @@ class FaultFixturesTest {
         return client.connect(u);
     }
 
+    /** Waits until the connection answers PING again (it may be reconnecting meanwhile). */
+    private static void awaitPong(StatefulRedisConnection<String, String> c, String what) {
+        Wait.until(what, Duration.ofSeconds(10), () -> {
+            try {
+                return "PONG".equals(c.sync().ping());
+            } catch (RuntimeException notYet) {
+                return false;
+            }
+        });
+    }
+
     @Test
     void restart_losesTheDataAndKeepsThePort() {
         try (RedisServerProcess server = RedisServerProcess.start()) {
@@ -48,13 +59,7 @@ class FaultFixturesTest {
                 server.pause();
                 assertThatThrownBy(() -> c.sync().ping()).isInstanceOf(RedisCommandTimeoutException.class);
                 server.resume();
-                assertThat(Wait.until("PONG after resume", Duration.ofSeconds(10), () -> {
-                    try {
-                        return c.sync().ping();
-                    } catch (RuntimeException stillCatchingUp) {
-                        return "";
-                    }
-                }, "PONG"::equals)).isEqualTo("PONG");
+                awaitPong(c, "PONG after resume");
             } finally {
                 client.shutdown();
             }
@@ -76,13 +81,7 @@ class FaultFixturesTest {
                 assertThat(redis.redis().get(key)).isEqualTo("written");
                 proxy.swallowReplies(false);
                 proxy.dropConnections();
-                assertThat(Wait.until("a reconnected PING", Duration.ofSeconds(10), () -> {
-                    try {
-                        return c.sync().ping();
-                    } catch (RuntimeException reconnecting) {
-                        return "";
-                    }
-                }, "PONG"::equals)).isEqualTo("PONG");
+                awaitPong(c, "a reconnected PING");
             } finally {
                 client.shutdown();
                 redis.redis().del(key);
