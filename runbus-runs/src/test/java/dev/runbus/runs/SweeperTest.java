@@ -12,14 +12,18 @@ import dev.runbus.runs.testing.RunsTestSupport;
 import dev.runbus.runs.testing.TestDatabase;
 import dev.runbus.testing.TcpProxy;
 import dev.runbus.testing.Wait;
+import io.lettuce.core.Range;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 
 /** The sweeper against a real PostgreSQL and a real Redis: what it republishes, and that it keeps going. */
@@ -88,6 +92,59 @@ class SweeperTest extends RunsTestSupport {
         } finally {
             release.countDown();
         }
+    }
+
+    /**
+     * A trigger dead-lettered after the sweep read its candidates and before it asked Redis about them (the
+     * listener's mark lost, as in a crash): XPENDING finds the entry gone, and the run must end failed by its
+     * dead letter, not be republished (which would clear its stream entry, so that no mark of that dead
+     * letter could ever fail it, and run it again).
+     */
+    @Test
+    void triggerDeadLetteredWhileTheSweepAsksRedis_failsTheRunInsteadOfRepublishingIt() {
+        CountDownLatch release = new CountDownLatch(1);
+        try {
+            Runs worker = runs(bus(), "w1", workerOptions().build());
+            UUID id = liveRun(worker, release);
+            String entry = redis.redis().xrange(stream(), Range.create("-", "+")).get(0).getId();
+            AtomicBoolean moved = new AtomicBoolean();
+            Bus sweeperBus = Faults.aroundPendingEntry(bus(), () -> {
+                if (moved.compareAndSet(false, true)) {
+                    deadLetterWithoutListeners(entry);
+                }
+            }, () -> { });
+            Runs sweeper = runs(sweeperBus, config(schema, "sweeper", workerOptions().build()));
+
+            SweepResult r = sweeper.sweepOnce();
+
+            assertThat(moved).isTrue();
+            assertThat(r.republished()).isZero();
+            assertThat(r.deadLettersReconciled()).isEqualTo(1);
+            assertThat(worker.get(id).orElseThrow().status()).isEqualTo(RunStatus.FAILED);
+            assertThat(republishedOf(id)).isZero();
+            assertThat(redis.redis().xlen(stream())).isEqualTo(1);
+        } finally {
+            release.countDown();
+        }
+    }
+
+    /**
+     * What {@code dead_letter.lua} writes for a poison trigger (docs/wire-format.md): the dead letter, then the
+     * ack, with no listener told, as when the process that moved it died before its listener's write.
+     */
+    private void deadLetterWithoutListeners(String entry) {
+        var original = redis.redis().xrange(stream(), Range.create(entry, entry)).get(0).getBody();
+        Map<String, String> fields = new LinkedHashMap<>();
+        fields.put("dl:topic", "runs");
+        fields.put("dl:stream_id", entry);
+        fields.put("dl:group", "run-workers");
+        fields.put("dl:consumer", "w1");
+        fields.put("dl:deliveries", "3");
+        fields.put("dl:reason", "poison");
+        fields.put("dl:at", String.valueOf(System.currentTimeMillis()));
+        fields.putAll(original);
+        redis.redis().xadd(prefix + ":{runs}:dead", fields);
+        redis.redis().xack(stream(), "run-workers", entry);
     }
 
     /**

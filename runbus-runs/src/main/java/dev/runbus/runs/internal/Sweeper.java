@@ -21,7 +21,6 @@ import org.slf4j.LoggerFactory;
  *
  * <p>One sweep, on one connection holding an advisory lock (one sweeper at a time across processes):
  * <ol>
- *   <li>reconcile dead letters ({@link DeadLetterReconciler});</li>
  *   <li>read, without locking them, up to {@code sweepBatch} unfinished runs untouched for
  *       {@code sweepThreshold}, in (updated_at, id) order after the last run the previous sweep examined, so
  *       that runs found live (which nothing touches while they run) do not fill every batch; a short page
@@ -29,6 +28,8 @@ import org.slf4j.LoggerFactory;
  *   <li>ask Redis which have a live delivery ({@link Liveness}): a running run whose stream entry is still
  *       pending, or a pending run whose trigger the group has not reached yet. If Redis cannot answer, the
  *       sweep stops here and republishes nothing;</li>
+ *   <li>reconcile dead letters ({@link DeadLetterReconciler}): after asking Redis, so that a run whose entry
+ *       was found gone because it was dead-lettered meanwhile is failed, not republished;</li>
  *   <li>mark the others republished, only those unchanged since they were read (one short transaction), then
  *       publish their triggers. A publish that fails leaves marked runs without a trigger: a later sweep
  *       finds them again.</li>
@@ -70,7 +71,6 @@ public final class Sweeper {
     }
 
     private SweepResult sweepHoldingTheLock(Connection c) throws SQLException {
-        DeadLetterReconciler.Result reconciled = deadLetters.reconcile(c);
         Optional<SweeperStore.Cursor> after = sweeps.value(c, cursorName).flatMap(SweeperStore.Cursor::parse);
         List<SweeperStore.Candidate> candidates = sweeps.candidates(c, config.sweepThreshold(), after,
                 config.sweepBatch());
@@ -83,6 +83,11 @@ public final class Sweeper {
                 }
             }
         }
+        // After asking Redis, not before: an entry XPENDING no longer found because it was dead-lettered
+        // meanwhile has its dead letter in the stream by now (the move and its ack are one script). Failing its
+        // run here changes its updated_at, so the mark below, which takes only runs unchanged since they were
+        // read, does not republish it.
+        DeadLetterReconciler.Result reconciled = deadLetters.reconcile(c);
         List<UUID> republish = SweeperStore.inTransaction(c, tx -> markAndMoveOn(tx, candidates, lost));
         if (!republish.isEmpty()) {
             List<Message> triggers = new ArrayList<>(republish.size());
