@@ -842,8 +842,8 @@ abstract class BusBehaviourSuite {
         // The reclaimer looks at the start and then not for minutes: this is about the keep-alive finding the
         // deleted entry (Redis 7.0's XAUTOCLAIM drops a deleted entry whatever its idle time, which the reclaimer
         // then reports, and that path must end the same way).
-        Wait.until("handler started and the reclaimer started", WAIT, () -> events.calls() == 1
-                && Thread.getAllStackTraces().keySet().stream().anyMatch(t -> t.getName().startsWith("runbus-reclaim-")));
+        Wait.until("handler started and the reclaimer's first scan done", WAIT, () -> events.calls() == 1
+                && reclaimerIsBetweenScans("runbus-reclaim-" + topic + "/g/c1"));
         redis().xdel(stream(), id);
 
         Wait.until("reported trimmed while pending", WAIT, () -> events.trimmed.contains(id));
@@ -856,6 +856,13 @@ abstract class BusBehaviourSuite {
         assertThat(events.trimmed).containsExactly(id);
         assertThat(events.claimLost).isEmpty();
         assertThat(events.failures).isEmpty();
+    }
+
+    /** True when the reclaimer thread of that name has finished a scan and waits for the next interval. */
+    static boolean reclaimerIsBetweenScans(String threadName) {
+        return Thread.getAllStackTraces().entrySet().stream().anyMatch(t -> t.getKey().getName().equals(threadName)
+                && java.util.Arrays.stream(t.getValue()).anyMatch(f -> f.getClassName().endsWith(".PeriodicLoop")
+                        && f.getMethodName().equals("pause")));
     }
 
     /** The source of one of the bus's Lua scripts, to run a step of it directly against seeded state. */

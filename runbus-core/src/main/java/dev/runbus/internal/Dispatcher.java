@@ -150,7 +150,12 @@ final class Dispatcher {
         int size = (ready.size() + chunks - 1) / chunks;
         synchronized (intake) {
             if (draining) { // the runners may be gone: nobody would run these
-                unhold(ready);
+                int n = unhold(ready);
+                if (ctx.options().ackMode() == AckMode.BEFORE_WORK) {
+                    // Acked before work while the drain began: at most once, so they are lost. Say so.
+                    log.warn("{}: {} entries acked before work arrived as the subscription closed; they are not "
+                            + "handled (ackMode BEFORE_WORK delivers at most once)", ctx.describe(), n);
+                }
                 return;
             }
             for (int from = 0; from < ready.size(); from += size) {
@@ -207,7 +212,8 @@ final class Dispatcher {
                 }
                 if (chunk != null) {
                     runAll(chunk);
-                } else if (draining) {
+                } else if (draining && queue.isEmpty()) {
+                    // A chunk queued just before the drain began, after this poll gave up, is run first.
                     return;
                 }
             }

@@ -185,7 +185,9 @@ public final class RunStore {
         try (Connection c = dataSource.getConnection();
              PreparedStatement ps = c.prepareStatement("UPDATE " + runs + " r SET status = ?, attempts = r.attempts + v.n,"
                      + " stream_id = v.stream_id, updated_at = now(), started_at = COALESCE(r.started_at, now())"
-                     + " FROM (SELECT id, max(stream_id) AS stream_id, count(*) AS n"
+                     // The newest entry is the current attempt; stream ids compare as (ms, seq) numbers, not text.
+                     + " FROM (SELECT id, (array_agg(stream_id ORDER BY split_part(stream_id, '-', 1)::numeric DESC,"
+                     + " split_part(stream_id, '-', 2)::numeric DESC))[1] AS stream_id, count(*) AS n"
                      + " FROM unnest(?::uuid[], ?::text[]) AS u(id, stream_id) GROUP BY id) v"
                      // id = ANY lets the planner use the primary key; the join alone scans the table.
                      + " WHERE r.id = ANY (?::uuid[]) AND r.id = v.id AND r.status IN (" + sources(RunStatus.RUNNING) + ")"
