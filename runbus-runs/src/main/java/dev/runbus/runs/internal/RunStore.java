@@ -185,9 +185,8 @@ public final class RunStore {
         try (Connection c = dataSource.getConnection();
              PreparedStatement ps = c.prepareStatement("UPDATE " + runs + " r SET status = ?, attempts = r.attempts + v.n,"
                      + " stream_id = v.stream_id, updated_at = now(), started_at = COALESCE(r.started_at, now())"
-                     // The newest entry is the current attempt; stream ids compare as (ms, seq) numbers, not text.
-                     + " FROM (SELECT id, (array_agg(stream_id ORDER BY split_part(stream_id, '-', 1)::numeric DESC,"
-                     + " split_part(stream_id, '-', 2)::numeric DESC))[1] AS stream_id, count(*) AS n"
+                     // Every request of a run carries its newest entry (newestEntryPerRun), so max() picks it.
+                     + " FROM (SELECT id, max(stream_id) AS stream_id, count(*) AS n"
                      + " FROM unnest(?::uuid[], ?::text[]) AS u(id, stream_id) GROUP BY id) v"
                      // id = ANY lets the planner use the primary key; the join alone scans the table.
                      + " WHERE r.id = ANY (?::uuid[]) AND r.id = v.id AND r.status IN (" + sources(RunStatus.RUNNING) + ")"
@@ -195,9 +194,10 @@ public final class RunStore {
             ps.setString(1, RunStatus.RUNNING.sql());
             Object[] ids = new Object[requests.size()];
             String[] streams = new String[requests.size()];
+            java.util.Map<UUID, String> newest = newestEntryPerRun(requests);
             for (int i = 0; i < requests.size(); i++) {
                 ids[i] = requests.get(i).runId();
-                streams[i] = requests.get(i).streamId();
+                streams[i] = newest.get(requests.get(i).runId());
             }
             ps.setArray(2, c.createArrayOf("uuid", ids));
             ps.setArray(3, c.createArrayOf("text", streams));
@@ -227,6 +227,26 @@ public final class RunStore {
                     last.input(), attempt)));
         }
         return out;
+    }
+
+    /**
+     * The newest stream entry of each run named in {@code requests}: it is the run's current attempt. Stream
+     * ids compare as (milliseconds, sequence) numbers; as text "…-9" would come after "…-10". Done here rather
+     * than in the statement, where ordering an aggregate halves the worker's throughput.
+     */
+    static java.util.Map<UUID, String> newestEntryPerRun(List<AttemptRequest> requests) {
+        java.util.Map<UUID, String> newest = new java.util.HashMap<>();
+        for (AttemptRequest r : requests) {
+            newest.merge(r.runId(), r.streamId(), (a, b) -> compareStreamIds(a, b) >= 0 ? a : b);
+        }
+        return newest;
+    }
+
+    private static int compareStreamIds(String a, String b) {
+        int da = a.indexOf('-');
+        int db = b.indexOf('-');
+        int byMillis = Long.compare(Long.parseLong(a.substring(0, da)), Long.parseLong(b.substring(0, db)));
+        return byMillis != 0 ? byMillis : Long.compare(Long.parseLong(a.substring(da + 1)), Long.parseLong(b.substring(db + 1)));
     }
 
     /** One completion, for {@link #completeAll}. */

@@ -100,16 +100,20 @@ final class SweeperStore {
      */
     List<Candidate> candidates(Connection c, Duration threshold, Optional<Cursor> after, int limit)
             throws SQLException {
+        // The statuses are literals so that the partial index on updated_at of unfinished runs (V001) matches
+        // under a generic plan too; "updated_at >= ?" lets it start the scan at the cursor (the row comparison
+        // alone would only filter), and equal times are ordered by id in a small sort.
         try (PreparedStatement ps = c.prepareStatement("SELECT id, status, stream_id, updated_at FROM " + runs
-                + " WHERE status IN (?, ?) AND updated_at < now() - ? * interval '1 millisecond'"
-                + (after.isPresent() ? " AND (updated_at, id) > (?, ?)" : "")
+                + " WHERE status IN ('" + RunStatus.PENDING.sql() + "', '" + RunStatus.RUNNING.sql() + "')"
+                + " AND updated_at < now() - ? * interval '1 millisecond'"
+                + (after.isPresent() ? " AND updated_at >= ? AND (updated_at, id) > (?, ?)" : "")
                 + " ORDER BY updated_at, id LIMIT ?")) {
             int i = 1;
-            ps.setString(i++, RunStatus.PENDING.sql());
-            ps.setString(i++, RunStatus.RUNNING.sql());
             ps.setLong(i++, threshold.toMillis());
             if (after.isPresent()) {
-                ps.setObject(i++, OffsetDateTime.ofInstant(after.get().updatedAt(), ZoneOffset.UTC));
+                OffsetDateTime at = OffsetDateTime.ofInstant(after.get().updatedAt(), ZoneOffset.UTC);
+                ps.setObject(i++, at);
+                ps.setObject(i++, at);
                 ps.setObject(i++, after.get().runId());
             }
             ps.setInt(i, limit);
