@@ -14,6 +14,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -24,21 +25,27 @@ import org.junit.jupiter.params.provider.ValueSource;
  * after the restart is handled within a deadline, and nothing stays pending. Each seed draws another mix of
  * behaviours per delivery and another moment for the restart. Runs on a Redis of its own, since it restarts it.
  */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class ConsumerLivenessPropertyTest {
 
     static final Duration DEADLINE = Duration.ofSeconds(20);
     static final int BEFORE_RESTART = 120;
     static final int AFTER_RESTART = 80;
 
-    static RedisServerProcess redis;
+    RedisServerProcess redis;
+
+    /** The server this class runs on: the installed redis-server (a subclass runs the property on 6.2). */
+    RedisServerProcess startServer() {
+        return RedisServerProcess.start();
+    }
 
     @BeforeAll
-    static void startRedis() {
-        redis = RedisServerProcess.start();
+    void startRedis() {
+        redis = startServer();
     }
 
     @AfterAll
-    static void stopRedis() {
+    void stopRedis() {
         redis.close();
     }
 

@@ -3,8 +3,6 @@ package dev.runbus.testing;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
-import java.io.IOException;
-import redis.embedded.RedisServer;
 
 /**
  * A Redis server of one test's own, with a raw connection to it: for tests that flush scripts or data, which
@@ -31,18 +29,10 @@ public final class OwnRedis implements AutoCloseable {
         return new OwnRedis(p.uri(), p);
     }
 
-    /** A private embedded Redis 6.2. */
+    /** A private Redis 6.2, the binary inside the embedded-redis artifact. */
     public static OwnRedis embedded62() {
-        int port = RedisServerProcess.freePort();
-        RedisServer server;
-        try {
-            server = RedisServer.newRedisServer().port(port).setting("save \"\"").setting("appendonly no")
-                    .bind("127.0.0.1").build();
-            server.start();
-        } catch (IOException e) {
-            throw new IllegalStateException("cannot start an embedded Redis 6.2", e);
-        }
-        return new OwnRedis("redis://127.0.0.1:" + port, server::stop);
+        RedisServerProcess p = RedisServerProcess.startEmbedded62();
+        return new OwnRedis(p.uri(), p);
     }
 
     public String uri() {

@@ -27,20 +27,33 @@ public final class RedisServerProcess implements AutoCloseable {
 
     private static final Duration START_TIMEOUT = Duration.ofSeconds(20);
     private static Path binary;
+    private static Path embedded;
 
+    private final Path executable;
     private final int port;
     private final Path dir;
     private Process process;
 
-    private RedisServerProcess(int port, Path dir) {
+    private RedisServerProcess(Path executable, int port, Path dir) {
+        this.executable = executable;
         this.port = port;
         this.dir = dir;
     }
 
     /** Starts a server on a free loopback port and waits until it answers PING. */
     public static RedisServerProcess start() {
+        return start(binary());
+    }
+
+    /** Starts the Redis 6.2 inside the embedded-redis artifact, whatever is installed: its own reply shapes. */
+    public static RedisServerProcess startEmbedded62() {
+        return start(embeddedBinary());
+    }
+
+    private static RedisServerProcess start(Path executable) {
         try {
-            RedisServerProcess p = new RedisServerProcess(freePort(), Files.createTempDirectory("runbus-test-redis-"));
+            RedisServerProcess p = new RedisServerProcess(executable, freePort(),
+                    Files.createTempDirectory("runbus-test-redis-"));
             p.launch();
             return p;
         } catch (IOException e) {
@@ -82,7 +95,7 @@ public final class RedisServerProcess implements AutoCloseable {
     }
 
     private void launch() {
-        List<String> cmd = new ArrayList<>(List.of(binary().toString(), "--port", String.valueOf(port),
+        List<String> cmd = new ArrayList<>(List.of(executable.toString(), "--port", String.valueOf(port),
                 "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no",
                 "--dir", dir.toString(), "--logfile", dir.resolve("redis.log").toString()));
         try {
@@ -166,17 +179,27 @@ public final class RedisServerProcess implements AutoCloseable {
                 return binary = candidate;
             }
         }
-        String resource = "/redis-server-6.2.6-v5-linux-amd64";
+        return binary = embeddedBinary();
+    }
+
+    /** The Linux build of Redis 6.2 inside the embedded-redis artifact, copied out once. */
+    static synchronized Path embeddedBinary() {
+        if (embedded != null) {
+            return embedded;
+        }
+        String arch = System.getProperty("os.arch");
+        String resource = arch.equals("aarch64") || arch.equals("arm64") ? "/redis-server-6.2.7-linux-arm64"
+                : arch.equals("x86") || arch.equals("i386") ? "/redis-server-6.2.7-linux-386"
+                : "/redis-server-6.2.6-v5-linux-amd64";
         try (InputStream in = redis.embedded.RedisServer.class.getResourceAsStream(resource)) {
             if (in == null) {
-                throw new IllegalStateException("no redis-server on the PATH and no " + resource
-                        + " in the embedded-redis artifact");
+                throw new IllegalStateException("no " + resource + " in the embedded-redis artifact");
             }
             Path file = Files.createTempFile("runbus-redis-server-", "");
             Files.copy(in, file, StandardCopyOption.REPLACE_EXISTING);
             file.toFile().setExecutable(true);
             file.toFile().deleteOnExit();
-            return binary = file;
+            return embedded = file;
         } catch (IOException e) {
             throw new IllegalStateException("cannot copy the embedded redis-server out", e);
         }
