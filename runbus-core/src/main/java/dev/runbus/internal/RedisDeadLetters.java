@@ -152,13 +152,12 @@ final class RedisDeadLetters implements DeadLetters {
         String streamId = text(fields, STREAM_ID);
         return new DeadLetter(id, topic, streamId, text(fields, GROUP), text(fields, CONSUMER),
                 number(fields, DELIVERIES, 0), text(fields, REASON),
-                Instant.ofEpochMilli(number(fields, AT, millisOfId(id))),
+                Instant.ofEpochMilli(number(fields, AT, WireFormat.millisOf(id))),
                 decodeLeniently(streamId.isEmpty() ? id : streamId, original), Optional.ofNullable(replayedAs));
     }
 
     private static String text(Map<String, byte[]> fields, String name) {
-        byte[] v = fields.get(name);
-        return v == null ? "" : Replies.str(v);
+        return WireFormat.text(fields.get(name), "");
     }
 
     private static long number(Map<String, byte[]> fields, String name, long otherwise) {
@@ -166,16 +165,6 @@ final class RedisDeadLetters implements DeadLetters {
             return Long.parseLong(text(fields, name).trim());
         } catch (NumberFormatException notANumber) {
             return otherwise;
-        }
-    }
-
-    /** The millisecond part of a stream id ({@code <ms>-<seq>}), 0 when it has none. */
-    private static long millisOfId(String id) {
-        int dash = id.indexOf('-');
-        try {
-            return Long.parseLong(dash < 0 ? id : id.substring(0, dash));
-        } catch (NumberFormatException notAnId) {
-            return 0;
         }
     }
 }

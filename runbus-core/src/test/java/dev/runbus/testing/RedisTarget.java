@@ -39,7 +39,7 @@ public final class RedisTarget {
     /** An embedded Redis 6.2, started on a free port on first use and stopped when the JVM exits. */
     public static synchronized RedisTarget embedded62() {
         if (redis62 == null) {
-            OwnRedis server = OwnRedis.embedded62();
+            RedisServerProcess server = RedisServerProcess.startEmbedded62();
             Runtime.getRuntime().addShutdownHook(new Thread(server::close));
             redis62 = new RedisTarget("redis-6.2-embedded", server.uri());
         }

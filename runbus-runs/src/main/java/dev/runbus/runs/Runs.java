@@ -188,7 +188,7 @@ public final class Runs implements AutoCloseable {
         // The batch calls wait for their runs, so they must not take the threads the runs need: they get the
         // bus's own threads.
         worker = bus.subscribeBatch(config.topic(), config.group(), config.consumer(),
-                new RunWorker(store, commits, handler, handlers), options.toBuilder().executor(null).build());
+                new RunWorker(store, failures, commits, handler, handlers), options.toBuilder().executor(null).build());
         return worker;
     }
 

@@ -70,25 +70,24 @@ public final class Settings {
 
     /** These settings with other defaults: only values that came from the built-in defaults change. */
     public Settings withDefaults(Map<Setting, String> defaults) {
-        Settings s = new Settings(configFile);
-        for (Setting setting : Setting.values()) {
-            if (sources.get(setting) == Source.DEFAULT && defaults.containsKey(setting)) {
-                s.put(setting, defaults.get(setting), Source.DEFAULT);
-            } else {
-                s.put(setting, values.get(setting), sources.get(setting));
-            }
-        }
-        return s;
+        return replacing(defaults, Source.DEFAULT, true);
     }
 
     /** These settings with some values replaced, as if given as flags. */
     public Settings with(Map<Setting, String> values) {
+        return replacing(values, Source.FLAG, false);
+    }
+
+    /** A copy with {@code replacements} put in as {@code source}; with {@code onlyDefaults}, over defaults only. */
+    private Settings replacing(Map<Setting, String> replacements, Source source, boolean onlyDefaults) {
         Settings s = new Settings(configFile);
         for (Setting setting : Setting.values()) {
-            if (values.containsKey(setting)) {
-                s.put(setting, values.get(setting), Source.FLAG);
+            boolean replace = replacements.containsKey(setting)
+                    && (!onlyDefaults || sources.get(setting) == Source.DEFAULT);
+            if (replace) {
+                s.put(setting, replacements.get(setting), source);
             } else {
-                s.put(setting, this.values.get(setting), sources.get(setting));
+                s.put(setting, values.get(setting), sources.get(setting));
             }
         }
         return s;

@@ -13,9 +13,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The sweeper's first step: every dead letter of the workers' group since its checkpoint fails its run, if
- * the run's current attempt is still the dead-lettered entry (the bus's listener usually did already; this
- * covers a listener's write that was lost). No clock is compared, so the checkpoint may move past dead
+ * One step of each sweep, after it asked Redis which runs are live: every dead letter of the workers' group
+ * since its checkpoint fails its run, if the run's current attempt is still the dead-lettered entry (the bus's
+ * listener usually did already; this covers a listener's write that was lost). No clock is compared, so the checkpoint may move past dead
  * letters that mark nothing: a replayed run, or one running on another trigger, stays as it is.
  *
  * <p>A dead letter it cannot use (written by another tool, or without a group, an original stream id or a run
@@ -58,10 +58,8 @@ final class DeadLetterReconciler {
             marked += SweeperStore.inTransaction(c, tx -> {
                 int n = 0;
                 for (DeadLetter dl : page) {
-                    switch (use(dl)) {
-                        case MARK -> n += mark(tx, dl) ? 1 : 0;
-                        case SKIP -> skipped.add(dl.id());
-                        case PASS -> { }
+                    if (reconcileOne(tx, dl, skipped)) {
+                        n++;
                     }
                 }
                 sweeps.setValue(tx, checkpoint, page.get(page.size() - 1).id());
@@ -80,21 +78,21 @@ final class DeadLetterReconciler {
         return new Result(marked, skipped.size());
     }
 
-    private enum Use { MARK, SKIP, PASS }
-
-    private Use use(DeadLetter dl) {
+    /** Fails the run of one dead letter if it is the run's current attempt; adds what it cannot use to skipped. */
+    private boolean reconcileOne(Connection c, DeadLetter dl, List<String> skipped) throws SQLException {
         if (isBlank(dl.group()) || isBlank(dl.originalStreamId())) {
-            return Use.SKIP;
+            skipped.add(dl.id());
+            return false;
         }
         if (!config.group().equals(dl.group()) || dl.replayedAs().isPresent()) {
-            return Use.PASS; // another group's, or sent back by a replay that set its run pending
+            return false; // another group's, or sent back by a replay that set its run pending
         }
-        return Triggers.runIdOf(dl.message()).isPresent() ? Use.MARK : Use.SKIP;
-    }
-
-    private boolean mark(Connection c, DeadLetter dl) throws SQLException {
         Optional<UUID> runId = Triggers.runIdOf(dl.message());
-        return failures.markFailed(c, runId.orElseThrow(), dl.reason(), dl.id(), dl.originalStreamId());
+        if (runId.isEmpty()) {
+            skipped.add(dl.id());
+            return false;
+        }
+        return failures.markFailed(c, runId.get(), dl.reason(), dl.id(), dl.originalStreamId());
     }
 
     private static boolean isBlank(String s) {

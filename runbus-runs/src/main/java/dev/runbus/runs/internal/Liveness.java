@@ -81,10 +81,6 @@ final class Liveness {
     }
 
     private static long millisOf(String streamId) {
-        if (streamId == null) {
-            return -1;
-        }
-        int dash = streamId.indexOf('-');
-        return Long.parseLong(dash < 0 ? streamId : streamId.substring(0, dash));
+        return streamId == null ? -1 : StreamIds.millis(streamId);
     }
 }

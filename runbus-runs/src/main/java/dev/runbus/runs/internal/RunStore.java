@@ -230,23 +230,15 @@ public final class RunStore {
     }
 
     /**
-     * The newest stream entry of each run named in {@code requests}: it is the run's current attempt. Stream
-     * ids compare as (milliseconds, sequence) numbers; as text "…-9" would come after "…-10". Done here rather
-     * than in the statement, where ordering an aggregate halves the worker's throughput.
+     * The newest stream entry of each run named in {@code requests}: it is the run's current attempt. Chosen
+     * here rather than in the statement, where ordering an aggregate halves the worker's throughput.
      */
     static java.util.Map<UUID, String> newestEntryPerRun(List<AttemptRequest> requests) {
         java.util.Map<UUID, String> newest = new java.util.HashMap<>();
         for (AttemptRequest r : requests) {
-            newest.merge(r.runId(), r.streamId(), (a, b) -> compareStreamIds(a, b) >= 0 ? a : b);
+            newest.merge(r.runId(), r.streamId(), (a, b) -> StreamIds.compare(a, b) >= 0 ? a : b);
         }
         return newest;
-    }
-
-    private static int compareStreamIds(String a, String b) {
-        int da = a.indexOf('-');
-        int db = b.indexOf('-');
-        int byMillis = Long.compare(Long.parseLong(a.substring(0, da)), Long.parseLong(b.substring(0, db)));
-        return byMillis != 0 ? byMillis : Long.compare(Long.parseLong(a.substring(da + 1)), Long.parseLong(b.substring(db + 1)));
     }
 
     /** One completion, for {@link #completeAll}. */

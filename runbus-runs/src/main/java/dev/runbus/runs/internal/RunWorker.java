@@ -51,8 +51,9 @@ public final class RunWorker implements BatchHandler {
     private final Executor handlers;
 
     /** {@code handlers} runs the run handlers; it must not be the executor of the bus calls into this worker. */
-    public RunWorker(RunStore store, RunCommits commits, RunHandler handler, Executor handlers) {
-        this.failures = new RunFailures(store.dataSource(), store.schema());
+    public RunWorker(RunStore store, RunFailures failures, RunCommits commits, RunHandler handler,
+                     Executor handlers) {
+        this.failures = failures;
         this.effects = new EffectStore(store.dataSource(), store.schema());
         this.commits = commits;
         this.handler = handler;

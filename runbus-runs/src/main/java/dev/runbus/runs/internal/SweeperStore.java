@@ -43,6 +43,12 @@ final class SweeperStore {
         }
     }
 
+    /**
+     * The statuses of an unfinished run, as literals: the partial index on updated_at of unfinished runs (V001)
+     * matches a literal list under a generic plan too, where bound parameters would not.
+     */
+    private static final String UNFINISHED = "('" + RunStatus.PENDING.sql() + "', '" + RunStatus.RUNNING.sql() + "')";
+
     private final String runs;
     private final String sweeperState;
 
@@ -100,11 +106,10 @@ final class SweeperStore {
      */
     List<Candidate> candidates(Connection c, Duration threshold, Optional<Cursor> after, int limit)
             throws SQLException {
-        // The statuses are literals so that the partial index on updated_at of unfinished runs (V001) matches
-        // under a generic plan too; "updated_at >= ?" lets it start the scan at the cursor (the row comparison
-        // alone would only filter), and equal times are ordered by id in a small sort.
+        // "updated_at >= ?" lets the index start the scan at the cursor (the row comparison alone would only
+        // filter), and equal times are ordered by id in a small sort.
         try (PreparedStatement ps = c.prepareStatement("SELECT id, status, stream_id, updated_at FROM " + runs
-                + " WHERE status IN ('" + RunStatus.PENDING.sql() + "', '" + RunStatus.RUNNING.sql() + "')"
+                + " WHERE status IN " + UNFINISHED
                 + " AND updated_at < now() - ? * interval '1 millisecond'"
                 + (after.isPresent() ? " AND updated_at >= ? AND (updated_at, id) > (?, ?)" : "")
                 + " ORDER BY updated_at, id LIMIT ?")) {
@@ -145,12 +150,10 @@ final class SweeperStore {
                 + " stream_id = NULL, updated_at = now()"
                 + " FROM unnest(?::uuid[], ?::timestamptz[]) AS v(id, read_at)"
                 + " WHERE r.id = ANY (?::uuid[]) AND r.id = v.id AND r.updated_at = v.read_at"
-                + " AND r.status IN (?, ?) RETURNING r.id")) {
+                + " AND r.status IN " + UNFINISHED + " RETURNING r.id")) {
             ps.setArray(1, c.createArrayOf("uuid", ids));
             ps.setArray(2, c.createArrayOf("text", readAt));
             ps.setArray(3, c.createArrayOf("uuid", ids));
-            ps.setString(4, RunStatus.PENDING.sql());
-            ps.setString(5, RunStatus.RUNNING.sql());
             List<UUID> marked = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
