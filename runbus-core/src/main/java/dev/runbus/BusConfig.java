@@ -1,7 +1,9 @@
 package dev.runbus;
 
 import java.time.Duration;
+import java.util.Map;
 import java.util.Objects;
+import java.util.TreeMap;
 
 /**
  * How a {@link Bus} connects and keeps its consumers tidy. Immutable; build with {@link #builder(String)}.
@@ -15,9 +17,15 @@ import java.util.Objects;
  *                           once its PEL is empty; default 10 min
  * @param janitorInterval    how often the janitor looks for dead consumers; default 1 min
  * @param listener           called on dead letters, trimmed entries and loop errors; default: none
+ * @param partitions         partition count per topic, for topics with more than one; a topic not named here
+ *                           has 1 partition (one stream, the layout of a plain topic). A topic's count is
+ *                           recorded in Redis when the topic is first used, and a bus configured with another
+ *                           count for it fails with a clear error instead of hashing keys onto other
+ *                           partitions; see {@link Partitioner}. Default: none
  */
 public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeout, Duration heartbeatInterval,
-                        Duration consumerDeadAfter, Duration janitorInterval, BusListener listener) {
+                        Duration consumerDeadAfter, Duration janitorInterval, BusListener listener,
+                        Map<String, Integer> partitions) {
 
     public static final String DEFAULT_KEY_PREFIX = "runbus";
     public static final Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofSeconds(10);
@@ -48,6 +56,21 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
                     + ") must be at least three heartbeat intervals (" + heartbeatInterval.multipliedBy(3) + ")");
         }
         Objects.requireNonNull(listener, "listener");
+        Objects.requireNonNull(partitions, "partitions");
+        partitions.forEach((topic, count) -> {
+            dev.runbus.internal.Keys.checkTopic(topic);
+            try {
+                Partitioner.checkCount(count);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("topic " + topic + ": " + e.getMessage(), e);
+            }
+        });
+        partitions = Map.copyOf(partitions);
+    }
+
+    /** How many partitions {@code topic} has in this configuration: 1 unless {@link #partitions} says otherwise. */
+    public int partitionsOf(String topic) {
+        return partitions.getOrDefault(topic, 1);
     }
 
     public static Builder builder(String redisUri) {
@@ -63,6 +86,7 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
         private Duration consumerDeadAfter = DEFAULT_CONSUMER_DEAD_AFTER;
         private Duration janitorInterval = DEFAULT_JANITOR_INTERVAL;
         private BusListener listener = BusListener.NONE;
+        private final Map<String, Integer> partitions = new TreeMap<>();
 
         private Builder(String redisUri) {
             this.redisUri = redisUri;
@@ -98,9 +122,15 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
             return this;
         }
 
+        /** Gives {@code topic} {@code count} partitions (1 to {@value Partitioner#MAX_PARTITIONS}). */
+        public Builder partitions(String topic, int count) {
+            partitions.put(Objects.requireNonNull(topic, "topic"), count);
+            return this;
+        }
+
         public BusConfig build() {
             return new BusConfig(redisUri, keyPrefix, commandTimeout, heartbeatInterval, consumerDeadAfter,
-                    janitorInterval, listener);
+                    janitorInterval, listener, partitions);
         }
     }
 }

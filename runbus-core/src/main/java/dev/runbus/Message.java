@@ -27,9 +27,12 @@ public final class Message {
     private final byte[] payload;
     private final Map<String, String> headers;
     private final Instant publishedAt;
+    private final String key;
 
-    private Message(String id, String type, byte[] payload, Map<String, String> headers, Instant publishedAt) {
+    private Message(String id, String type, byte[] payload, Map<String, String> headers, Instant publishedAt,
+                    String key) {
         this.id = id;
+        this.key = key;
         this.type = type;
         this.payload = payload;
         this.headers = headers;
@@ -67,6 +70,19 @@ public final class Message {
         return publishedAt;
     }
 
+    /**
+     * The message key, or null when it has none. On a topic with several partitions the key chooses the
+     * partition ({@link Partitioner}), so that messages of one key keep their order for an ordered consumer.
+     */
+    public String key() {
+        return key;
+    }
+
+    /** This message with {@code key} as its key. */
+    public Message withKey(String key) {
+        return new Message(id, type, payload, headers, publishedAt, checkKey(key));
+    }
+
     @Override
     public boolean equals(Object o) {
         if (this == o) {
@@ -77,18 +93,18 @@ public final class Message {
         }
         Message m = (Message) o;
         return id.equals(m.id) && type.equals(m.type) && Arrays.equals(payload, m.payload)
-                && headers.equals(m.headers) && publishedAt.equals(m.publishedAt);
+                && headers.equals(m.headers) && publishedAt.equals(m.publishedAt) && Objects.equals(key, m.key);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(id, type, Arrays.hashCode(payload), headers, publishedAt);
+        return Objects.hash(id, type, Arrays.hashCode(payload), headers, publishedAt, key);
     }
 
     @Override
     public String toString() {
         return "Message[id=" + id + ", type=" + type + ", payload=" + payload.length + " bytes, headers=" + headers
-                + ", publishedAt=" + publishedAt + "]";
+                + ", publishedAt=" + publishedAt + (key == null ? "" : ", key=" + key) + "]";
     }
 
     /** Builds a {@link Message}; id, headers and publish time are optional. */
@@ -98,6 +114,7 @@ public final class Message {
         private final byte[] payload;
         private final Map<String, String> headers = new LinkedHashMap<>();
         private Instant publishedAt;
+        private String key;
 
         private Builder(String type, byte[] payload) {
             this.type = Objects.requireNonNull(type, "type");
@@ -127,6 +144,12 @@ public final class Message {
             return this;
         }
 
+        /** The message key (see {@link Message#key()}): non-empty, at most 1,000 characters. */
+        public Builder key(String key) {
+            this.key = checkKey(key);
+            return this;
+        }
+
         public Builder publishedAt(Instant publishedAt) {
             this.publishedAt = Objects.requireNonNull(publishedAt, "publishedAt");
             return this;
@@ -142,7 +165,15 @@ public final class Message {
             }
             return new Message(id == null ? UUID.randomUUID().toString() : id, type, payload,
                     Collections.unmodifiableMap(new LinkedHashMap<>(headers)),
-                    (publishedAt == null ? Instant.now() : publishedAt).truncatedTo(ChronoUnit.MILLIS));
+                    (publishedAt == null ? Instant.now() : publishedAt).truncatedTo(ChronoUnit.MILLIS), key);
         }
+    }
+
+    private static String checkKey(String key) {
+        Objects.requireNonNull(key, "key");
+        if (key.isEmpty() || key.length() > 1000) {
+            throw new IllegalArgumentException("a message key has 1 to 1000 characters, got " + key.length());
+        }
+        return key;
     }
 }

@@ -28,10 +28,20 @@ import java.util.concurrent.Executor;
  *                          threads owned by the subscription. A supplied executor (for example
  *                          {@code Executors.newVirtualThreadPerTaskExecutor()}) must be able to run
  *                          {@code concurrency} tasks at once and is not shut down by the bus.
+ * @param ordered           per-partition order (default false): each partition of the topic is owned by one
+ *                          consumer of the group at a time, through a lease, and its owner handles its entries one
+ *                          at a time in stream order; partitions run in parallel up to {@code concurrency}. A
+ *                          failed entry is retried in place after {@code minIdle} and holds its partition until it
+ *                          succeeds or is dead-lettered at {@code maxDeliveries}. Every consumer of a group must
+ *                          use the same mode. See docs/architecture.md, "Partitions and order"
+ * @param leaseTime         ordered only: how long a partition's lease lasts without renewal, so how long a
+ *                          partition of a crashed consumer waits before another takes it over; renewed three
+ *                          times per lease (at most every second). Default {@value #DEFAULT_LEASE_SECONDS} s
  */
 public record SubscribeOptions(int concurrency, int batchSize, Duration blockTime, Duration minIdle,
                                int maxDeliveries, Duration claimInterval, Duration keepAliveInterval,
-                               Duration shutdownTimeout, AckMode ackMode, Executor executor) {
+                               Duration shutdownTimeout, AckMode ackMode, Executor executor, boolean ordered,
+                               Duration leaseTime) {
 
     public static final int DEFAULT_CONCURRENCY = 8;
     public static final int DEFAULT_BATCH_SIZE = 100;
@@ -40,6 +50,7 @@ public record SubscribeOptions(int concurrency, int batchSize, Duration blockTim
     public static final int DEFAULT_MAX_DELIVERIES = 3;
     public static final Duration DEFAULT_CLAIM_INTERVAL = Duration.ofSeconds(5);
     public static final Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(30);
+    public static final int DEFAULT_LEASE_SECONDS = 10;
 
     public SubscribeOptions {
         requireAtLeast("concurrency", concurrency, 1);
@@ -51,6 +62,14 @@ public record SubscribeOptions(int concurrency, int batchSize, Duration blockTim
         requirePositive("keepAliveInterval", keepAliveInterval);
         requirePositive("shutdownTimeout", shutdownTimeout);
         Objects.requireNonNull(ackMode, "ackMode");
+        requirePositive("leaseTime", leaseTime);
+        if (leaseTime.toMillis() < 300) {
+            throw new IllegalArgumentException("leaseTime must be at least 300 ms, got " + leaseTime);
+        }
+        if (ordered && ackMode != AckMode.AFTER_WORK) {
+            throw new IllegalArgumentException("ordered consumption acknowledges after work: ackMode must be "
+                    + "AFTER_WORK, got " + ackMode);
+        }
         // A held entry can stay idle for up to 1.5 keep-alive intervals between renewals; half of minIdle
         // leaves room for a slow Redis round trip or a short pause.
         if (keepAliveInterval.multipliedBy(2).compareTo(minIdle) > 0) {
@@ -84,6 +103,8 @@ public record SubscribeOptions(int concurrency, int batchSize, Duration blockTim
         b.shutdownTimeout = shutdownTimeout;
         b.ackMode = ackMode;
         b.executor = executor;
+        b.ordered = ordered;
+        b.leaseTime = leaseTime;
         return b;
     }
 
@@ -112,6 +133,8 @@ public record SubscribeOptions(int concurrency, int batchSize, Duration blockTim
         private Duration shutdownTimeout = DEFAULT_SHUTDOWN_TIMEOUT;
         private AckMode ackMode = AckMode.AFTER_WORK;
         private Executor executor;
+        private boolean ordered;
+        private Duration leaseTime = Duration.ofSeconds(DEFAULT_LEASE_SECONDS);
 
         private Builder() {
         }
@@ -167,13 +190,24 @@ public record SubscribeOptions(int concurrency, int batchSize, Duration blockTim
             return this;
         }
 
+        /** Per-partition order; see {@link SubscribeOptions#ordered()}. */
+        public Builder ordered(boolean v) {
+            ordered = v;
+            return this;
+        }
+
+        public Builder leaseTime(Duration v) {
+            leaseTime = v;
+            return this;
+        }
+
         public SubscribeOptions build() {
             Duration keepAlive = keepAliveInterval;
             if (keepAlive == null && minIdle != null) {
                 keepAlive = minIdle.dividedBy(3);
             }
             return new SubscribeOptions(concurrency, batchSize, blockTime, minIdle, maxDeliveries, claimInterval,
-                    keepAlive, shutdownTimeout, ackMode, executor);
+                    keepAlive, shutdownTimeout, ackMode, executor, ordered, leaseTime);
         }
     }
 }

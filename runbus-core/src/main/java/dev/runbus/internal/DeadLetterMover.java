@@ -35,8 +35,12 @@ final class DeadLetterMover implements AutoCloseable {
     /** How long Redis keeps what a move did, for a second send of the same move; far beyond any resend. */
     private static final long REMEMBER_MILLIS = TimeUnit.MINUTES.toMillis(10);
 
-    /** One entry to move; {@code done} runs exactly once, after the move succeeded or failed. */
-    record Move(String streamId, long deliveries, Message message, String reason, Runnable done) {
+    /**
+     * One entry of one partition to move; {@code fence} (null: none) is the lease an ordered consumer must still
+     * hold. {@code done} runs exactly once, after the move succeeded or failed.
+     */
+    record Move(int partition, String streamId, long deliveries, Message message, String reason,
+                Scripts.Fence fence, Runnable done) {
         Move {
             reason = OutcomePolicy.bounded(reason); // what the dead letter stores, and what listeners hear
         }
@@ -109,8 +113,7 @@ final class DeadLetterMover implements AutoCloseable {
         List<CompletableFuture<String>> replies = new ArrayList<>(moves.size());
         for (Move m : moves) {
             try {
-                replies.add(scripts.deadLetter(ctx.topic(), ctx.group(), m.streamId(), ctx.consumer(), m.deliveries(),
-                        m.reason(), now, UUID.randomUUID().toString(), Math.max(REMEMBER_MILLIS, 2 * timeoutMillis)));
+                replies.add(send(m, now));
             } catch (RuntimeException e) {
                 replies.add(CompletableFuture.failedFuture(e));
             }
@@ -130,16 +133,38 @@ final class DeadLetterMover implements AutoCloseable {
         }
     }
 
+    private CompletableFuture<String> send(Move m, long now) {
+        return scripts.deadLetter(ctx.topic(), ctx.name(m.partition()), ctx.group(), m.streamId(), ctx.consumer(),
+                m.deliveries(), m.reason(), now, UUID.randomUUID().toString(),
+                Math.max(REMEMBER_MILLIS, 2 * timeoutMillis), m.fence());
+    }
+
+    /**
+     * Makes one move on the caller's thread and reports it, for an ordered partition, which must know the move
+     * was made before it goes on. Returns the script's answer ({@link Scripts#deadLetter}); throws when the move
+     * failed or its answer did not come in time (the entry may then be moved or still pending). {@code done} is
+     * not run.
+     */
+    String moveNow(Move m) throws Exception {
+        long now = System.currentTimeMillis();
+        String id = send(m, now).get(timeoutMillis, TimeUnit.MILLISECONDS);
+        report(m, id, now);
+        return id;
+    }
+
     private void report(Move m, String id, long atMillis) {
-        if (id == null) { // no longer pending: someone else finished it
+        if (id == null || "fenced".equals(id)) { // no longer pending, or no longer this consumer's partition
             return;
         }
+        Partitions partitions = ctx.partitions();
+        String streamId = partitions.qualify(m.partition(), m.streamId());
         if ("trimmed".equals(id)) {
-            listener.onTrimmedWhilePending(ctx.topic(), ctx.group(), List.of(m.streamId()));
+            listener.onTrimmedWhilePending(ctx.topic(), ctx.group(), List.of(streamId));
             return;
         }
-        DeadLetter dl = new DeadLetter(id, ctx.topic(), m.streamId(), ctx.group(), ctx.consumer(), m.deliveries(),
-                m.reason(), Instant.ofEpochMilli(atMillis), m.message(), Optional.empty());
+        DeadLetter dl = new DeadLetter(partitions.qualify(m.partition(), id), ctx.topic(), streamId, ctx.group(),
+                ctx.consumer(), m.deliveries(), m.reason(), Instant.ofEpochMilli(atMillis), m.message(),
+                Optional.empty());
         listener.onDeadLetter(dl);
     }
 

@@ -347,7 +347,8 @@ final class Dispatcher {
 
     /** Queues the move; the entry keeps its slot until the move is made. */
     private void deadLetter(String streamId, long deliveries, Message message, String reason, Slots slots) {
-        deadLetters.move(new DeadLetterMover.Move(streamId, deliveries, message, reason, () -> slots.release(1)));
+        deadLetters.move(new DeadLetterMover.Move(0, streamId, deliveries, message, reason, null,
+                () -> slots.release(1)));
     }
 
     /** Lets queued and running handlers finish; returns false if they did not within the timeout. */

@@ -1,17 +1,25 @@
 package dev.runbus.internal;
 
 /**
- * Builds every Redis key the bus uses. All keys of one topic share the hash tag {@code {topic}}, so each
- * Lua script touches a single Redis Cluster slot. The layout (documented in docs/wire-format.md):
+ * Builds every Redis key the bus uses. The keys of one partition share a hash tag, so each Lua script touches
+ * a single Redis Cluster slot: the tag is the partition's name, {@code topic} for a topic of one partition and
+ * {@code topic#p} for partition {@code p} of a topic of several ({@link Partitions#name}), so that partitions
+ * land on different slots. Below, {@code name} is a partition's name. The layout (docs/wire-format.md):
  *
  * <pre>
- * {prefix}:{topic}:stream             the topic's stream
- * {prefix}:{topic}:dead               its dead-letter stream
- * {prefix}:{topic}:dead:replayed      hash: dead letter id -> stream id it was replayed as, and
+ * {prefix}:{name}:stream              the partition's stream
+ * {prefix}:{name}:dead                its dead-letter stream
+ * {prefix}:{name}:dead:replayed       hash: dead letter id -> stream id it was replayed as, and
  *                                     "{dead letter id}:token" -> token of the call that replayed it
- * {prefix}:{topic}:dead:call:{token}  string, expires: what one dead-letter move did (dead letter id or
+ * {prefix}:{name}:dead:call:{token}   string, expires: what one dead-letter move did (dead letter id or
  *                                     "trimmed"), so that the same call sent again answers the same
+ * {prefix}:{name}:lease:{group}       string, expires: "{fencing token} {consumer}" of the partition's owner
+ *                                     in an ordered group
+ * {prefix}:{name}:fence:{group}       counter: the last fencing token handed out for the partition
  * {prefix}:{topic}:heartbeats:{group} sorted set: consumer -> last heartbeat, epoch ms (Redis clock)
+ * {prefix}:{topic}:members:{group}    sorted set: consumer of an ordered group -> end of its membership, epoch
+ *                                     ms (Redis clock)
+ * {prefix}:{topic}:partitions         string: the topic's partition count, recorded on first use
  * {prefix}:topics                     set of topic names, for the inspector
  * </pre>
  */
@@ -23,26 +31,46 @@ public final class Keys {
         this.prefix = prefix;
     }
 
-    public String stream(String topic) {
-        return tagged(topic) + ":stream";
+    public String stream(String name) {
+        return tagged(name) + ":stream";
     }
 
-    public String deadLetters(String topic) {
-        return tagged(topic) + ":dead";
+    public String deadLetters(String name) {
+        return tagged(name) + ":dead";
     }
 
-    public String replayed(String topic) {
-        return tagged(topic) + ":dead:replayed";
+    public String replayed(String name) {
+        return tagged(name) + ":dead:replayed";
     }
 
     /** The record of one dead-letter move, by the token of its call. */
-    public String deadLetterCall(String topic, String token) {
-        return tagged(topic) + ":dead:call:" + token;
+    public String deadLetterCall(String name, String token) {
+        return tagged(name) + ":dead:call:" + token;
     }
 
     /** The field of the replay record that holds the token of the call that replayed a dead letter. */
     public static String replayTokenField(String deadLetterId) {
         return deadLetterId + ":token";
+    }
+
+    /** The lease of a partition in an ordered group. */
+    public String lease(String name, String group) {
+        return tagged(name) + ":lease:" + group;
+    }
+
+    /** The fencing-token counter of a partition in an ordered group. */
+    public String fence(String name, String group) {
+        return tagged(name) + ":fence:" + group;
+    }
+
+    /** The members of an ordered group of a topic. */
+    public String members(String topic, String group) {
+        return tagged(topic) + ":members:" + group;
+    }
+
+    /** The recorded partition count of a topic. */
+    public String partitionCount(String topic) {
+        return tagged(topic) + ":partitions";
     }
 
     public String heartbeats(String topic, String group) {
@@ -53,15 +81,18 @@ public final class Keys {
         return prefix + ":topics";
     }
 
-    private String tagged(String topic) {
-        return prefix + ":{" + topic + "}";
+    private String tagged(String name) {
+        return prefix + ":{" + name + "}";
     }
 
-    /** Topic names become part of a hash tag: no braces, no whitespace, not empty, at most 200 chars. */
+    /**
+     * Topic names become part of a hash tag: no braces, no whitespace, not empty, at most 200 chars; and no
+     * {@code #}, which separates a topic from its partition number in a partition's name.
+     */
     public static String checkTopic(String topic) {
         checkName("topic", topic);
-        if (topic.indexOf('{') >= 0 || topic.indexOf('}') >= 0) {
-            throw new IllegalArgumentException("topic must not contain braces: '" + topic + "'");
+        if (topic.indexOf('{') >= 0 || topic.indexOf('}') >= 0 || topic.indexOf('#') >= 0) {
+            throw new IllegalArgumentException("topic must not contain braces or '#': '" + topic + "'");
         }
         return topic;
     }

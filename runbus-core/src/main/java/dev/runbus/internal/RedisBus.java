@@ -64,7 +64,7 @@ public final class RedisBus implements Bus {
         this.keys = new Keys(config.keyPrefix());
         this.listener = new SafeListener(config.listener());
         this.scripts = new Scripts(connection.sync(), connection.async(), keys);
-        this.topics = new TopicRegistry(connection.sync(), keys);
+        this.topics = new TopicRegistry(connection.sync(), keys, config::partitionsOf);
         this.consumers = new ConsumerRegistry(connection.sync(), scripts, keys, config.consumerDeadAfter(), listener);
         this.deadLetters = new RedisDeadLetters(connection.sync(), scripts, keys);
         this.inspector = new RedisInspector(connection.sync(), keys, topics, consumers);
@@ -135,12 +135,14 @@ public final class RedisBus implements Bus {
         Keys.checkName("consumer", consumer);
         Objects.requireNonNull(options, "options");
         String id = topic + "\n" + group + "\n" + consumer;
-        SubscriptionContext ctx = new SubscriptionContext(topic, group, consumer, keys.stream(topic), options);
+        Partitions partitions = topics.register(topic);
+        SubscriptionContext ctx = SubscriptionContext.of(topic, group, consumer, partitions, keys, options);
         Calls.call("creating group " + group + " of " + topic, () -> {
-            ensureGroup(topic, group);
+            for (String name : partitions.names()) {
+                ensureGroup(name, group);
+            }
             return null;
         });
-        topics.register(topic);
         StatefulRedisConnection<String, byte[]> reads = client.connect(CODEC);
         reads.setTimeout(options.blockTime().plus(config.commandTimeout()));
         Heartbeats.Name name = new Heartbeats.Name(topic, group, consumer);
@@ -164,10 +166,13 @@ public final class RedisBus implements Bus {
         }
     }
 
-    /** Creates the group at the start of the stream (and the stream) when missing; an existing group is fine. */
-    void ensureGroup(String topic, String group) {
+    /**
+     * Creates the group on partition {@code name}'s stream, at its start (and the stream), when missing; an
+     * existing group is fine.
+     */
+    void ensureGroup(String name, String group) {
         try {
-            connection.sync().xgroupCreate(XReadArgs.StreamOffset.from(keys.stream(topic), "0"), group,
+            connection.sync().xgroupCreate(XReadArgs.StreamOffset.from(keys.stream(name), "0"), group,
                     XGroupCreateArgs.Builder.mkstream(true));
         } catch (RedisBusyException e) {
             // BUSYGROUP: the group exists; use it as it is.

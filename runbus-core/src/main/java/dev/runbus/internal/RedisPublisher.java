@@ -48,26 +48,33 @@ final class RedisPublisher implements Publisher {
     @Override
     public String publish(String topic, Message message) {
         Objects.requireNonNull(message, "message");
-        String stream = prepare(topic);
-        return Calls.await("publishing to " + topic, add(redis, stream, message), timeoutMillis);
+        Partitions partitions = prepare(topic);
+        int p = partitions.partitionFor(message.key());
+        return partitions.qualify(p, Calls.await("publishing to " + topic,
+                add(redis, keys.stream(partitions.name(p)), message), timeoutMillis));
     }
 
     @Override
     public List<String> publishAll(String topic, List<Message> messages) {
         Objects.requireNonNull(messages, "messages");
         messages.forEach(m -> Objects.requireNonNull(m, "a message in the batch is null"));
-        String stream = prepare(topic);
+        Partitions partitions = prepare(topic);
+        int[] partitionOf = new int[messages.size()];
+        for (int i = 0; i < partitionOf.length; i++) {
+            partitionOf[i] = partitions.partitionFor(messages.get(i).key());
+        }
         List<RedisFuture<String>> sent = batches.pipeline(async -> {
             List<RedisFuture<String>> futures = new ArrayList<>(messages.size());
-            for (Message m : messages) {
-                futures.add(add(async, stream, m));
+            for (int i = 0; i < partitionOf.length; i++) {
+                futures.add(add(async, keys.stream(partitions.name(partitionOf[i])), messages.get(i)));
             }
             return futures;
         });
         List<String> ids = new ArrayList<>(messages.size());
         for (RedisFuture<String> f : sent) {
             try {
-                ids.add(Calls.await("publishing to " + topic, f, timeoutMillis));
+                ids.add(partitions.qualify(partitionOf[ids.size()],
+                        Calls.await("publishing to " + topic, f, timeoutMillis)));
             } catch (RunbusException e) {
                 throw new RunbusException("publishing a batch to " + topic + " failed after " + ids.size() + " of "
                         + messages.size() + " messages were appended (later ones may have been too): "
@@ -77,10 +84,9 @@ final class RedisPublisher implements Publisher {
         return ids;
     }
 
-    private String prepare(String topic) {
+    private Partitions prepare(String topic) {
         Keys.checkTopic(topic);
-        topics.register(topic);
-        return keys.stream(topic);
+        return topics.register(topic);
     }
 
     private RedisFuture<String> add(RedisAsyncCommands<String, byte[]> async, String stream, Message m) {

@@ -65,17 +65,29 @@ final class Scripts {
     }
 
     /**
-     * Moves one pending entry to the dead-letter stream, without waiting. The future holds the dead letter id,
-     * "trimmed" when the entry was gone, or null when it was not pending. {@code token} names this call: sent
-     * again after a reconnect, within {@code rememberMillis}, it answers what it answered the first time.
+     * The lease a call must still hold to act on a partition of an ordered group: the lease key and its value
+     * for the holder, {@code "<fencing token> <consumer>"}.
      */
-    CompletableFuture<String> deadLetter(String topic, String group, String streamId, String consumer,
+    record Fence(String leaseKey, String holder) {
+    }
+
+    /**
+     * Moves one pending entry of partition {@code name} of {@code topic} to the partition's dead-letter stream,
+     * without waiting. The future holds the dead letter's stream id, "trimmed" when the entry was gone, "fenced"
+     * when {@code fence} (null: none) is no longer held, or null when it was not pending. {@code token} names
+     * this call: sent again after a reconnect, within {@code rememberMillis}, it answers what it answered the
+     * first time.
+     */
+    CompletableFuture<String> deadLetter(String topic, String name, String group, String streamId, String consumer,
                                          long deliveries, String reason, long atMillis, String token,
-                                         long rememberMillis) {
-        return DEAD_LETTER.<byte[]>runAsync(async, ScriptOutputType.VALUE,
-                new String[] {keys.stream(topic), keys.deadLetters(topic), keys.deadLetterCall(topic, token)},
-                args(group, streamId, topic, consumer, deliveries, reason, atMillis, rememberMillis))
-                .thenApply(Replies::str);
+                                         long rememberMillis, Fence fence) {
+        String[] k = {keys.stream(name), keys.deadLetters(name), keys.deadLetterCall(name, token)};
+        byte[][] a = args(group, streamId, topic, consumer, deliveries, reason, atMillis, rememberMillis);
+        if (fence != null) {
+            k = new String[] {k[0], k[1], k[2], fence.leaseKey()};
+            a = args(group, streamId, topic, consumer, deliveries, reason, atMillis, rememberMillis, fence.holder());
+        }
+        return DEAD_LETTER.<byte[]>runAsync(async, ScriptOutputType.VALUE, k, a).thenApply(Replies::str);
     }
 
     /** Replays a dead letter; {@code token} names this call, so that the same call sent again is not a duplicate. */

@@ -1,31 +1,84 @@
 package dev.runbus.internal;
 
+import dev.runbus.RunbusException;
+import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
+import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.ToIntFunction;
 
 /**
- * The set of topic names, so that the inspector can list streams without scanning the keyspace. Each
- * process adds a topic once, on its first publish or subscribe.
+ * The topics this key prefix knows: the set of their names, so that the inspector can list streams without
+ * scanning the keyspace, and the partition count each one has recorded. Each process registers a topic once,
+ * on its first publish or subscribe, and checks then that its configured partition count is the recorded one.
  */
 final class TopicRegistry {
 
+    private static final LuaScript PARTITION_COUNT = LuaScript.load("partition_count");
+
     private final RedisCommands<String, byte[]> redis;
     private final Keys keys;
-    private final Set<String> known = ConcurrentHashMap.newKeySet();
+    private final ToIntFunction<String> configured;
+    private final Map<String, Partitions> known = new ConcurrentHashMap<>();
 
-    TopicRegistry(RedisCommands<String, byte[]> redis, Keys keys) {
+    /** {@code configured} gives the partition count this bus is configured with for a topic. */
+    TopicRegistry(RedisCommands<String, byte[]> redis, Keys keys, ToIntFunction<String> configured) {
         this.redis = redis;
         this.keys = keys;
+        this.configured = configured;
     }
 
-    void register(String topic) {
-        if (!known.contains(topic)) {
-            Calls.call("registering topic " + topic, () -> redis.sadd(keys.topics(), WireFormat.utf8(topic)));
-            known.add(topic);
+    /**
+     * Registers the topic with the partition count this bus is configured with, recording it if it is the first
+     * to; returns its partitions.
+     *
+     * @throws RunbusException if the topic has recorded another count (keys would hash onto other partitions)
+     */
+    Partitions register(String topic) {
+        Partitions p = known.get(topic);
+        if (p != null) {
+            return p;
         }
+        int configured = this.configured.applyAsInt(topic);
+        byte[] reply = PARTITION_COUNT.run(redis, ScriptOutputType.VALUE,
+                new String[] {keys.partitionCount(topic), keys.stream(topic)}, LuaScript.args(configured));
+        int recorded = Integer.parseInt(Replies.str(reply));
+        if (recorded != configured) {
+            throw new RunbusException("topic " + topic + " has " + recorded + " partition" + (recorded == 1 ? "" : "s")
+                    + " (recorded in Redis at " + keys.partitionCount(topic) + "), but this bus is configured with "
+                    + configured + ": configure " + recorded + " for it (BusConfig partitions, or --partitions), or use "
+                    + "a new topic. A topic's partition count cannot change: its keys would hash onto other partitions "
+                    + "and per-key order would break");
+        }
+        Calls.call("registering topic " + topic, () -> redis.sadd(keys.topics(), WireFormat.utf8(topic)));
+        p = new Partitions(topic, configured);
+        known.put(topic, p);
+        return p;
+    }
+
+    /**
+     * The partitions of a topic as recorded in Redis, for tools that read a topic without being configured for
+     * it (inspector, dead letters); a topic without a record has one.
+     */
+    Partitions recorded(String topic) {
+        Partitions p = known.get(topic);
+        if (p != null) {
+            return p;
+        }
+        byte[] count = Calls.call("reading the partition count of " + topic,
+                () -> redis.get(keys.partitionCount(topic)));
+        int n = 1;
+        if (count != null) {
+            try {
+                n = Integer.parseInt(Replies.str(count));
+            } catch (NumberFormatException e) {
+                throw new RunbusException("the partition count of topic " + topic + " at " + keys.partitionCount(topic)
+                        + " is not a number: '" + Replies.str(count) + "'");
+            }
+        }
+        return new Partitions(topic, n);
     }
 
     List<String> all() {

@@ -16,6 +16,8 @@ public final class WireFormat {
     public static final String TYPE = "type";
     public static final String PAYLOAD = "payload";
     public static final String PUBLISHED_AT = "published_at";
+    /** The message key; absent for a message without one. */
+    public static final String KEY = "key";
     public static final String HEADER_PREFIX = "h:";
     /** Set on a replayed dead letter: only this group handles the entry; other groups ack it unseen. */
     public static final String FOR_GROUP = "for_group";
@@ -29,6 +31,9 @@ public final class WireFormat {
         fields.put(TYPE, utf8(m.type()));
         fields.put(PAYLOAD, m.payload());
         fields.put(PUBLISHED_AT, utf8(Long.toString(m.publishedAt().toEpochMilli())));
+        if (m.key() != null) {
+            fields.put(KEY, utf8(m.key()));
+        }
         m.headers().forEach((name, value) -> fields.put(HEADER_PREFIX + name, utf8(value)));
         return fields;
     }
@@ -43,6 +48,10 @@ public final class WireFormat {
         Message.Builder b = Message.builder(text(fields.get(TYPE), ""), payload == null ? new byte[0] : payload);
         b.id(text(fields.get(ID), streamId));
         b.publishedAt(Instant.ofEpochMilli(publishedAt(streamId, fields.get(PUBLISHED_AT))));
+        String key = text(fields.get(KEY), null);
+        if (key != null && key.length() <= 1000) {
+            b.key(key);
+        }
         for (Map.Entry<String, byte[]> f : fields.entrySet()) {
             String name = f.getKey();
             if (name.startsWith(HEADER_PREFIX) && name.length() > HEADER_PREFIX.length() && f.getValue() != null) {

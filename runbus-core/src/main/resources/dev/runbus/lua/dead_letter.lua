@@ -20,12 +20,18 @@
 -- ARGV[6]  reason
 -- ARGV[7]  time, epoch milliseconds
 -- ARGV[8]  how long to keep the record of this call, milliseconds
+-- KEYS[4]  optional, ordered groups: the partition's lease (same hash slot)
+-- ARGV[9]  with KEYS[4]: the lease's value for the caller, "<fencing token> <consumer>"
 -- Returns  the dead letter's id; "trimmed" if the entry was gone from the stream (it is acked);
---          false if it was not pending. The same call sent again returns what the first returned.
+--          false if it was not pending; "fenced" if the caller no longer holds the lease (nothing done).
+--          The same call sent again returns what the first returned.
 local stream, dead, call, group, id = KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2]
 local earlier = redis.call('GET', call)
 if earlier then
   return earlier
+end
+if KEYS[4] and redis.call('GET', KEYS[4]) ~= ARGV[9] then
+  return 'fenced'
 end
 if #redis.call('XPENDING', stream, group, id, id, 1) == 0 then
   return false

@@ -27,8 +27,8 @@ class DispatcherAfterCloseTest {
 
     @Test
     void defect10_entriesArrivingAfterTheDrainStayPendingUnheldWithTheirSlotsFree() throws Exception {
-        SubscriptionContext ctx = new SubscriptionContext("orders", "g", "c1", "s",
-                SubscribeOptions.builder().concurrency(2).build());
+        SubscriptionContext ctx = new SubscriptionContext("orders", "g", "c1", Partitions.single("orders"),
+                java.util.List.of("s"), SubscribeOptions.builder().concurrency(2).build());
         InFlight inFlight = new InFlight();
         AtomicInteger calls = new AtomicInteger();
         SafeListener listener = new SafeListener(BusListener.NONE);
