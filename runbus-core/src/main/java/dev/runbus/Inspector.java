@@ -22,6 +22,28 @@ public interface Inspector {
     java.util.Optional<PendingEntry> pendingEntry(String topic, String group, String streamId);
 
     /**
+     * The partitions of a topic as its group sees them, by partition number: one for a plain topic. The partition
+     * count is the one recorded in Redis.
+     */
+    List<PartitionInfo> partitions(String topic, String group);
+
+    /**
+     * @param partition     partition number, from 0
+     * @param streamKey     the partition's stream
+     * @param length        entries in the partition's stream
+     * @param pending       entries of the partition delivered to the group and not acknowledged
+     * @param lag           entries not yet delivered to the group; -1 when Redis cannot tell
+     * @param owner         ordered groups: the consumer holding the partition's lease; null when none does
+     *                      (unordered groups never have one)
+     * @param fencingToken  the lease's fencing token; 0 without an owner
+     * @param leaseAgeMillis how long ago the owner acquired the lease; -1 without an owner
+     * @param leaseExpiresInMillis how long the lease lasts unless renewed; -1 without an owner
+     */
+    record PartitionInfo(int partition, String streamKey, long length, long pending, long lag, String owner,
+                         long fencingToken, long leaseAgeMillis, long leaseExpiresInMillis) {
+    }
+
+    /**
      * @param topic        topic name
      * @param length       entries in the stream
      * @param firstId      oldest entry id, or null when empty

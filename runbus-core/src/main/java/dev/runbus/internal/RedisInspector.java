@@ -102,6 +102,11 @@ final class RedisInspector implements Inspector {
         return raw.isEmpty() ? Optional.empty() : Optional.of(entry(raw.get(0)));
     }
 
+    @Override
+    public List<PartitionInfo> partitions(String topic, String group) {
+        throw new UnsupportedOperationException("not yet");
+    }
+
     private static PendingEntry entry(PendingMessage p) {
         return new PendingEntry(p.getId(), p.getConsumer(), p.getRedeliveryCount(), p.getMsSinceLastDelivery());
     }
