@@ -274,7 +274,7 @@ final class Dispatcher {
      * return). The flag belongs to that call: left set, it would fail the next delivery for nothing and end
      * the runner's wait for work.
      */
-    private static void clearInterrupt() {
+    static void clearInterrupt() {
         if (Thread.interrupted()) {
             log.debug("cleared the interrupt flag a handler left set");
         }
@@ -375,7 +375,7 @@ final class Dispatcher {
         return count;
     }
 
-    private static Message decodeOrPlaceholder(Entry e) {
+    static Message decodeOrPlaceholder(Entry e) {
         try {
             return WireFormat.decode(e.streamId(), e.fields());
         } catch (RuntimeException bad) {

@@ -50,7 +50,7 @@ public final class RedisBus implements Bus {
     private final ConsumerRegistry consumers;
     private final RedisDeadLetters deadLetters;
     private final RedisInspector inspector;
-    private final Map<String, RedisSubscription> subscriptions = new ConcurrentHashMap<>();
+    private final Map<String, BusSubscription> subscriptions = new ConcurrentHashMap<>();
     private final Heartbeats heartbeats;
     private final PeriodicLoop heartbeat;
     private final PeriodicLoop janitor;
@@ -134,6 +134,10 @@ public final class RedisBus implements Bus {
         Keys.checkName("group", group);
         Keys.checkName("consumer", consumer);
         Objects.requireNonNull(options, "options");
+        if (options.ordered() && batchHandler != null) {
+            throw new IllegalArgumentException("ordered consumption runs one entry at a time: subscribe with a Handler,"
+                    + " not a BatchHandler");
+        }
         String id = topic + "\n" + group + "\n" + consumer;
         Partitions partitions = topics.register(topic);
         SubscriptionContext ctx = SubscriptionContext.of(topic, group, consumer, partitions, keys, options);
@@ -148,10 +152,12 @@ public final class RedisBus implements Bus {
         Heartbeats.Name name = new Heartbeats.Name(topic, group, consumer);
         // The heartbeat goes before the name is freed: a subscription under the same name on this bus can
         // only start after both, so it neither finds the old heartbeat nor loses its own to the old removal.
-        RedisSubscription sub = new RedisSubscription(ctx, handler, batchHandler, this, reads, () -> {
+        Runnable onClosed = () -> {
             heartbeats.stop(name);
             subscriptions.remove(id);
-        });
+        };
+        BusSubscription sub = options.ordered() ? new OrderedSubscription(ctx, handler, this, keys, reads, onClosed)
+                : new RedisSubscription(ctx, handler, batchHandler, this, reads, onClosed);
         if (subscriptions.putIfAbsent(id, sub) != null) {
             reads.close();
             throw new IllegalArgumentException("consumer '" + consumer + "' of group '" + group + "' on topic '"
@@ -159,7 +165,7 @@ public final class RedisBus implements Bus {
         }
         try {
             heartbeats.start(name);
-            return sub.start();
+            return sub instanceof OrderedSubscription o ? o.start() : ((RedisSubscription) sub).start();
         } catch (RuntimeException e) {
             sub.close(); // stops whatever started, closes the read connection, frees the name
             throw e;
@@ -203,7 +209,7 @@ public final class RedisBus implements Bus {
 
     private void prune() {
         Set<String> groups = new java.util.HashSet<>();
-        for (RedisSubscription s : subscriptions.values()) {
+        for (BusSubscription s : subscriptions.values()) {
             groups.add(s.topic() + "\n" + s.group());
         }
         for (String key : groups) {
@@ -218,9 +224,9 @@ public final class RedisBus implements Bus {
             return;
         }
         closed = true;
-        List<RedisSubscription> all = new ArrayList<>(subscriptions.values());
-        all.forEach(RedisSubscription::stopTakingWork);
-        all.forEach(RedisSubscription::finishClose);
+        List<BusSubscription> all = new ArrayList<>(subscriptions.values());
+        all.forEach(BusSubscription::stopTakingWork);
+        all.forEach(BusSubscription::finishClose);
         heartbeat.close();
         janitor.close();
         batches.close();

@@ -17,7 +17,7 @@ import org.slf4j.LoggerFactory;
  * One consumer and its loops: read loop, reclaimer, keep-alive, dispatcher and acker. The start and
  * shutdown orders are written here and nowhere else.
  */
-final class RedisSubscription implements Subscription {
+final class RedisSubscription implements BusSubscription {
 
     private static final Logger log = LoggerFactory.getLogger(RedisSubscription.class);
 
@@ -121,7 +121,8 @@ final class RedisSubscription implements Subscription {
     }
 
     /** Step 1; the bus calls it on every subscription first, so that their handlers drain side by side. */
-    void stopTakingWork() {
+    @Override
+    public void stopTakingWork() {
         synchronized (this) {
             if (!closed.compareAndSet(false, true)) {
                 return;
@@ -133,7 +134,8 @@ final class RedisSubscription implements Subscription {
     }
 
     /** Steps 2 to 5. */
-    void finishClose() {
+    @Override
+    public void finishClose() {
         if (!finished.compareAndSet(false, true)) {
             return;
         }

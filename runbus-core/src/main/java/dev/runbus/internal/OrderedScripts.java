@@ -1,0 +1,99 @@
+package dev.runbus.internal;
+
+import static dev.runbus.internal.LuaScript.args;
+
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.sync.RedisCommands;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Typed calls of the scripts of ordered groups: membership, partition leases with fencing tokens, and the
+ * fenced ack and claim. Each script's KEYS and ARGV are documented in its header. {@code name} is a partition's
+ * name ({@link Partitions#name}); a lease's {@code holder} is its value for the consumer that took it.
+ */
+final class OrderedScripts {
+
+    private static final LuaScript MEMBERS = LuaScript.load("group_members");
+    private static final LuaScript ACQUIRE = LuaScript.load("lease_acquire");
+    private static final LuaScript RENEW = LuaScript.load("lease_renew");
+    private static final LuaScript ACK = LuaScript.load("ordered_ack");
+    private static final LuaScript CLAIM = LuaScript.load("ordered_claim");
+
+    /** What a claim found; null {@code lastId} when there was nothing more pending. */
+    record Claimed(List<Entry> entries, List<String> trimmed, String lastId) {
+    }
+
+    /** Returned by the fenced calls when the caller no longer holds the lease. */
+    static final class Fenced extends Exception {
+        Fenced(String name) {
+            super("the lease of partition " + name + " is held by another consumer");
+        }
+    }
+
+    private final RedisCommands<String, byte[]> redis;
+    private final Keys keys;
+    private final String group;
+    private final String consumer;
+
+    OrderedScripts(RedisCommands<String, byte[]> redis, Keys keys, String group, String consumer) {
+        this.redis = redis;
+        this.keys = keys;
+        this.group = group;
+        this.consumer = consumer;
+    }
+
+    /** Renews this consumer's membership ({@code leaseMillis} 0: leaves) and returns the live members. */
+    List<String> members(String topic, long leaseMillis) {
+        List<Object> r = MEMBERS.run(redis, ScriptOutputType.MULTI, new String[] {keys.members(topic, group)},
+                args(consumer, leaseMillis));
+        List<String> names = new ArrayList<>(r.size());
+        r.forEach(o -> names.add(Replies.str(o)));
+        return names;
+    }
+
+    /** Takes the lease; returns its value, or null when another consumer holds it. */
+    String acquire(String name, long leaseMillis) {
+        byte[] holder = ACQUIRE.run(redis, ScriptOutputType.VALUE,
+                new String[] {keys.lease(name, group), keys.fence(name, group)}, args(consumer, leaseMillis));
+        return holder == null ? null : Replies.str(holder);
+    }
+
+    /** Renews the lease ({@code leaseMillis} 0: releases it); false when the caller no longer holds it. */
+    boolean renew(String name, String holder, long leaseMillis) {
+        Long r = RENEW.run(redis, ScriptOutputType.INTEGER, new String[] {keys.lease(name, group)},
+                args(holder, leaseMillis));
+        return r == 1;
+    }
+
+    /** Acks one entry for the lease holder. */
+    void ack(String name, String holder, String streamId) throws Fenced {
+        Long r = ACK.run(redis, ScriptOutputType.INTEGER, new String[] {keys.stream(name), keys.lease(name, group)},
+                args(group, holder, streamId));
+        if (r < 0) {
+            throw new Fenced(name);
+        }
+    }
+
+    /**
+     * Claims up to {@code count} pending entries from {@code fromId} (inclusive; "-" for the start), skipping
+     * {@code skipId} ("" for none).
+     */
+    Claimed claim(String name, String holder, String fromId, String skipId, int count) throws Fenced {
+        List<Object> r = CLAIM.run(redis, ScriptOutputType.MULTI,
+                new String[] {keys.stream(name), keys.lease(name, group)},
+                args(group, consumer, holder, fromId, skipId, count));
+        if (r.size() == 1) {
+            throw new Fenced(name);
+        }
+        List<Entry> entries = new ArrayList<>();
+        for (Object e : Replies.list(r.get(0))) {
+            List<Object> t = Replies.list(e);
+            entries.add(new Entry(Replies.str(t.get(0)), Replies.fields(t.get(1)), Replies.num(t.get(2)),
+                    Replies.str(t.get(3))));
+        }
+        List<String> trimmed = new ArrayList<>();
+        Replies.list(r.get(1)).forEach(o -> trimmed.add(Replies.str(o)));
+        return new Claimed(entries, trimmed, Replies.str(r.get(2)));
+    }
+}

@@ -1,0 +1,152 @@
+package dev.runbus.internal;
+
+import dev.runbus.Handler;
+import io.lettuce.core.api.StatefulRedisConnection;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A consumer of an ordered group: it owns some partitions of the topic through leases
+ * ({@link PartitionOwnership}), reads their new entries ({@link OrderedReadLoop}) and runs each partition one
+ * entry at a time, partitions in parallel up to {@code concurrency} ({@link OrderedRunners},
+ * {@link PartitionStep}). There is no reclaimer and no keep-alive: a partition's entries are only ever
+ * handled by its owner, and a new owner first claims what earlier owners left pending.
+ *
+ * <p>Shutdown order: stop reading and taking leases; let the steps running finish (up to shutdownTimeout);
+ * release the leases and leave the group, so that the others take the partitions at their next tick; stop the
+ * threads it owns and its read connection, and remove its heartbeat.
+ */
+final class OrderedSubscription implements BusSubscription {
+
+    private static final Logger log = LoggerFactory.getLogger(OrderedSubscription.class);
+
+    private final SubscriptionContext ctx;
+    private final StatefulRedisConnection<String, byte[]> readConnection;
+    private final PartitionOwnership ownership;
+    private final PeriodicLoop ownershipLoop;
+    private final OrderedRunners runners;
+    private final OrderedReadLoop readLoop;
+    private final DeadLetterMover deadLetters;
+    private final ScheduledExecutorService timer;
+    private final ExecutorService ownedExecutor;
+    private final Runnable onClosed;
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private final AtomicBoolean finished = new AtomicBoolean();
+
+    OrderedSubscription(SubscriptionContext ctx, Handler handler, RedisBus bus, Keys keys,
+                        StatefulRedisConnection<String, byte[]> readConnection, Runnable onClosed) {
+        this.ctx = ctx;
+        this.readConnection = readConnection;
+        this.onClosed = onClosed;
+        SafeListener listener = bus.listener();
+        OrderedScripts scripts = new OrderedScripts(bus.sync(), keys, ctx.group(), ctx.consumer());
+        this.timer = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "runbus-ordered-timer-" + ctx.describe()));
+        this.deadLetters = new DeadLetterMover(ctx, bus.scripts(), listener, bus.commandTimeoutMillis());
+        // The three call each other; the callbacks run only after start, when every field is set.
+        this.ownership = new PartitionOwnership(ctx, scripts, listener, this::offer);
+        PartitionStep step = new PartitionStep(ctx, handler, scripts, deadLetters, ownership, listener, timer, keys,
+                this::wake, this::offer);
+        this.runners = new OrderedRunners(ctx.describe(), ctx.options().concurrency(), step::run, listener);
+        this.readLoop = new OrderedReadLoop(ctx, readConnection, bus.sync(), ownership, runners, bus::ensureGroup,
+                listener);
+        this.ownershipLoop = new PeriodicLoop("runbus-leases-" + ctx.describe(),
+                PartitionOwnership.tick(ctx.options().leaseTime()), ownership, listener);
+        AtomicInteger n = new AtomicInteger();
+        this.ownedExecutor = ctx.options().executor() == null ? Executors.newFixedThreadPool(
+                ctx.options().concurrency(), r -> daemon(r, "runbus-handler-" + ctx.describe() + "-" + n.incrementAndGet()))
+                : null;
+    }
+
+    private void offer(OwnedPartition p) {
+        runners.offer(p);
+    }
+
+    private void wake(int partition) {
+        readLoop.wake(partition);
+    }
+
+    OrderedSubscription start() {
+        runners.start(ownedExecutor != null ? ownedExecutor : ctx.options().executor());
+        deadLetters.start();
+        readLoop.start();
+        ownershipLoop.start();
+        return this;
+    }
+
+    @Override
+    public String topic() {
+        return ctx.topic();
+    }
+
+    @Override
+    public String group() {
+        return ctx.group();
+    }
+
+    @Override
+    public String consumer() {
+        return ctx.consumer();
+    }
+
+    /** Entries read and not yet finished, over the partitions owned now. */
+    @Override
+    public int inFlight() {
+        return ownership.owned().stream().mapToInt(OwnedPartition::queued).sum();
+    }
+
+    @Override
+    public void close() {
+        stopTakingWork();
+        finishClose();
+    }
+
+    @Override
+    public void stopTakingWork() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        ownershipLoop.close();
+        readLoop.close();
+    }
+
+    @Override
+    public void finishClose() {
+        if (!finished.compareAndSet(false, true)) {
+            return;
+        }
+        try {
+            boolean drained;
+            try {
+                drained = runners.stop(ctx.options().shutdownTimeout().toMillis());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                drained = false;
+            }
+            if (!drained) {
+                // Their leases are released below; their fenced acks are then refused, and the next owner runs them.
+                log.warn("{}: handlers still running after {}; their entries go to the next owner of their partitions",
+                        ctx.describe(), ctx.options().shutdownTimeout());
+            }
+            ownership.leave();
+            timer.shutdownNow();
+            deadLetters.close();
+            if (ownedExecutor != null) {
+                ownedExecutor.shutdownNow();
+            }
+            readConnection.close();
+        } finally {
+            onClosed.run();
+        }
+    }
+
+    private static Thread daemon(Runnable r, String name) {
+        Thread t = new Thread(r, name);
+        t.setDaemon(true);
+        return t;
+    }
+}

@@ -1,0 +1,158 @@
+package dev.runbus.internal;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Which partitions of an ordered group this consumer owns. Every tick it renews its membership (and learns the
+ * live members), renews the leases it holds, hands over the partitions the {@link Assignment} now gives to
+ * others, and takes the free ones it should own.
+ *
+ * <p>Timing, with lease time L and tick T = min(L/3, 1 s): a lease renewed by a call sent at time s lets this
+ * consumer start work until s + L − L/5 on its own monotonic clock, while Redis keeps the lease until at least
+ * s + L on its clock: a consumer that stopped renewing (crashed, paused, cut off) starts nothing after its
+ * lease could have passed to another. A member that stops renewing drops out of the member list L after its
+ * last renewal, and its partitions are taken at the first tick after its leases expired: within L + T. A
+ * member that joins or leaves cleanly moves partitions within about two ticks plus the entry running on them.
+ */
+final class PartitionOwnership implements Runnable {
+
+    private static final Logger log = LoggerFactory.getLogger(PartitionOwnership.class);
+
+    private final SubscriptionContext ctx;
+    private final OrderedScripts scripts;
+    private final SafeListener listener;
+    private final Consumer<OwnedPartition> acquired;
+    private final long leaseMillis;
+    private final long validNanos;
+    private final Map<Integer, OwnedPartition> owned = new ConcurrentHashMap<>();
+    private volatile boolean leaving;
+
+    /** {@code acquired} hears of each partition taken, to schedule its catching up. */
+    PartitionOwnership(SubscriptionContext ctx, OrderedScripts scripts, SafeListener listener,
+                       Consumer<OwnedPartition> acquired) {
+        this.ctx = ctx;
+        this.scripts = scripts;
+        this.listener = listener;
+        this.acquired = acquired;
+        this.leaseMillis = ctx.options().leaseTime().toMillis();
+        this.validNanos = TimeUnit.MILLISECONDS.toNanos(leaseMillis - leaseMillis / 5);
+    }
+
+    /** How often {@link #run} should be called. */
+    static java.time.Duration tick(java.time.Duration leaseTime) {
+        java.time.Duration third = leaseTime.dividedBy(3);
+        return third.compareTo(java.time.Duration.ofSeconds(1)) < 0 ? third : java.time.Duration.ofSeconds(1);
+    }
+
+    /** One tick. */
+    @Override
+    public void run() {
+        if (leaving) {
+            return;
+        }
+        List<String> members = scripts.members(ctx.topic(), leaseMillis);
+        Set<Integer> target = Assignment.of(members, ctx.consumer(), ctx.partitions().count());
+        for (OwnedPartition p : new ArrayList<>(owned.values())) {
+            renew(p);
+            if (!target.contains(p.number) && owned.get(p.number) == p) {
+                p.requestHandOver();
+                handOverIfIdle(p);
+            }
+        }
+        for (int n : target) {
+            if (!owned.containsKey(n) && !leaving) {
+                acquire(n);
+            }
+        }
+    }
+
+    private void renew(OwnedPartition p) {
+        if (p.isEnded()) {
+            owned.remove(p.number, p);
+            return;
+        }
+        long sent = System.nanoTime();
+        try {
+            if (scripts.renew(p.name, p.holder, leaseMillis)) {
+                p.renewed(sent + validNanos);
+            } else {
+                lost(p, "its lease expired or was taken");
+            }
+        } catch (RuntimeException e) {
+            // The lease runs out on its own if Redis stays away: nothing starts after that.
+            listener.onLoopError("renewing the lease of " + p.name + " for " + ctx.describe(), e);
+        }
+    }
+
+    private void acquire(int n) {
+        String name = ctx.name(n);
+        long sent = System.nanoTime();
+        try {
+            String holder = scripts.acquire(name, leaseMillis);
+            if (holder != null) {
+                OwnedPartition p = new OwnedPartition(n, name, holder, sent + validNanos);
+                owned.put(n, p);
+                log.debug("{}: owns partition {} ({})", ctx.describe(), n, holder);
+                acquired.accept(p);
+            }
+        } catch (RuntimeException e) {
+            listener.onLoopError("taking the lease of " + name + " for " + ctx.describe(), e);
+        }
+    }
+
+    /** A fenced call was refused, or the lease could not be renewed: the partition is another's now. */
+    void lost(OwnedPartition p, String why) {
+        p.end();
+        if (owned.remove(p.number, p)) {
+            log.warn("{}: lost partition {}: {}; its unfinished entries go to the next owner", ctx.describe(),
+                    p.number, why);
+        }
+    }
+
+    /** Hands the partition over if no runner is in a step on it; called again when the step ends. */
+    void handOverIfIdle(OwnedPartition p) {
+        if (p.handOverRequested() && p.endIfIdle() && owned.remove(p.number, p)) {
+            release(p);
+        }
+    }
+
+    private void release(OwnedPartition p) {
+        try {
+            scripts.renew(p.name, p.holder, 0);
+            log.debug("{}: handed over partition {}", ctx.describe(), p.number);
+        } catch (RuntimeException e) {
+            listener.onLoopError("releasing the lease of " + p.name + " for " + ctx.describe(), e);
+        }
+    }
+
+    /** The partitions owned now. */
+    List<OwnedPartition> owned() {
+        return new ArrayList<>(owned.values());
+    }
+
+    /**
+     * Leaves the group: ends every partition (no step may be running: the runners stopped), releases the leases
+     * and the membership, so that the others take the partitions over at their next tick.
+     */
+    void leave() {
+        leaving = true;
+        for (OwnedPartition p : owned()) {
+            p.end();
+            owned.remove(p.number, p);
+            release(p);
+        }
+        try {
+            scripts.members(ctx.topic(), 0);
+        } catch (RuntimeException e) {
+            listener.onLoopError("leaving the members of " + ctx.describe(), e);
+        }
+    }
+}

@@ -1,0 +1,197 @@
+package dev.runbus.internal;
+
+import dev.runbus.Delivery;
+import dev.runbus.Handler;
+import dev.runbus.Message;
+import dev.runbus.Outcome;
+import java.util.List;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.IntConsumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One step of an ordered partition: claim a page of what earlier owners left pending, deliver a failed entry
+ * again, or run the handler on the next entry and settle it. An entry is settled (acked or dead-lettered, by
+ * fenced scripts) before the next one of its partition starts, so a newer entry never succeeds before an
+ * older one is settled: after a crash only the entry that was running, or whose ack was lost, runs again.
+ *
+ * <p>A fenced call refused means another consumer owns the partition now: the partition ends here at once. A
+ * Redis error ends nothing: the partition starts over from its pending entries (the entry that was running
+ * may run again, in order) after a pause.
+ */
+final class PartitionStep {
+
+    private static final Logger log = LoggerFactory.getLogger(PartitionStep.class);
+    private static final long PAUSE_AFTER_ERROR_MILLIS = 1000;
+
+    private final SubscriptionContext ctx;
+    private final Handler handler;
+    private final OrderedScripts scripts;
+    private final DeadLetterMover deadLetters;
+    private final PartitionOwnership ownership;
+    private final OutcomePolicy policy;
+    private final SafeListener listener;
+    private final ScheduledExecutorService timer;
+    private final Keys keys;
+    /** Told when a partition caught up or ran dry, so that the read loop reads it. */
+    private final IntConsumer wantsNew;
+    /** Queues a partition that may have a step to run. */
+    private final java.util.function.Consumer<OwnedPartition> offer;
+
+    PartitionStep(SubscriptionContext ctx, Handler handler, OrderedScripts scripts, DeadLetterMover deadLetters,
+                  PartitionOwnership ownership, SafeListener listener, ScheduledExecutorService timer, Keys keys,
+                  IntConsumer wantsNew, java.util.function.Consumer<OwnedPartition> offer) {
+        this.ctx = ctx;
+        this.handler = handler;
+        this.scripts = scripts;
+        this.deadLetters = deadLetters;
+        this.ownership = ownership;
+        this.policy = new OutcomePolicy(ctx.options().maxDeliveries());
+        this.listener = listener;
+        this.timer = timer;
+        this.keys = keys;
+        this.wantsNew = wantsNew;
+        this.offer = offer;
+    }
+
+    /** Runs one step if the partition has one to run; never throws. */
+    void run(OwnedPartition p) {
+        OwnedPartition.Step step = p.begin();
+        if (step == null) {
+            return;
+        }
+        boolean pause = false;
+        try {
+            switch (step) {
+                case CATCH_UP -> catchUp(p);
+                case RETRY -> retry(p);
+                case HANDLE -> handle(p, p.head());
+                default -> throw new IllegalStateException("unknown step " + step);
+            }
+        } catch (OrderedScripts.Fenced fenced) {
+            ownership.lost(p, fenced.getMessage());
+        } catch (Throwable e) {
+            log.warn("{}: partition {} failed a step; starting over from its pending entries in {} ms", ctx.describe(),
+                    p.number, PAUSE_AFTER_ERROR_MILLIS, e);
+            listener.onLoopError("partition " + p.name + " of " + ctx.describe(), e);
+            p.startOver();
+            p.waitForRetry();
+            pause = true;
+        } finally {
+            p.finish();
+        }
+        if (pause) {
+            later(p, PAUSE_AFTER_ERROR_MILLIS);
+        }
+        ownership.handOverIfIdle(p);
+        offer.accept(p);
+        if (p.queued() == 0) {
+            wantsNew.accept(p.number);
+        }
+    }
+
+    private void catchUp(OwnedPartition p) throws OrderedScripts.Fenced {
+        OrderedScripts.Claimed page = scripts.claim(p.name, p.holder, p.catchUpFrom(), p.catchUpSkip(),
+                ctx.options().batchSize());
+        reportTrimmed(p, page.trimmed());
+        p.caughtUp(page);
+    }
+
+    /** Delivers the failed head entry again (one more delivery in the PEL), then runs it. */
+    private void retry(OwnedPartition p) throws OrderedScripts.Fenced {
+        Entry waiting = p.head();
+        OrderedScripts.Claimed again = scripts.claim(p.name, p.holder, waiting.streamId(), "", 1);
+        reportTrimmed(p, again.trimmed());
+        List<Entry> entries = again.entries();
+        if (entries.isEmpty() || !entries.get(0).streamId().equals(waiting.streamId())) {
+            p.done(); // no longer pending (acked by an operator, or trimmed): nothing left to retry
+            return;
+        }
+        p.redelivered(entries.get(0));
+        handle(p, entries.get(0));
+    }
+
+    private void handle(OwnedPartition p, Entry e) throws OrderedScripts.Fenced {
+        String forGroup = WireFormat.text(e.fields().get(WireFormat.FOR_GROUP), null);
+        if (forGroup != null && !forGroup.equals(ctx.group())) {
+            scripts.ack(p.name, p.holder, e.streamId());
+            p.done();
+            return;
+        }
+        if (policy.isAbandoned(e.deliveries())) {
+            deadLetter(p, e, Dispatcher.decodeOrPlaceholder(e), OutcomePolicy.abandonedReason(e.deliveries(), e.previousOwner()));
+            return;
+        }
+        Message message;
+        try {
+            message = WireFormat.decode(e.streamId(), e.fields());
+        } catch (RuntimeException bad) {
+            deadLetter(p, e, Dispatcher.placeholder(e.streamId()), "cannot decode entry: " + bad.getMessage());
+            return;
+        }
+        if (!p.mayStart()) {
+            return; // the lease may have passed on meanwhile: leave the entry to the next owner
+        }
+        Delivery d = new Delivery(message, ctx.topic(), ctx.partitions().qualify(p.number, e.streamId()),
+                ctx.group(), ctx.consumer(), e.deliveries());
+        Throwable failure = null;
+        try {
+            handler.handle(d);
+        } catch (Throwable t) {
+            failure = t;
+        }
+        Dispatcher.clearInterrupt();
+        Outcome outcome = policy.afterHandler(e.deliveries(), failure);
+        switch (outcome) {
+            case ACK -> {
+                scripts.ack(p.name, p.holder, e.streamId());
+                p.done();
+            }
+            case RETRY -> {
+                listener.onHandlerFailure(d, failure, outcome);
+                p.waitForRetry();
+                later(p, ctx.options().minIdle().toMillis());
+            }
+            case DEAD_LETTER -> {
+                listener.onHandlerFailure(d, failure, outcome);
+                deadLetter(p, e, message, OutcomePolicy.failureReason(failure));
+            }
+            default -> throw new IllegalStateException("unknown outcome " + outcome);
+        }
+    }
+
+    /** Moves the entry to the partition's dead letters and waits for the move: the partition goes on after it. */
+    private void deadLetter(OwnedPartition p, Entry e, Message message, String reason) throws OrderedScripts.Fenced {
+        String result;
+        try {
+            result = deadLetters.moveNow(new DeadLetterMover.Move(p.number, e.streamId(), e.deliveries(), message,
+                    reason, new Scripts.Fence(keys.lease(p.name, ctx.group()), p.holder), () -> { }));
+        } catch (InterruptedException interrupted) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while dead-lettering " + e.streamId(), interrupted);
+        } catch (Exception failed) {
+            throw new IllegalStateException("dead-lettering " + e.streamId() + " failed: " + failed.getMessage(), failed);
+        }
+        if ("fenced".equals(result)) {
+            throw new OrderedScripts.Fenced(p.name);
+        }
+        p.done();
+    }
+
+    private void later(OwnedPartition p, long millis) {
+        timer.schedule(() -> {
+            p.retryDue();
+            offer.accept(p);
+        }, millis, TimeUnit.MILLISECONDS);
+    }
+
+    private void reportTrimmed(OwnedPartition p, List<String> trimmed) {
+        if (!trimmed.isEmpty()) {
+            listener.onTrimmedWhilePending(ctx.topic(), ctx.group(),
+                    trimmed.stream().map(id -> ctx.partitions().qualify(p.number, id)).toList());
+        }
+    }
+
+}

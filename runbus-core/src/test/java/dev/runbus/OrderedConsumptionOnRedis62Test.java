@@ -1,0 +1,11 @@
+package dev.runbus;
+
+import dev.runbus.testing.RedisTarget;
+
+/** Ordered consumption on an embedded Redis 6.2. */
+class OrderedConsumptionOnRedis62Test extends OrderedConsumptionTest {
+    @Override
+    RedisTarget target() {
+        return RedisTarget.embedded62();
+    }
+}
