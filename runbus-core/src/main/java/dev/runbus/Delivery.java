@@ -10,9 +10,20 @@ package dev.runbus;
  * @param consumer      the consumer it is delivered to
  * @param deliveryCount how many times the group has delivered this entry, this delivery included,
  *                      exactly as the pending entries list (PEL) records it: 1 on the first delivery
+ * @param fencingToken  ordered consumption only: the fencing token of the partition lease this delivery runs
+ *                      under, higher for every new owner of the partition; 0 otherwise. A handler whose effects
+ *                      must never overlap with a later owner's (its process may pause past its lease while it
+ *                      runs) passes the token to the system it writes to, which refuses writes with a token
+ *                      lower than one it has seen
  */
 public record Delivery(Message message, String topic, String streamId, String group, String consumer,
-                       long deliveryCount) {
+                       long deliveryCount, long fencingToken) {
+
+    /** A delivery outside ordered consumption: no fencing token. */
+    public Delivery(Message message, String topic, String streamId, String group, String consumer,
+                    long deliveryCount) {
+        this(message, topic, streamId, group, consumer, deliveryCount, 0);
+    }
 
     /** True when this is not the first delivery: an earlier attempt failed or its consumer died. */
     public boolean isRedelivery() {

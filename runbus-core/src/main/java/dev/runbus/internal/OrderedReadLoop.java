@@ -1,7 +1,5 @@
 package dev.runbus.internal;
 
-import io.lettuce.core.Consumer;
-import io.lettuce.core.StreamMessage;
 import io.lettuce.core.UnblockType;
 import io.lettuce.core.XReadArgs;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -17,10 +15,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Reads new entries of the partitions this consumer owns and has caught up on, with one blocking XREADGROUP
- * over all of them, into each partition's queue. A partition whose queue holds {@code batchSize} entries is
- * left out until its runners worked it down. When a partition becomes readable while a read blocks without
- * it, {@link #wake} ends the read at once (CLIENT UNBLOCK), so a partition never waits for a block time.
+ * Reads new entries of the partitions this consumer owns and has caught up on into each partition's queue:
+ * through the fenced read script (ordered_read.lua explains why never with a plain XREADGROUP), and when none
+ * has anything new, waits for new entries with one XREAD BLOCK over all of them. A partition whose queue holds
+ * {@code batchSize} entries is left out until its runners worked it down. When a partition becomes readable
+ * while the wait blocks without it, {@link #wake} ends the wait at once (CLIENT UNBLOCK).
  *
  * <p>Entries read for a partition that was lost meanwhile stay pending under this consumer: its next owner
  * claims them, in order, when it catches up.
@@ -33,6 +32,7 @@ final class OrderedReadLoop implements AutoCloseable {
     private final SubscriptionContext ctx;
     private final StatefulRedisConnection<String, byte[]> connection;
     private final RedisCommands<String, byte[]> shared;
+    private final OrderedScripts scripts;
     private final PartitionOwnership ownership;
     private final OrderedRunners runners;
     private final ReadLoop.GroupCreator groups;
@@ -45,11 +45,13 @@ final class OrderedReadLoop implements AutoCloseable {
     private volatile Set<Integer> reading;
 
     OrderedReadLoop(SubscriptionContext ctx, StatefulRedisConnection<String, byte[]> connection,
-                    RedisCommands<String, byte[]> shared, PartitionOwnership ownership, OrderedRunners runners,
+                    RedisCommands<String, byte[]> shared, OrderedScripts scripts, PartitionOwnership ownership,
+                    OrderedRunners runners,
                     ReadLoop.GroupCreator groups, SafeListener listener) {
         this.ctx = ctx;
         this.connection = connection;
         this.shared = shared;
+        this.scripts = scripts;
         this.ownership = ownership;
         this.runners = runners;
         this.groups = groups;
@@ -93,29 +95,47 @@ final class OrderedReadLoop implements AutoCloseable {
         }
     }
 
+    /**
+     * Reads each partition through the fenced script; when none had anything new, waits with XREAD BLOCK from
+     * their last ids (which takes nothing) until one has.
+     */
     @SuppressWarnings("unchecked")
     private void read(Map<String, OwnedPartition> byStream, int batch) {
+        Map<String, String> lastIds = new HashMap<>();
+        boolean any = false;
+        for (Map.Entry<String, OwnedPartition> e : byStream.entrySet()) {
+            OwnedPartition p = e.getValue();
+            OrderedScripts.Read r;
+            try {
+                r = scripts.read(p.name, p.holder, batch);
+            } catch (OrderedScripts.Fenced fenced) {
+                ownership.lost(p, fenced.getMessage());
+                continue;
+            }
+            if (r.entries().isEmpty()) {
+                lastIds.put(e.getKey(), r.lastId());
+            } else {
+                any = true;
+                p.add(r.entries());
+                runners.offer(p);
+            }
+        }
+        if (any || lastIds.isEmpty()) {
+            return;
+        }
         RedisCommands<String, byte[]> redis = connection.sync();
         if (clientId < 0) {
             clientId = redis.clientId();
         }
         List<XReadArgs.StreamOffset<String>> offsets = new ArrayList<>();
-        byStream.keySet().forEach(k -> offsets.add(XReadArgs.StreamOffset.lastConsumed(k)));
+        lastIds.forEach((k, id) -> offsets.add(XReadArgs.StreamOffset.from(k, id)));
         reading = byStream.values().stream().map(p -> p.number).collect(Collectors.toSet());
-        List<StreamMessage<String, byte[]>> read = redis.xreadgroup(Consumer.from(ctx.group(), ctx.consumer()),
-                XReadArgs.Builder.count(batch).block(ctx.options().blockTime()),
-                offsets.toArray(new XReadArgs.StreamOffset[0]));
-        reading = null;
-        Map<String, List<Entry>> entries = new HashMap<>();
-        for (StreamMessage<String, byte[]> m : read) {
-            entries.computeIfAbsent(m.getStream(), k -> new ArrayList<>())
-                    .add(new Entry(m.getId(), m.getBody(), 1, ""));
+        try {
+            redis.xread(XReadArgs.Builder.count(1).block(ctx.options().blockTime()),
+                    offsets.toArray(new XReadArgs.StreamOffset[0]));
+        } finally {
+            reading = null;
         }
-        entries.forEach((stream, list) -> {
-            OwnedPartition p = byStream.get(stream);
-            p.add(list);
-            runners.offer(p);
-        });
     }
 
     private void onReadError(Iterable<OwnedPartition> partitions, Throwable e) {

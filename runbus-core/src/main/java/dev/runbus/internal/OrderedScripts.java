@@ -19,6 +19,11 @@ final class OrderedScripts {
     private static final LuaScript RENEW = LuaScript.load("lease_renew");
     private static final LuaScript ACK = LuaScript.load("ordered_ack");
     private static final LuaScript CLAIM = LuaScript.load("ordered_claim");
+    private static final LuaScript READ = LuaScript.load("ordered_read");
+
+    /** New entries read; when there were none, the stream's last id to wait from. */
+    record Read(List<Entry> entries, String lastId) {
+    }
 
     /** What a claim found; null {@code lastId} when there was nothing more pending. */
     record Claimed(List<Entry> entries, List<String> trimmed, String lastId) {
@@ -73,6 +78,21 @@ final class OrderedScripts {
         if (r < 0) {
             throw new Fenced(name);
         }
+    }
+
+    /** Reads up to {@code count} new entries for the lease holder. */
+    Read read(String name, String holder, int count) throws Fenced {
+        List<Object> r = READ.run(redis, ScriptOutputType.MULTI,
+                new String[] {keys.stream(name), keys.lease(name, group)}, args(group, consumer, holder, count));
+        if (r.size() == 1) {
+            throw new Fenced(name);
+        }
+        List<Entry> entries = new ArrayList<>();
+        for (Object e : Replies.list(r.get(0))) {
+            List<Object> t = Replies.list(e);
+            entries.add(new Entry(Replies.str(t.get(0)), Replies.fields(t.get(1)), 1, ""));
+        }
+        return new Read(entries, Replies.str(r.get(1)));
     }
 
     /**

@@ -52,8 +52,8 @@ final class OrderedSubscription implements BusSubscription {
         PartitionStep step = new PartitionStep(ctx, handler, scripts, deadLetters, ownership, listener, timer, keys,
                 this::wake, this::offer);
         this.runners = new OrderedRunners(ctx.describe(), ctx.options().concurrency(), step::run, listener);
-        this.readLoop = new OrderedReadLoop(ctx, readConnection, bus.sync(), ownership, runners, bus::ensureGroup,
-                listener);
+        this.readLoop = new OrderedReadLoop(ctx, readConnection, bus.sync(), scripts, ownership, runners,
+                bus::ensureGroup, listener);
         this.ownershipLoop = new PeriodicLoop("runbus-leases-" + ctx.describe(),
                 PartitionOwnership.tick(ctx.options().leaseTime()), ownership, listener);
         AtomicInteger n = new AtomicInteger();

@@ -53,6 +53,11 @@ final class OwnedPartition {
         return System.nanoTime() - validUntilNanos < 0 && !isEnded();
     }
 
+    /** The fencing token of the lease: the first part of its value. */
+    long token() {
+        return Long.parseLong(holder.substring(0, holder.indexOf(' ')));
+    }
+
     synchronized boolean isEnded() {
         return ended;
     }

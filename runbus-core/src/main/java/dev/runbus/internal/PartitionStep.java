@@ -135,7 +135,7 @@ final class PartitionStep {
             return; // the lease may have passed on meanwhile: leave the entry to the next owner
         }
         Delivery d = new Delivery(message, ctx.topic(), ctx.partitions().qualify(p.number, e.streamId()),
-                ctx.group(), ctx.consumer(), e.deliveries());
+                ctx.group(), ctx.consumer(), e.deliveries(), p.token());
         Throwable failure = null;
         try {
             handler.handle(d);

@@ -48,6 +48,34 @@ public final class ChildJvm implements AutoCloseable {
         return lines.stream().filter(l -> l.startsWith(prefix)).findFirst().orElseThrow();
     }
 
+    /** SIGSTOP: the process stops where it is, as in a long GC pause; {@link #resume} lets it go on. */
+    public void pause() throws IOException, InterruptedException {
+        signal("-STOP");
+    }
+
+    /** SIGCONT after {@link #pause}. */
+    public void resume() throws IOException, InterruptedException {
+        signal("-CONT");
+    }
+
+    /** SIGTERM, and waits for the process to end: its shutdown hooks run (a graceful close). */
+    public void terminate(Duration timeout) throws InterruptedException {
+        process.destroy();
+        if (!process.waitFor(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)) {
+            kill();
+        }
+    }
+
+    private void signal(String signal) throws IOException, InterruptedException {
+        if (!process.isAlive()) {
+            return;
+        }
+        int exit = new ProcessBuilder("/bin/kill", signal, Long.toString(process.pid())).start().waitFor();
+        if (exit != 0) {
+            throw new IOException("kill " + signal + " " + process.pid() + " exited with " + exit);
+        }
+    }
+
     /** SIGKILL: no shutdown hook, no graceful close, nothing acked. */
     public void kill() throws InterruptedException {
         process.destroyForcibly();
