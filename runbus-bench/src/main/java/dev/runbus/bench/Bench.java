@@ -126,6 +126,9 @@ public final class Bench {
             case "memory":
                 results.memory = MemoryScenario.run(env);
                 break;
+            case "ordered":
+                results.ordered = OrderedScenario.run(env);
+                break;
             default:
                 throw new IllegalArgumentException(scenario);
         }

@@ -43,6 +43,11 @@ public final class RedisAdmin implements AutoCloseable {
         return redis.xpending(streamKey, group).getCount();
     }
 
+    /** The string at {@code key}, or null. */
+    public String get(String key) {
+        return redis.get(key);
+    }
+
     public long length(String streamKey) {
         return redis.xlen(streamKey);
     }

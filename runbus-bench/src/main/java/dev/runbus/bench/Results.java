@@ -33,6 +33,7 @@ final class Results implements Serializable {
     RecoveryScenario.Result recovery;
     PoisonScenario.Result poison;
     MemoryScenario.Result memory;
+    OrderedScenario.Result ordered;
     /** Scenario name → why it could not be measured. */
     final Map<String, String> failures = new LinkedHashMap<>();
 

@@ -72,6 +72,22 @@ final class Targets {
                     + " from the first quarter to the end)", Fmt.summary(growth, Fmt::mb),
                     growth.isEmpty() ? null : growth.median() <= MEMORY_GROWTH_LIMIT_MB));
         }
+        if (r.ordered != null) {
+            OrderedScenario.Result x = r.ordered;
+            Stats.Summary ratio = Stats.pairedRatio(x.ordered(), x.unordered());
+            out.add(new Check("ordered drain (16 partitions, C = 4, no-op handler) ≥ 0.5 × unordered",
+                    Fmt.summary(ratio, Fmt::ratio), ratio.isEmpty() ? null : ratio.median() >= 0.5));
+            List<Double> ideal = new ArrayList<>();
+            x.orderedSlow().forEach(v -> ideal.add(x.idealSlowRate()));
+            Stats.Summary slow = Stats.pairedRatio(x.orderedSlow(), ideal);
+            out.add(new Check("ordered drain, 1 ms handler ≥ 0.9 × partitions / 1 ms", Fmt.summary(slow, Fmt::ratio),
+                    slow.isEmpty() ? null : slow.median() >= 0.9));
+            Stats.Summary t = Stats.of(x.rebalanceSeconds());
+            double bound = x.leaseMillis() / 1000.0 + 1;
+            out.add(new Check("rebalance after a SIGKILL ≤ lease + 1 s = " + Fmt.seconds(bound) + " (every round)",
+                    Fmt.summary(t, Fmt::seconds), t.isEmpty() ? null : t.max() <= bound
+                    && t.n() == x.rebalanceSeconds().size()));
+        }
         return out;
     }
 
