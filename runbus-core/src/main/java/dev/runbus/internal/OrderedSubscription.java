@@ -128,9 +128,10 @@ final class OrderedSubscription implements BusSubscription {
                 drained = false;
             }
             if (!drained) {
-                // Their leases are released below; their fenced acks are then refused, and the next owner runs them.
-                log.warn("{}: handlers still running after {}; their entries go to the next owner of their partitions",
-                        ctx.describe(), ctx.options().shutdownTimeout());
+                // Their partitions keep their leases until they expire; then the next owner runs their entries.
+                log.warn("{}: handlers still running after {}; their partitions pass to another consumer when their "
+                        + "leases expire, within {}, and their entries run there again", ctx.describe(),
+                        ctx.options().shutdownTimeout(), ctx.options().leaseTime());
             }
             ownership.leave();
             timer.shutdownNow();

@@ -139,15 +139,20 @@ final class PartitionOwnership implements Runnable {
     }
 
     /**
-     * Leaves the group: ends every partition (no step may be running: the runners stopped), releases the leases
-     * and the membership, so that the others take the partitions over at their next tick.
+     * Leaves the group: ends every partition, releases the leases and the membership, so that the others take
+     * the partitions over at their next tick. A partition whose handler still runs (close gave up waiting for
+     * it) keeps its lease until it expires, one lease time at most: the next owner does not start beside it
+     * sooner, and its ack is refused after that.
      */
     void leave() {
         leaving = true;
         for (OwnedPartition p : owned()) {
+            boolean stillRunning = p.isRunning();
             p.end();
             owned.remove(p.number, p);
-            release(p);
+            if (!stillRunning) {
+                release(p);
+            }
         }
         try {
             scripts.members(ctx.topic(), 0);
