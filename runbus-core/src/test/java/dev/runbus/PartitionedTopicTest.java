@@ -217,6 +217,56 @@ class PartitionedTopicTest {
     }
 
     @Test
+    void keepAlive_renewsHeldEntriesOfEveryPartition() {
+        Duration minIdle = Duration.ofSeconds(1);
+        Duration keepAlive = Duration.ofMillis(100);
+        List<String> ids = publish(4); // one per partition
+        assertThat(ids.stream().map(PartitionedTopicTest::partitionOf)).containsExactlyInAnyOrder(0, 1, 2, 3);
+        CountDownLatch started = new CountDownLatch(4);
+        bus.subscribe(topic, "g", "slow", d -> {
+            events.record(d);
+            started.countDown();
+            Thread.sleep(minIdle.multipliedBy(3).toMillis()); // the behaviour under test: long handlers
+        }, options().concurrency(4).minIdle(minIdle).keepAliveInterval(keepAlive).build());
+        Wait.until("slow handlers started", WAIT, () -> started.getCount() == 0);
+        Recorder other = new Recorder();
+        bus.subscribe(topic, "g", "eager", other::record, options().minIdle(minIdle).keepAliveInterval(keepAlive)
+                .build());
+        Wait.until("acked by the slow consumer", WAIT, () -> pelEmptyEverywhere("g"));
+        assertThat(events.calls()).isEqualTo(4);
+        assertThat(other.calls()).isZero();
+        assertThat(events.claimLost).isEmpty();
+    }
+
+    @Test
+    void claimLost_isReportedWithQualifiedIds_andNoOutcomeIsApplied() throws Exception {
+        List<String> ids = publish(4);
+        CountDownLatch started = new CountDownLatch(4);
+        CountDownLatch release = new CountDownLatch(1);
+        Subscription sub = bus.subscribe(topic, "g", "c1", d -> {
+            events.record(d);
+            started.countDown();
+            release.await();
+        }, options().concurrency(4).minIdle(Duration.ofSeconds(10)).keepAliveInterval(Duration.ofMillis(100))
+                .build());
+        Wait.until("handlers started", WAIT, () -> started.getCount() == 0);
+        for (String id : ids) {
+            redis().xclaim(stream(partitionOf(id)), Consumer.from("g", "thief"),
+                    io.lettuce.core.XClaimArgs.Builder.minIdleTime(0), plain(id));
+        }
+        Wait.until("claims lost", WAIT, () -> events.claimLost.size() == 4);
+        release.countDown();
+        assertThat(events.claimLost).containsExactlyInAnyOrderElementsOf(ids);
+        Wait.until("handlers done", WAIT, () -> sub.inFlight() == 0);
+        for (String id : ids) {
+            List<PendingMessage> pel = pending(partitionOf(id), "g");
+            assertThat(pel).hasSize(1);
+            assertThat(pel.get(0).getId()).isEqualTo(plain(id));
+            assertThat(pel.get(0).getConsumer()).isEqualTo("thief");
+        }
+    }
+
+    @Test
     void poison_goesToItsPartitionsDeadStream_andReplayGoesBackThere_forTheGroupThatGaveUpOnly() {
         AtomicBoolean broken = new AtomicBoolean(true);
         Recorder audit = new Recorder();
