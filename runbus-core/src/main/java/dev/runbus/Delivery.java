@@ -5,7 +5,9 @@ package dev.runbus;
  *
  * @param message       the decoded message
  * @param topic         the topic it was published to
- * @param streamId      the Redis stream id of the entry (what acks and dead letters refer to)
+ * @param streamId      the id of the entry (what acks and dead letters refer to): its Redis stream id, and
+ *                      for a topic of several partitions that id with its partition after an {@code @}, as
+ *                      {@link Publisher#publish} returned it ({@code 1700000000000-0@3})
  * @param group         the consumer group
  * @param consumer      the consumer it is delivered to
  * @param deliveryCount how many times the group has delivered this entry, this delivery included,

@@ -8,17 +8,30 @@ public interface Inspector {
     /** Every topic this key prefix has seen published to or subscribed to, sorted by name. */
     List<StreamInfo> streams();
 
-    /** One topic's stream, or empty when it does not exist. */
+    /**
+     * One topic's stream, or empty when it does not exist. For a topic of several partitions, the figures of all
+     * its partitions' streams (see {@link StreamInfo}); empty when none of them exists.
+     */
     java.util.Optional<StreamInfo> stream(String topic);
 
+    /** The groups of a topic; for a topic of several partitions, each group once, over all partitions. */
     List<GroupInfo> groups(String topic);
 
     List<ConsumerInfo> consumers(String topic, String group);
 
-    /** Pending entries of a group, oldest first, at most {@code limit}. */
+    /**
+     * Pending entries of a group, oldest first, at most {@code limit}; for a topic of several partitions, those of
+     * all partitions, ordered by stream id then partition, with partition-qualified ids.
+     */
     List<PendingEntry> pending(String topic, String group, int limit);
 
-    /** The pending entry with this stream id, or empty when it is not pending (acked, never delivered, gone). */
+    /**
+     * The pending entry with this id, or empty when it is not pending (acked, never delivered, gone). For a topic
+     * of several partitions the id names its partition ({@code 1700000000000-0@3}).
+     *
+     * @throws IllegalArgumentException if the id does not name a partition of the topic, or names one of a topic
+     *                                  of one partition
+     */
     java.util.Optional<PendingEntry> pendingEntry(String topic, String group, String streamId);
 
     /**
@@ -44,6 +57,11 @@ public interface Inspector {
     }
 
     /**
+     * <p>For a topic of several partitions: the length and dead letters are summed over the partitions; the first
+     * id is the oldest first entry of any partition and the last id the newest id any partition added (by time,
+     * then partition), each qualified with the partition that holds it ({@code 1700000000000-0@3}), or null when
+     * no partition has one; the groups are counted on the partition that has the most.
+     *
      * @param topic        topic name
      * @param length       entries in the stream
      * @param firstId      oldest entry id, or null when empty
@@ -55,6 +73,10 @@ public interface Inspector {
     }
 
     /**
+     * For a topic of several partitions: consumers counted on the partition where the group has the most, pending
+     * and lag summed (lag -1 when any partition's is unknown), the last delivered id the newest of any partition,
+     * qualified with its partition.
+     *
      * @param lag entries not yet delivered to the group; -1 when Redis cannot tell (Redis 6.2, or after
      *            deletions)
      */
@@ -67,10 +89,13 @@ public interface Inspector {
      *                         consumer, or one that closed cleanly: a close removes the heartbeat)
      * @param alive            heartbeat younger than {@code consumerDeadAfter}; without a heartbeat, idle for
      *                         less than that
+     *
+     * <p>For a topic of several partitions, pending is summed over the partitions and idle is the shortest.
      */
     record ConsumerInfo(String name, long pending, long idleMillis, long lastHeartbeatAt, boolean alive) {
     }
 
+    /** @param streamId the entry's id; qualified with its partition for a topic of several partitions */
     record PendingEntry(String streamId, String consumer, long deliveries, long idleMillis) {
     }
 }

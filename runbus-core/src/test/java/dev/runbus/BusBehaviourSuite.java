@@ -889,7 +889,9 @@ abstract class BusBehaviourSuite {
     }
 
     /** A dead letter written the way dead_letter.lua writes one. */
+    /** A dead letter of the topic, whose partition count (1) is recorded as by the bus that subscribed to it. */
     String seedDeadLetter() {
+        redis().set(prefix + ":{" + topic + "}:partitions", "1");
         return redis().xadd(prefix + ":{" + topic + "}:dead", Map.of("dl:topic", topic, "dl:stream_id", "1-1",
                 "dl:group", "g", "dl:consumer", "c1", "dl:deliveries", "3", "dl:reason", "poison", "dl:at",
                 "1700000000000", "id", "m-1", "type", "order.created", "payload", "p"));

@@ -4,6 +4,7 @@ import io.lettuce.core.RedisFuture;
 import io.lettuce.core.api.async.RedisAsyncCommands;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
@@ -20,6 +21,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A failed XACK is reported and dropped: the entries stay pending and are delivered again, which
  * at-least-once delivery allows. Acks that arrive after {@link #close()} are dropped the same way.
+ *
+ * <p>An XACK names one stream, so each partition of the topic has its own queue and its own XACK in flight:
+ * the partitions' acks are committed side by side, each as a group, and a slow partition never holds up
+ * another's acks.
  */
 final class Acker implements AutoCloseable {
 
@@ -27,77 +32,43 @@ final class Acker implements AutoCloseable {
     private static final int MAX_IDS_PER_XACK = 1000;
 
     private final RedisAsyncCommands<String, byte[]> redis;
-    private final String stream;
     private final String group;
     private final long timeoutMillis;
     private final SafeListener listener;
-    private final Queue<String> queue = new ConcurrentLinkedQueue<>();
-    private final AtomicBoolean sending = new AtomicBoolean();
+    /** By partition number. */
+    private final List<Lane> lanes;
     private volatile boolean closed;
 
-    Acker(RedisAsyncCommands<String, byte[]> redis, String stream, String group, long timeoutMillis,
+    /** {@code streams}: the stream of each partition, by partition number. */
+    Acker(RedisAsyncCommands<String, byte[]> redis, List<String> streams, String group, long timeoutMillis,
           SafeListener listener) {
         this.redis = redis;
-        this.stream = stream;
         this.group = group;
         this.timeoutMillis = timeoutMillis;
         this.listener = listener;
+        List<Lane> l = new ArrayList<>(streams.size());
+        streams.forEach(s -> l.add(new Lane(s)));
+        this.lanes = List.copyOf(l);
     }
 
-    void ack(String streamId) {
+    void ack(int partition, String streamId) {
         if (closed) {
-            log.debug("ack of {} after close dropped; it stays pending", streamId);
+            log.debug("ack of {} of partition {} after close dropped; it stays pending", streamId, partition);
             return;
         }
-        queue.add(streamId);
-        sendIfIdle();
+        Lane lane = lanes.get(partition);
+        lane.queue.add(streamId);
+        lane.sendIfIdle();
     }
 
-    /**
-     * Sends one XACK with what is queued unless one is in flight. The reply's callback calls this again, so
-     * ids queued while an XACK was on the wire leave as soon as it is answered.
-     */
-    private void sendIfIdle() {
-        while (!queue.isEmpty() && sending.compareAndSet(false, true)) {
-            List<String> batch = new ArrayList<>();
-            for (String id = queue.poll(); id != null; id = batch.size() < MAX_IDS_PER_XACK ? queue.poll() : null) {
-                batch.add(id);
-            }
-            if (batch.isEmpty()) {
-                sending.set(false);
-                continue;
-            }
-            RedisFuture<Long> reply;
-            try {
-                reply = redis.xack(stream, group, batch.toArray(new String[0]));
-            } catch (RuntimeException e) {
-                failed(batch.size(), e);
-                sending.set(false);
-                continue;
-            }
-            reply.whenComplete((n, failure) -> {
-                if (failure != null) {
-                    failed(batch.size(), failure);
-                }
-                sending.set(false);
-                sendIfIdle();
-            });
-            return;
-        }
-    }
-
-    private void failed(int count, Throwable e) {
-        log.warn("XACK of {} entries failed; they stay pending and will be delivered again", count, e);
-        listener.onLoopError("acker " + stream + "/" + group, e);
-    }
-
-    /** Acknowledges now and waits for the reply (ack-before-work mode). */
-    void ackNow(List<String> ids) {
-        if (ids.isEmpty()) {
-            return;
-        }
+    /** Acknowledges now and waits for the replies (ack-before-work mode); {@code ids} by partition. */
+    void ackNow(Map<Integer, List<String>> ids) {
+        List<RedisFuture<Long>> sent = new ArrayList<>(ids.size());
         try {
-            redis.xack(stream, group, ids.toArray(new String[0])).get(timeoutMillis, TimeUnit.MILLISECONDS);
+            ids.forEach((p, list) -> sent.add(redis.xack(lanes.get(p).stream, group, list.toArray(new String[0]))));
+            for (RedisFuture<Long> reply : sent) {
+                reply.get(timeoutMillis, TimeUnit.MILLISECONDS);
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while acknowledging", e);
@@ -110,14 +81,71 @@ final class Acker implements AutoCloseable {
     @Override
     public void close() {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
-        while ((!queue.isEmpty() || sending.get()) && System.nanoTime() < deadline) {
-            sendIfIdle();
+        while (lanes.stream().anyMatch(Lane::busy) && System.nanoTime() < deadline) {
+            lanes.forEach(Lane::sendIfIdle);
             LockSupport.parkNanos(200_000);
         }
         closed = true;
-        if (!queue.isEmpty()) {
-            log.warn("{} acks of {}/{} not sent before close; those entries stay pending", queue.size(), stream,
-                    group);
+        for (Lane lane : lanes) {
+            if (!lane.queue.isEmpty()) {
+                log.warn("{} acks of {}/{} not sent before close; those entries stay pending", lane.queue.size(),
+                        lane.stream, group);
+            }
+        }
+    }
+
+    /** The acks of one partition's stream: its queue and whether its XACK is on the wire. */
+    private final class Lane {
+        final String stream;
+        final Queue<String> queue = new ConcurrentLinkedQueue<>();
+        final AtomicBoolean sending = new AtomicBoolean();
+
+        Lane(String stream) {
+            this.stream = stream;
+        }
+
+        boolean busy() {
+            return !queue.isEmpty() || sending.get();
+        }
+
+        /**
+         * Sends one XACK with what is queued unless one is in flight. The reply's callback calls this again, so
+         * ids queued while an XACK was on the wire leave as soon as it is answered.
+         */
+        void sendIfIdle() {
+            while (!queue.isEmpty() && sending.compareAndSet(false, true)) {
+                List<String> batch = new ArrayList<>();
+                for (String id = queue.poll(); id != null;
+                     id = batch.size() < MAX_IDS_PER_XACK ? queue.poll() : null) {
+                    batch.add(id);
+                }
+                if (batch.isEmpty()) {
+                    sending.set(false);
+                    continue;
+                }
+                RedisFuture<Long> reply;
+                try {
+                    reply = redis.xack(stream, group, batch.toArray(new String[0]));
+                } catch (RuntimeException e) {
+                    failed(batch.size(), e);
+                    sending.set(false);
+                    continue;
+                }
+                reply.whenComplete((n, failure) -> {
+                    if (failure != null) {
+                        failed(batch.size(), failure);
+                    }
+                    sending.set(false);
+                    sendIfIdle();
+                });
+                return;
+            }
+        }
+
+        private void failed(int count, Throwable e) {
+            log.warn("XACK of {} entries of {} failed; they stay pending and will be delivered again", count,
+                    stream, e);
+            listener.onLoopError("acker " + stream + "/" + group, e);
         }
     }
 }

@@ -6,6 +6,7 @@ import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -14,52 +15,103 @@ import java.util.Map;
  * (DESIGN.md rule 6). A consumer is dead when its last heartbeat is older than {@code consumerDeadAfter};
  * a consumer without one (another client's, or a runbus consumer that closed cleanly, which removes its
  * heartbeat) is dead when it has been idle that long. Times come from the Redis server's clock.
+ *
+ * <p>A consumer of a partitioned topic is a consumer of the group on every partition's stream (its reads name
+ * them all): it is listed once, with its pending entries summed over the partitions and its idle time the
+ * shortest of them, and it is deleted from each partition's group, each time only if it has no pending entry
+ * on that partition. The heartbeats are the topic's, one per consumer.
  */
 final class ConsumerRegistry {
 
     private final RedisCommands<String, byte[]> redis;
     private final Scripts scripts;
     private final Keys keys;
+    private final TopicRegistry topics;
     private final long deadAfterMillis;
     private final SafeListener listener;
 
-    ConsumerRegistry(RedisCommands<String, byte[]> redis, Scripts scripts, Keys keys, Duration deadAfter,
-                     SafeListener listener) {
+    ConsumerRegistry(RedisCommands<String, byte[]> redis, Scripts scripts, Keys keys, TopicRegistry topics,
+                     Duration deadAfter, SafeListener listener) {
         this.redis = redis;
         this.scripts = scripts;
         this.keys = keys;
+        this.topics = topics;
         this.deadAfterMillis = deadAfter.toMillis();
         this.listener = listener;
     }
 
+    /** A consumer over all partitions, and the partitions whose group knows it. */
+    private record Found(String name, long pending, long idle, List<Integer> partitions) {
+    }
+
     List<ConsumerInfo> consumers(String topic, String group) {
-        List<Object> raw = Calls.call("listing consumers of " + topic + "/" + group,
-                () -> redis.xinfoConsumers(keys.stream(topic), group));
+        return consumers(topic, group, find(topics.recorded(topic), group));
+    }
+
+    private List<ConsumerInfo> consumers(String topic, String group, List<Found> found) {
         Map<String, Long> beats = Calls.call("reading heartbeats of " + topic + "/" + group,
                 () -> heartbeats(topic, group));
         long now = Calls.call("reading the Redis clock", this::redisNowMillis);
-        List<ConsumerInfo> out = new ArrayList<>(raw.size());
-        for (Object c : raw) {
-            Map<String, Object> info = Replies.info(c);
-            String name = Replies.str(info.get("name"));
-            long idle = Replies.num(info.get("idle"));
-            Long beat = beats.get(name);
-            boolean alive = beat != null ? now - beat < deadAfterMillis : idle < deadAfterMillis;
-            out.add(new ConsumerInfo(name, Replies.num(info.get("pending")), idle, beat == null ? -1 : beat, alive));
+        List<ConsumerInfo> out = new ArrayList<>();
+        for (Found f : found) {
+            Long beat = beats.get(f.name());
+            boolean alive = beat != null ? now - beat < deadAfterMillis : f.idle() < deadAfterMillis;
+            out.add(new ConsumerInfo(f.name(), f.pending(), f.idle(), beat == null ? -1 : beat, alive));
         }
         return out;
     }
 
+    /**
+     * Deletes the dead consumers without pending entries from the group of every partition that knows them;
+     * returns those deleted from all of them. One found alive or with pending entries on a partition meanwhile is
+     * left in the groups that still know it, for a later round.
+     */
     List<String> pruneDead(String topic, String group) {
+        Partitions partitions = topics.recorded(topic);
+        List<Found> found = find(partitions, group);
+        Map<String, Found> byName = new HashMap<>();
+        found.forEach(f -> byName.put(f.name(), f));
         List<String> deleted = new ArrayList<>();
-        for (ConsumerInfo c : consumers(topic, group)) {
-            if (!c.alive() && c.pending() == 0
-                    && scripts.deleteConsumer(topic, group, c.name(), deadAfterMillis) == 1) {
+        for (ConsumerInfo c : consumers(topic, group, found)) {
+            Found f = byName.get(c.name());
+            if (c.alive() || c.pending() != 0) {
+                continue;
+            }
+            boolean all = true;
+            for (int p : f.partitions()) {
+                all &= scripts.deleteConsumer(topic, partitions.name(p), group, c.name(), deadAfterMillis) == 1;
+                if (!all) {
+                    break;
+                }
+            }
+            if (all) {
                 deleted.add(c.name());
                 listener.onConsumerDeleted(topic, group, c.name());
             }
         }
         return deleted;
+    }
+
+    /** XINFO CONSUMERS of every partition's stream, merged by consumer name, in the order first seen. */
+    private List<Found> find(Partitions partitions, String group) {
+        Map<String, Found> merged = new LinkedHashMap<>();
+        for (int p = 0; p < partitions.count(); p++) {
+            String stream = keys.stream(partitions.name(p));
+            List<Object> raw = Calls.call("listing consumers of " + partitions.name(p) + "/" + group,
+                    () -> redis.xinfoConsumers(stream, group));
+            for (Object c : raw) {
+                Map<String, Object> info = Replies.info(c);
+                String name = Replies.str(info.get("name"));
+                long pending = Replies.num(info.get("pending"));
+                long idle = Replies.num(info.get("idle"));
+                Found before = merged.get(name);
+                List<Integer> in = new ArrayList<>(before == null ? List.of() : before.partitions());
+                in.add(p);
+                merged.put(name, before == null ? new Found(name, pending, idle, in)
+                        : new Found(name, before.pending() + pending, Math.min(before.idle(), idle), in));
+            }
+        }
+        return new ArrayList<>(merged.values());
     }
 
     private Map<String, Long> heartbeats(String topic, String group) {

@@ -9,6 +9,8 @@ import dev.runbus.Outcome;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
@@ -27,6 +29,9 @@ import org.slf4j.LoggerFactory;
  * {@code concurrency} chunks, so that a runner wakes up once per chunk rather than once per entry. With a
  * {@link BatchHandler} a batch is one chunk and one call, and its deliveries are settled through a
  * {@link BatchCall}. A runner never dies of an exception nor of an interrupt; it ends only on close.
+ *
+ * <p>Entries of all the topic's partitions arrive mixed; each is held, acked and dead-lettered by its partition
+ * and stream id, and handlers see the id {@link Partitions#qualify} hands out for it.
  */
 final class Dispatcher {
 
@@ -102,21 +107,21 @@ final class Dispatcher {
             return;
         }
         boolean afterWork = ctx.options().ackMode() == AckMode.AFTER_WORK;
-        List<String> notOurs = new ArrayList<>();
+        List<Entry> notOurs = new ArrayList<>();
         List<Held> ready = new ArrayList<>(entries.size());
         for (Entry e : entries) {
             InFlight.Hold hold = null;
             try {
                 String forGroup = text(e.fields().get(WireFormat.FOR_GROUP));
                 if (forGroup != null && !forGroup.equals(ctx.group())) {
-                    notOurs.add(e.streamId());
+                    notOurs.add(e);
                     slots.release(1);
-                } else if ((hold = inFlight.tryHold(e.streamId(), afterWork)) == null) {
+                } else if ((hold = inFlight.tryHold(e.ref(), afterWork)) == null) {
                     // Already held here (read and claimed at once): one delivery is enough.
                     slots.release(1);
                 } else if (policy.isAbandoned(e.deliveries()) && afterWork) {
                     inFlight.release(hold);
-                    deadLetter(e.streamId(), e.deliveries(), decodeOrPlaceholder(e),
+                    deadLetter(e.partition(), e.streamId(), e.deliveries(), decodeOrPlaceholder(ctx.qualify(e.partition(), e.streamId()), e),
                             OutcomePolicy.abandonedReason(e.deliveries(), e.previousOwner()), slots);
                 } else {
                     Held h = decode(e, hold, slots);
@@ -134,7 +139,7 @@ final class Dispatcher {
         }
         handOff(ready);
         if (afterWork) {
-            notOurs.forEach(acker::ack);
+            notOurs.forEach(e -> acker.ack(e.partition(), e.streamId()));
         }
     }
 
@@ -166,8 +171,8 @@ final class Dispatcher {
 
     /** At-most-once mode: ack the batch before any handler runs; if that fails, run none of it. */
     private boolean ackBeforeWork(List<Entry> entries, Slots slots) {
-        List<String> ids = new ArrayList<>(entries.size());
-        entries.forEach(e -> ids.add(e.streamId()));
+        Map<Integer, List<String>> ids = new TreeMap<>();
+        entries.forEach(e -> ids.computeIfAbsent(e.partition(), p -> new ArrayList<>()).add(e.streamId()));
         try {
             acker.ackNow(ids);
             return true;
@@ -180,17 +185,18 @@ final class Dispatcher {
 
     /** The delivery of an entry, or null when it cannot be decoded (it is dead-lettered instead). */
     private Held decode(Entry e, InFlight.Hold hold, Slots slots) {
+        String id = ctx.qualify(e.partition(), e.streamId());
         Message message;
         try {
-            message = WireFormat.decode(e.streamId(), e.fields());
+            message = WireFormat.decode(id, e.fields());
         } catch (RuntimeException bad) {
             inFlight.release(hold);
-            deadLetter(e.streamId(), e.deliveries(), placeholder(e.streamId()), "cannot decode entry: " + bad.getMessage(),
-                    slots);
+            deadLetter(e.partition(), e.streamId(), e.deliveries(), placeholder(id),
+                    "cannot decode entry: " + bad.getMessage(), slots);
             return null;
         }
-        return new Held(new Delivery(message, ctx.topic(), e.streamId(), ctx.group(), ctx.consumer(), e.deliveries()),
-                hold, slots);
+        return new Held(new Delivery(message, ctx.topic(), id, ctx.group(), ctx.consumer(), e.deliveries()), hold,
+                slots);
     }
 
     /**
@@ -297,7 +303,7 @@ final class Dispatcher {
                 log.debug("{}: {} was no longer held by this delivery when its handler ended; no outcome applied",
                         ctx.describe(), d.streamId());
             } else if (!stopped) {
-                slotHandedOver = finish(d, failure, h.slots());
+                slotHandedOver = finish(h, failure);
             }
         } catch (Throwable unexpected) {
             log.error("{}: failure while finishing {}; it stays pending", ctx.describe(), d.streamId(), unexpected);
@@ -321,7 +327,9 @@ final class Dispatcher {
      * Applies the one decision of {@link OutcomePolicy#afterHandler}. Returns true when the entry's slot went
      * with a dead-letter move, which releases it.
      */
-    private boolean finish(Delivery d, Throwable failure, Slots slots) {
+    private boolean finish(Held h, Throwable failure) {
+        Delivery d = h.delivery();
+        InFlight.Hold entry = h.hold();
         if (ctx.options().ackMode() == AckMode.BEFORE_WORK) {
             if (failure != null) {
                 listener.onHandlerFailure(d, failure, Outcome.ACK);
@@ -331,14 +339,15 @@ final class Dispatcher {
         Outcome outcome = policy.afterHandler(d.deliveryCount(), failure);
         switch (outcome) {
             case ACK:
-                acker.ack(d.streamId());
+                acker.ack(entry.partition(), entry.streamId());
                 return false;
             case RETRY:
                 listener.onHandlerFailure(d, failure, outcome);
                 return false;
             case DEAD_LETTER:
                 listener.onHandlerFailure(d, failure, outcome);
-                deadLetter(d.streamId(), d.deliveryCount(), d.message(), OutcomePolicy.failureReason(failure), slots);
+                deadLetter(entry.partition(), entry.streamId(), d.deliveryCount(), d.message(),
+                        OutcomePolicy.failureReason(failure), h.slots());
                 return true;
             default:
                 throw new IllegalStateException("unknown outcome " + outcome);
@@ -346,8 +355,9 @@ final class Dispatcher {
     }
 
     /** Queues the move; the entry keeps its slot until the move is made. */
-    private void deadLetter(String streamId, long deliveries, Message message, String reason, Slots slots) {
-        deadLetters.move(new DeadLetterMover.Move(0, streamId, deliveries, message, reason, null,
+    private void deadLetter(int partition, String streamId, long deliveries, Message message, String reason,
+                            Slots slots) {
+        deadLetters.move(new DeadLetterMover.Move(partition, streamId, deliveries, message, reason, null,
                 () -> slots.release(1)));
     }
 
@@ -375,11 +385,12 @@ final class Dispatcher {
         return count;
     }
 
-    static Message decodeOrPlaceholder(Entry e) {
+    /** The message of an entry handed out as {@code id} (its id when it has none); a placeholder if it does not decode. */
+    static Message decodeOrPlaceholder(String id, Entry e) {
         try {
-            return WireFormat.decode(e.streamId(), e.fields());
+            return WireFormat.decode(id, e.fields());
         } catch (RuntimeException bad) {
-            return placeholder(e.streamId());
+            return placeholder(id);
         }
     }
 

@@ -7,7 +7,8 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The entries a consumer holds, one {@link Hold} per delivery it is running, with when its claim was last
- * renewed (System.nanoTime).
+ * renewed (System.nanoTime). Entries are kept by partition and stream id: stream ids of different partitions
+ * can be equal.
  *
  * <p>A hold belongs to one delivery. After a lost claim the same consumer can take the entry back and run it
  * again while the first run still goes on; each run then has its own hold, and whatever one run does with
@@ -17,37 +18,45 @@ final class InFlight {
 
     /** One delivery's hold on an entry; compared by identity. */
     static final class Hold {
-        private final String streamId;
+        private final Entry.Ref ref;
         /** False for an entry acked before its handler runs: there is no claim to keep. */
         private final boolean keptAlive;
         private volatile long renewedAt;
 
-        private Hold(String streamId, boolean keptAlive, long renewedAt) {
-            this.streamId = streamId;
+        private Hold(Entry.Ref ref, boolean keptAlive, long renewedAt) {
+            this.ref = ref;
             this.keptAlive = keptAlive;
             this.renewedAt = renewedAt;
         }
 
+        Entry.Ref ref() {
+            return ref;
+        }
+
+        int partition() {
+            return ref.partition();
+        }
+
         String streamId() {
-            return streamId;
+            return ref.streamId();
         }
     }
 
-    private final Map<String, Hold> holds = new ConcurrentHashMap<>();
+    private final Map<Entry.Ref, Hold> holds = new ConcurrentHashMap<>();
 
     /**
      * Holds the entry for one delivery unless it is held already; returns the hold, or null if not taken.
      * {@code keptAlive} is false for an entry already acked (ack before work): it counts as in flight, but
      * the keep-alive leaves it alone, since it would only find it no longer pending.
      */
-    Hold tryHold(String streamId, boolean keptAlive) {
-        Hold h = new Hold(streamId, keptAlive, System.nanoTime());
-        return holds.putIfAbsent(streamId, h) == null ? h : null;
+    Hold tryHold(Entry.Ref ref, boolean keptAlive) {
+        Hold h = new Hold(ref, keptAlive, System.nanoTime());
+        return holds.putIfAbsent(ref, h) == null ? h : null;
     }
 
     /** Lets go of this hold; returns false when it was not held any more (released, or replaced by another). */
     boolean release(Hold h) {
-        return holds.remove(h.streamId, h);
+        return holds.remove(h.ref, h);
     }
 
     /**
@@ -55,8 +64,8 @@ final class InFlight {
      * XAUTOCLAIM drops deleted entries however short their idle time): there is nothing left to keep alive
      * and no outcome left to apply.
      */
-    void releaseTrimmed(List<String> streamIds) {
-        streamIds.forEach(holds::remove);
+    void releaseTrimmed(int partition, List<String> streamIds) {
+        streamIds.forEach(id -> holds.remove(new Entry.Ref(partition, id)));
     }
 
     /** The holds kept alive whose claim was renewed before {@code nanoTime}. */

@@ -13,7 +13,7 @@ package dev.runbus.internal;
  *                                     "{dead letter id}:token" -> token of the call that replayed it
  * {prefix}:{name}:dead:call:{token}   string, expires: what one dead-letter move did (dead letter id or
  *                                     "trimmed"), so that the same call sent again answers the same
- * {prefix}:{name}:lease:{group}       string, expires: "{fencing token} {consumer}" of the partition's owner
+ * {prefix}:{name}:lease:{group}       string, expires: "{fencing token} {consumer} {acquired, epoch ms}"
  *                                     in an ordered group
  * {prefix}:{name}:fence:{group}       counter: the last fencing token handed out for the partition
  * {prefix}:{topic}:heartbeats:{group} sorted set: consumer -> last heartbeat, epoch ms (Redis clock)

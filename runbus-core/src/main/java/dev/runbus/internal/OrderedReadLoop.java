@@ -107,7 +107,7 @@ final class OrderedReadLoop implements AutoCloseable {
             OwnedPartition p = e.getValue();
             OrderedScripts.Read r;
             try {
-                r = scripts.read(p.name, p.holder, batch);
+                r = scripts.read(p.number, p.name, p.holder, batch);
             } catch (OrderedScripts.Fenced fenced) {
                 ownership.lost(p, fenced.getMessage());
                 continue;

@@ -80,8 +80,8 @@ final class OrderedScripts {
         }
     }
 
-    /** Reads up to {@code count} new entries for the lease holder. */
-    Read read(String name, String holder, int count) throws Fenced {
+    /** Reads up to {@code count} new entries of partition {@code partition} (named {@code name}) for the lease holder. */
+    Read read(int partition, String name, String holder, int count) throws Fenced {
         List<Object> r = READ.run(redis, ScriptOutputType.MULTI,
                 new String[] {keys.stream(name), keys.lease(name, group)}, args(group, consumer, holder, count));
         if (r.size() == 1) {
@@ -90,7 +90,7 @@ final class OrderedScripts {
         List<Entry> entries = new ArrayList<>();
         for (Object e : Replies.list(r.get(0))) {
             List<Object> t = Replies.list(e);
-            entries.add(new Entry(Replies.str(t.get(0)), Replies.fields(t.get(1)), 1, ""));
+            entries.add(new Entry(partition, Replies.str(t.get(0)), Replies.fields(t.get(1)), 1, ""));
         }
         return new Read(entries, Replies.str(r.get(1)));
     }
@@ -99,7 +99,7 @@ final class OrderedScripts {
      * Claims up to {@code count} pending entries from {@code fromId} (inclusive; "-" for the start), skipping
      * {@code skipId} ("" for none).
      */
-    Claimed claim(String name, String holder, String fromId, String skipId, int count) throws Fenced {
+    Claimed claim(int partition, String name, String holder, String fromId, String skipId, int count) throws Fenced {
         List<Object> r = CLAIM.run(redis, ScriptOutputType.MULTI,
                 new String[] {keys.stream(name), keys.lease(name, group)},
                 args(group, consumer, holder, fromId, skipId, count));
@@ -109,7 +109,7 @@ final class OrderedScripts {
         List<Entry> entries = new ArrayList<>();
         for (Object e : Replies.list(r.get(0))) {
             List<Object> t = Replies.list(e);
-            entries.add(new Entry(Replies.str(t.get(0)), Replies.fields(t.get(1)), Replies.num(t.get(2)),
+            entries.add(new Entry(partition, Replies.str(t.get(0)), Replies.fields(t.get(1)), Replies.num(t.get(2)),
                     Replies.str(t.get(3))));
         }
         List<String> trimmed = new ArrayList<>();

@@ -127,7 +127,8 @@ final class OwnedPartition {
         Entry failed = entries.poll();
         if (failed != null) {
             // A negative delivery count marks the entry as one to deliver again before it runs.
-            entries.addFirst(new Entry(failed.streamId(), failed.fields(), -1, failed.previousOwner()));
+            entries.addFirst(new Entry(failed.partition(), failed.streamId(), failed.fields(), -1,
+                    failed.previousOwner()));
         }
         retryWaiting = true;
     }

@@ -93,7 +93,7 @@ final class PartitionStep {
     }
 
     private void catchUp(OwnedPartition p) throws OrderedScripts.Fenced {
-        OrderedScripts.Claimed page = scripts.claim(p.name, p.holder, p.catchUpFrom(), p.catchUpSkip(),
+        OrderedScripts.Claimed page = scripts.claim(p.number, p.name, p.holder, p.catchUpFrom(), p.catchUpSkip(),
                 ctx.options().batchSize());
         reportTrimmed(p, page.trimmed());
         p.caughtUp(page);
@@ -102,7 +102,7 @@ final class PartitionStep {
     /** Delivers the failed head entry again (one more delivery in the PEL), then runs it. */
     private void retry(OwnedPartition p) throws OrderedScripts.Fenced {
         Entry waiting = p.head();
-        OrderedScripts.Claimed again = scripts.claim(p.name, p.holder, waiting.streamId(), "", 1);
+        OrderedScripts.Claimed again = scripts.claim(p.number, p.name, p.holder, waiting.streamId(), "", 1);
         reportTrimmed(p, again.trimmed());
         List<Entry> entries = again.entries();
         if (entries.isEmpty() || !entries.get(0).streamId().equals(waiting.streamId())) {
@@ -120,22 +120,23 @@ final class PartitionStep {
             p.done();
             return;
         }
+        String id = ctx.partitions().qualify(p.number, e.streamId());
         if (policy.isAbandoned(e.deliveries())) {
-            deadLetter(p, e, Dispatcher.decodeOrPlaceholder(e), OutcomePolicy.abandonedReason(e.deliveries(), e.previousOwner()));
+            deadLetter(p, e, Dispatcher.decodeOrPlaceholder(id, e),
+                    OutcomePolicy.abandonedReason(e.deliveries(), e.previousOwner()));
             return;
         }
         Message message;
         try {
-            message = WireFormat.decode(e.streamId(), e.fields());
+            message = WireFormat.decode(id, e.fields());
         } catch (RuntimeException bad) {
-            deadLetter(p, e, Dispatcher.placeholder(e.streamId()), "cannot decode entry: " + bad.getMessage());
+            deadLetter(p, e, Dispatcher.placeholder(id), "cannot decode entry: " + bad.getMessage());
             return;
         }
         if (!p.mayStart()) {
             return; // the lease may have passed on meanwhile: leave the entry to the next owner
         }
-        Delivery d = new Delivery(message, ctx.topic(), ctx.partitions().qualify(p.number, e.streamId()),
-                ctx.group(), ctx.consumer(), e.deliveries(), p.token());
+        Delivery d = new Delivery(message, ctx.topic(), id, ctx.group(), ctx.consumer(), e.deliveries(), p.token());
         Throwable failure = null;
         try {
             handler.handle(d);

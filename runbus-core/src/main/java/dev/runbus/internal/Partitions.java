@@ -2,6 +2,7 @@ package dev.runbus.internal;
 
 import dev.runbus.Partitioner;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -61,6 +62,24 @@ public record Partitions(String topic, int count) {
 
     /** An entry's partition and stream id. */
     public record Id(int partition, String streamId) {
+    }
+
+    /**
+     * The order of a topic's entries across its partitions: by stream id, numerically (time, then sequence), then
+     * by partition number. Stream ids of different partitions are not ordered by Redis; this order is only that
+     * of their times, the one listings use.
+     */
+    public static final Comparator<Id> ORDER = Comparator.<Id, Long>comparing(i -> part(i.streamId(), 0),
+                    Long::compareUnsigned)
+            .thenComparing(i -> part(i.streamId(), 1), Long::compareUnsigned).thenComparingInt(Id::partition);
+
+    /** Part {@code n} (0 time, 1 sequence) of a stream id {@code <ms>-<seq>}; a missing sequence is 0. */
+    private static long part(String streamId, int n) {
+        int dash = streamId.indexOf('-');
+        if (n == 0) {
+            return Long.parseUnsignedLong(dash < 0 ? streamId : streamId.substring(0, dash));
+        }
+        return dash < 0 ? 0 : Long.parseUnsignedLong(streamId.substring(dash + 1));
     }
 
     /**

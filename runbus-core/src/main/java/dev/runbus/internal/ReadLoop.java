@@ -7,16 +7,24 @@ import io.lettuce.core.XReadArgs;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Reads a consumer's entries in batches: first its own pending entries from an earlier run (XREADGROUP
- * with id 0, then after the last one seen), then new ones (XREADGROUP {@code >} with BLOCK). Each read asks
- * for no more entries than there are free slots. When the own pending entries are exhausted it says so,
- * and only then does the reclaimer start: otherwise both would deliver the same idle entries.
+ * with id 0, then after the last one seen), partition after partition, then new ones (XREADGROUP {@code >}
+ * with BLOCK). Each read asks for no more entries than there are free slots. When the own pending entries of
+ * every partition are exhausted it says so, and only then does the reclaimer start: otherwise both would
+ * deliver the same idle entries.
+ *
+ * <p>New entries of every partition come from one blocking XREADGROUP naming all the partitions' streams, so
+ * a topic's partitions cost a consumer no more round trips than a plain topic: one read, one thread, one
+ * connection, however many partitions. On a single Redis that is one command; on Redis Cluster the streams
+ * would have to be grouped by the node that holds them, one read per node (a later issue).
  *
  * <p>Blocking reads use a connection of their own, so they never delay the acks and scripts that share the
  * bus's connection; {@link #close()} ends a blocked read at once with CLIENT UNBLOCK.
@@ -39,6 +47,10 @@ final class ReadLoop implements AutoCloseable {
     private final Runnable ownPendingDone;
     private final long commandTimeoutMillis;
     private final Thread thread;
+    /** The partition of each stream key, for the entries of a read over all of them. */
+    private final Map<String, Integer> partitionOfStream = new HashMap<>();
+    /** Where the next read's streams start when there is room for fewer entries than partitions. */
+    private int rotation;
     private volatile boolean closed;
     private volatile long clientId = -1;
 
@@ -57,6 +69,9 @@ final class ReadLoop implements AutoCloseable {
         this.commandTimeoutMillis = commandTimeoutMillis;
         this.thread = new Thread(this::run, "runbus-read-" + ctx.describe());
         this.thread.setDaemon(true);
+        for (int p = 0; p < ctx.streamKeys().size(); p++) {
+            partitionOfStream.put(ctx.streamKey(p), p);
+        }
     }
 
     ReadLoop start() {
@@ -65,6 +80,8 @@ final class ReadLoop implements AutoCloseable {
     }
 
     private void run() {
+        // Own pending entries are re-read one partition after the other; ownPartition -1 means all are done.
+        int ownPartition = 0;
         String ownPendingAfter = "0";
         int batchSize = ctx.options().batchSize();
         while (!closed) {
@@ -79,16 +96,21 @@ final class ReadLoop implements AutoCloseable {
             }
             List<Entry> entries;
             try {
-                if (ownPendingAfter != null) {
-                    Scripts.ReadResult r = scripts.readOwnPending(ctx.topic(), ctx.group(), ctx.consumer(),
-                            ownPendingAfter, room);
+                if (ownPartition >= 0) {
+                    Scripts.ReadResult r = scripts.readOwnPending(ctx.partitions(), ownPartition, ctx.group(),
+                            ctx.consumer(), ownPendingAfter, room);
                     if (!r.trimmed().isEmpty()) {
-                        listener.onTrimmedWhilePending(ctx.topic(), ctx.group(), r.trimmed());
+                        listener.onTrimmedWhilePending(ctx.topic(), ctx.group(),
+                                ctx.qualify(ownPartition, r.trimmed()));
                     }
                     entries = r.entries();
                     ownPendingAfter = r.lastId();
                     if (ownPendingAfter == null) {
-                        ownPendingDone.run();
+                        ownPendingAfter = "0";
+                        if (++ownPartition == ctx.partitions().count()) {
+                            ownPartition = -1;
+                            ownPendingDone.run();
+                        }
                     }
                 } else {
                     entries = readNew(room);
@@ -106,18 +128,27 @@ final class ReadLoop implements AutoCloseable {
         }
     }
 
-    @SuppressWarnings("unchecked") // a one-element varargs array of StreamOffset<String>
-    private List<Entry> readNew(int count) {
+    private List<Entry> readNew(int room) {
         RedisCommands<String, byte[]> redis = connection.sync();
         if (clientId < 0) {
             clientId = redis.clientId();
         }
+        // XREADGROUP's COUNT bounds the entries of each stream, not of the reply: with n streams it is room / n,
+        // so that the reply never holds more entries than there are slots. With less room than streams, only
+        // `room` of them are read, one entry each, starting one further every time so that none is left behind.
+        int n = ctx.streamKeys().size();
+        int streams = Math.min(n, room);
+        @SuppressWarnings("unchecked")
+        XReadArgs.StreamOffset<String>[] offsets = new XReadArgs.StreamOffset[streams];
+        for (int i = 0; i < streams; i++) {
+            offsets[i] = XReadArgs.StreamOffset.lastConsumed(ctx.streamKey((rotation + i) % n));
+        }
+        rotation = (rotation + streams) % n;
         List<StreamMessage<String, byte[]>> read = redis.xreadgroup(Consumer.from(ctx.group(), ctx.consumer()),
-                XReadArgs.Builder.count(count).block(ctx.options().blockTime()),
-                XReadArgs.StreamOffset.lastConsumed(ctx.streamKey()));
+                XReadArgs.Builder.count(room / streams).block(ctx.options().blockTime()), offsets);
         List<Entry> entries = new ArrayList<>(read.size());
         for (StreamMessage<String, byte[]> m : read) {
-            entries.add(new Entry(m.getId(), m.getBody(), 1, ""));
+            entries.add(new Entry(partitionOfStream.get(m.getStream()), m.getId(), m.getBody(), 1, ""));
         }
         return entries;
     }
@@ -126,10 +157,14 @@ final class ReadLoop implements AutoCloseable {
         clientId = -1; // a reconnect gives the connection a new client id
         String message = String.valueOf(e.getMessage());
         if (message.contains("NOGROUP")) {
-            // The stream or group is gone (deleted, or Redis lost its data): recreate it and read on.
-            log.warn("group {} of {} is missing; creating it again", ctx.group(), ctx.streamKey());
+            // A stream or its group is gone (deleted, or Redis lost its data): recreate it and read on. The error
+            // does not say which of the streams read it was, so the group is ensured on every partition's stream
+            // (an existing group is left as it is).
+            log.warn("group {} of a stream of {} is missing; creating it again", ctx.group(), ctx.topic());
             try {
-                groups.ensureGroup(ctx.topic(), ctx.group());
+                for (String name : ctx.partitions().names()) {
+                    groups.ensureGroup(name, ctx.group());
+                }
                 return;
             } catch (RuntimeException again) {
                 e.addSuppressed(again);
@@ -172,8 +207,8 @@ final class ReadLoop implements AutoCloseable {
         }
     }
 
-    /** Creates a consumer group when it is missing. */
+    /** Creates a consumer group on partition {@code name}'s stream when it is missing. */
     interface GroupCreator {
-        void ensureGroup(String topic, String group);
+        void ensureGroup(String name, String group);
     }
 }

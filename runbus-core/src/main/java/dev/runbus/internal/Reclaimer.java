@@ -6,6 +6,8 @@ package dev.runbus.internal;
  * cursor each round. It has slots of its own ({@code batchSize}), so a read loop blocked with its slots
  * never starves a takeover; when they are all busy it waits for some to free up and scans on. Entries trimmed while pending are acked
  * and reported by the script; entries past {@code maxDeliveries} are dead-lettered by the dispatcher.
+ *
+ * <p>Each partition's stream has a PEL of its own: a round scans them one after the other, each to the end.
  */
 final class Reclaimer implements Runnable {
 
@@ -31,6 +33,12 @@ final class Reclaimer implements Runnable {
 
     @Override
     public void run() {
+        for (int p = 0; p < ctx.partitions().count() && !closed; p++) {
+            scan(p);
+        }
+    }
+
+    private void scan(int partition) {
         long minIdle = ctx.options().minIdle().toMillis();
         String cursor = START;
         do {
@@ -46,15 +54,16 @@ final class Reclaimer implements Runnable {
             }
             Scripts.ClaimResult r;
             try {
-                r = scripts.reclaim(ctx.topic(), ctx.group(), ctx.consumer(), minIdle, cursor, room);
+                r = scripts.reclaim(ctx.partitions(), partition, ctx.group(), ctx.consumer(), minIdle, cursor, room);
             } catch (RuntimeException e) {
                 slots.release(room);
                 throw e;
             }
             slots.release(room - r.claimed().size());
             if (!r.trimmed().isEmpty()) {
-                inFlight.releaseTrimmed(r.trimmed()); // some may be running here still: no longer kept alive
-                listener.onTrimmedWhilePending(ctx.topic(), ctx.group(), r.trimmed());
+                // some may be running here still: no longer kept alive
+                inFlight.releaseTrimmed(partition, r.trimmed());
+                listener.onTrimmedWhilePending(ctx.topic(), ctx.group(), ctx.qualify(partition, r.trimmed()));
             }
             dispatcher.accept(r.claimed(), slots);
             cursor = r.nextCursor();

@@ -65,8 +65,9 @@ public final class RedisBus implements Bus {
         this.listener = new SafeListener(config.listener());
         this.scripts = new Scripts(connection.sync(), connection.async(), keys);
         this.topics = new TopicRegistry(connection.sync(), keys, config::partitionsOf);
-        this.consumers = new ConsumerRegistry(connection.sync(), scripts, keys, config.consumerDeadAfter(), listener);
-        this.deadLetters = new RedisDeadLetters(connection.sync(), scripts, keys);
+        this.consumers = new ConsumerRegistry(connection.sync(), scripts, keys, topics, config.consumerDeadAfter(),
+                listener);
+        this.deadLetters = new RedisDeadLetters(connection.sync(), scripts, keys, topics);
         this.inspector = new RedisInspector(connection.sync(), keys, topics, consumers);
         this.heartbeats = new Heartbeats(scripts, connection.async(), keys, config.heartbeatInterval(),
                 config.commandTimeout().toMillis(), listener);

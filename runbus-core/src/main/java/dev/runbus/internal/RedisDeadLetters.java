@@ -9,34 +9,39 @@ import io.lettuce.core.Limit;
 import io.lettuce.core.Range;
 import io.lettuce.core.StreamMessage;
 import io.lettuce.core.api.sync.RedisCommands;
-import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 
-/** Reads and manages the dead-letter streams; the layout of a dead letter is in docs/wire-format.md. */
+/**
+ * Reads and manages the dead-letter streams; the layout of a dead letter is in docs/wire-format.md.
+ *
+ * <p>Each partition of a topic has its own dead-letter stream. The dead letters of a partitioned topic are named
+ * {@code <dead-letter stream id>@<partition>} (and their original stream ids are qualified the same way, as
+ * {@link Partitions#qualify} does); a listing merges the partitions by stream id, then partition
+ * ({@link Partitions#ORDER}). The partition count is the one recorded in Redis: tools reading dead letters are
+ * often not configured for the topic.
+ */
 final class RedisDeadLetters implements DeadLetters {
-
-    static final String TOPIC = "dl:topic";
-    static final String STREAM_ID = "dl:stream_id";
-    static final String GROUP = "dl:group";
-    static final String CONSUMER = "dl:consumer";
-    static final String DELIVERIES = "dl:deliveries";
-    static final String REASON = "dl:reason";
-    static final String AT = "dl:at";
 
     private final RedisCommands<String, byte[]> redis;
     private final Scripts scripts;
     private final Keys keys;
+    private final TopicRegistry topics;
 
-    RedisDeadLetters(RedisCommands<String, byte[]> redis, Scripts scripts, Keys keys) {
+    RedisDeadLetters(RedisCommands<String, byte[]> redis, Scripts scripts, Keys keys, TopicRegistry topics) {
         this.redis = redis;
         this.scripts = scripts;
         this.keys = keys;
+        this.topics = topics;
+    }
+
+    /** A dead-letter entry read from one partition. */
+    private record Raw(Partitions.Id id, StreamMessage<String, byte[]> message) {
     }
 
     @Override
@@ -45,45 +50,79 @@ final class RedisDeadLetters implements DeadLetters {
         if (limit < 1) {
             throw new IllegalArgumentException("limit must be at least 1, got " + limit);
         }
-        Range<String> range = afterId == null ? Range.create("-", "+")
-                : Range.from(Range.Boundary.excluding(afterId), Range.Boundary.unbounded());
-        List<StreamMessage<String, byte[]>> raw = Calls.call("listing dead letters of " + topic,
-                () -> redis.xrange(keys.deadLetters(topic), range, Limit.from(limit)));
-        Map<String, String> replayed = replayedOf(topic, raw);
-        List<DeadLetter> out = new ArrayList<>(raw.size());
-        for (StreamMessage<String, byte[]> m : raw) {
-            out.add(decode(topic, m.getId(), m.getBody(), replayed.get(m.getId())));
+        Partitions partitions = topics.recorded(topic);
+        Partitions.Id after = afterId == null ? null : partitions.parse(afterId);
+        List<Raw> merged = new ArrayList<>();
+        for (int p = 0; p < partitions.count(); p++) {
+            // After (id, partition): in a later partition, an equal stream id comes after it; in the same or an
+            // earlier one, it does not.
+            Range<String> range = after == null ? Range.create("-", "+") : Range.from(p > after.partition()
+                    ? Range.Boundary.including(after.streamId()) : Range.Boundary.excluding(after.streamId()),
+                    Range.Boundary.unbounded());
+            String key = keys.deadLetters(partitions.name(p));
+            int partition = p;
+            for (StreamMessage<String, byte[]> m : Calls.call("listing dead letters of " + partitions.name(p),
+                    () -> redis.xrange(key, range, Limit.from(limit)))) {
+                merged.add(new Raw(new Partitions.Id(partition, m.getId()), m));
+            }
+        }
+        merged.sort(Comparator.comparing(Raw::id, Partitions.ORDER));
+        List<Raw> page = merged.subList(0, Math.min(limit, merged.size()));
+        Map<Partitions.Id, String> replayed = replayedOf(partitions, page);
+        List<DeadLetter> out = new ArrayList<>(page.size());
+        for (Raw r : page) {
+            out.add(DeadLetterFields.decode(partitions, r.id().partition(), r.id().streamId(), r.message().getBody(),
+                    replayed.get(r.id())));
         }
         return out;
     }
 
+    /** @throws IllegalArgumentException if the id does not name a partition of the topic as it must */
     @Override
     public Optional<DeadLetter> get(String topic, String deadLetterId) {
         Keys.checkTopic(topic);
+        Partitions partitions = topics.recorded(topic);
+        Partitions.Id id = partitions.parse(deadLetterId);
+        String key = keys.deadLetters(partitions.name(id.partition()));
         List<StreamMessage<String, byte[]>> raw = Calls.call("reading dead letter " + deadLetterId,
-                () -> redis.xrange(keys.deadLetters(topic), Range.create(deadLetterId, deadLetterId)));
+                () -> redis.xrange(key, Range.create(id.streamId(), id.streamId())));
         if (raw.isEmpty()) {
             return Optional.empty();
         }
-        StreamMessage<String, byte[]> m = raw.get(0);
-        return Optional.of(decode(topic, m.getId(), m.getBody(), replayedOf(topic, raw).get(m.getId())));
+        List<Raw> one = List.of(new Raw(id, raw.get(0)));
+        return Optional.of(DeadLetterFields.decode(partitions, id.partition(), id.streamId(), raw.get(0).getBody(),
+                replayedOf(partitions, one).get(id)));
     }
 
     @Override
     public long count(String topic) {
         Keys.checkTopic(topic);
-        return Calls.call("counting dead letters of " + topic, () -> redis.xlen(keys.deadLetters(topic)));
+        Partitions partitions = topics.recorded(topic);
+        long n = 0;
+        for (String name : partitions.names()) {
+            n += Calls.call("counting dead letters of " + name, () -> redis.xlen(keys.deadLetters(name)));
+        }
+        return n;
     }
 
+    /**
+     * Replays into the dead letter's own partition, so that a keyed message stays in its key's partition.
+     *
+     * @throws IllegalArgumentException if the id does not name a partition of the topic as it must
+     */
     @Override
     public String replay(String topic, String deadLetterId) {
         Keys.checkTopic(topic);
-        Scripts.ReplayResult r = scripts.replay(topic, deadLetterId, UUID.randomUUID().toString());
+        Partitions partitions = topics.recorded(topic);
+        Partitions.Id id = partitions.parse(deadLetterId);
+        Scripts.ReplayResult r = scripts.replay(partitions.name(id.partition()), id.streamId(),
+                UUID.randomUUID().toString());
         switch (r.status()) {
             case 1:
-                return r.streamId();
+                return partitions.qualify(id.partition(), r.streamId());
             case 0:
-                throw new DeadLetterAlreadyReplayedException(topic, deadLetterId, r.streamId());
+                throw new DeadLetterAlreadyReplayedException(topic, deadLetterId,
+                        partitions.qualify(id.partition(), r.streamId()));
             case -1:
                 throw new NoSuchDeadLetterException(topic, deadLetterId);
             default:
@@ -91,12 +130,16 @@ final class RedisDeadLetters implements DeadLetters {
         }
     }
 
+    /** @throws IllegalArgumentException if the id does not name a partition of the topic as it must */
     @Override
     public boolean purge(String topic, String deadLetterId) {
         Keys.checkTopic(topic);
+        Partitions partitions = topics.recorded(topic);
+        Partitions.Id id = partitions.parse(deadLetterId);
+        String name = partitions.name(id.partition());
         return Calls.call("purging dead letter " + deadLetterId, () -> {
-            long removed = redis.xdel(keys.deadLetters(topic), deadLetterId);
-            redis.hdel(keys.replayed(topic), deadLetterId, Keys.replayTokenField(deadLetterId));
+            long removed = redis.xdel(keys.deadLetters(name), id.streamId());
+            redis.hdel(keys.replayed(name), id.streamId(), Keys.replayTokenField(id.streamId()));
             return removed > 0;
         });
     }
@@ -104,67 +147,35 @@ final class RedisDeadLetters implements DeadLetters {
     @Override
     public long purgeAll(String topic) {
         Keys.checkTopic(topic);
-        return Calls.call("purging dead letters of " + topic, () -> {
-            long n = redis.xlen(keys.deadLetters(topic));
-            redis.del(keys.deadLetters(topic), keys.replayed(topic));
-            return n;
-        });
+        Partitions partitions = topics.recorded(topic);
+        long n = 0;
+        for (String name : partitions.names()) {
+            n += Calls.call("purging dead letters of " + name, () -> {
+                long had = redis.xlen(keys.deadLetters(name));
+                redis.del(keys.deadLetters(name), keys.replayed(name));
+                return had;
+            });
+        }
+        return n;
     }
 
-    private Map<String, String> replayedOf(String topic, List<StreamMessage<String, byte[]>> raw) {
-        if (raw.isEmpty()) {
-            return Map.of();
+    /** The stream id each of these dead letters was replayed as (unqualified), if it was; one HMGET per partition. */
+    private Map<Partitions.Id, String> replayedOf(Partitions partitions, List<Raw> raw) {
+        Map<Integer, List<String>> byPartition = new HashMap<>();
+        for (Raw r : raw) {
+            byPartition.computeIfAbsent(r.id().partition(), p -> new ArrayList<>()).add(r.id().streamId());
         }
-        String[] ids = raw.stream().map(StreamMessage::getId).toArray(String[]::new);
-        Map<String, String> out = new HashMap<>();
-        var values = Calls.call("reading replays of " + topic, () -> redis.hmget(keys.replayed(topic), ids));
-        for (var kv : values) {
-            if (kv.hasValue()) {
-                out.put(kv.getKey(), Replies.str(kv.getValue()));
+        Map<Partitions.Id, String> out = new HashMap<>();
+        byPartition.forEach((p, ids) -> {
+            String key = keys.replayed(partitions.name(p));
+            var values = Calls.call("reading replays of " + partitions.name(p),
+                    () -> redis.hmget(key, ids.toArray(new String[0])));
+            for (var kv : values) {
+                if (kv.hasValue()) {
+                    out.put(new Partitions.Id(p, kv.getKey()), Replies.str(kv.getValue()));
+                }
             }
-        }
+        });
         return out;
-    }
-
-    /** An entry that could not be decoded was dead-lettered for that; reading it must still work. */
-    private static dev.runbus.Message decodeLeniently(String streamId, Map<String, byte[]> fields) {
-        try {
-            return WireFormat.decode(streamId, fields);
-        } catch (RuntimeException bad) {
-            return Dispatcher.placeholder(streamId);
-        }
-    }
-
-    /**
-     * Decodes a dead-letter entry without ever throwing: docs/wire-format.md lets other tools write dead
-     * letters, and one entry that cannot be read must not stop a listing or a sweeper. A missing text field
-     * reads as "", a missing or malformed {@code dl:deliveries} as 0, a missing or malformed {@code dl:at} as
-     * the time in the dead letter's own id (when Redis added it); original fields that do not decode give a
-     * placeholder message with no type, whose id is the original stream id (or the dead letter's id).
-     */
-    static DeadLetter decode(String topic, String id, Map<String, byte[]> fields, String replayedAs) {
-        Map<String, byte[]> original = new LinkedHashMap<>();
-        fields.forEach((k, v) -> {
-            if (!k.startsWith("dl:")) {
-                original.put(k, v);
-            }
-        });
-        String streamId = text(fields, STREAM_ID);
-        return new DeadLetter(id, topic, streamId, text(fields, GROUP), text(fields, CONSUMER),
-                number(fields, DELIVERIES, 0), text(fields, REASON),
-                Instant.ofEpochMilli(number(fields, AT, WireFormat.millisOf(id))),
-                decodeLeniently(streamId.isEmpty() ? id : streamId, original), Optional.ofNullable(replayedAs));
-    }
-
-    private static String text(Map<String, byte[]> fields, String name) {
-        return WireFormat.text(fields.get(name), "");
-    }
-
-    private static long number(Map<String, byte[]> fields, String name, long otherwise) {
-        try {
-            return Long.parseLong(text(fields, name).trim());
-        } catch (NumberFormatException notANumber) {
-            return otherwise;
-        }
     }
 }

@@ -22,11 +22,6 @@ record SubscriptionContext(String topic, String group, String consumer, Partitio
                 partitions.names().stream().map(keys::stream).toList(), options);
     }
 
-    /** The stream of partition 0: the topic's only stream unless it has several partitions. */
-    String streamKey() {
-        return streamKeys.get(0);
-    }
-
     String streamKey(int partition) {
         return streamKeys.get(partition);
     }
@@ -34,6 +29,16 @@ record SubscriptionContext(String topic, String group, String consumer, Partitio
     /** The name partition {@code p}'s keys are built from. */
     String name(int partition) {
         return partitions.name(partition);
+    }
+
+    /** The id handed out for entry {@code streamId} of {@code partition}: the stream id for a plain topic. */
+    String qualify(int partition, String streamId) {
+        return partitions.qualify(partition, streamId);
+    }
+
+    /** {@link #qualify} for each of a partition's stream ids, for listener reports. */
+    List<String> qualify(int partition, List<String> streamIds) {
+        return partitions.partitioned() ? streamIds.stream().map(id -> qualify(partition, id)).toList() : streamIds;
     }
 
     String describe() {

@@ -22,6 +22,12 @@ final class TopicRegistry {
     private final Keys keys;
     private final ToIntFunction<String> configured;
     private final Map<String, Partitions> known = new ConcurrentHashMap<>();
+    /**
+     * Counts read back from Redis by {@link #recorded}. A recorded count never changes, so it is read once; a
+     * topic without a record is not kept (it may get one). Apart from {@link #known}: finding a count recorded
+     * must not spare this bus the check of its own configuration.
+     */
+    private final Map<String, Partitions> seen = new ConcurrentHashMap<>();
 
     /** {@code configured} gives the partition count this bus is configured with for a topic. */
     TopicRegistry(RedisCommands<String, byte[]> redis, Keys keys, ToIntFunction<String> configured) {
@@ -64,6 +70,9 @@ final class TopicRegistry {
      */
     Partitions recorded(String topic) {
         Partitions p = known.get(topic);
+        if (p == null) {
+            p = seen.get(topic);
+        }
         if (p != null) {
             return p;
         }
@@ -78,7 +87,11 @@ final class TopicRegistry {
                         + " is not a number: '" + Replies.str(count) + "'");
             }
         }
-        return new Partitions(topic, n);
+        p = new Partitions(topic, n);
+        if (count != null) {
+            seen.put(topic, p);
+        }
+        return p;
     }
 
     List<String> all() {

@@ -34,7 +34,7 @@ class DispatcherAfterCloseTest {
         SafeListener listener = new SafeListener(BusListener.NONE);
         // Neither the acker nor the mover is reached on this path: no connection behind them.
         Dispatcher dispatcher = new Dispatcher(ctx, d -> calls.incrementAndGet(), null, inFlight,
-                new Acker(null, "s", "g", 100, listener), null, listener);
+                new Acker(null, java.util.List.of("s"), "g", 100, listener), null, listener);
         dispatcher.start(executor);
         assertThat(dispatcher.drain(5_000)).isTrue();
 
@@ -48,6 +48,6 @@ class DispatcherAfterCloseTest {
     }
 
     private static Entry entry(String id) {
-        return new Entry(id, WireFormat.encode(Message.of("t", new byte[0])), 1, "");
+        return new Entry(0, id, WireFormat.encode(Message.of("t", new byte[0])), 1, "");
     }
 }
