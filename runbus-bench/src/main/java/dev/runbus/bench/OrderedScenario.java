@@ -19,8 +19,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * and the time ordered consumers take to own every partition again after one of them is killed with SIGKILL.
  *
  * <p>The ideal for the 1 ms handler is {@code partitions / 1 ms}: every partition busy all the time, nothing
- * else costing anything. A rate is the messages over the time from the subscriptions' start until every
- * message is acknowledged; the messages are published before, keyed over {@value #KEYS} keys.
+ * else costing anything. A rate is the messages, keyed over {@value #KEYS} keys, over the time from the first
+ * publish (the consumers are running and, when ordered, own their shares) until every one is acknowledged.
  */
 final class OrderedScenario {
 
@@ -73,21 +73,16 @@ final class OrderedScenario {
                 .leaseTime(Duration.ofMillis(LEASE_MILLIS)).build();
     }
 
-    /** Publishes {@code n} keyed messages, then drains them; returns messages per second. */
+    /**
+     * Starts the consumers (ordered ones until each owns its share of the partitions, so that the start-up
+     * rebalance is not measured), then publishes {@code n} keyed messages; returns messages per second from the
+     * first publish until every message is acknowledged.
+     */
     private static double drain(Env env, int n, boolean ordered, boolean slow) throws Exception {
         String prefix = env.prefix("ordered-" + env.nextId());
         List<Bus> buses = new ArrayList<>();
         try (Bus producer = Bus.connect(config(env, prefix))) {
-            byte[] payload = new byte[100];
-            for (int from = 0; from < n; from += 1_000) {
-                List<Message> batch = new ArrayList<>();
-                for (int i = from; i < Math.min(n, from + 1_000); i++) {
-                    batch.add(Message.builder("bench", payload).key("key-" + (i % KEYS)).build());
-                }
-                producer.publisher().publishAll("t", batch);
-            }
             AtomicLong handled = new AtomicLong();
-            long start = System.nanoTime();
             for (int c = 0; c < CONSUMERS; c++) {
                 Bus bus = Bus.connect(config(env, prefix));
                 buses.add(bus);
@@ -97,6 +92,21 @@ final class OrderedScenario {
                     }
                     handled.incrementAndGet();
                 }, options(ordered));
+            }
+            if (ordered) {
+                long settleBy = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                while (!settled(env, prefix) && System.nanoTime() < settleBy) {
+                    Thread.sleep(10);
+                }
+            }
+            byte[] payload = new byte[100];
+            long start = System.nanoTime();
+            for (int from = 0; from < n; from += 1_000) {
+                List<Message> batch = new ArrayList<>();
+                for (int i = from; i < Math.min(n, from + 1_000); i++) {
+                    batch.add(Message.builder("bench", payload).key("key-" + (i % KEYS)).build());
+                }
+                producer.publisher().publishAll("t", batch);
             }
             long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(10);
             while (!allAcked(env, prefix, n, handled) && System.nanoTime() < deadline) {
@@ -112,6 +122,16 @@ final class OrderedScenario {
             buses.forEach(Bus::close);
             env.admin.deleteMatching(prefix + ":*");
         }
+    }
+
+    /** Every consumer holds the leases of its share of the partitions. */
+    private static boolean settled(Env env, String prefix) {
+        for (int c = 0; c < CONSUMERS; c++) {
+            if (owners(env, prefix, "c" + c) != PARTITIONS / CONSUMERS) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private static boolean allAcked(Env env, String prefix, int n, AtomicLong handled) {

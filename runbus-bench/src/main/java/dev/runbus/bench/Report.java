@@ -267,10 +267,11 @@ final class Report {
     private void ordered(OrderedScenario.Result x) {
         line("## 7. Partitions and order");
         line();
-        line(String.format(Locale.ROOT, "A topic of %d partitions, %,d messages keyed over %,d keys, published"
-                + " before; %d runbus consumers of one group, concurrency %d each. Rate: messages over the time"
-                + " from the subscriptions' start until all are acknowledged.", x.partitions(), x.messages(),
-                OrderedScenario.KEYS, x.consumers(), x.consumers()));
+        line(String.format(Locale.ROOT, "A topic of %d partitions, %,d messages keyed over %,d keys; %d runbus"
+                + " consumers of one group, concurrency %d each, running (and when ordered owning their shares of"
+                + " the partitions) before the first publish. Rate: messages over the time from the first publish"
+                + " until all are acknowledged.", x.partitions(), x.messages(), OrderedScenario.KEYS,
+                x.consumers(), x.consumers()));
         line();
         line("| | msg/s | ratio |");
         line("|---|---:|---:|");

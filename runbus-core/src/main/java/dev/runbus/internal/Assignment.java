@@ -2,30 +2,59 @@ package dev.runbus.internal;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
- * Which partitions a member of an ordered group should own: members sorted by name, and partition {@code p} to
- * the member at index {@code p mod members}. Every member computes the same answer from the same member list,
- * and each owns ⌈N/M⌉ or ⌊N/M⌋ of N partitions among M members.
+ * Which partitions each member of an ordered group should own: fair (every member ⌈N/M⌉ or ⌊N/M⌋ of N
+ * partitions among M members; the first N mod M members by name get one more) and sticky (a member keeps what
+ * it owns, up to its share), so that a member leaving or dying moves only its own partitions and a member
+ * joining takes only the surplus of the others. Every member computes the same answer from the same members
+ * and owners; while their views differ for a moment, the exclusive leases keep ownership single and the next
+ * tick converges.
  */
 final class Assignment {
 
     private Assignment() {
     }
 
-    /** The partitions {@code me} should own; none when it is not among the members. */
-    static Set<Integer> of(List<String> members, String me, int partitions) {
+    /**
+     * The partitions {@code me} should own, none when it is not among the members.
+     *
+     * @param owners current owner of each partition by number (absent or null: none); owners that are not
+     *               members count as none
+     */
+    static Set<Integer> of(List<String> members, Map<Integer, String> owners, String me, int partitions) {
         List<String> sorted = new ArrayList<>(new TreeSet<>(members));
-        int index = sorted.indexOf(me);
         Set<Integer> mine = new TreeSet<>();
-        if (index < 0) {
+        if (!sorted.contains(me)) {
             return mine;
         }
-        for (int p = index; p < partitions; p += sorted.size()) {
-            mine.add(p);
+        Map<String, Integer> share = new TreeMap<>();
+        for (int i = 0; i < sorted.size(); i++) {
+            share.put(sorted.get(i), partitions / sorted.size() + (i < partitions % sorted.size() ? 1 : 0));
         }
-        return mine;
+        Map<String, Set<Integer>> assigned = new TreeMap<>();
+        sorted.forEach(m -> assigned.put(m, new TreeSet<>()));
+        List<Integer> free = new ArrayList<>();
+        for (int p = 0; p < partitions; p++) {
+            String owner = owners.get(p);
+            Set<Integer> kept = owner == null ? null : assigned.get(owner);
+            if (kept != null && kept.size() < share.get(owner)) {
+                kept.add(p);
+            } else {
+                free.add(p);
+            }
+        }
+        int next = 0;
+        for (String m : sorted) {
+            Set<Integer> set = assigned.get(m);
+            while (set.size() < share.get(m) && next < free.size()) {
+                set.add(free.get(next++));
+            }
+        }
+        return assigned.get(me);
     }
 }

@@ -5,7 +5,9 @@ import static dev.runbus.internal.LuaScript.args;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Typed calls of the scripts of ordered groups: membership, partition leases with fencing tokens, and the
@@ -55,6 +57,21 @@ final class OrderedScripts {
         List<String> names = new ArrayList<>(r.size());
         r.forEach(o -> names.add(Replies.str(o)));
         return names;
+    }
+
+    /** The consumer holding each partition's lease, by partition number; partitions without one are absent. */
+    Map<Integer, String> owners(Partitions partitions) {
+        Map<Integer, String> owners = new HashMap<>();
+        for (int p = 0; p < partitions.count(); p++) {
+            byte[] holder = redis.get(keys.lease(partitions.name(p), group));
+            if (holder != null) {
+                String[] parts = Replies.str(holder).split(" ");
+                if (parts.length >= 2) {
+                    owners.put(p, parts[1]);
+                }
+            }
+        }
+        return owners;
     }
 
     /** Takes the lease; returns its value, or null when another consumer holds it. */

@@ -12,15 +12,16 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Which partitions of an ordered group this consumer owns. Every tick it renews its membership (and learns the
- * live members), renews the leases it holds, hands over the partitions the {@link Assignment} now gives to
- * others, and takes the free ones it should own.
+ * live members), reads who owns each partition, renews the leases it holds, hands over the partitions the
+ * {@link Assignment} now gives to others, and takes the free ones it should own.
  *
  * <p>Timing, with lease time L and tick T = min(L/3, 1 s): a lease renewed by a call sent at time s lets this
  * consumer start work until s + L − L/5 on its own monotonic clock, while Redis keeps the lease until at least
  * s + L on its clock: a consumer that stopped renewing (crashed, paused, cut off) starts nothing after its
  * lease could have passed to another. A member that stops renewing drops out of the member list L after its
- * last renewal, and its partitions are taken at the first tick after its leases expired: within L + T. A
- * member that joins or leaves cleanly moves partitions within about two ticks plus the entry running on them.
+ * last renewal, and its partitions (only its: the assignment is sticky) are taken at the first tick after its
+ * leases expired: within L + T of its death. A member that leaves cleanly frees its partitions at once (taken
+ * within T); one that joins gets the others' surplus within about two ticks plus the entry running on them.
  */
 final class PartitionOwnership implements Runnable {
 
@@ -59,7 +60,8 @@ final class PartitionOwnership implements Runnable {
             return;
         }
         List<String> members = scripts.members(ctx.topic(), leaseMillis);
-        Set<Integer> target = Assignment.of(members, ctx.consumer(), ctx.partitions().count());
+        Set<Integer> target = Assignment.of(members, scripts.owners(ctx.partitions()), ctx.consumer(),
+                ctx.partitions().count());
         for (OwnedPartition p : new ArrayList<>(owned.values())) {
             renew(p);
             if (!target.contains(p.number) && owned.get(p.number) == p) {
