@@ -21,10 +21,12 @@ import org.junit.jupiter.api.Test;
 /**
  * Per-key order under faults, with ordered consumers in child JVMs: one SIGKILLed mid-load, one SIGSTOPped past
  * its lease and resumed, one joining and one leaving (SIGTERM, a graceful close) while keyed messages flow.
- * Every handler start is logged to Redis with its partition and fencing token. The properties:
- * every entry is handled (nothing lost, every PEL empty); per key, starts never go back (a repeat is the entry
- * that was cut off, never an older one after a newer one ran); per partition, fencing tokens never go back, so
- * no consumer started work on a partition after a newer owner had, the paused one included.
+ * Each handler's effect is a record in a store that honours fencing tokens ({@link OrderedChild}). The
+ * properties: every entry is handled (nothing lost, every PEL empty); per key, the records never go back (a
+ * repeat is the entry that was cut off, never an older one after a newer one ran); per partition, tokens never
+ * go back; and the store refused writes only of the paused consumer, at most one per partition (a handler that
+ * was running when the pause began and writes after it resumed), never of another. So two owners never ran
+ * one partition at once, except that one in-flight handler, and its effect was fenced off.
  */
 class OrderedFaultsTest {
 
@@ -105,9 +107,13 @@ class OrderedFaultsTest {
         byKey.forEach((key, seqs) -> assertThat(seqs).as("starts of " + key + ": "
                 + log.stream().filter(l -> l.split(" ")[2].equals(key)).toList()).isSorted());
         tokens.forEach((p, t) -> assertThat(t).as("fencing tokens of partition " + p).isSorted());
+        List<String> refused = target().redis().lrange(logKey + ":refused", 0, -1);
+        assertThat(refused).as("refused writes").allSatisfy(r -> assertThat(r).startsWith("c2 "));
+        assertThat(refused.stream().map(r -> r.split(" ")[1]).distinct().count()).isEqualTo(refused.size());
         int repeats = log.size() - KEYS * PER_KEY;
-        System.out.println("ordered faults: " + log.size() + " handler starts for " + KEYS * PER_KEY
-                + " entries (" + repeats + " repeats of entries cut off), tokens per partition up to "
+        System.out.println("ordered faults: " + log.size() + " handler records for " + KEYS * PER_KEY
+                + " entries (" + repeats + " repeats of entries cut off), " + refused.size() + " stale writes of the"
+                + " paused consumer refused by token, tokens per partition up to "
                 + tokens.values().stream().mapToLong(t -> t.get(t.size() - 1)).max().orElse(0));
     }
 

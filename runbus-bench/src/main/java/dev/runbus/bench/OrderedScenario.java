@@ -29,8 +29,8 @@ final class OrderedScenario {
     static final int KEYS = 1_000;
     static final long LEASE_MILLIS = 3_000;
 
-    record Result(int partitions, int consumers, int messages, int slowMessages, List<Double> unordered,
-                  List<Double> ordered, List<Double> orderedSlow, long leaseMillis, List<Double> rebalanceSeconds)
+    record Result(int partitions, int consumers, int messages, int slowMessages, List<Double> onePartition,
+                  List<Double> unordered, List<Double> ordered, List<Double> orderedSlow, long leaseMillis, List<Double> rebalanceSeconds)
             implements java.io.Serializable {
 
         /** partitions per millisecond of handler time: the most a 1 ms handler allows. */
@@ -45,27 +45,30 @@ final class OrderedScenario {
     static Result run(Env env) throws Exception {
         int messages = env.sizes.drainMessages();
         int slow = messages / 5;
+        List<Double> onePartition = new ArrayList<>();
         List<Double> unordered = new ArrayList<>();
         List<Double> ordered = new ArrayList<>();
         List<Double> orderedSlow = new ArrayList<>();
         List<Double> rebalance = new ArrayList<>();
         for (int round = 0; round < env.options.repeats(); round++) {
-            unordered.add(drain(env, messages, false, false));
-            ordered.add(drain(env, messages, true, false));
-            orderedSlow.add(drain(env, slow, true, true));
+            onePartition.add(drain(env, 1, messages, false, false));
+            unordered.add(drain(env, PARTITIONS, messages, false, false));
+            ordered.add(drain(env, PARTITIONS, messages, true, false));
+            orderedSlow.add(drain(env, PARTITIONS, slow, true, true));
             rebalance.add(rebalanceAfterKill(env));
-            Progress.say("ordered round %d/%d: unordered %s msg/s, ordered %s msg/s, ordered 1 ms handler %s msg/s"
-                    + " (ideal %s), all partitions owned again %.2f s after a SIGKILL (lease %d ms)", round + 1,
-                    env.options.repeats(), Fmt.rate(unordered.get(round)), Fmt.rate(ordered.get(round)),
+            Progress.say("ordered round %d/%d: unordered on 1 partition %s msg/s, on %d %s msg/s, ordered %s msg/s,"
+                    + " ordered 1 ms handler %s msg/s (ideal %s), all partitions owned again %.2f s after a SIGKILL"
+                    + " (lease %d ms)", round + 1, env.options.repeats(), Fmt.rate(onePartition.get(round)),
+                    PARTITIONS, Fmt.rate(unordered.get(round)), Fmt.rate(ordered.get(round)),
                     Fmt.rate(orderedSlow.get(round)), Fmt.rate(PARTITIONS * 1000.0), rebalance.get(round),
                     LEASE_MILLIS);
         }
-        return new Result(PARTITIONS, CONSUMERS, messages, slow, unordered, ordered, orderedSlow, LEASE_MILLIS,
+        return new Result(PARTITIONS, CONSUMERS, messages, slow, onePartition, unordered, ordered, orderedSlow, LEASE_MILLIS,
                 rebalance);
     }
 
-    private static BusConfig config(Env env, String prefix) {
-        return BusConfig.builder(env.options.redisUri()).keyPrefix(prefix).partitions("t", PARTITIONS).build();
+    private static BusConfig config(Env env, String prefix, int partitions) {
+        return BusConfig.builder(env.options.redisUri()).keyPrefix(prefix).partitions("t", partitions).build();
     }
 
     private static SubscribeOptions options(boolean ordered) {
@@ -78,13 +81,13 @@ final class OrderedScenario {
      * rebalance is not measured), then publishes {@code n} keyed messages; returns messages per second from the
      * first publish until every message is acknowledged.
      */
-    private static double drain(Env env, int n, boolean ordered, boolean slow) throws Exception {
+    private static double drain(Env env, int partitions, int n, boolean ordered, boolean slow) throws Exception {
         String prefix = env.prefix("ordered-" + env.nextId());
         List<Bus> buses = new ArrayList<>();
-        try (Bus producer = Bus.connect(config(env, prefix))) {
+        try (Bus producer = Bus.connect(config(env, prefix, partitions))) {
             AtomicLong handled = new AtomicLong();
             for (int c = 0; c < CONSUMERS; c++) {
-                Bus bus = Bus.connect(config(env, prefix));
+                Bus bus = Bus.connect(config(env, prefix, partitions));
                 buses.add(bus);
                 bus.subscribe("t", "g", "c" + c, d -> {
                     if (slow) {
@@ -109,7 +112,7 @@ final class OrderedScenario {
                 producer.publisher().publishAll("t", batch);
             }
             long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(10);
-            while (!allAcked(env, prefix, n, handled) && System.nanoTime() < deadline) {
+            while (!allAcked(env, prefix, partitions, n, handled) && System.nanoTime() < deadline) {
                 Thread.sleep(5);
             }
             double seconds = (System.nanoTime() - start) / 1e9;
@@ -134,12 +137,13 @@ final class OrderedScenario {
         return true;
     }
 
-    private static boolean allAcked(Env env, String prefix, int n, AtomicLong handled) {
+    private static boolean allAcked(Env env, String prefix, int partitions, int n, AtomicLong handled) {
         if (handled.get() < n) {
             return false;
         }
-        for (int p = 0; p < PARTITIONS; p++) {
-            if (env.admin.pending(prefix + ":{t#" + p + "}:stream", "g") > 0) {
+        for (int p = 0; p < partitions; p++) {
+            String name = partitions == 1 ? "t" : "t#" + p;
+            if (env.admin.pending(prefix + ":{" + name + "}:stream", "g") > 0) {
                 return false;
             }
         }
@@ -156,7 +160,7 @@ final class OrderedScenario {
         Process child = null;
         try {
             for (int c = 0; c < CONSUMERS - 1; c++) {
-                Bus bus = Bus.connect(config(env, prefix));
+                Bus bus = Bus.connect(config(env, prefix, PARTITIONS));
                 buses.add(bus);
                 bus.subscribe("t", "g", "c" + c, d -> { }, options(true));
             }

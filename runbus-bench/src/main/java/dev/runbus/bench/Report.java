@@ -275,6 +275,8 @@ final class Report {
         line();
         line("| | msg/s | ratio |");
         line("|---|---:|---:|");
+        line("| unordered, the same topic with 1 partition | " + Fmt.summary(Stats.of(x.onePartition()), Fmt::rate)
+                + " | " + Fmt.summary(Stats.pairedRatio(x.onePartition(), x.unordered()), Fmt::ratio) + " |");
         line("| unordered, no-op handler | " + Fmt.summary(Stats.of(x.unordered()), Fmt::rate) + " | 1.00× |");
         line("| **ordered, no-op handler** | **" + Fmt.summary(Stats.of(x.ordered()), Fmt::rate) + "** | **"
                 + Fmt.summary(Stats.pairedRatio(x.ordered(), x.unordered()), Fmt::ratio) + "** of unordered |");

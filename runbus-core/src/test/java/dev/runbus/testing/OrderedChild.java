@@ -10,13 +10,26 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 
 /**
- * An ordered consumer in a child JVM, for fault tests: it logs every handler start to a Redis list as
- * {@code "<consumer> <partition> <key> <seq> <fencing token>"} before doing 2 ms of work, closes the bus on SIGTERM,
- * and prints {@code READY} once subscribed.
+ * An ordered consumer in a child JVM, for fault tests: its handler's one effect is a record of what it ran,
+ * {@code "<consumer> <partition> <key> <seq> <fencing token>"}, written as a store that honours fencing tokens
+ * does: appended to the log only if the token is not lower than the highest the partition's writes carried,
+ * else appended to the refused log and the handler fails. Then 2 ms of work. It closes the bus on SIGTERM and
+ * prints {@code READY} once subscribed.
  *
  * <p>Arguments: redis-uri key-prefix topic partitions consumer lease-millis log-key
+ * (the refused log is {@code <log-key>:refused}, the highest tokens {@code <log-key>:tokens})
  */
 public final class OrderedChild {
+
+    private static final String FENCED_APPEND = String.join("\n",
+            "local highest = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')",
+            "if tonumber(ARGV[2]) < highest then",
+            "  redis.call('RPUSH', KEYS[3], ARGV[3])",
+            "  return 0",
+            "end",
+            "redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])",
+            "redis.call('RPUSH', KEYS[1], ARGV[3])",
+            "return 1");
 
     public static void main(String[] args) throws Exception {
         String topic = args[2];
@@ -29,8 +42,14 @@ public final class OrderedChild {
                 .minIdle(Duration.ofMillis(200)).shutdownTimeout(Duration.ofSeconds(5)).build();
         bus.subscribe(topic, "g", consumer, d -> {
             String[] ks = new String(d.message().payload(), StandardCharsets.UTF_8).split(":");
-            log.rpush(args[6], consumer + " " + Partitioner.partitionOf(ks[0], partitions) + " " + ks[0] + " " + ks[1]
-                    + " " + d.fencingToken());
+            int p = Partitioner.partitionOf(ks[0], partitions);
+            String record = consumer + " " + p + " " + ks[0] + " " + ks[1] + " " + d.fencingToken();
+            Long written = log.eval(FENCED_APPEND, io.lettuce.core.ScriptOutputType.INTEGER,
+                    new String[] {args[6], args[6] + ":tokens", args[6] + ":refused"}, Integer.toString(p),
+                    Long.toString(d.fencingToken()), record);
+            if (written == 0) {
+                throw new IllegalStateException("write refused: token " + d.fencingToken() + " is stale");
+            }
             Thread.sleep(2);
         }, options);
         Runtime.getRuntime().addShutdownHook(new Thread(bus::close));
