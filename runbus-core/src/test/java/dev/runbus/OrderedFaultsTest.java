@@ -47,8 +47,11 @@ class OrderedFaultsTest {
     @AfterEach
     void tearDown() throws Exception {
         for (ChildJvm c : children) {
-            c.resume();
-            c.kill();
+            try {
+                c.resume(); // a stopped process is not killed until it runs again
+            } finally {
+                c.kill();
+            }
         }
         target().deleteKeys(prefix);
     }
