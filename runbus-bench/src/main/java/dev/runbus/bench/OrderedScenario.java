@@ -30,12 +30,17 @@ final class OrderedScenario {
     static final long LEASE_MILLIS = 3_000;
 
     record Result(int partitions, int consumers, int messages, int slowMessages, List<Double> onePartition,
-                  List<Double> unordered, List<Double> ordered, List<Double> orderedSlow, long leaseMillis, List<Double> rebalanceSeconds)
-            implements java.io.Serializable {
+                  List<Double> unordered, List<Double> ordered, List<Double> orderedSlow, double sleepMillis,
+                  long leaseMillis, List<Double> rebalanceSeconds) implements java.io.Serializable {
 
         /** partitions per millisecond of handler time: the most a 1 ms handler allows. */
         double idealSlowRate() {
             return partitions * 1000.0;
+        }
+
+        /** The most the handler allows on this machine, where {@code Thread.sleep(1)} takes {@code sleepMillis}. */
+        double sleepBoundRate() {
+            return partitions * 1000.0 / sleepMillis;
         }
     }
 
@@ -63,8 +68,17 @@ final class OrderedScenario {
                     Fmt.rate(orderedSlow.get(round)), Fmt.rate(PARTITIONS * 1000.0), rebalance.get(round),
                     LEASE_MILLIS);
         }
-        return new Result(PARTITIONS, CONSUMERS, messages, slow, onePartition, unordered, ordered, orderedSlow, LEASE_MILLIS,
-                rebalance);
+        return new Result(PARTITIONS, CONSUMERS, messages, slow, onePartition, unordered, ordered, orderedSlow,
+                sleepMillis(), LEASE_MILLIS, rebalance);
+    }
+
+    /** How long {@code Thread.sleep(1)} takes here, on average over 1,000 sleeps. */
+    private static double sleepMillis() throws InterruptedException {
+        long start = System.nanoTime();
+        for (int i = 0; i < 1_000; i++) {
+            Thread.sleep(1);
+        }
+        return (System.nanoTime() - start) / 1e6 / 1_000;
     }
 
     private static BusConfig config(Env env, String prefix, int partitions) {

@@ -285,6 +285,11 @@ final class Report {
         line(String.format(Locale.ROOT, "| **ordered, 1 ms handler** (%,d messages) | **%s** | **%s** of the ideal %s"
                 + " (partitions / 1 ms) |", x.slowMessages(), Fmt.summary(Stats.of(x.orderedSlow()), Fmt::rate),
                 Fmt.summary(Stats.pairedRatio(x.orderedSlow(), ideal), Fmt::ratio), Fmt.rate(x.idealSlowRate())));
+        List<Double> sleepBound = new java.util.ArrayList<>();
+        x.orderedSlow().forEach(v -> sleepBound.add(x.sleepBoundRate()));
+        line(String.format(Locale.ROOT, "| ordered, 1 ms handler, against what `Thread.sleep(1)` allows here (%.3f ms"
+                + " per sleep: %s) | | %s |", x.sleepMillis(), Fmt.rate(x.sleepBoundRate()),
+                Fmt.summary(Stats.pairedRatio(x.orderedSlow(), sleepBound), Fmt::ratio)));
         line();
         line(String.format(Locale.ROOT, "Rebalance after a SIGKILL: three ordered consumers in this JVM and a"
                 + " fourth in a child JVM that owns its share (lease %d ms); time from the kill until the survivors"

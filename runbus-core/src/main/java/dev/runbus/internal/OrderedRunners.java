@@ -6,15 +6,16 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * {@code concurrency} runners taking partitions that have work, one step each: so different partitions run
- * in parallel and one partition never runs on two runners at once ({@link OwnedPartition#schedule} queues a
- * partition at most once, and only while no runner has it). A runner never dies of an exception nor of an
- * interrupt; it ends only on {@link #stop}.
+ * {@code concurrency} runners taking partitions that have work: so different partitions run in parallel and one
+ * partition never runs on two runners at once ({@link OwnedPartition#schedule} hands a partition to one queue
+ * or runner at a time, and only while no runner has it). A runner keeps a partition for its next step while no
+ * other partition waits. A runner never dies of an exception nor of an interrupt; it ends only on
+ * {@link #stop}.
  */
 final class OrderedRunners {
 
@@ -22,14 +23,15 @@ final class OrderedRunners {
 
     private final String describe;
     private final int count;
-    private final Consumer<OwnedPartition> step;
+    private final Predicate<OwnedPartition> step;
     private final SafeListener listener;
     private final BlockingQueue<OwnedPartition> ready = new LinkedBlockingQueue<>();
     private final CountDownLatch done;
     private volatile boolean started;
     private volatile boolean stopping;
 
-    OrderedRunners(String describe, int count, Consumer<OwnedPartition> step, SafeListener listener) {
+    /** {@code step} runs one step of a partition and says whether the partition was scheduled for another. */
+    OrderedRunners(String describe, int count, Predicate<OwnedPartition> step, SafeListener listener) {
         this.describe = describe;
         this.count = count;
         this.step = step;
@@ -67,8 +69,16 @@ final class OrderedRunners {
                 } catch (InterruptedException e) {
                     continue; // from outside (a handler's flag is cleared after its call): run on until stopped
                 }
-                if (p != null) {
-                    step.accept(p);
+                // A partition with more to do stays on this runner while no other partition waits: no hand-off
+                // to another thread between two entries of one partition.
+                while (p != null && step.test(p)) {
+                    if (stopping) {
+                        break;
+                    }
+                    if (!ready.isEmpty()) {
+                        ready.add(p);
+                        break;
+                    }
                 }
             }
         } catch (Throwable unexpected) {

@@ -3,11 +3,13 @@ package dev.runbus.internal;
 import static dev.runbus.internal.LuaScript.args;
 
 import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.async.RedisAsyncCommands;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * Typed calls of the scripts of ordered groups: membership, partition leases with fencing tokens, and the
@@ -39,12 +41,16 @@ final class OrderedScripts {
     }
 
     private final RedisCommands<String, byte[]> redis;
+    private final RedisAsyncCommands<String, byte[]> async;
     private final Keys keys;
     private final String group;
     private final String consumer;
 
-    OrderedScripts(RedisCommands<String, byte[]> redis, Keys keys, String group, String consumer) {
+    /** {@code redis} and {@code async} are two faces of one connection, so that calls keep their order. */
+    OrderedScripts(RedisCommands<String, byte[]> redis, RedisAsyncCommands<String, byte[]> async, Keys keys,
+                   String group, String consumer) {
         this.redis = redis;
+        this.async = async;
         this.keys = keys;
         this.group = group;
         this.consumer = consumer;
@@ -88,13 +94,10 @@ final class OrderedScripts {
         return r == 1;
     }
 
-    /** Acks one entry for the lease holder. */
-    void ack(String name, String holder, String streamId) throws Fenced {
-        Long r = ACK.run(redis, ScriptOutputType.INTEGER, new String[] {keys.stream(name), keys.lease(name, group)},
-                args(group, holder, streamId));
-        if (r < 0) {
-            throw new Fenced(name);
-        }
+    /** Acks one entry for the lease holder, without waiting: the reply is 0 or 1 acked, or -1 when fenced off. */
+    CompletableFuture<Long> ack(String name, String holder, String streamId) {
+        return ACK.runAsync(async, ScriptOutputType.INTEGER,
+                new String[] {keys.stream(name), keys.lease(name, group)}, args(group, holder, streamId));
     }
 
     /** Reads up to {@code count} new entries of partition {@code partition} (named {@code name}) for the lease holder. */

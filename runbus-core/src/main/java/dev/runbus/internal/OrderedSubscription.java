@@ -44,11 +44,11 @@ final class OrderedSubscription implements BusSubscription {
         this.readConnection = readConnection;
         this.onClosed = onClosed;
         SafeListener listener = bus.listener();
-        OrderedScripts scripts = new OrderedScripts(bus.sync(), keys, ctx.group(), ctx.consumer());
+        OrderedScripts scripts = new OrderedScripts(bus.sync(), bus.async(), keys, ctx.group(), ctx.consumer());
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "runbus-ordered-timer-" + ctx.describe()));
         this.deadLetters = new DeadLetterMover(ctx, bus.scripts(), listener, bus.commandTimeoutMillis());
         // The three call each other; the callbacks run only after start, when every field is set.
-        this.ownership = new PartitionOwnership(ctx, scripts, listener, this::offer);
+        this.ownership = new PartitionOwnership(ctx, scripts, listener, this::offer, bus.commandTimeoutMillis());
         PartitionStep step = new PartitionStep(ctx, handler, scripts, deadLetters, ownership, listener, timer, keys,
                 this::wake, this::offer);
         this.runners = new OrderedRunners(ctx.describe(), ctx.options().concurrency(), step::run, listener);

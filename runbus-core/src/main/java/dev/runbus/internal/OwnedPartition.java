@@ -23,6 +23,8 @@ final class OwnedPartition {
     final String name;
     /** The lease's value for this consumer, which the fenced scripts compare. */
     final String holder;
+    /** Acks sent and not yet answered. */
+    final AckWindow acks;
     private volatile long validUntilNanos;
     private volatile boolean handOverRequested;
 
@@ -36,10 +38,11 @@ final class OwnedPartition {
     private boolean retryWaiting;
     private boolean ended;
 
-    OwnedPartition(int number, String name, String holder, long validUntilNanos) {
+    OwnedPartition(int number, String name, String holder, long validUntilNanos, long ackTimeoutMillis) {
         this.number = number;
         this.name = name;
         this.holder = holder;
+        this.acks = new AckWindow(name, ackTimeoutMillis);
         this.validUntilNanos = validUntilNanos;
     }
 
@@ -161,6 +164,7 @@ final class OwnedPartition {
      * which holds every entry not acked, in order. The entry that was running may run again: at least once.
      */
     synchronized void startOver() {
+        acks.clear();
         entries.clear();
         catchingUp = true;
         catchUpFrom = "-";

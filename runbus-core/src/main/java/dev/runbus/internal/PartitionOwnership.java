@@ -33,12 +33,14 @@ final class PartitionOwnership implements Runnable {
     private final Consumer<OwnedPartition> acquired;
     private final long leaseMillis;
     private final long validNanos;
+    private final long commandTimeoutMillis;
     private final Map<Integer, OwnedPartition> owned = new ConcurrentHashMap<>();
     private volatile boolean leaving;
 
     /** {@code acquired} hears of each partition taken, to schedule its catching up. */
     PartitionOwnership(SubscriptionContext ctx, OrderedScripts scripts, SafeListener listener,
-                       Consumer<OwnedPartition> acquired) {
+                       Consumer<OwnedPartition> acquired, long commandTimeoutMillis) {
+        this.commandTimeoutMillis = commandTimeoutMillis;
         this.ctx = ctx;
         this.scripts = scripts;
         this.listener = listener;
@@ -100,7 +102,7 @@ final class PartitionOwnership implements Runnable {
         try {
             String holder = scripts.acquire(name, leaseMillis);
             if (holder != null) {
-                OwnedPartition p = new OwnedPartition(n, name, holder, sent + validNanos);
+                OwnedPartition p = new OwnedPartition(n, name, holder, sent + validNanos, commandTimeoutMillis);
                 owned.put(n, p);
                 log.debug("{}: owns partition {} ({})", ctx.describe(), n, holder);
                 acquired.accept(p);
@@ -126,7 +128,14 @@ final class PartitionOwnership implements Runnable {
         }
     }
 
+    /** Waits for its acks on the way (so that they land before the lease goes), then releases the lease. */
     private void release(OwnedPartition p) {
+        try {
+            p.acks.awaitAll();
+        } catch (Exception e) {
+            log.debug("{}: an ack of partition {} failed before its release; the next owner runs the entry again",
+                    ctx.describe(), p.number, e);
+        }
         try {
             scripts.renew(p.name, p.holder, 0);
             log.debug("{}: handed over partition {}", ctx.describe(), p.number);

@@ -13,9 +13,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One step of an ordered partition: claim a page of what earlier owners left pending, deliver a failed entry
- * again, or run the handler on the next entry and settle it. An entry is settled (acked or dead-lettered, by
- * fenced scripts) before the next one of its partition starts, so a newer entry never succeeds before an
- * older one is settled: after a crash only the entry that was running, or whose ack was lost, runs again.
+ * again, or run the handler on the next entry and settle it. Handlers of a partition run one at a time, in
+ * stream order; an entry's fenced ack is sent without waiting, and the next entry of the same key starts only
+ * once that ack is known to be applied ({@link AckWindow}). A dead-letter move is awaited before the partition
+ * goes on. So after a crash or a lost lease the next owner runs again only entries whose acks never landed, in
+ * order, and never an entry of a key after a later entry of that key ran.
  *
  * <p>A fenced call refused means another consumer owns the partition now: the partition ends here at once. A
  * Redis error ends nothing: the partition starts over from its pending entries (the entry that was running
@@ -56,11 +58,14 @@ final class PartitionStep {
         this.offer = offer;
     }
 
-    /** Runs one step if the partition has one to run; never throws. */
-    void run(OwnedPartition p) {
+    /**
+     * Runs one step if the partition has one to run; never throws. Returns true when the partition has another
+     * step to run and is scheduled for the caller ({@link OwnedPartition#schedule}), which runs it or queues it.
+     */
+    boolean run(OwnedPartition p) {
         OwnedPartition.Step step = p.begin();
         if (step == null) {
-            return;
+            return false;
         }
         boolean pause = false;
         try {
@@ -86,10 +91,10 @@ final class PartitionStep {
             later(p, PAUSE_AFTER_ERROR_MILLIS);
         }
         ownership.handOverIfIdle(p);
-        offer.accept(p);
         if (p.queued() == 0) {
             wantsNew.accept(p.number);
         }
+        return p.schedule();
     }
 
     private void catchUp(OwnedPartition p) throws OrderedScripts.Fenced {
@@ -114,9 +119,10 @@ final class PartitionStep {
     }
 
     private void handle(OwnedPartition p, Entry e) throws OrderedScripts.Fenced {
+        String key = WireFormat.text(e.fields().get(WireFormat.KEY), null);
         String forGroup = WireFormat.text(e.fields().get(WireFormat.FOR_GROUP), null);
         if (forGroup != null && !forGroup.equals(ctx.group())) {
-            scripts.ack(p.name, p.holder, e.streamId());
+            p.acks.add(key, scripts.ack(p.name, p.holder, e.streamId()));
             p.done();
             return;
         }
@@ -133,6 +139,7 @@ final class PartitionStep {
             deadLetter(p, e, Dispatcher.placeholder(id), "cannot decode entry: " + bad.getMessage());
             return;
         }
+        p.acks.awaitBefore(key); // the previous entry of this key is acked before this one runs
         if (!p.mayStart()) {
             return; // the lease may have passed on meanwhile: leave the entry to the next owner
         }
@@ -147,7 +154,7 @@ final class PartitionStep {
         Outcome outcome = policy.afterHandler(e.deliveries(), failure);
         switch (outcome) {
             case ACK -> {
-                scripts.ack(p.name, p.holder, e.streamId());
+                p.acks.add(key, scripts.ack(p.name, p.holder, e.streamId()));
                 p.done();
             }
             case RETRY -> {
