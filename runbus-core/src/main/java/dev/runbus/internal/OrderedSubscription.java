@@ -5,7 +5,6 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -21,11 +20,10 @@ import org.slf4j.LoggerFactory;
  * release the leases and leave the group, so that the others take the partitions at their next tick; stop the
  * threads it owns and its read connection, and remove its heartbeat.
  */
-final class OrderedSubscription implements BusSubscription {
+final class OrderedSubscription extends BusSubscription {
 
     private static final Logger log = LoggerFactory.getLogger(OrderedSubscription.class);
 
-    private final SubscriptionContext ctx;
     private final StatefulRedisConnection<String, byte[]> readConnection;
     private final PartitionOwnership ownership;
     private final PeriodicLoop ownershipLoop;
@@ -34,15 +32,11 @@ final class OrderedSubscription implements BusSubscription {
     private final DeadLetterMover deadLetters;
     private final ScheduledExecutorService timer;
     private final ExecutorService ownedExecutor;
-    private final Runnable onClosed;
-    private final AtomicBoolean closed = new AtomicBoolean();
-    private final AtomicBoolean finished = new AtomicBoolean();
 
     OrderedSubscription(SubscriptionContext ctx, Handler handler, RedisBus bus, Keys keys,
                         StatefulRedisConnection<String, byte[]> readConnection, Runnable onClosed) {
-        this.ctx = ctx;
+        super(ctx, onClosed);
         this.readConnection = readConnection;
-        this.onClosed = onClosed;
         SafeListener listener = bus.listener();
         OrderedScripts scripts = new OrderedScripts(bus.sync(), bus.async(), keys, ctx.group(), ctx.consumer());
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "runbus-ordered-timer-" + ctx.describe()));
@@ -70,27 +64,13 @@ final class OrderedSubscription implements BusSubscription {
         readLoop.wake(partition);
     }
 
+    @Override
     OrderedSubscription start() {
         runners.start(ownedExecutor != null ? ownedExecutor : ctx.options().executor());
         deadLetters.start();
         readLoop.start();
         ownershipLoop.start();
         return this;
-    }
-
-    @Override
-    public String topic() {
-        return ctx.topic();
-    }
-
-    @Override
-    public String group() {
-        return ctx.group();
-    }
-
-    @Override
-    public String consumer() {
-        return ctx.consumer();
     }
 
     /** Entries read and not yet finished, over the partitions owned now. */
@@ -100,49 +80,26 @@ final class OrderedSubscription implements BusSubscription {
     }
 
     @Override
-    public void close() {
-        stopTakingWork();
-        finishClose();
-    }
-
-    @Override
-    public void stopTakingWork() {
-        if (!closed.compareAndSet(false, true)) {
-            return;
-        }
+    void stopWork() {
         ownershipLoop.close();
         readLoop.close();
     }
 
     @Override
-    public void finishClose() {
-        if (!finished.compareAndSet(false, true)) {
-            return;
+    void finishWork() {
+        if (!drain(runners::stop)) {
+            // Their partitions keep their leases until they expire; then the next owner runs their entries.
+            log.warn("{}: handlers still running after {}; their partitions pass to another consumer when their "
+                    + "leases expire, within {}, and their entries run there again", ctx.describe(),
+                    ctx.options().shutdownTimeout(), ctx.options().leaseTime());
         }
-        try {
-            boolean drained;
-            try {
-                drained = runners.stop(ctx.options().shutdownTimeout().toMillis());
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                drained = false;
-            }
-            if (!drained) {
-                // Their partitions keep their leases until they expire; then the next owner runs their entries.
-                log.warn("{}: handlers still running after {}; their partitions pass to another consumer when their "
-                        + "leases expire, within {}, and their entries run there again", ctx.describe(),
-                        ctx.options().shutdownTimeout(), ctx.options().leaseTime());
-            }
-            ownership.leave();
-            timer.shutdownNow();
-            deadLetters.close();
-            if (ownedExecutor != null) {
-                ownedExecutor.shutdownNow();
-            }
-            readConnection.close();
-        } finally {
-            onClosed.run();
+        ownership.leave();
+        timer.shutdownNow();
+        deadLetters.close();
+        if (ownedExecutor != null) {
+            ownedExecutor.shutdownNow();
         }
+        readConnection.close();
     }
 
     private static Thread daemon(Runnable r, String name) {

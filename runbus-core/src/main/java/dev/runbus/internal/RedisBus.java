@@ -166,7 +166,7 @@ public final class RedisBus implements Bus {
         }
         try {
             heartbeats.start(name);
-            return sub instanceof OrderedSubscription o ? o.start() : ((RedisSubscription) sub).start();
+            return sub.start();
         } catch (RuntimeException e) {
             sub.close(); // stops whatever started, closes the read connection, frees the name
             throw e;

@@ -3,12 +3,10 @@ package dev.runbus.internal;
 import dev.runbus.BatchHandler;
 import dev.runbus.Handler;
 import dev.runbus.SubscribeOptions;
-import dev.runbus.Subscription;
 import io.lettuce.core.api.StatefulRedisConnection;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -17,11 +15,10 @@ import org.slf4j.LoggerFactory;
  * One consumer and its loops: read loop, reclaimer, keep-alive, dispatcher and acker. The start and
  * shutdown orders are written here and nowhere else.
  */
-final class RedisSubscription implements BusSubscription {
+final class RedisSubscription extends BusSubscription {
 
     private static final Logger log = LoggerFactory.getLogger(RedisSubscription.class);
 
-    private final SubscriptionContext ctx;
     private final StatefulRedisConnection<String, byte[]> readConnection;
     private final Slots readSlots;
     private final InFlight inFlight = new InFlight();
@@ -33,17 +30,13 @@ final class RedisSubscription implements BusSubscription {
     private final PeriodicLoop reclaimLoop;
     private final PeriodicLoop keepAliveLoop;
     private final ExecutorService ownedExecutor;
-    private final Runnable onClosed;
-    private final AtomicBoolean closed = new AtomicBoolean();
-    private final AtomicBoolean finished = new AtomicBoolean();
     private boolean reclaimerStarted;
 
     /** Exactly one of {@code handler} and {@code batchHandler} is set. */
     RedisSubscription(SubscriptionContext ctx, Handler handler, BatchHandler batchHandler, RedisBus bus,
                       StatefulRedisConnection<String, byte[]> readConnection, Runnable onClosed) {
-        this.ctx = ctx;
+        super(ctx, onClosed);
         this.readConnection = readConnection;
-        this.onClosed = onClosed;
         SubscribeOptions o = ctx.options();
         SafeListener listener = bus.listener();
         // Room for the handlers, the batch waiting for them and the next batch being read (so reads stay full
@@ -69,6 +62,7 @@ final class RedisSubscription implements BusSubscription {
      * (the acker needs no start: acks leave from the threads that finish handlers).
      * The reclaimer starts later, when the read loop has re-read this consumer's own pending entries.
      */
+    @Override
     RedisSubscription start() {
         dispatcher.start(ownedExecutor != null ? ownedExecutor : ctx.options().executor());
         deadLetters.start();
@@ -77,26 +71,13 @@ final class RedisSubscription implements BusSubscription {
         return this;
     }
 
-    private synchronized void startReclaimer() {
-        if (!closed.get() && !reclaimerStarted) {
-            reclaimerStarted = true;
-            reclaimLoop.start();
-        }
-    }
-
-    @Override
-    public String topic() {
-        return ctx.topic();
-    }
-
-    @Override
-    public String group() {
-        return ctx.group();
-    }
-
-    @Override
-    public String consumer() {
-        return ctx.consumer();
+    private void startReclaimer() {
+        ifOpen(() -> {
+            if (!reclaimerStarted) {
+                reclaimerStarted = true;
+                reclaimLoop.start();
+            }
+        });
     }
 
     @Override
@@ -104,8 +85,8 @@ final class RedisSubscription implements BusSubscription {
         return inFlight.size();
     }
 
-    /**
-     * The shutdown order (also in {@link dev.runbus.Bus}'s documentation):
+    /*
+     * The shutdown order (also in Bus's documentation):
      * 1. stop taking work: read loop (unblocked at once), then reclaimer;
      * 2. let read and running handlers finish, up to shutdownTimeout, still kept alive; past it, start
      *    nothing more and apply no outcome to what still runs (it stays pending);
@@ -114,56 +95,31 @@ final class RedisSubscription implements BusSubscription {
      * 5. stop the handler threads this subscription owns and its read connection, and remove its heartbeat
      *    (also when a step above failed).
      */
-    @Override
-    public void close() {
-        stopTakingWork();
-        finishClose();
-    }
 
-    /** Step 1; the bus calls it on every subscription first, so that their handlers drain side by side. */
+    /** Step 1. */
     @Override
-    public void stopTakingWork() {
-        synchronized (this) {
-            if (!closed.compareAndSet(false, true)) {
-                return;
-            }
-        }
+    void stopWork() {
         readLoop.close();
         reclaimer.stop();
         reclaimLoop.close();
     }
 
-    /** Steps 2 to 5. */
+    /** Steps 2 to 5 (the heartbeat goes with the name, in the frame). */
     @Override
-    public void finishClose() {
-        if (!finished.compareAndSet(false, true)) {
-            return;
+    void finishWork() {
+        if (!drain(dispatcher::drain)) {
+            int running = inFlight.size();
+            int dropped = dispatcher.stop();
+            log.warn("{}: {} handlers still running and {} queued entries after {}; they stay pending and will "
+                    + "be delivered again", ctx.describe(), running - dropped, dropped, ctx.options().shutdownTimeout());
         }
-        try {
-            boolean drained;
-            try {
-                drained = dispatcher.drain(ctx.options().shutdownTimeout().toMillis());
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                drained = false;
-            }
-            if (!drained) {
-                int running = inFlight.size();
-                int dropped = dispatcher.stop();
-                log.warn("{}: {} handlers still running and {} queued entries after {}; they stay pending and will "
-                        + "be delivered again", ctx.describe(), running - dropped, dropped,
-                        ctx.options().shutdownTimeout());
-            }
-            keepAliveLoop.close();
-            deadLetters.close();
-            acker.close();
-            if (ownedExecutor != null) {
-                ownedExecutor.shutdownNow();
-            }
-            readConnection.close();
-        } finally {
-            onClosed.run(); // whatever failed above, the name is freed and no longer kept alive
+        keepAliveLoop.close();
+        deadLetters.close();
+        acker.close();
+        if (ownedExecutor != null) {
+            ownedExecutor.shutdownNow();
         }
+        readConnection.close();
     }
 
     private static ThreadFactory threads(String prefix) {
