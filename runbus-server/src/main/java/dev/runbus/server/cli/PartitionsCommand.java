@@ -11,7 +11,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 @Command(name = "partitions", mixinStandardHelpOptions = true,
@@ -22,19 +21,16 @@ import picocli.CommandLine.Parameters;
                         + "lease; expires in: how long the lease lasts unless renewed; length: entries in the "
                         + "partition's stream; pending: delivered to the group and not acknowledged; lag: not yet "
                         + "delivered to the group ('?' when Redis cannot tell).",
-                "The same as JSON: GET /v1/streams/{topic}/partitions?group=G on runbus serve."})
+                "--group G chooses the consumer group (default: the workers' group, run-workers). The same as JSON: "
+                        + "GET /v1/streams/{topic}/partitions?group=G on runbus serve."})
 final class PartitionsCommand extends AdminCommand {
 
     @Parameters(index = "0", paramLabel = "TOPIC", description = "the topic, for example runs")
     String topic;
 
-    @Option(names = "--group", paramLabel = "G", description = "consumer group; default: the workers' group "
-            + "(--group of serve and worker, default run-workers)")
-    String group;
-
     @Override
     int run(Infrastructure infra, Settings s) {
-        String g = group != null ? group : s.get(Setting.GROUP);
+        String g = s.get(Setting.GROUP); // --group, shared with the other commands: default the workers' group
         Table t = new Table("partition", "owner", "token", "lease age", "expires in", "length", "pending", "lag");
         List<Map<String, Object>> rows = new ArrayList<>();
         for (Inspector.PartitionInfo p : infra.bus().inspector().partitions(topic, g)) {
