@@ -181,11 +181,10 @@ public final class Runs implements AutoCloseable {
      * the bus's threads or {@code workerOptions.executor()}; up to {@code concurrency} partitions run at once,
      * each one run at a time ({@link OrderedRunWorker}).
      *
-     * <p>Unordered: each
-     * read batch of triggers starts its runs in one transaction; then up to {@code workerOptions.concurrency()}
-     * run handlers run at once, on {@code workerOptions.executor()} when one is given (it must be able to run
-     * that many tasks at once and never drop a task it accepted) or else on threads of this layer's own; runs that finish together are completed
-     * in one transaction.
+     * <p>Unordered: each read batch of triggers starts its runs in one transaction; then up to
+     * {@code workerOptions.concurrency()} run handlers run at once, on {@code workerOptions.executor()} when one
+     * is given (it must be able to run that many tasks at once and never drop a task it accepted) or else on
+     * threads of this layer's own; runs that finish together are completed in one transaction.
      */
     public synchronized Subscription startWorker(RunHandler handler) {
         Objects.requireNonNull(handler, "handler");
