@@ -18,7 +18,7 @@ import javax.sql.DataSource;
 public final class OrderedAttempts {
 
     /** What a trigger found. */
-    public sealed interface Start permits Started, Blocked, Finished {
+    public sealed interface Start permits Started, Blocked, Worn, Finished {
     }
 
     /** The attempt started: the run is running, with one more attempt. */
@@ -36,6 +36,15 @@ public final class OrderedAttempts {
             implements Start {
     }
 
+    /**
+     * Nothing started: the run may start, but its trigger has been delivered more often than the run has had
+     * attempts ({@code deliveryCount > attempts + 1}), so earlier deliveries of it were spent waiting (or on a
+     * consumer that died before starting). Starting on it would leave the run fewer failures before the bus
+     * dead-letters it than {@code maxDeliveries}: its trigger is to be published afresh instead.
+     */
+    public record Worn(UUID runId, String userId) implements Start {
+    }
+
     /** The run is done, failed or unknown: nothing to do (the short-circuit). */
     public record Finished() implements Start {
     }
@@ -50,7 +59,7 @@ public final class OrderedAttempts {
         String runs = schema + ".runs";
         // The blocker is read through runs_user_unfinished_idx (user_id, submit_seq), whose predicate is this
         // literal list of statuses.
-        this.sql = "WITH target AS (SELECT id, user_id, submit_seq FROM " + runs + " WHERE id = ?"
+        this.sql = "WITH target AS (SELECT id, user_id, submit_seq, attempts FROM " + runs + " WHERE id = ?"
                 + " AND status IN " + UNFINISHED + "),"
                 + " blocker AS (SELECT e.id, e.status, e.stream_id FROM " + runs + " e JOIN target t"
                 + " ON e.user_id = t.user_id WHERE e.submit_seq < t.submit_seq AND e.status IN " + UNFINISHED
@@ -59,23 +68,35 @@ public final class OrderedAttempts {
                 + " attempts = r.attempts + 1, stream_id = ?, updated_at = now(),"
                 + " started_at = COALESCE(r.started_at, now()) FROM target t WHERE r.id = t.id"
                 + " AND r.status IN (" + RunStore.sources(RunStatus.RUNNING) + ") AND NOT EXISTS (SELECT 1 FROM blocker)"
+                + " AND ? <= t.attempts + 1"
                 + " RETURNING r.id, r.idempotency_key, r.session_id, r.user_id, r.input, r.attempts)"
-                + " SELECT true, s.id, s.idempotency_key, s.session_id, s.user_id, s.input, s.attempts, NULL, NULL"
+                + " SELECT 'started', s.id, s.idempotency_key, s.session_id, s.user_id, s.input, s.attempts, NULL, NULL"
                 + " FROM started s"
-                + " UNION ALL SELECT false, b.id, NULL, NULL, t.user_id, NULL, 0, b.status, b.stream_id"
-                + " FROM blocker b, target t";
+                + " UNION ALL SELECT 'blocked', b.id, NULL, NULL, t.user_id, NULL, 0, b.status, b.stream_id"
+                + " FROM blocker b, target t"
+                + " UNION ALL SELECT 'worn', t.id, NULL, NULL, t.user_id, NULL, 0, NULL, NULL FROM target t"
+                + " WHERE NOT EXISTS (SELECT 1 FROM blocker) AND ? > t.attempts + 1";
     }
 
-    /** Starts an attempt of {@code runId} on stream entry {@code streamId}, or says why not. */
-    public Start start(UUID runId, String streamId) throws SQLException {
+    /**
+     * Starts an attempt of {@code runId} on stream entry {@code streamId}, delivered {@code deliveryCount}
+     * times, or says why not.
+     */
+    public Start start(UUID runId, String streamId, long deliveryCount) throws SQLException {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
             ps.setObject(1, runId);
             ps.setString(2, streamId);
+            ps.setLong(3, deliveryCount);
+            ps.setLong(4, deliveryCount);
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {
                     return new Finished();
                 }
-                if (rs.getBoolean(1)) {
+                String kind = rs.getString(1);
+                if (kind.equals("worn")) {
+                    return new Worn(runId, rs.getString(5));
+                }
+                if (kind.equals("started")) {
                     return new Started(new RunStore.Attempt(rs.getObject(2, UUID.class), rs.getString(3),
                             rs.getString(4), rs.getString(5), rs.getString(6), rs.getInt(7)));
                 }

@@ -35,7 +35,10 @@ import org.slf4j.LoggerFactory;
  *       ({@code maxDeliveries}) the trigger is republished and acknowledged instead of failed, so it is never
  *       dead-lettered for waiting and the wait goes on with a fresh budget. (Had it been dead-lettered anyway, the
  *       run would not be failed: a dead letter fails only the run whose current attempt it is, and this run has
- *       none; the sweeper would republish it.) Its real attempts are counted, and capped, as always.</li>
+ *       none; the sweeper would republish it.) And once the blocker finishes, the run does not start on the
+ *       worn trigger either: a trigger delivered more often than its run has had attempts
+ *       ({@link OrderedAttempts.Worn}) is published afresh and acknowledged, so the run's own failures get all
+ *       {@code maxDeliveries} deliveries before it is dead-lettered and failed.</li>
  * </ul>
  *
  * A run that starts executes as in {@link RunWorker}: handler, then replies and done in one group-committed
@@ -82,11 +85,16 @@ public final class OrderedRunWorker implements Handler {
                     d.topic(), d.message().id());
             return;
         }
-        OrderedAttempts.Start start = attempts.start(runId.get(), d.streamId());
+        OrderedAttempts.Start start = attempts.start(runId.get(), d.streamId(), d.deliveryCount());
         if (start instanceof OrderedAttempts.Started s) {
             execute(s.attempt());
         } else if (start instanceof OrderedAttempts.Blocked b) {
             waitFor(b, d);
+        } else if (start instanceof OrderedAttempts.Worn w) {
+            // Its wait used deliveries of this trigger: a fresh one gives its attempts the whole budget.
+            log.debug("run {} may start but trigger {} was delivered {} times; published afresh", w.runId(),
+                    d.streamId(), d.deliveryCount());
+            bus.publisher().publish(topic, Triggers.of(w.runId(), w.userId()));
         } else {
             log.debug("run {} is finished or unknown; trigger {} acked without work", runId.get(), d.streamId());
         }

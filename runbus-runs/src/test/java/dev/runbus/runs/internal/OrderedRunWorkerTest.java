@@ -139,6 +139,33 @@ class OrderedRunWorkerTest extends RunsTestSupport {
     }
 
     @Test
+    void aTriggerWornByWaiting_isPublishedAfreshOnceTheEarlierFinishes_soTheRunKeepsItsWholeBudget() throws Exception {
+        worker.handle(trigger(earlier, 1));
+
+        worker.handle(trigger(later, 2)); // its first delivery was spent waiting: no attempt yet
+
+        assertThat(run(later).attempts()).isZero();
+        assertThat(run(later).status()).isEqualTo(RunStatus.PENDING);
+        assertThat(publishedAfterSetUp()).containsExactly(later.toString());
+        worker.handle(trigger(later, 1));
+        assertDoneOnce(later);
+    }
+
+    @Test
+    void aRunsOwnRetryStartsOnTheNextDelivery() throws Exception {
+        worker.handle(trigger(earlier, 1));
+        // The later run's first attempt failed on delivery 1 (it is running, with one attempt).
+        execute("UPDATE " + schema + ".runs SET status = 'running', attempts = 1, stream_id = '7-0' WHERE id = '"
+                + later + "'");
+
+        worker.handle(trigger(later, 2));
+
+        assertThat(run(later).status()).isEqualTo(RunStatus.DONE);
+        assertThat(run(later).attempts()).isEqualTo(2);
+        assertThat(publishedAfterSetUp()).isEmpty();
+    }
+
+    @Test
     void earlierFailed_laterRuns() throws Exception {
         execute("UPDATE " + schema + ".runs SET status = 'failed', attempts = 3, error = 'poison',"
                 + " finished_at = now() WHERE id = '" + earlier + "'");
