@@ -76,12 +76,18 @@ public final class Runs implements AutoCloseable {
         this.listenerHandle = bus.addListener(marker);
     }
 
-    /** Applies the schema's migrations (safe to repeat) and returns a runs layer that can submit and read. */
+    /**
+     * Applies the schema's migrations (safe to repeat), and for runs in per-user order the index their order
+     * check reads, and returns a runs layer that can submit and read.
+     */
     public static Runs create(Bus bus, DataSource dataSource, RunsConfig config) {
         Objects.requireNonNull(bus, "bus");
         Objects.requireNonNull(dataSource, "dataSource");
         Objects.requireNonNull(config, "config");
         Migrations.apply(dataSource, config.schema());
+        if (config.ordered()) {
+            Migrations.applyOrderedIndex(dataSource, config.schema());
+        }
         return new Runs(bus, config, new RunStore(dataSource, config.schema(), config.ordered()));
     }
 

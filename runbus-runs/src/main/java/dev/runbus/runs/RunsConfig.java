@@ -33,9 +33,10 @@ import java.util.regex.Pattern;
  *                        configuration only, where the bus checks it against Redis; with 1 partition every run
  *                        waits for the one before it). Per user rather than per session: a user's runs may
  *                        touch state shared across that user's sessions, and a session's runs are a subset of
- *                        its user's, so they keep their order too. Requires {@code workerOptions.maxDeliveries()}
- *                        of at least 2 (a run waiting for an earlier one uses all but its last delivery to wait;
- *                        see {@code OrderedRunWorker})
+ *                        its user's, so they keep their order too. The first ordered runs layer creates an index
+ *                        on unfinished runs by user (unordered runs do not maintain it). Requires
+ *                        {@code workerOptions.maxDeliveries()} of at least 2 (a run waiting for an earlier one
+ *                        retries in place, then starts its trigger over; see {@code OrderedRunWorker})
  */
 public record RunsConfig(String schema, String topic, String group, String consumer, SubscribeOptions workerOptions,
                          Duration sweepInterval, Duration sweepThreshold, int sweepBatch, boolean ordered) {

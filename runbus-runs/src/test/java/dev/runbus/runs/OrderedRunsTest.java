@@ -119,6 +119,22 @@ class OrderedRunsTest extends RunsTestSupport {
     }
 
     @Test
+    void theOrderIndexIsCreatedByTheFirstOrderedRunsLayerOnly() {
+        Bus bus = bus();
+        runs(bus, "w1", workerOptions().build());
+        assertThat(orderIndexes()).isZero(); // unordered runs do not maintain it
+        orderedRuns(bus, workerOptions().build());
+        assertThat(orderIndexes()).isEqualTo(1);
+        orderedRuns(bus, workerOptions().build()); // safe to repeat
+        assertThat(orderIndexes()).isEqualTo(1);
+    }
+
+    private long orderIndexes() {
+        return TestDatabase.count("SELECT count(*) FROM pg_indexes WHERE schemaname = '" + schema
+                + "' AND indexname = 'runs_user_unfinished_idx'");
+    }
+
+    @Test
     void orderedRunsNeedTwoDeliveriesAtLeast() {
         assertThatThrownBy(() -> configBuilder(schema, "w1", workerOptions().maxDeliveries(1).build()).ordered(true)
                 .build()).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxDeliveries");

@@ -16,8 +16,6 @@ ALTER TABLE ${schema}.runs ALTER COLUMN submit_seq SET DEFAULT nextval('${schema
 ALTER TABLE ${schema}.runs ALTER COLUMN submit_seq SET NOT NULL;
 ALTER SEQUENCE ${schema}.runs_submit_seq OWNED BY ${schema}.runs.submit_seq;
 
--- "The earliest unfinished run of user X before number N": partial, like runs_unfinished_idx, so a run is in it
--- only while pending or running (its insert and its start add an entry; done and failed rows add none) and it
--- stays as small as the backlog.
-CREATE INDEX IF NOT EXISTS runs_user_unfinished_idx
-    ON ${schema}.runs (user_id, submit_seq) WHERE status IN ('pending', 'running');
+-- The index the order check reads ("the earliest unfinished run of user X before number N") is not created here
+-- but by the first runs layer configured for per-user order (ordered_index.sql): runs that are not ordered do
+-- not pay for maintaining it on every submission and attempt.
