@@ -134,6 +134,29 @@ class OrderedRunsTest extends RunsTestSupport {
                 + "' AND indexname = 'runs_user_unfinished_idx'");
     }
 
+    /**
+     * An ordered submission draws its number while holding its user's lock until commit, so another process's
+     * submission for the same user, numbered before it, is committed (and visible to the order check) first.
+     */
+    @Test
+    void anOrderedSubmissionWaitsForItsUsersLock() throws Exception {
+        Runs runs = orderedRuns(bus(), workerOptions().build());
+        try (var other = TestDatabase.pool().getConnection(); var st = other.createStatement()) {
+            other.setAutoCommit(false);
+            // What another process's ordered submission for user u holds until its commit.
+            st.execute("SELECT pg_advisory_xact_lock(hashtext('runbus.user." + schema + ".runs'), hashtext('u'))");
+            var submitted = java.util.concurrent.CompletableFuture.supplyAsync(
+                    () -> runs.submit(NewRun.of("s", "u", "waits")).runId());
+            Wait.until("the submission waits for the user's lock", WAIT, () -> TestDatabase.count(
+                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                            + " AND wait_event = 'advisory' AND query LIKE '%pg_advisory_xact_lock%unnest%'") >= 1);
+            assertThat(submitted).isNotDone();
+            other.commit();
+            UUID id = submitted.get(30, java.util.concurrent.TimeUnit.SECONDS);
+            assertThat(runs.get(id)).isPresent();
+        }
+    }
+
     @Test
     void orderedRunsNeedTwoDeliveriesAtLeast() {
         assertThatThrownBy(() -> configBuilder(schema, "w1", workerOptions().maxDeliveries(1).build()).ordered(true)
