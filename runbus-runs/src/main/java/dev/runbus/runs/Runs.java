@@ -9,6 +9,7 @@ import dev.runbus.Subscription;
 import dev.runbus.runs.internal.FailedRunMarker;
 import dev.runbus.runs.internal.IdempotencyKeys;
 import dev.runbus.runs.internal.Migrations;
+import dev.runbus.runs.internal.OrderedRunWorker;
 import dev.runbus.runs.internal.RunCommits;
 import dev.runbus.runs.internal.RunFailures;
 import dev.runbus.runs.internal.RunStore;
@@ -69,19 +70,25 @@ public final class Runs implements AutoCloseable {
         this.config = config;
         this.store = store;
         this.failures = new RunFailures(store.dataSource(), config.schema());
-        this.commits = new RunCommits(store, bus, config.topic());
+        this.commits = new RunCommits(store, bus, config.topic(), config.ordered());
         this.sweeper = new Sweeper(store.dataSource(), failures, bus, config);
         this.marker = new FailedRunMarker(failures, config.topic(), config.group());
         this.listenerHandle = bus.addListener(marker);
     }
 
-    /** Applies the schema's migrations (safe to repeat) and returns a runs layer that can submit and read. */
+    /**
+     * Applies the schema's migrations (safe to repeat), and for runs in per-user order the index their order
+     * check reads, and returns a runs layer that can submit and read.
+     */
     public static Runs create(Bus bus, DataSource dataSource, RunsConfig config) {
         Objects.requireNonNull(bus, "bus");
         Objects.requireNonNull(dataSource, "dataSource");
         Objects.requireNonNull(config, "config");
         Migrations.apply(dataSource, config.schema());
-        return new Runs(bus, config, new RunStore(dataSource, config.schema()));
+        if (config.ordered()) {
+            Migrations.applyOrderedIndex(dataSource, config.schema());
+        }
+        return new Runs(bus, config, new RunStore(dataSource, config.schema(), config.ordered()));
     }
 
     /**
@@ -110,10 +117,13 @@ public final class Runs implements AutoCloseable {
         }
     }
 
-    /** The run is committed; if its trigger cannot be published now, the sweeper publishes it later. */
-    private void publishTrigger(UUID id) {
+    /**
+     * The run is committed; if its trigger cannot be published now, the sweeper publishes it later. Ordered runs'
+     * triggers are keyed by the user.
+     */
+    private void publishTrigger(UUID id, String userId) {
         try {
-            bus.publisher().publish(config.topic(), Triggers.of(id));
+            bus.publisher().publish(config.topic(), Triggers.of(id, config.ordered() ? userId : null));
         } catch (RunbusException e) {
             log.warn("run {} is stored but its trigger could not be published ({}); the sweeper will publish it",
                     id, e.getMessage());
@@ -139,7 +149,10 @@ public final class Runs implements AutoCloseable {
 
     /**
      * Sends a failed run back: failed → pending, then its dead letter is replayed to the stream (and marked
-     * replayed there); without a dead letter (purged, or Redis lost it) a new trigger is published.
+     * replayed there); without a dead letter (purged, or Redis lost it) a new trigger is published. A replayed
+     * dead letter keeps the key it was published with, so an ordered run's comes back to its user's partition.
+     * In per-user order the replayed run waits for earlier unfinished runs of its user, but a later run that
+     * already started (the replayed run was failed, so finished, then) is not undone.
      *
      * @throws RunNotFoundException          when there is no such run
      * @throws IllegalRunTransitionException when the run is not failed
@@ -164,15 +177,20 @@ public final class Runs implements AutoCloseable {
         } catch (DeadLetterAlreadyReplayedException | NoSuchDeadLetterException e) {
             log.info("dead letter of run {} cannot be replayed ({}); publishing a new trigger", runId, e.getMessage());
         }
-        publishTrigger(runId);
+        publishTrigger(runId, replay.userId());
     }
 
     /**
-     * Starts this process's worker: one consumer named {@code config.consumer()} in {@code config.group()}. Each
-     * read batch of triggers starts its runs in one transaction; then up to {@code workerOptions.concurrency()}
-     * run handlers run at once, on {@code workerOptions.executor()} when one is given (it must be able to run
-     * that many tasks at once and never drop a task it accepted) or else on threads of this layer's own; runs that finish together are completed
-     * in one transaction.
+     * Starts this process's worker: one consumer named {@code config.consumer()} in {@code config.group()}.
+     *
+     * <p>Ordered ({@link RunsConfig#ordered()}): an ordered subscription with one handler call per trigger, on
+     * the bus's threads or {@code workerOptions.executor()}; up to {@code concurrency} partitions run at once,
+     * each one run at a time ({@link OrderedRunWorker}).
+     *
+     * <p>Unordered: each read batch of triggers starts its runs in one transaction; then up to
+     * {@code workerOptions.concurrency()} run handlers run at once, on {@code workerOptions.executor()} when one
+     * is given (it must be able to run that many tasks at once and never drop a task it accepted) or else on
+     * threads of this layer's own; runs that finish together are completed in one transaction.
      */
     public synchronized Subscription startWorker(RunHandler handler) {
         Objects.requireNonNull(handler, "handler");
@@ -180,6 +198,12 @@ public final class Runs implements AutoCloseable {
             throw new IllegalStateException("the worker of this Runs is already started");
         }
         SubscribeOptions options = config.workerOptions();
+        if (config.ordered()) {
+            worker = bus.subscribe(config.topic(), config.group(), config.consumer(),
+                    new OrderedRunWorker(store, failures, commits, handler, bus, config.topic(), options.maxDeliveries()),
+                    options.toBuilder().ordered(true).build());
+            return worker;
+        }
         Executor handlers = options.executor();
         if (handlers == null) {
             ownedHandlers = Executors.newFixedThreadPool(options.concurrency(), daemonThreads("runbus-run-"));

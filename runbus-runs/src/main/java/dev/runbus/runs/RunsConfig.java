@@ -22,9 +22,24 @@ import java.util.regex.Pattern;
  * @param sweepThreshold  an unfinished run untouched this long is examined by the sweeper; default 2 min
  * @param sweepBatch      runs examined per sweep, each sweep continuing after the last run the previous one
  *                        examined; default 500
+ * @param ordered         runs in per-user order (default false): the runs of one user execute one at a time, in
+ *                        submission order. PostgreSQL decides: an attempt of a run starts only when every run of
+ *                        the same user submitted before it is done or failed, however its triggers arrive (a
+ *                        trigger the sweeper republished lands behind later ones). Triggers are published keyed by
+ *                        the user id, so one user's runs share a partition of {@code topic}, and the worker
+ *                        consumes with {@link SubscribeOptions#ordered() ordered} consumption, one run at a time
+ *                        per partition: the partitions are the parallelism. Give the topic several partitions
+ *                        with {@code BusConfig.builder(..).partitions(topic, n)} (the count lives in the bus's
+ *                        configuration only, where the bus checks it against Redis; with 1 partition every run
+ *                        waits for the one before it). Per user rather than per session: a user's runs may
+ *                        touch state shared across that user's sessions, and a session's runs are a subset of
+ *                        its user's, so they keep their order too. The first ordered runs layer creates an index
+ *                        on unfinished runs by user (unordered runs do not maintain it). Requires
+ *                        {@code workerOptions.maxDeliveries()} of at least 2 (a run waiting for an earlier one
+ *                        retries in place, then starts its trigger over; see {@code OrderedRunWorker})
  */
 public record RunsConfig(String schema, String topic, String group, String consumer, SubscribeOptions workerOptions,
-                         Duration sweepInterval, Duration sweepThreshold, int sweepBatch) {
+                         Duration sweepInterval, Duration sweepThreshold, int sweepBatch, boolean ordered) {
 
     public static final String DEFAULT_SCHEMA = "runbus";
     public static final String DEFAULT_TOPIC = "runs";
@@ -50,6 +65,11 @@ public record RunsConfig(String schema, String topic, String group, String consu
         requirePositive("sweepThreshold", sweepThreshold);
         if (sweepBatch < 1) {
             throw new IllegalArgumentException("sweepBatch must be at least 1, got " + sweepBatch);
+        }
+        if (ordered && workerOptions.maxDeliveries() < 2) {
+            throw new IllegalArgumentException("ordered runs need workerOptions.maxDeliveries of at least 2 (a run "
+                    + "waiting for an earlier run of its user retries in place, then starts its trigger over), got "
+                    + workerOptions.maxDeliveries());
         }
     }
 
@@ -92,6 +112,7 @@ public record RunsConfig(String schema, String topic, String group, String consu
         private Duration sweepInterval = DEFAULT_SWEEP_INTERVAL;
         private Duration sweepThreshold = DEFAULT_SWEEP_THRESHOLD;
         private int sweepBatch = DEFAULT_SWEEP_BATCH;
+        private boolean ordered;
 
         private Builder() {
         }
@@ -136,9 +157,15 @@ public record RunsConfig(String schema, String topic, String group, String consu
             return this;
         }
 
+        /** Runs in per-user order; see {@link RunsConfig#ordered()}. Default false. */
+        public Builder ordered(boolean v) {
+            ordered = v;
+            return this;
+        }
+
         public RunsConfig build() {
             return new RunsConfig(schema, topic, group, consumer == null ? hostName() : consumer, workerOptions,
-                    sweepInterval, sweepThreshold, sweepBatch);
+                    sweepInterval, sweepThreshold, sweepBatch, ordered);
         }
     }
 }

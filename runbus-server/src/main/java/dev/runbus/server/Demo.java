@@ -72,6 +72,10 @@ public final class Demo {
                         + "%d in-process workers%s%n", plan.submissions().size(), options.runs(), plan.poisonRuns(),
                         plan.duplicates(), options.users(), options.workers(), victim != null
                                 ? " and one worker process to kill" : "");
+                if (settings.bool(Setting.ORDERED)) {
+                    out.printf("demo: runs in per-user order over %s partitions of topic %s%n",
+                            settings.get(Setting.PARTITIONS), settings.get(Setting.TOPIC));
+                }
                 out.printf("demo: Redis key prefix %s, PostgreSQL schema %s%s%n", settings.get(Setting.KEY_PREFIX),
                         settings.get(Setting.SCHEMA), infra.isEmbedded() ? "" : " (a demo's own are removed after it)");
                 out.flush();
@@ -85,7 +89,7 @@ public final class Demo {
                 progress.finish();
                 long dead = infra.bus().deadLetters().count(settings.get(Setting.TOPIC));
                 return DemoReport.read(infra.dataSource(), settings.get(Setting.SCHEMA), plan, dead, absorbed.get(),
-                        elapsed);
+                        settings.bool(Setting.ORDERED), elapsed);
             } finally {
                 if (victim != null && victim.isAlive()) {
                     victim.destroyForcibly();

@@ -30,11 +30,14 @@ import javax.sql.DataSource;
  * @param runsWithWrongReplies     runs whose reply rows are not exactly one execution's set: a done run
  *                                 without exactly {@value #REPLIES_PER_RUN} replies numbered from 1 written
  *                                 in one transaction (guard 2), or a failed run with any reply
+ * @param orderViolations          runs in per-user order only (empty otherwise): runs whose first attempt started
+ *                                 before a run of the same user submitted earlier (lower {@code submit_seq})
+ *                                 had finished; must be 0
  */
 public record DemoReport(long runs, long done, long failed, long poisonRuns, long deadLettered,
                          long duplicateSubmissions, long duplicateSubmissionsAbsorbed, long redeliveries,
-                         long runsOffPlan, long runsWithWrongReplies, double p50Millis, double p99Millis,
-                         double elapsedSeconds) {
+                         long runsOffPlan, long runsWithWrongReplies, java.util.OptionalLong orderViolations,
+                         double p50Millis, double p99Millis, double elapsedSeconds) {
 
     /** Replies each done run must have (the demo handler writes two on every attempt); failed runs have none. */
     static final int REPLIES_PER_RUN = 2;
@@ -48,14 +51,23 @@ public record DemoReport(long runs, long done, long failed, long poisonRuns, lon
         }
     }
 
+    /** A report without the order figure (runs not ordered). */
     static DemoReport read(DataSource db, String schema, DemoPlan plan, long deadLettered, long absorbed,
                            double elapsedSeconds) throws SQLException {
+        return read(db, schema, plan, deadLettered, absorbed, false, elapsedSeconds);
+    }
+
+    /** @param ordered the runs were in per-user order: measure {@link #orderViolations} */
+    static DemoReport read(DataSource db, String schema, DemoPlan plan, long deadLettered, long absorbed,
+                           boolean ordered, double elapsedSeconds) throws SQLException {
         long[] counts = statusCounts(db, schema);
         try (Connection c = db.getConnection(); Statement st = c.createStatement()) {
             long redeliveries = single(st, "SELECT coalesce(sum(greatest(attempts - 1, 0)), 0) FROM " + schema
                     + ".runs");
             long wrongReplies = single(st, wrongRepliesQuery(schema));
             long offPlan = offPlan(c, schema, plan);
+            java.util.OptionalLong order = ordered ? java.util.OptionalLong.of(single(st, orderViolationsQuery(schema)))
+                    : java.util.OptionalLong.empty();
             double p50;
             double p99;
             try (ResultSet rs = st.executeQuery("SELECT coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms), 0),"
@@ -66,7 +78,7 @@ public record DemoReport(long runs, long done, long failed, long poisonRuns, lon
                 p99 = rs.getDouble(2);
             }
             return new DemoReport(counts[0], counts[1], counts[2], plan.poisonRuns(), deadLettered,
-                    plan.duplicates(), absorbed, redeliveries, offPlan, wrongReplies, p50, p99, elapsedSeconds);
+                    plan.duplicates(), absorbed, redeliveries, offPlan, wrongReplies, order, p50, p99, elapsedSeconds);
         }
     }
 
@@ -80,6 +92,18 @@ public record DemoReport(long runs, long done, long failed, long poisonRuns, lon
                 + " max(seq) hi, count(DISTINCT created_at) writes FROM " + schema + ".messages GROUP BY run_id) m"
                 + " ON m.run_id = r.id WHERE CASE WHEN r.status = 'done' THEN coalesce(m.n, 0) <> " + REPLIES_PER_RUN
                 + " OR m.lo <> 1 OR m.hi <> " + REPLIES_PER_RUN + " OR m.writes <> 1 ELSE coalesce(m.n, 0) <> 0 END";
+    }
+
+    /**
+     * Runs whose first attempt ({@code started_at}) began before some run of the same user submitted earlier
+     * had finished (done or failed: {@code finished_at}; an unfinished one counts as never finished). A window
+     * over each user's runs in submission order keeps it one pass, however many runs a user has.
+     */
+    static String orderViolationsQuery(String schema) {
+        return "SELECT count(*) FROM (SELECT started_at, max(coalesce(finished_at, 'infinity'::timestamptz))"
+                + " OVER (PARTITION BY user_id ORDER BY submit_seq ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)"
+                + " AS earlier_finished FROM " + schema + ".runs) r"
+                + " WHERE r.started_at IS NOT NULL AND r.started_at < r.earlier_finished";
     }
 
     /** Planned runs that are missing or ended otherwise than planned, plus stored runs the plan never made. */
@@ -137,6 +161,10 @@ public record DemoReport(long runs, long done, long failed, long poisonRuns, lon
             broken.add(runsWithWrongReplies + " runs whose replies are not exactly one execution's "
                     + REPLIES_PER_RUN + ": exactly-once effects broken");
         }
+        if (orderViolations.isPresent() && orderViolations.getAsLong() != 0) {
+            broken.add(orderViolations.getAsLong() + " runs started before an earlier run of their user finished: "
+                    + "per-user order broken");
+        }
         return broken;
     }
 
@@ -152,6 +180,7 @@ public record DemoReport(long runs, long done, long failed, long poisonRuns, lon
         m.put("redeliveries", redeliveries);
         m.put("runs_off_plan", runsOffPlan);
         m.put("runs_with_wrong_replies", runsWithWrongReplies);
+        orderViolations.ifPresent(v -> m.put("order_violations", v));
         m.put("p50_submit_to_done_ms", Math.round(p50Millis * 10) / 10.0);
         m.put("p99_submit_to_done_ms", Math.round(p99Millis * 10) / 10.0);
         m.put("elapsed_s", Math.round(elapsedSeconds * 100) / 100.0);

@@ -95,8 +95,9 @@ public final class Infrastructure implements AutoCloseable {
                 hc.setInitializationFailTimeout(10_000);
                 ds = new HikariDataSource(hc);
             }
+            // The runs topic's partition count, which Redis records on first use and checks on every later one.
             Bus bus = Bus.connect(BusConfig.builder(redisUri).keyPrefix(s.get(Setting.KEY_PREFIX)).listener(listener)
-                    .build());
+                    .partitions(s.get(Setting.TOPIC), s.integer(Setting.PARTITIONS, 1)).build());
             return new Infrastructure(redisUri, jdbcUrl, redis, postgres, ds, tempDir, bus);
         } catch (IOException | RuntimeException e) {
             stopQuietly(redis, postgres, ds, tempDir);

@@ -16,7 +16,12 @@ public enum Setting {
     TOPIC("topic", "runs", "topic of run triggers", false),
     GROUP("group", "run-workers", "consumer group of the workers", false),
     CONSUMER("consumer", "", "this process's consumer name, unique among live processes; empty: the host name", false),
-    CONCURRENCY("concurrency", "64", "run handlers running at once per worker", false),
+    CONCURRENCY("concurrency", "64", "run handlers running at once per worker (ordered: partitions handled at once)",
+            false),
+    PARTITIONS("partitions", "1", "partitions of the runs topic; every process of a deployment must use the same "
+            + "count, and it cannot change once the topic exists", false),
+    ORDERED("ordered", "false", "runs of one user execute one at a time, in submission order (in parallel across "
+            + "partitions)", false),
     MIN_IDLE("min-idle", "30s", "idle time before another worker takes a delivery over; also the retry delay", false),
     MAX_DELIVERIES("max-deliveries", "3", "deliveries before a failing run is dead-lettered and failed", false),
     CLAIM_INTERVAL("claim-interval", "5s", "how often the reclaimer looks for idle deliveries", false),

@@ -126,6 +126,15 @@ public final class Settings {
         }
     }
 
+    /** {@code true} or {@code false}, in any case. */
+    public boolean bool(Setting s) {
+        String v = get(s).toLowerCase(java.util.Locale.ROOT);
+        if (v.equals("true") || v.equals("false")) {
+            return Boolean.parseBoolean(v);
+        }
+        throw new IllegalArgumentException("--" + s.key() + " must be true or false, got '" + get(s) + "'");
+    }
+
     public Duration duration(Setting s) {
         try {
             return parseDuration(get(s));

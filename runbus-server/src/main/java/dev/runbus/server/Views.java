@@ -1,6 +1,7 @@
 package dev.runbus.server;
 
 import dev.runbus.DeadLetter;
+import dev.runbus.Inspector;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -23,6 +24,25 @@ public final class Views {
         m.put("message_id", d.message().id());
         m.put("message_type", d.message().type());
         m.put("replayed_as", d.replayedAs().orElse(null));
+        return m;
+    }
+
+    /**
+     * One partition of a topic as its group sees it. Lease fields are null without an owner (unordered groups
+     * never have one); lag is null when Redis cannot tell.
+     */
+    public static Map<String, Object> partition(Inspector.PartitionInfo p) {
+        boolean owned = p.owner() != null;
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("partition", p.partition());
+        m.put("stream", p.streamKey());
+        m.put("owner", p.owner());
+        m.put("fencing_token", owned ? p.fencingToken() : null);
+        m.put("lease_age_ms", owned ? p.leaseAgeMillis() : null);
+        m.put("lease_expires_in_ms", owned ? p.leaseExpiresInMillis() : null);
+        m.put("length", p.length());
+        m.put("pending", p.pending());
+        m.put("lag", p.lag() < 0 ? null : p.lag());
         return m;
     }
 }

@@ -12,12 +12,17 @@ class CliTest {
         Cli v = Cli.run("--version");
         assertThat(v.exitCode).isZero();
         assertThat(v.out).startsWith("runbus ");
-        for (String command : new String[] {"demo", "serve", "worker", "config", "pending", "dlq", "consumers", "stats"}) {
+        for (String command : new String[] {"demo", "serve", "worker", "config", "pending", "dlq", "consumers", "stats", "partitions"}) {
             Cli h = Cli.run(command, "--help");
             assertThat(h.exitCode).as(command).isZero();
             assertThat(h.out).as(command).contains("Usage: runbus " + command);
         }
         assertThat(Cli.run("dlq", "replay", "--help").out).contains("--database-url");
+        assertThat(Cli.run("partitions", "--help").out).contains("TOPIC").contains("--group").contains("lease age")
+                .contains("/v1/streams/{topic}/partitions");
+        for (String command : new String[] {"demo", "serve", "worker"}) {
+            assertThat(Cli.run(command, "--help").out).as(command).contains("--ordered").contains("--partitions");
+        }
     }
 
     @Test
@@ -34,6 +39,9 @@ class CliTest {
         Cli badRuns = Cli.run("demo", "--runs", "0");
         assertThat(badRuns.exitCode).isEqualTo(2);
         assertThat(badRuns.err).contains("--runs");
+        Cli noTopic = Cli.run("partitions", "--redis-url", "redis://127.0.0.1:1");
+        assertThat(noTopic.exitCode).isEqualTo(2);
+        assertThat(noTopic.err).contains("TOPIC");
         Cli badDuration = Cli.run("demo", "--min-idle", "soon", "--runs", "1");
         assertThat(badDuration.exitCode).isEqualTo(2);
         assertThat(badDuration.err).contains("--min-idle");

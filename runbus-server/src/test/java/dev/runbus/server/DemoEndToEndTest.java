@@ -84,6 +84,29 @@ class DemoEndToEndTest {
         }
     }
 
+    /** Needs ordered consumption of partitioned topics from runbus-core. */
+    @Test
+    void orderedDemoOnFourPartitionsKeepsEveryUsersOrder() throws Exception {
+        Cli c = Cli.run(demo(300, 0.02, "--ordered", "--partitions", "4", "--timeout", "3m", "--redis-url",
+                RedisTarget.local().uri(), "--database-url", DATABASE));
+        assertThat(c.exitCode).as(c.err).isZero();
+        assertThat(c.out).contains("runs in per-user order over 4 partitions");
+        JsonNode s = summary(c);
+        assertAsPlanned(s, DemoPlan.create(300, 50, 0.02, 0.05, 0.05, 42));
+        assertThat(s.get("order_violations").asLong()).isZero();
+    }
+
+    /** One partition: one run at a time, so fewer runs. */
+    @Test
+    void orderedDemoOnOnePartitionKeepsEveryUsersOrder() throws Exception {
+        Cli c = Cli.run(demo(150, 0.02, "--ordered", "--timeout", "3m", "--redis-url", RedisTarget.local().uri(),
+                "--database-url", DATABASE));
+        assertThat(c.exitCode).as(c.err).isZero();
+        JsonNode s = summary(c);
+        assertAsPlanned(s, DemoPlan.create(150, 50, 0.02, 0.05, 0.05, 42));
+        assertThat(s.get("order_violations").asLong()).isZero();
+    }
+
     @Test
     void demoExitsOneWhenTheRunsDoNotEndAsPlanned() throws Exception {
         DemoPlan plan = DemoPlan.create(100, 50, 0.05, 0.05, 0.05, 42);

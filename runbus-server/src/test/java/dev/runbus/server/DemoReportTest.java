@@ -113,6 +113,33 @@ class DemoReportTest {
                 .asString().contains("duplicate submissions absorbed");
     }
 
+    @Test
+    void orderViolationsCountRunsStartedBeforeAnEarlierRunOfTheirUserFinished() throws SQLException {
+        storeAsPlanned();
+        DemoReport inOrder = DemoReport.read(DB, SCHEMA, PLAN, PLAN.poisonRuns(), PLAN.duplicates(), true, 1.0);
+        assertThat(inOrder.orderViolations()).hasValue(0);
+        assertThat(inOrder.asMap()).containsEntry("order_violations", 0L);
+        assertThat(inOrder.brokenInvariants()).isEmpty();
+
+        // The second run of the first planned run's user started an hour before the first finished.
+        String user = PLAN.runs().get(0).run().userId();
+        try (Connection c = DB.getConnection(); Statement st = c.createStatement()) {
+            st.execute("UPDATE " + SCHEMA + ".runs SET started_at = started_at - interval '1 hour' WHERE id ="
+                    + " (SELECT id FROM " + SCHEMA + ".runs WHERE user_id = '" + user + "' ORDER BY submit_seq"
+                    + " OFFSET 1 LIMIT 1)");
+        }
+        DemoReport broken = DemoReport.read(DB, SCHEMA, PLAN, PLAN.poisonRuns(), PLAN.duplicates(), true, 1.0);
+        assertThat(broken.orderViolations()).hasValue(1);
+        assertThat(broken.brokenInvariants()).singleElement().asString().contains("per-user order broken");
+        assertThat(broken.runsOffPlan() + broken.runsWithWrongReplies()).isZero();
+
+        // Unordered runs have no order figure at all.
+        DemoReport unordered = read(PLAN.poisonRuns(), PLAN.duplicates());
+        assertThat(unordered.orderViolations()).isEmpty();
+        assertThat(unordered.asMap()).doesNotContainKey("order_violations");
+        assertThat(unordered.brokenInvariants()).isEmpty();
+    }
+
     private static DemoReport read(long deadLettered, long absorbed) throws SQLException {
         return DemoReport.read(DB, SCHEMA, PLAN, deadLettered, absorbed, 1.0);
     }
@@ -132,11 +159,18 @@ class DemoReportTest {
                 st.execute("TRUNCATE " + SCHEMA + ".runs CASCADE");
             }
             try (PreparedStatement run = c.prepareStatement("INSERT INTO " + SCHEMA + ".runs (id, idempotency_key,"
-                    + " input_hash, session_id, user_id, input, status, attempts) VALUES (?, ?, 'h', ?, ?, ?, ?, ?)");
+                    + " input_hash, session_id, user_id, input, status, attempts, started_at, finished_at)"
+                    + " VALUES (?, ?, 'h', ?, ?, ?, ?, ?, now() + ? * interval '1 millisecond',"
+                    + " now() + ? * interval '1 millisecond')");
                  PreparedStatement reply = c.prepareStatement("INSERT INTO " + SCHEMA + ".messages (run_id, seq,"
                          + " role, content) VALUES (?, ?, 'assistant', 'reply')")) {
+                int n = 0;
                 for (DemoPlan.Submission s : PLAN.runs()) {
                     UUID id = UUID.randomUUID();
+                    // One run after the other, each started after the one before it finished: in order.
+                    run.setInt(8, 10 * n);
+                    run.setInt(9, 10 * n + 5);
+                    n++;
                     run.setObject(1, id);
                     run.setString(2, s.run().idempotencyKey());
                     run.setString(3, s.run().sessionId());

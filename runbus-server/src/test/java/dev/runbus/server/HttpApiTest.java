@@ -198,4 +198,23 @@ class HttpApiTest {
         assertThat(metrics.body()).contains("# TYPE runbus_runs_submitted_total counter")
                 .contains("runbus_runs{status=").contains("runbus_dead_letters{topic=\"runs\"}");
     }
+
+    /** Needs Inspector.partitions from runbus-core. */
+    @Test
+    void partitionsOfTheRunsTopic() throws Exception {
+        post("/v1/runs", "application/json", runBody("ping"), null);
+        HttpResponse<String> r = get("/v1/streams/runs/partitions");
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+        JsonNode partitions = json(r);
+        assertThat(partitions.isArray()).isTrue();
+        assertThat(partitions).hasSize(1); // the API's runs topic has one partition
+        JsonNode p = partitions.get(0);
+        assertThat(p.get("partition").asInt()).isZero();
+        assertThat(p.get("length").asLong()).isPositive();
+        assertThat(p.has("owner")).isTrue();
+        assertThat(p.has("pending")).isTrue();
+        assertThat(p.has("lag")).isTrue();
+        HttpResponse<String> otherGroup = get("/v1/streams/runs/partitions?group=nobody");
+        assertThat(otherGroup.statusCode()).as(otherGroup.body()).isEqualTo(200);
+    }
 }

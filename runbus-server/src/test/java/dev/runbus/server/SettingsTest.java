@@ -39,6 +39,21 @@ class SettingsTest {
     }
 
     @Test
+    void orderedAndPartitionsReachTheRunsConfigFromTheEnvironment() {
+        Settings defaults = Settings.resolve(Map.of(), Map.of(), null);
+        assertThat(defaults.bool(Setting.ORDERED)).isFalse();
+        assertThat(defaults.integer(Setting.PARTITIONS, 1)).isEqualTo(1);
+        assertThat(RunsFactory.config(defaults, "c").ordered()).isFalse();
+        Settings s = Settings.resolve(Map.of(), Map.of("RUNBUS_ORDERED", "TRUE", "RUNBUS_PARTITIONS", "4"), null);
+        assertThat(s.bool(Setting.ORDERED)).isTrue();
+        assertThat(s.integer(Setting.PARTITIONS, 1)).isEqualTo(4);
+        assertThat(RunsFactory.config(s, "c").ordered()).isTrue();
+        Settings bad = Settings.resolve(Map.of(Setting.ORDERED, "yes", Setting.PARTITIONS, "0"), Map.of(), null);
+        assertThatThrownBy(() -> bad.bool(Setting.ORDERED)).hasMessageContaining("--ordered").hasMessageContaining("yes");
+        assertThatThrownBy(() -> bad.integer(Setting.PARTITIONS, 1)).hasMessageContaining("--partitions");
+    }
+
+    @Test
     void badValuesNameTheOption(@TempDir Path dir) throws Exception {
         Settings s = Settings.resolve(Map.of(Setting.MIN_IDLE, "soon", Setting.CONCURRENCY, "0"), Map.of(), null);
         assertThatThrownBy(() -> s.duration(Setting.MIN_IDLE)).hasMessageContaining("--min-idle")

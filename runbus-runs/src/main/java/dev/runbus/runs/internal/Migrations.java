@@ -65,6 +65,25 @@ public final class Migrations {
         return applied;
     }
 
+    /**
+     * Creates the index of runs in per-user order ({@code ordered_index.sql}) if it is missing: called by a runs
+     * layer configured for order, after {@link #apply}, under the same lock. Not a numbered migration, so that
+     * runs that are not ordered do not maintain it.
+     */
+    public static void applyOrderedIndex(DataSource dataSource, String schema) {
+        try (Connection c = dataSource.getConnection()) {
+            c.setAutoCommit(false);
+            try (Statement st = c.createStatement()) {
+                st.execute("SELECT pg_advisory_xact_lock(hashtext('runbus.migrations'))");
+                st.execute(readResource("/dev/runbus/runs/ordered_index.sql").replace("${schema}", schema));
+            }
+            c.commit();
+        } catch (SQLException e) {
+            throw new IllegalStateException("creating the ordered-runs index of schema " + schema + " failed: "
+                    + e.getMessage(), e);
+        }
+    }
+
     private static Set<Integer> appliedVersions(Connection c, String schema) throws SQLException {
         Set<Integer> versions = new HashSet<>();
         try (Statement st = c.createStatement();
@@ -96,13 +115,17 @@ public final class Migrations {
     }
 
     private static String read(String name) {
-        try (InputStream in = Migrations.class.getResourceAsStream(FOLDER + name)) {
+        return readResource(FOLDER + name);
+    }
+
+    private static String readResource(String path) {
+        try (InputStream in = Migrations.class.getResourceAsStream(path)) {
             if (in == null) {
-                throw new IllegalStateException("missing migration resource " + FOLDER + name);
+                throw new IllegalStateException("missing migration resource " + path);
             }
             return new String(in.readAllBytes(), StandardCharsets.UTF_8);
         } catch (IOException e) {
-            throw new IllegalStateException("cannot read " + FOLDER + name, e);
+            throw new IllegalStateException("cannot read " + path, e);
         }
     }
 }

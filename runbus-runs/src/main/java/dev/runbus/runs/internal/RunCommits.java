@@ -30,7 +30,8 @@ public final class RunCommits implements AutoCloseable {
     private final GroupCommitter<RunStore.AttemptRequest, Optional<RunStore.Attempt>> attempts;
     private final GroupCommitter<RunStore.Completion, Boolean> completions;
 
-    public RunCommits(RunStore store, Bus bus, String topic) {
+    /** @param ordered runs in per-user order: triggers are keyed by the run's user id */
+    public RunCommits(RunStore store, Bus bus, String topic, boolean ordered) {
         this.submits = new GroupCommitter<>("runbus-runs-submit-commit", MAX_BATCH, batch -> {
             List<Boolean> created = new ArrayList<>(batch.size());
             List<RunStore.KeyOwner> owners = store.insertAll(batch, created);
@@ -39,7 +40,7 @@ public final class RunCommits implements AutoCloseable {
             for (int i = 0; i < batch.size(); i++) {
                 out.add(new Submitted(owners.get(i), created.get(i)));
                 if (created.get(i)) {
-                    triggers.add(Triggers.of(owners.get(i).runId()));
+                    triggers.add(Triggers.of(owners.get(i).runId(), ordered ? batch.get(i).run().userId() : null));
                 }
             }
             if (!triggers.isEmpty()) {

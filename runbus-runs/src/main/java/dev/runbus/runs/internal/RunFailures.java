@@ -20,10 +20,10 @@ import javax.sql.DataSource;
  */
 public final class RunFailures {
 
-    /** What a replay found: the run was failed, and its dead letter if it had one. */
-    public record Replay(boolean began, Optional<String> deadLetterId) {
+    /** What a replay found: the run was failed, its user, and its dead letter if it had one. */
+    public record Replay(boolean began, String userId, Optional<String> deadLetterId) {
 
-        static final Replay NOT_FAILED = new Replay(false, Optional.empty());
+        static final Replay NOT_FAILED = new Replay(false, null, Optional.empty());
     }
 
     private final DataSource dataSource;
@@ -80,11 +80,12 @@ public final class RunFailures {
                      + " dead_letter_id = NULL, stream_id = NULL, finished_at = NULL, updated_at = now()"
                      + " FROM (SELECT id, dead_letter_id FROM " + runs + " WHERE id = ? FOR UPDATE) old"
                      + " WHERE r.id = old.id AND r.status IN (" + RunStore.sources(RunStatus.PENDING) + ")"
-                     + " RETURNING old.dead_letter_id")) {
+                     + " RETURNING r.user_id, old.dead_letter_id")) {
             ps.setString(1, RunStatus.PENDING.sql());
             ps.setObject(2, id);
             try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() ? new Replay(true, Optional.ofNullable(rs.getString(1))) : Replay.NOT_FAILED;
+                return rs.next() ? new Replay(true, rs.getString(1), Optional.ofNullable(rs.getString(2)))
+                        : Replay.NOT_FAILED;
             }
         }
     }

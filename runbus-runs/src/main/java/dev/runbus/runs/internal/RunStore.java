@@ -37,12 +37,22 @@ public final class RunStore {
     private final String schema;
     private final String runs;
     private final String messages;
+    private final boolean ordered;
 
     public RunStore(DataSource dataSource, String schema) {
+        this(dataSource, schema, false);
+    }
+
+    /**
+     * @param ordered runs in per-user order: each insert first locks its users (see {@link #insertAll}), so that
+     *                within one user submission numbers follow commit order
+     */
+    public RunStore(DataSource dataSource, String schema, boolean ordered) {
         this.dataSource = dataSource;
         this.schema = schema;
         this.runs = schema + ".runs";
         this.messages = schema + ".messages";
+        this.ordered = ordered;
     }
 
     public DataSource dataSource() {
@@ -63,6 +73,12 @@ public final class RunStore {
      * Inserts many runs in one statement ({@code ON CONFLICT (idempotency_key) DO NOTHING}) and returns, per
      * insert in order, the run that now holds its key: the new one (created) or the one that held it already.
      * Two inserts with one key in the same call: the first creates, the second finds it.
+     *
+     * <p>Ordered runs: the transaction first takes a lock per user of the batch (advisory, released at commit).
+     * Without it, two processes submitting for one user could commit out of number order: the later-numbered
+     * run, committed first, would find no earlier run and start, and the earlier one, committed after, would
+     * find none either. With it, a run's number is drawn only after every earlier-numbered run of its user is
+     * committed, so the order check in {@link OrderedAttempts} sees all of them.
      */
     public List<KeyOwner> insertAll(List<Insert> inserts, List<Boolean> createdOut) throws SQLException {
         try (Connection c = dataSource.getConnection()) {
@@ -82,6 +98,9 @@ public final class RunStore {
     }
 
     private List<KeyOwner> insertAll(Connection c, List<Insert> inserts, List<Boolean> createdOut) throws SQLException {
+        if (ordered) {
+            lockUsers(c, inserts);
+        }
         java.util.Map<String, UUID> created = new java.util.HashMap<>();
         try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + runs
                 + " (id, idempotency_key, input_hash, session_id, user_id, input, status)"
@@ -158,6 +177,16 @@ public final class RunStore {
             }
         }
         return out;
+    }
+
+    /** Transaction locks on the batch's users, taken in one order (by hash) so that two batches cannot deadlock. */
+    private void lockUsers(Connection c, List<Insert> inserts) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT pg_advisory_xact_lock(hashtext(?), s.k)"
+                + " FROM (SELECT DISTINCT hashtext(u) AS k FROM unnest(?::text[]) AS u ORDER BY 1) s")) {
+            ps.setString(1, "runbus.user." + runs);
+            ps.setArray(2, c.createArrayOf("text", inserts.stream().map(i -> i.run().userId()).toArray()));
+            ps.execute();
+        }
     }
 
     private static int indexOfKey(List<Insert> inserts, String key) {

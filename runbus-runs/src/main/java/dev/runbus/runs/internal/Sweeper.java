@@ -88,10 +88,12 @@ public final class Sweeper {
         // run here changes its updated_at, so the mark below, which takes only runs unchanged since they were
         // read, does not republish it.
         DeadLetterReconciler.Result reconciled = deadLetters.reconcile(c);
-        List<UUID> republish = SweeperStore.inTransaction(c, tx -> markAndMoveOn(tx, candidates, lost));
+        List<SweeperStore.Republish> republish = SweeperStore.inTransaction(c, tx -> markAndMoveOn(tx, candidates, lost));
         if (!republish.isEmpty()) {
             List<Message> triggers = new ArrayList<>(republish.size());
-            republish.forEach(id -> triggers.add(Triggers.of(id)));
+            // Ordered runs: keyed by the user, so the trigger reaches the user's partition (behind later runs'
+            // triggers; OrderedRunWorker defers those).
+            republish.forEach(r -> triggers.add(Triggers.of(r.runId(), config.ordered() ? r.userId() : null)));
             bus.publisher().publishAll(config.topic(), triggers);
             log.info("sweeper republished {} runs", republish.size());
         }
@@ -100,9 +102,9 @@ public final class Sweeper {
     }
 
     /** Marks the lost runs republished and moves the cursor past this page. */
-    private List<UUID> markAndMoveOn(Connection c, List<SweeperStore.Candidate> candidates,
-                                     List<SweeperStore.Candidate> lost) throws SQLException {
-        List<UUID> marked = lost.isEmpty() ? List.of() : sweeps.markRepublished(c, lost);
+    private List<SweeperStore.Republish> markAndMoveOn(Connection c, List<SweeperStore.Candidate> candidates,
+                                                       List<SweeperStore.Candidate> lost) throws SQLException {
+        List<SweeperStore.Republish> marked = lost.isEmpty() ? List.of() : sweeps.markRepublished(c, lost);
         boolean fullPage = candidates.size() == config.sweepBatch();
         sweeps.setValue(c, cursorName, fullPage ? candidates.get(candidates.size() - 1).cursor().text() : "");
         return marked;

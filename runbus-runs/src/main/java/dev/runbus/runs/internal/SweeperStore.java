@@ -29,6 +29,10 @@ final class SweeperStore {
         }
     }
 
+    /** A run marked republished: its trigger is to be published again, keyed by its user when runs are ordered. */
+    record Republish(UUID runId, String userId, long submitSeq) {
+    }
+
     /** Where the sweeper's next page of candidates starts: after this run, in (updated_at, id) order. */
     record Cursor(Instant updatedAt, UUID runId) {
 
@@ -137,9 +141,9 @@ final class SweeperStore {
      * Counts a republish of each candidate that is still unfinished and unchanged since it was read (same
      * {@code updated_at}: every write to a run sets it), and forgets its old stream entry, which is gone or
      * acked (the sweeper then judges the run by its new trigger). Returns the runs it marked: only those may
-     * be republished.
+     * be republished, in submission order.
      */
-    List<UUID> markRepublished(Connection c, List<Candidate> lost) throws SQLException {
+    List<Republish> markRepublished(Connection c, List<Candidate> lost) throws SQLException {
         Object[] ids = new Object[lost.size()];
         String[] readAt = new String[lost.size()];
         for (int i = 0; i < lost.size(); i++) {
@@ -150,16 +154,18 @@ final class SweeperStore {
                 + " stream_id = NULL, updated_at = now()"
                 + " FROM unnest(?::uuid[], ?::timestamptz[]) AS v(id, read_at)"
                 + " WHERE r.id = ANY (?::uuid[]) AND r.id = v.id AND r.updated_at = v.read_at"
-                + " AND r.status IN " + UNFINISHED + " RETURNING r.id")) {
+                + " AND r.status IN " + UNFINISHED + " RETURNING r.id, r.user_id, r.submit_seq")) {
             ps.setArray(1, c.createArrayOf("uuid", ids));
             ps.setArray(2, c.createArrayOf("text", readAt));
             ps.setArray(3, c.createArrayOf("uuid", ids));
-            List<UUID> marked = new ArrayList<>();
+            List<Republish> marked = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
-                    marked.add(rs.getObject(1, UUID.class));
+                    marked.add(new Republish(rs.getObject(1, UUID.class), rs.getString(2), rs.getLong(3)));
                 }
             }
+            // An earlier run's trigger first: in per-user order a later run's trigger would only defer behind it.
+            marked.sort(java.util.Comparator.comparingLong(Republish::submitSeq));
             return marked;
         }
     }

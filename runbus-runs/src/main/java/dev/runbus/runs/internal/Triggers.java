@@ -7,7 +7,8 @@ import java.util.UUID;
 
 /**
  * The stream message that triggers a run: type {@value #TYPE}, id and payload both the run id. It carries
- * nothing else: the run itself is in PostgreSQL.
+ * nothing else: the run itself is in PostgreSQL. Runs in per-user order publish their triggers with the user id
+ * as the message key, so that one user's triggers share a partition.
  */
 public final class Triggers {
 
@@ -19,6 +20,15 @@ public final class Triggers {
     public static Message of(UUID runId) {
         String id = runId.toString();
         return Message.builder(TYPE, id.getBytes(StandardCharsets.UTF_8)).id(id).build();
+    }
+
+    /**
+     * A trigger with a message key: the user id for ordered runs; {@code null} for none (unordered runs, whose
+     * triggers are spread over the partitions).
+     */
+    public static Message of(UUID runId, String key) {
+        Message m = of(runId);
+        return key == null ? m : m.withKey(key);
     }
 
     /** The run id of a trigger, or empty when the message is not one. */

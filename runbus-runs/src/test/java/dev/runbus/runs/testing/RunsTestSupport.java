@@ -129,6 +129,17 @@ public abstract class RunsTestSupport {
         return TestDatabase.count("SELECT republished FROM " + schema + ".runs WHERE id = '" + runId + "'");
     }
 
+    /**
+     * Runs whose first attempt started before a run of the same user submitted earlier had finished (an
+     * unfinished one counts as never finished): 0 when per-user order held. Written independently of the code
+     * under test, from the stored timestamps only.
+     */
+    public static long orderViolations(String schema) {
+        return TestDatabase.count("SELECT count(*) FROM " + schema + ".runs r WHERE r.started_at IS NOT NULL"
+                + " AND EXISTS (SELECT 1 FROM " + schema + ".runs e WHERE e.user_id = r.user_id"
+                + " AND e.submit_seq < r.submit_seq AND (e.finished_at IS NULL OR e.finished_at > r.started_at))");
+    }
+
     protected long replyRows(UUID runId) {
         return TestDatabase.count("SELECT count(*) FROM " + schema + ".messages WHERE run_id = '" + runId + "'");
     }

@@ -14,7 +14,8 @@ import picocli.CommandLine.Option;
                 + "and report. With no --redis-url / --database-url, embedded Redis and PostgreSQL are started.",
                 "Ends with a summary table and one JSON line; exits 1 if a run did not finish or the figures break "
                         + "the plan: a run ended otherwise than planned, a duplicate submission was not absorbed, or "
-                        + "a run's replies are not exactly one execution's."})
+                        + "a run's replies are not exactly one execution's, or (with --ordered) a run started before "
+                        + "an earlier run of its user finished (order_violations, measured in PostgreSQL)."})
 final class DemoCommand extends BaseCommand {
 
     @Mixin

@@ -14,6 +14,14 @@ public final class WorkerOptions {
     @Option(names = "--concurrency", paramLabel = "N", description = "handlers running at once; default 64")
     Integer concurrency;
 
+    @Option(names = "--partitions", paramLabel = "N", description = "partitions of the runs topic, the same in "
+            + "every process; fixed once the topic exists; default 1")
+    Integer partitions;
+
+    @Option(names = "--ordered", description = "runs of one user execute one at a time, in submission order; "
+            + "partitions run in parallel (so give the topic several); default off")
+    Boolean ordered;
+
     @Option(names = "--min-idle", paramLabel = "DURATION", description = "idle time before a delivery is taken "
             + "over, also the retry delay (500ms, 30s, 2m); default 30s")
     String minIdle;
@@ -43,6 +51,8 @@ public final class WorkerOptions {
     void collect(Map<Setting, String> flags) {
         ConnectionOptions.put(flags, Setting.CONSUMER, consumer);
         ConnectionOptions.put(flags, Setting.CONCURRENCY, concurrency);
+        ConnectionOptions.put(flags, Setting.PARTITIONS, partitions);
+        ConnectionOptions.put(flags, Setting.ORDERED, ordered);
         ConnectionOptions.put(flags, Setting.MIN_IDLE, minIdle);
         ConnectionOptions.put(flags, Setting.MAX_DELIVERIES, maxDeliveries);
         ConnectionOptions.put(flags, Setting.CLAIM_INTERVAL, claimInterval);

@@ -83,6 +83,7 @@ public final class HttpApi implements AutoCloseable {
         app.get("/v1/dead-letters", this::deadLetters);
         app.post("/v1/dead-letters/{id}/replay", this::replay);
         app.get("/v1/streams", this::streams);
+        app.get("/v1/streams/{topic}/partitions", this::partitions);
         app.get("/health", this::health);
         app.get("/metrics", ctx -> ctx.contentType("text/plain; version=0.0.4; charset=utf-8")
                 .result(metrics.render(bus, db, settings)));
@@ -251,6 +252,16 @@ public final class HttpApi implements AutoCloseable {
         }
         out.put("status", ok ? "ok" : "down");
         ctx.status(ok ? 200 : 503).json(out);
+    }
+
+    /** The topic's partitions as {@code group} (default: the workers' group) sees them: a JSON array. */
+    private void partitions(Context ctx) {
+        String group = Optional.ofNullable(ctx.queryParam("group")).orElse(settings.get(Setting.GROUP));
+        List<Map<String, Object>> out = new ArrayList<>();
+        for (Inspector.PartitionInfo p : bus.inspector().partitions(ctx.pathParam("topic"), group)) {
+            out.add(Views.partition(p));
+        }
+        ctx.json(out);
     }
 
     private static UUID runId(Context ctx) {

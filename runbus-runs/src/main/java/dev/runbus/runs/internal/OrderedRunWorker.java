@@ -1,0 +1,153 @@
+package dev.runbus.runs.internal;
+
+import dev.runbus.Bus;
+import dev.runbus.Delivery;
+import dev.runbus.Handler;
+import dev.runbus.runs.Reply;
+import dev.runbus.runs.RunContext;
+import dev.runbus.runs.RunHandler;
+import java.sql.SQLException;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.ExecutionException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Executes runs in per-user order, as the handler of an ordered subscription: the bus hands it one trigger of a
+ * partition at a time, and {@link OrderedAttempts} starts the run only when every earlier-submitted run of its
+ * user is done or failed. PostgreSQL decides, not the stream: a trigger the sweeper republished (or a replay)
+ * lands behind the triggers of later runs, so a trigger can arrive for a run whose predecessor is unfinished.
+ * What happens then depends on the predecessor, the blocker:
+ *
+ * <ul>
+ *   <li><b>pending</b> (or running without a stream entry: the sweeper republished it): its trigger is behind
+ *       this one, or lost. Waiting here would hold the partition while that trigger waits behind it, until this
+ *       run's trigger were dead-lettered. Instead a fresh trigger for the blocker and then one for this run are
+ *       published (keyed by the user, so both land behind, in that order) and this trigger is acknowledged. No
+ *       attempt is counted. This cannot spin: the blocker is the earliest unfinished run of the user, so its
+ *       fresh trigger starts it (or defers it behind an even earlier one, of which there are finitely many).</li>
+ *   <li><b>running</b> on an entry it still names: its attempt is live (an owner that lost its lease and is
+ *       still finishing, or an attempt whose dead letter is being marked failed right now). That resolves by
+ *       itself, so this trigger fails and the bus retries it in place after {@code minIdle}: the back-off is the
+ *       bus's, nothing spins. Waiting must not spend this run's poison budget: on its last allowed delivery
+ *       ({@code maxDeliveries}) the trigger is republished and acknowledged instead of failed, so it is never
+ *       dead-lettered for waiting and the wait goes on with a fresh budget. (Had it been dead-lettered anyway, the
+ *       run would not be failed: a dead letter fails only the run whose current attempt it is, and this run has
+ *       none; the sweeper would republish it.) And once the blocker finishes, the run does not start on the
+ *       worn trigger either: a trigger delivered more often than its run has had attempts
+ *       ({@link OrderedAttempts.Worn}) is published afresh and acknowledged, so the run's own failures get all
+ *       {@code maxDeliveries} deliveries before it is dead-lettered and failed.</li>
+ * </ul>
+ *
+ * A run that starts executes as in {@link RunWorker}: handler, then replies and done in one group-committed
+ * transaction, then the ack; a failing handler leaves the trigger to the bus's retry and dead-letter rules.
+ */
+public final class OrderedRunWorker implements Handler {
+
+    private static final Logger log = LoggerFactory.getLogger(OrderedRunWorker.class);
+
+    /** Thrown to have the bus retry a trigger whose run waits for a live attempt of an earlier run. */
+    static final class WaitingForEarlierRun extends Exception {
+        WaitingForEarlierRun(OrderedAttempts.Blocked b) {
+            super("run " + b.runId() + " waits for run " + b.blocker() + " of user " + b.userId()
+                    + ", submitted before it and still running", null, false, false);
+        }
+    }
+
+    private final OrderedAttempts attempts;
+    private final RunFailures failures;
+    private final EffectStore effects;
+    private final RunCommits commits;
+    private final RunHandler handler;
+    private final Bus bus;
+    private final String topic;
+    private final int maxDeliveries;
+
+    public OrderedRunWorker(RunStore store, RunFailures failures, RunCommits commits, RunHandler handler, Bus bus,
+                            String topic, int maxDeliveries) {
+        this.attempts = new OrderedAttempts(store.dataSource(), store.schema());
+        this.failures = failures;
+        this.effects = new EffectStore(store.dataSource(), store.schema());
+        this.commits = commits;
+        this.handler = handler;
+        this.bus = bus;
+        this.topic = topic;
+        this.maxDeliveries = maxDeliveries;
+    }
+
+    @Override
+    public void handle(Delivery d) throws Exception {
+        Optional<UUID> runId = Triggers.runIdOf(d.message());
+        if (runId.isEmpty()) {
+            log.warn("entry {} of topic {} is not a run trigger (id '{}'); acked without work", d.streamId(),
+                    d.topic(), d.message().id());
+            return;
+        }
+        OrderedAttempts.Start start = attempts.start(runId.get(), d.streamId(), d.deliveryCount());
+        if (start instanceof OrderedAttempts.Started s) {
+            execute(s.attempt());
+        } else if (start instanceof OrderedAttempts.Blocked b) {
+            waitFor(b, d);
+        } else if (start instanceof OrderedAttempts.Worn w) {
+            // Its wait used deliveries of this trigger: a fresh one gives its attempts the whole budget.
+            log.debug("run {} may start but trigger {} was delivered {} times; published afresh", w.runId(),
+                    d.streamId(), d.deliveryCount());
+            bus.publisher().publish(topic, Triggers.of(w.runId(), w.userId()));
+        } else {
+            log.debug("run {} is finished or unknown; trigger {} acked without work", runId.get(), d.streamId());
+        }
+    }
+
+    /** See the class comment: defer behind the blocker, retry in place, or start the wait over. */
+    private void waitFor(OrderedAttempts.Blocked b, Delivery d) throws WaitingForEarlierRun {
+        if (!b.attemptLive()) {
+            log.debug("run {} waits for {} run {}; triggers for both published behind", b.runId(),
+                    b.blockerStatus().sql(), b.blocker());
+            bus.publisher().publishAll(topic, List.of(Triggers.of(b.blocker(), b.userId()),
+                    Triggers.of(b.runId(), b.userId())));
+            return;
+        }
+        if (d.deliveryCount() < maxDeliveries) {
+            throw new WaitingForEarlierRun(b);
+        }
+        log.debug("run {} still waits for running run {}; its trigger starts over", b.runId(), b.blocker());
+        bus.publisher().publish(topic, Triggers.of(b.runId(), b.userId()));
+    }
+
+    private void execute(RunStore.Attempt a) throws Exception {
+        List<Reply> replies;
+        try {
+            replies = handler.execute(new RunContext(a.runId(), a.idempotencyKey(), a.sessionId(), a.userId(),
+                    a.input(), a.attempt(), new StoredEffects(effects, a.runId())));
+            if (replies == null) {
+                throw new IllegalStateException("RunHandler returned null instead of a list of replies");
+            }
+            CrashPoints.reach(CrashPoints.Point.AFTER_HANDLER_BEFORE_COMMIT);
+        } catch (Exception failure) {
+            recordFailure(a.runId(), failure);
+            throw failure;
+        }
+        boolean completed;
+        try {
+            completed = commits.complete(a.runId(), replies).get();
+        } catch (ExecutionException e) {
+            throw e.getCause() instanceof Exception cause ? cause : e;
+        }
+        if (!completed) {
+            log.debug("run {} was completed by another execution; its replies are kept", a.runId());
+        }
+        CrashPoints.reach(CrashPoints.Point.AFTER_COMMIT_BEFORE_ACK);
+    }
+
+    /** Keeps the failure's reason on the run; a courtesy, so it never replaces the failure itself. */
+    private void recordFailure(UUID runId, Exception failure) {
+        try {
+            failures.recordFailure(runId, failure.getClass().getName() + ": " + failure.getMessage());
+        } catch (SQLException | RuntimeException e) {
+            log.warn("could not record the failure of run {}", runId, e);
+            failure.addSuppressed(e);
+        }
+    }
+}
