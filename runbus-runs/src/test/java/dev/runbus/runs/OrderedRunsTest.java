@@ -91,7 +91,9 @@ class OrderedRunsTest extends RunsTestSupport {
         assertThat(executed).containsExactly(earlier, later);
         assertThat(runs.get(earlier).orElseThrow().attempts()).isEqualTo(2); // the lost one and the one that finished
         assertThat(runs.get(later).orElseThrow().attempts()).isEqualTo(1); // waiting counted none
-        assertThat(runs.get(earlier).orElseThrow().republished()).isEqualTo(1);
+        // Republished once; or twice, when the later run's retry in place (minIdle 1 s) held the partition, and so
+        // the republished trigger behind it, past the sweep threshold (500 ms): duplicates are absorbed.
+        assertThat(runs.get(earlier).orElseThrow().republished()).isBetween(1, 2);
         assertThat(orderViolations(schema)).isZero();
         assertThat(bus.deadLetters().count("runs")).isZero();
     }
