@@ -51,9 +51,13 @@ public interface Inspector {
      * @param fencingToken  the lease's fencing token; 0 without an owner
      * @param leaseAgeMillis how long ago the owner acquired the lease; -1 without an owner
      * @param leaseExpiresInMillis how long the lease lasts unless renewed; -1 without an owner
+     * @param lastId        the stream id (plain, of this partition's stream) of its newest entry; null when empty
+     * @param lastDeliveredId the stream id (plain) of the newest entry delivered to the group; null without the
+     *                      group
      */
     record PartitionInfo(int partition, String streamKey, long length, long pending, long lag, String owner,
-                         long fencingToken, long leaseAgeMillis, long leaseExpiresInMillis) {
+                         long fencingToken, long leaseAgeMillis, long leaseExpiresInMillis, String lastId,
+                         String lastDeliveredId) {
     }
 
     /**

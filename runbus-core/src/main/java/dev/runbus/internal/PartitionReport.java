@@ -1,6 +1,9 @@
 package dev.runbus.internal;
 
 import dev.runbus.Inspector.PartitionInfo;
+import io.lettuce.core.Limit;
+import io.lettuce.core.Range;
+import io.lettuce.core.StreamMessage;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.util.ArrayList;
 import java.util.List;
@@ -37,6 +40,8 @@ final class PartitionReport {
         long length = Calls.call("reading the length of " + stream, () -> redis.xlen(stream));
         long pending = 0;
         long lag = -1; // no group there (or no stream): Redis cannot tell
+        String lastId = null;
+        String lastDelivered = null;
         if (length > 0 || Calls.call("reading stream " + stream, () -> redis.exists(stream)) > 0) {
             for (Object g : Calls.call("reading groups of " + stream, () -> redis.xinfoGroups(stream))) {
                 Map<String, Object> info = Replies.info(g);
@@ -44,13 +49,17 @@ final class PartitionReport {
                     pending = Replies.num(info.get("pending"));
                     Object l = info.get("lag");
                     lag = l == null ? -1 : Replies.num(l);
+                    lastDelivered = Replies.str(info.get("last-delivered-id"));
                 }
             }
+            List<StreamMessage<String, byte[]>> newest = Calls.call("reading the newest entry of " + stream,
+                    () -> redis.xrevrange(stream, Range.create("-", "+"), Limit.from(1)));
+            lastId = newest.isEmpty() ? null : newest.get(0).getId();
         }
         String leaseKey = keys.lease(name, group);
         byte[] lease = Calls.call("reading lease " + leaseKey, () -> redis.get(leaseKey));
         if (lease == null) {
-            return new PartitionInfo(p, stream, length, pending, lag, null, 0, -1, -1);
+            return new PartitionInfo(p, stream, length, pending, lag, null, 0, -1, -1, lastId, lastDelivered);
         }
         long expiresIn = Calls.call("reading the expiry of " + leaseKey, () -> redis.pttl(leaseKey));
         // "<token> <consumer> <acquired at>": consumer names hold no whitespace (Keys.checkName).
@@ -59,7 +68,8 @@ final class PartitionReport {
         String owner = parts.length > 1 ? parts[1] : null;
         long acquiredAt = number(parts, 2);
         return new PartitionInfo(p, stream, length, pending, lag, owner, token,
-                acquiredAt < 0 ? -1 : Math.max(0, now - acquiredAt), expiresIn < 0 ? -1 : expiresIn);
+                acquiredAt < 0 ? -1 : Math.max(0, now - acquiredAt), expiresIn < 0 ? -1 : expiresIn, lastId,
+                lastDelivered);
     }
 
     /** Part {@code i} of a lease value as a number, -1 when it is missing or not one. */

@@ -1,47 +1,51 @@
 package dev.runbus.runs.internal;
 
 import dev.runbus.Inspector;
+import dev.runbus.Partitioner;
 import dev.runbus.RunbusException;
 import dev.runbus.runs.RunStatus;
 import dev.runbus.runs.RunsConfig;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * What Redis knows about the deliveries of the workers' group, read once per sweep: whether a run the
  * sweeper found has a live delivery. Only a group (or stream) that is gone means "nothing is live"; any other
  * failure to ask Redis is thrown, so that the sweep republishes nothing rather than runs that may be
  * executing.
+ *
+ * <p>A pending run's trigger is looked for partition by partition: in its user's partition when triggers are
+ * keyed by user (ordered runs), else in any partition (they go round the partitions). Times of different
+ * partitions are never compared with each other.
  */
 final class Liveness {
 
     /** Tolerated difference between the PostgreSQL and Redis clocks when comparing times with stream ids. */
     static final long CLOCK_MARGIN_MILLIS = 1000;
 
+    /** Per partition: the time of its newest entry and of the newest delivered to the group; -1 for none. */
+    private record Times(long lastPublishedMillis, long lastDeliveredMillis) {
+    }
+
     private final Inspector inspector;
     private final RunsConfig config;
     private final boolean groupExists;
-    private final long lastDeliveredMillis;
-    private final long lastPublishedMillis;
+    private final List<Times> partitions;
 
-    private Liveness(Inspector inspector, RunsConfig config, boolean groupExists, long lastDeliveredMillis,
-                     long lastPublishedMillis) {
+    private Liveness(Inspector inspector, RunsConfig config, boolean groupExists, List<Times> partitions) {
         this.inspector = inspector;
         this.config = config;
         this.groupExists = groupExists;
-        this.lastDeliveredMillis = lastDeliveredMillis;
-        this.lastPublishedMillis = lastPublishedMillis;
+        this.partitions = partitions;
     }
 
     static Liveness read(Inspector inspector, RunsConfig config) {
-        boolean exists = false;
-        long delivered = -1;
-        for (Inspector.GroupInfo g : inspector.groups(config.topic())) {
-            if (g.name().equals(config.group())) {
-                exists = true;
-                delivered = millisOf(g.lastDeliveredId());
-            }
+        boolean exists = inspector.groups(config.topic()).stream().anyMatch(g -> g.name().equals(config.group()));
+        List<Times> times = new ArrayList<>();
+        for (Inspector.PartitionInfo p : inspector.partitions(config.topic(), config.group())) {
+            times.add(new Times(millisOf(p.lastId()), millisOf(p.lastDeliveredId())));
         }
-        long published = inspector.stream(config.topic()).map(s -> millisOf(s.lastId())).orElse(-1L);
-        return new Liveness(inspector, config, exists, delivered, published);
+        return new Liveness(inspector, config, exists, times);
     }
 
     /** @throws RunbusException when Redis cannot tell (a timeout, a lost connection): the sweep must stop */
@@ -49,10 +53,17 @@ final class Liveness {
         if (cand.status() == RunStatus.RUNNING && cand.streamId() != null) {
             return groupExists && isPending(cand.streamId());
         }
-        // Pending: its trigger (published at about updatedAt) is live if the stream has entries from then on and
-        // the group has not delivered that far yet.
+        // Pending: its trigger (published at about updatedAt) is live if a partition it can be in has entries from
+        // then on and the group has not delivered that far there yet.
         long since = cand.updatedAt().toEpochMilli() - CLOCK_MARGIN_MILLIS;
-        return lastPublishedMillis >= since && lastDeliveredMillis < since;
+        if (config.ordered() && partitions.size() > 1 && cand.userId() != null) {
+            return waiting(partitions.get(Partitioner.partitionOf(cand.userId(), partitions.size())), since);
+        }
+        return partitions.stream().anyMatch(t -> waiting(t, since));
+    }
+
+    private static boolean waiting(Times t, long since) {
+        return t.lastPublishedMillis() >= since && t.lastDeliveredMillis() < since;
     }
 
     private boolean isPending(String streamId) {

@@ -22,7 +22,8 @@ import java.util.UUID;
 final class SweeperStore {
 
     /** An unfinished run the sweeper looks at, as it was when read. */
-    record Candidate(UUID runId, RunStatus status, String streamId, Instant updatedAt) {
+    /** An unfinished run the sweeper examines; {@code userId} chooses its partition when triggers are keyed. */
+    record Candidate(UUID runId, RunStatus status, String streamId, Instant updatedAt, String userId) {
 
         Cursor cursor() {
             return new Cursor(updatedAt, runId);
@@ -112,7 +113,7 @@ final class SweeperStore {
             throws SQLException {
         // "updated_at >= ?" lets the index start the scan at the cursor (the row comparison alone would only
         // filter), and equal times are ordered by id in a small sort.
-        try (PreparedStatement ps = c.prepareStatement("SELECT id, status, stream_id, updated_at FROM " + runs
+        try (PreparedStatement ps = c.prepareStatement("SELECT id, status, stream_id, updated_at, user_id FROM " + runs
                 + " WHERE status IN " + UNFINISHED
                 + " AND updated_at < now() - ? * interval '1 millisecond'"
                 + (after.isPresent() ? " AND updated_at >= ? AND (updated_at, id) > (?, ?)" : "")
@@ -130,7 +131,7 @@ final class SweeperStore {
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     out.add(new Candidate(rs.getObject(1, UUID.class), RunStatus.fromSql(rs.getString(2)),
-                            rs.getString(3), rs.getObject(4, OffsetDateTime.class).toInstant()));
+                            rs.getString(3), rs.getObject(4, OffsetDateTime.class).toInstant(), rs.getString(5)));
                 }
             }
             return out;
