@@ -24,14 +24,18 @@ class RebalanceTest {
     private final String prefix = "test-rebalance-" + UUID.randomUUID();
     private final List<Bus> buses = new ArrayList<>();
 
+    RedisTarget target() {
+        return RedisTarget.local();
+    }
+
     @AfterEach
     void tearDown() {
         buses.forEach(Bus::close);
-        RedisTarget.local().deleteKeys(prefix);
+        target().deleteKeys(prefix);
     }
 
     private Subscription consumer(String name) {
-        Bus bus = Bus.connect(BusConfig.builder(RedisTarget.local().uri()).keyPrefix(prefix)
+        Bus bus = Bus.connect(BusConfig.builder(target().uri()).keyPrefix(prefix)
                 .partitions("orders", PARTITIONS).build());
         buses.add(bus);
         return bus.subscribe("orders", "g", name, d -> { }, SubscribeOptions.builder().ordered(true)
@@ -42,7 +46,7 @@ class RebalanceTest {
     private Map<String, Integer> owners() {
         Map<String, Integer> owners = new HashMap<>();
         for (int p = 0; p < PARTITIONS; p++) {
-            String holder = RedisTarget.local().redis().get(prefix + ":{orders#" + p + "}:lease:g");
+            String holder = target().redis().get(prefix + ":{orders#" + p + "}:lease:g");
             if (holder == null) {
                 return null;
             }
