@@ -244,8 +244,11 @@ class OrderedConsumptionTest {
         Wait.until("a read the rest", Duration.ofSeconds(10), () -> pending(0, "g") == 10);
         a.close(); // gives up on its running handler and hands the partition over
         List<Integer> seen = new CopyOnWriteArrayList<>();
-        bus(partitions).subscribe(topic, "g", "b", d -> seen.add(Integer.parseInt(keyAndSeq(d)[1])),
-                ordered().build());
+        Map<Integer, Long> deliveries = new ConcurrentHashMap<>();
+        bus(partitions).subscribe(topic, "g", "b", d -> {
+            seen.add(Integer.parseInt(keyAndSeq(d)[1]));
+            deliveries.put(Integer.parseInt(keyAndSeq(d)[1]), d.deliveryCount());
+        }, ordered().build());
         for (int n = 11; n <= 15; n++) {
             pub.publish(topic, seq("k", n));
         }
@@ -255,6 +258,54 @@ class OrderedConsumptionTest {
             expected.add(n);
         }
         assertThat(seen).containsExactlyElementsOf(expected);
+        // Only the entry that was running when a left counts a second delivery; what a read ahead never ran.
+        assertThat(deliveries.get(1)).isEqualTo(2);
+        for (int n = 2; n <= 15; n++) {
+            assertThat(deliveries.get(n)).as("deliveries of %d", n).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void aClosingConsumerKeepsItsLeasesWhileItsHandlersFinish_soNoOtherRunsTheirEntriesBeside() throws Exception {
+        int partitions = 1;
+        Bus first = bus(partitions);
+        CountDownLatch running = new CountDownLatch(1);
+        AtomicInteger aFinished = new AtomicInteger();
+        Subscription a = first.subscribe(topic, "g", "a", d -> {
+            running.countDown();
+            Thread.sleep(2_500); // longer than the lease (1 s)
+            aFinished.incrementAndGet();
+        }, ordered().leaseTime(Duration.ofSeconds(1)).minIdle(Duration.ofMillis(200))
+                .shutdownTimeout(Duration.ofSeconds(10)).build());
+        Publisher pub = bus(partitions).publisher();
+        pub.publish(topic, seq("k", 1));
+        assertThat(running.await(20, TimeUnit.SECONDS)).isTrue();
+        List<Integer> seenByB = new CopyOnWriteArrayList<>();
+        bus(partitions).subscribe(topic, "g", "b", d -> seenByB.add(Integer.parseInt(keyAndSeq(d)[1])),
+                ordered().leaseTime(Duration.ofSeconds(1)).minIdle(Duration.ofMillis(200)).build());
+        a.close(); // waits for the running handler, renewing its lease meanwhile
+        assertThat(aFinished.get()).isEqualTo(1);
+        pub.publish(topic, seq("k", 2));
+        Wait.until("b handled k:2", Duration.ofSeconds(20), () -> seenByB.contains(2));
+        assertThat(seenByB).containsExactly(2); // never k:1, which a finished and acked
+        assertThat(pending(0, "g")).isZero();
+    }
+
+    @Test
+    void aPartitionWhoseStreamAndGroupVanishGoesOnWithNewEntries() {
+        int partitions = 2;
+        List<String> seen = new CopyOnWriteArrayList<>();
+        bus(partitions).subscribe(topic, "g", "c", d -> seen.add(keyAndSeq(d)[0] + ":" + keyAndSeq(d)[1]),
+                ordered().build());
+        Publisher pub = bus(partitions).publisher();
+        pub.publish(topic, seq("x", 1));
+        Wait.until("x:1 handled", Duration.ofSeconds(20), () -> seen.contains("x:1"));
+        for (int p = 0; p < partitions; p++) {
+            target().redis().del(key(p, "stream")); // as if Redis lost its data
+        }
+        pub.publish(topic, seq("x", 2));
+        pub.publish(topic, seq("y", 1));
+        Wait.until("new entries handled", Duration.ofSeconds(30), () -> seen.contains("x:2") && seen.contains("y:1"));
     }
 
     @Test

@@ -68,9 +68,12 @@ final class OrderedReadLoop implements AutoCloseable {
         int batch = ctx.options().batchSize();
         while (!closed) {
             Map<String, OwnedPartition> byStream = new HashMap<>();
+            Map<OwnedPartition, Long> generations = new HashMap<>();
             for (OwnedPartition p : ownership.owned()) {
-                if (p.wantsNew(batch)) {
+                long gen = p.readGeneration(batch);
+                if (gen >= 0) {
                     byStream.put(ctx.streamKey(p.number), p);
+                    generations.put(p, gen);
                 }
             }
             if (byStream.isEmpty()) {
@@ -84,7 +87,7 @@ final class OrderedReadLoop implements AutoCloseable {
                 continue;
             }
             try {
-                read(byStream, batch);
+                read(byStream, generations, batch);
             } catch (Throwable e) {
                 reading = null;
                 if (closed) {
@@ -100,7 +103,7 @@ final class OrderedReadLoop implements AutoCloseable {
      * their last ids (which takes nothing) until one has.
      */
     @SuppressWarnings("unchecked")
-    private void read(Map<String, OwnedPartition> byStream, int batch) {
+    private void read(Map<String, OwnedPartition> byStream, Map<OwnedPartition, Long> generations, int batch) {
         Map<String, String> lastIds = new HashMap<>();
         boolean any = false;
         for (Map.Entry<String, OwnedPartition> e : byStream.entrySet()) {
@@ -116,7 +119,7 @@ final class OrderedReadLoop implements AutoCloseable {
                 lastIds.put(e.getKey(), r.lastId());
             } else {
                 any = true;
-                p.add(r.entries());
+                p.add(generations.get(p), r.entries());
                 runners.offer(p);
             }
         }

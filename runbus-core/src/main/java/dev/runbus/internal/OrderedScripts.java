@@ -69,15 +69,21 @@ final class OrderedScripts {
     Map<Integer, String> owners(Partitions partitions) {
         Map<Integer, String> owners = new HashMap<>();
         for (int p = 0; p < partitions.count(); p++) {
-            byte[] holder = redis.get(keys.lease(partitions.name(p), group));
+            String holder = holder(partitions.name(p));
             if (holder != null) {
-                String[] parts = Replies.str(holder).split(" ");
+                String[] parts = holder.split(" ");
                 if (parts.length >= 2) {
                     owners.put(p, parts[1]);
                 }
             }
         }
         return owners;
+    }
+
+    /** The value of a partition's lease, or null when nobody holds it. */
+    String holder(String name) {
+        byte[] holder = redis.get(keys.lease(name, group));
+        return holder == null ? null : Replies.str(holder);
     }
 
     /** Takes the lease; returns its value, or null when another consumer holds it. */
@@ -116,13 +122,15 @@ final class OrderedScripts {
     }
 
     /**
-     * Claims up to {@code count} pending entries from {@code fromId} (inclusive; "-" for the start), skipping
-     * {@code skipId} ("" for none).
+     * Claims, in id order, up to {@code count} pending entries from {@code fromId} to {@code toId} (inclusive;
+     * "-" and "+" for the ends), skipping {@code skipId} ("" for none); the first {@code counted} of them count a
+     * delivery, the others keep their delivery count (ordered_claim.lua says why).
      */
-    Claimed claim(int partition, String name, String holder, String fromId, String skipId, int count) throws Fenced {
+    Claimed claim(int partition, String name, String holder, String fromId, String toId, String skipId, int count,
+                  int counted) throws Fenced {
         List<Object> r = CLAIM.run(redis, ScriptOutputType.MULTI,
                 new String[] {keys.stream(name), keys.lease(name, group)},
-                args(group, consumer, holder, fromId, skipId, count));
+                args(group, consumer, holder, fromId, skipId, count, toId, counted));
         if (r.size() == 1) {
             throw new Fenced(name);
         }

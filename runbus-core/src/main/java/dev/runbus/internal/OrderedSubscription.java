@@ -16,9 +16,10 @@ import org.slf4j.LoggerFactory;
  * {@link PartitionStep}). There is no reclaimer and no keep-alive: a partition's entries are only ever
  * handled by its owner, and a new owner first claims what earlier owners left pending.
  *
- * <p>Shutdown order: stop reading and taking leases; let the steps running finish (up to shutdownTimeout);
- * release the leases and leave the group, so that the others take the partitions at their next tick; stop the
- * threads it owns and its read connection, and remove its heartbeat.
+ * <p>Shutdown order: stop reading and taking leases; let the steps running finish (up to shutdownTimeout),
+ * still renewing the leases they run under; release the leases and leave the group, so that the others take
+ * the partitions at their next tick; stop the threads it owns and its read connection, and remove its
+ * heartbeat.
  */
 final class OrderedSubscription extends BusSubscription {
 
@@ -43,8 +44,8 @@ final class OrderedSubscription extends BusSubscription {
         this.deadLetters = new DeadLetterMover(ctx, bus.scripts(), listener, bus.commandTimeoutMillis());
         // The three call each other; the callbacks run only after start, when every field is set.
         this.ownership = new PartitionOwnership(ctx, scripts, listener, this::offer, bus.commandTimeoutMillis());
-        PartitionStep step = new PartitionStep(ctx, handler, scripts, deadLetters, ownership, listener, timer, keys,
-                this::wake, this::offer);
+        PartitionStep step = new PartitionStep(new PartitionStep.Parts(ctx, handler, scripts, deadLetters, ownership,
+                listener, timer, keys, bus::ensureGroup), this::wake, this::offer);
         this.runners = new OrderedRunners(ctx.describe(), ctx.options().concurrency(), step::run, listener);
         this.readLoop = new OrderedReadLoop(ctx, readConnection, bus.sync(), scripts, ownership, runners,
                 bus::ensureGroup, listener);
@@ -79,9 +80,10 @@ final class OrderedSubscription extends BusSubscription {
         return ownership.owned().stream().mapToInt(OwnedPartition::queued).sum();
     }
 
+    /** Stops reading and taking partitions; the leases held are still renewed while the handlers finish. */
     @Override
     void stopWork() {
-        ownershipLoop.close();
+        ownership.closing();
         readLoop.close();
     }
 
@@ -93,6 +95,7 @@ final class OrderedSubscription extends BusSubscription {
                     + "leases expire, within {}, and their entries run there again", ctx.describe(),
                     ctx.options().shutdownTimeout(), ctx.options().leaseTime());
         }
+        ownershipLoop.close();
         ownership.leave();
         timer.shutdownNow();
         deadLetters.close();

@@ -8,16 +8,25 @@ import java.util.List;
  * still start work on it, and its entries read but not yet finished, in stream order. A partition taken again
  * after it was lost is a new object: nothing of the old one carries over.
  *
- * <p>Its life: catching up (claiming, in order, what earlier owners left pending), then reading new entries;
- * one entry at a time, and a failed entry holds the partition until its retry is due. It ends when it is lost
- * (lease expired or taken, or a fenced call refused) or handed over in a rebalance: {@link #end}. A runner
- * works on it only between {@link #begin} and {@link #finish}, and only while {@link #mayStart} holds, so that
- * after its lease could have expired nothing new starts here.
+ * <p>Its life: catching up (claiming, in order, what is pending in the partition's group), then reading new
+ * entries; one entry at a time, and a failed entry holds the partition until its retry is due. It ends when it
+ * is lost (lease expired or taken, or a fenced call refused) or handed over in a rebalance: {@link #end}. A
+ * runner works on it only between {@link #begin} and {@link #finish}, and only while {@link #mayStart} holds,
+ * so that after its lease could have expired nothing new starts here.
+ *
+ * <p><b>Generations.</b> Whatever goes wrong half-way (Redis did not answer, or a read came back for an older
+ * state) is repaired by {@link #startOver}: the local queue is forgotten and the partition catches up again from
+ * the start of its pending entries, which hold every entry not acked, in order. Each start-over begins a new
+ * generation, and every result that belongs to an older one (a read, a claimed page, a step's outcome) is
+ * dropped: what it carried is pending and is claimed again, in order, by the new catching up.
  */
 final class OwnedPartition {
 
-    /** What a runner does with the partition next. */
-    enum Step { CATCH_UP, RETRY, HANDLE }
+    /** What a runner does with the partition next, in which generation. */
+    enum Kind { CATCH_UP, RETRY, HANDLE }
+
+    record Step(Kind kind, long generation) {
+    }
 
     final int number;
     final String name;
@@ -30,6 +39,7 @@ final class OwnedPartition {
 
     // Guarded by this.
     private final ArrayDeque<Entry> entries = new ArrayDeque<>();
+    private long generation;
     private boolean catchingUp = true;
     private String catchUpFrom = "-";
     private String catchUpSkip = "";
@@ -46,7 +56,7 @@ final class OwnedPartition {
         this.validUntilNanos = validUntilNanos;
     }
 
-    /** The lease was renewed by a call sent at {@code sentAtNanos}: work may start until {@code validUntil}. */
+    /** The lease was renewed: work may start until {@code validUntil} (System.nanoTime). */
     void renewed(long validUntil) {
         this.validUntilNanos = validUntil;
     }
@@ -65,23 +75,35 @@ final class OwnedPartition {
         return ended;
     }
 
-    /** Whether new entries should be read for it: caught up, and room for more. */
-    synchronized boolean wantsNew(int room) {
-        return !ended && !catchingUp && entries.size() < room;
+    /**
+     * The generation to read new entries for, or -1 when it should not be read now (catching up, ended, or
+     * {@code room} entries queued already).
+     */
+    synchronized long readGeneration(int room) {
+        return ended || catchingUp || entries.size() >= room ? -1 : generation;
     }
 
     synchronized int queued() {
         return entries.size();
     }
 
-    /** Entries read for it by the read loop; ignored once it ended (they stay pending for the next owner). */
-    synchronized void add(List<Entry> read) {
-        if (!ended) {
-            entries.addAll(read);
+    /**
+     * Entries the read loop read for generation {@code gen}. Read for an older generation (the partition started
+     * over meanwhile), they are dropped, and the partition starts over once more: Redis may have run the read
+     * after the new catching up had passed them, and they are pending under this consumer.
+     */
+    synchronized void add(long gen, List<Entry> read) {
+        if (ended) {
+            return; // pending under this consumer: the next owner claims them
         }
+        if (gen != generation || catchingUp) {
+            startOver();
+            return;
+        }
+        entries.addAll(read);
     }
 
-    /** Asks for a step if there is something to do and no runner has it; returns true if one should be queued. */
+    /** Asks for a step if there is something to do and no runner has it; returns true if one should run. */
     synchronized boolean schedule() {
         if (scheduled || running || ended || retryWaiting || handOverRequested) {
             return false;
@@ -99,40 +121,53 @@ final class OwnedPartition {
         if (ended || running || retryWaiting || handOverRequested || !mayStart()) {
             return null;
         }
+        Kind kind;
         if (entries.isEmpty()) {
             if (!catchingUp) {
                 return null;
             }
-            running = true;
-            return Step.CATCH_UP;
+            kind = Kind.CATCH_UP;
+        } else {
+            kind = entries.peek().deliveries() < 0 ? Kind.RETRY : Kind.HANDLE;
         }
         running = true;
-        return entries.peek().deliveries() < 0 ? Step.RETRY : Step.HANDLE;
+        return new Step(kind, generation);
     }
 
     synchronized Entry head() {
         return entries.peek();
     }
 
-    /** The head entry is finished (acked or dead-lettered): the next one is up. */
-    synchronized void done() {
-        entries.poll();
+    /** The head entry of {@code step}'s generation is finished (acked or dead-lettered): the next one is up. */
+    synchronized void done(Step step) {
+        if (step.generation() == generation) {
+            entries.poll();
+        }
     }
 
     /** The head entry, delivered again in place: it replaces the one waiting for its retry. */
-    synchronized void redelivered(Entry e) {
-        entries.poll();
-        entries.addFirst(e);
+    synchronized void redelivered(Step step, Entry e) {
+        if (step.generation() == generation) {
+            entries.poll();
+            entries.addFirst(e);
+        }
     }
 
     /** The head entry failed and waits for its retry, which {@link #retryDue} announces. */
-    synchronized void waitForRetry() {
-        Entry failed = entries.poll();
-        if (failed != null) {
-            // A negative delivery count marks the entry as one to deliver again before it runs.
-            entries.addFirst(new Entry(failed.partition(), failed.streamId(), failed.fields(), -1,
-                    failed.previousOwner()));
+    synchronized void waitForRetry(Step step) {
+        if (step.generation() == generation) {
+            Entry failed = entries.poll();
+            if (failed != null) {
+                // A negative delivery count marks the entry as one to deliver again before it runs.
+                entries.addFirst(new Entry(failed.partition(), failed.streamId(), failed.fields(), -1,
+                        failed.previousOwner()));
+            }
         }
+        retryWaiting = true;
+    }
+
+    /** Holds the partition (no step) until {@link #retryDue}: a pause after an error. */
+    synchronized void pause() {
         retryWaiting = true;
     }
 
@@ -140,8 +175,11 @@ final class OwnedPartition {
         retryWaiting = false;
     }
 
-    /** A page of what earlier owners left pending; an empty page ends the catching up. */
-    synchronized void caughtUp(OrderedScripts.Claimed page) {
+    /** A page of what is pending, claimed in {@code step}'s generation; an empty page ends the catching up. */
+    synchronized void caughtUp(Step step, OrderedScripts.Claimed page) {
+        if (step.generation() != generation) {
+            return; // started over meanwhile: the new catching up claims these again
+        }
         if (page.lastId() == null) {
             catchingUp = false;
             return;
@@ -159,12 +197,17 @@ final class OwnedPartition {
         return catchUpSkip;
     }
 
+    /** Whether the next catch-up page is the first: it starts at the oldest pending entry. */
+    synchronized boolean catchUpStarts() {
+        return "-".equals(catchUpFrom);
+    }
+
     /**
-     * Something failed half-way (Redis did not answer): forget what was read and start over from what is pending,
-     * which holds every entry not acked, in order. The entry that was running may run again: at least once.
+     * Forgets what was read and starts a new generation that catches up from the start of the pending entries,
+     * which hold every entry not acked, in order. The entry that was running may run again: at least once.
      */
     synchronized void startOver() {
-        acks.clear();
+        generation++;
         entries.clear();
         catchingUp = true;
         catchUpFrom = "-";

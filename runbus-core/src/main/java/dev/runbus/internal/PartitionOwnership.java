@@ -35,6 +35,10 @@ final class PartitionOwnership implements Runnable {
     private final long validNanos;
     private final long commandTimeoutMillis;
     private final Map<Integer, OwnedPartition> owned = new ConcurrentHashMap<>();
+    /** Partitions lost while a handler still ran on them: not taken back here until it ended. */
+    private final Map<Integer, OwnedPartition> lostRunning = new ConcurrentHashMap<>();
+    /** Closing: leases are still renewed (handlers finish under them), but none is taken or handed over. */
+    private volatile boolean closing;
     private volatile boolean leaving;
 
     /** {@code acquired} hears of each partition taken, to schedule its catching up. */
@@ -55,27 +59,39 @@ final class PartitionOwnership implements Runnable {
         return third.compareTo(java.time.Duration.ofSeconds(1)) < 0 ? third : java.time.Duration.ofSeconds(1);
     }
 
-    /** One tick. */
+    /**
+     * One tick. The leases are renewed first, so that nothing slower (the member list, the owners, a hand-over
+     * waiting for its acks) delays them.
+     */
     @Override
     public void run() {
         if (leaving) {
             return;
         }
+        owned.values().forEach(this::renew);
         List<String> members = scripts.members(ctx.topic(), leaseMillis);
+        if (closing) {
+            return;
+        }
         Set<Integer> target = Assignment.of(members, scripts.owners(ctx.partitions()), ctx.consumer(),
                 ctx.partitions().count());
         for (OwnedPartition p : new ArrayList<>(owned.values())) {
-            renew(p);
             if (!target.contains(p.number) && owned.get(p.number) == p) {
                 p.requestHandOver();
                 handOverIfIdle(p);
             }
         }
+        lostRunning.values().removeIf(p -> !p.isRunning());
         for (int n : target) {
-            if (!owned.containsKey(n) && !leaving) {
+            if (!owned.containsKey(n) && !lostRunning.containsKey(n) && !closing) {
                 acquire(n);
             }
         }
+    }
+
+    /** From now on no lease is taken nor handed over; held ones are still renewed until {@link #leave}. */
+    void closing() {
+        closing = true;
     }
 
     private void renew(OwnedPartition p) {
@@ -87,6 +103,7 @@ final class PartitionOwnership implements Runnable {
         try {
             if (scripts.renew(p.name, p.holder, leaseMillis)) {
                 p.renewed(sent + validNanos);
+                acquired.accept(p); // a step that found the lease too old to start may run now
             } else {
                 lost(p, "its lease expired or was taken");
             }
@@ -99,22 +116,39 @@ final class PartitionOwnership implements Runnable {
     private void acquire(int n) {
         String name = ctx.name(n);
         long sent = System.nanoTime();
+        String holder;
         try {
-            String holder = scripts.acquire(name, leaseMillis);
-            if (holder != null) {
-                OwnedPartition p = new OwnedPartition(n, name, holder, sent + validNanos, commandTimeoutMillis);
-                owned.put(n, p);
-                log.debug("{}: owns partition {} ({})", ctx.describe(), n, holder);
-                acquired.accept(p);
-            }
+            holder = scripts.acquire(name, leaseMillis);
         } catch (RuntimeException e) {
+            // The reply may be what was lost: if the lease is this consumer's, it is held, not free for another.
             listener.onLoopError("taking the lease of " + name + " for " + ctx.describe(), e);
+            holder = ownLeaseIfAny(name);
+        }
+        if (holder != null) {
+            OwnedPartition p = new OwnedPartition(n, name, holder, sent + validNanos, commandTimeoutMillis);
+            owned.put(n, p);
+            log.debug("{}: owns partition {} ({})", ctx.describe(), n, holder);
+            acquired.accept(p);
+        }
+    }
+
+    /** The lease's value when this consumer holds it, else null (also when Redis does not answer). */
+    private String ownLeaseIfAny(String name) {
+        try {
+            String holder = scripts.holder(name);
+            return holder != null && holder.split(" ").length > 1 && holder.split(" ")[1].equals(ctx.consumer())
+                    ? holder : null;
+        } catch (RuntimeException e) {
+            return null;
         }
     }
 
     /** A fenced call was refused, or the lease could not be renewed: the partition is another's now. */
     void lost(OwnedPartition p, String why) {
         p.end();
+        if (p.isRunning()) {
+            lostRunning.put(p.number, p);
+        }
         if (owned.remove(p.number, p)) {
             log.warn("{}: lost partition {}: {}; its unfinished entries go to the next owner", ctx.describe(),
                     p.number, why);

@@ -5,28 +5,36 @@ import dev.runbus.Handler;
 import dev.runbus.Message;
 import dev.runbus.Outcome;
 import java.util.List;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.IntConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One step of an ordered partition: claim a page of what earlier owners left pending, deliver a failed entry
- * again, or run the handler on the next entry and settle it. Handlers of a partition run one at a time, in
- * stream order; an entry's fenced ack is sent without waiting, and the next entry of the same key starts only
- * once that ack is known to be applied ({@link AckWindow}). A dead-letter move is awaited before the partition
- * goes on. So after a crash or a lost lease the next owner runs again only entries whose acks never landed, in
- * order, and never an entry of a key after a later entry of that key ran.
+ * One step of an ordered partition: claim a page of what is pending, deliver a failed entry again, or run the
+ * handler on the next entry and settle it. Handlers of a partition run one at a time, in stream order; an
+ * entry's fenced ack is sent without waiting, and the next entry of the same key starts only once that ack is
+ * known to be applied ({@link AckWindow}). A dead-letter move is awaited before the partition goes on. So after a
+ * crash or a lost lease the next owner runs again only entries whose acks never landed, in order, and never an
+ * entry of a key after a later entry of that key ran.
  *
  * <p>A fenced call refused means another consumer owns the partition now: the partition ends here at once. A
  * Redis error ends nothing: the partition starts over from its pending entries (the entry that was running
- * may run again, in order) after a pause.
+ * may run again, in order) after a pause; a missing group (Redis lost its data) is created again first.
  */
 final class PartitionStep {
 
     private static final Logger log = LoggerFactory.getLogger(PartitionStep.class);
     private static final long PAUSE_AFTER_ERROR_MILLIS = 1000;
+
+    /** What a step needs besides the partition. */
+    record Parts(SubscriptionContext ctx, Handler handler, OrderedScripts scripts, DeadLetterMover deadLetters,
+                 PartitionOwnership ownership, SafeListener listener, ScheduledExecutorService timer, Keys keys,
+                 ReadLoop.GroupCreator groups) {
+    }
 
     private final SubscriptionContext ctx;
     private final Handler handler;
@@ -37,23 +45,23 @@ final class PartitionStep {
     private final SafeListener listener;
     private final ScheduledExecutorService timer;
     private final Keys keys;
+    private final ReadLoop.GroupCreator groups;
     /** Told when a partition caught up or ran dry, so that the read loop reads it. */
     private final IntConsumer wantsNew;
     /** Queues a partition that may have a step to run. */
-    private final java.util.function.Consumer<OwnedPartition> offer;
+    private final Consumer<OwnedPartition> offer;
 
-    PartitionStep(SubscriptionContext ctx, Handler handler, OrderedScripts scripts, DeadLetterMover deadLetters,
-                  PartitionOwnership ownership, SafeListener listener, ScheduledExecutorService timer, Keys keys,
-                  IntConsumer wantsNew, java.util.function.Consumer<OwnedPartition> offer) {
-        this.ctx = ctx;
-        this.handler = handler;
-        this.scripts = scripts;
-        this.deadLetters = deadLetters;
-        this.ownership = ownership;
+    PartitionStep(Parts parts, IntConsumer wantsNew, Consumer<OwnedPartition> offer) {
+        this.ctx = parts.ctx();
+        this.handler = parts.handler();
+        this.scripts = parts.scripts();
+        this.deadLetters = parts.deadLetters();
+        this.ownership = parts.ownership();
         this.policy = new OutcomePolicy(ctx.options().maxDeliveries());
-        this.listener = listener;
-        this.timer = timer;
-        this.keys = keys;
+        this.listener = parts.listener();
+        this.timer = parts.timer();
+        this.keys = parts.keys();
+        this.groups = parts.groups();
         this.wantsNew = wantsNew;
         this.offer = offer;
     }
@@ -69,10 +77,10 @@ final class PartitionStep {
         }
         boolean pause = false;
         try {
-            switch (step) {
-                case CATCH_UP -> catchUp(p);
-                case RETRY -> retry(p);
-                case HANDLE -> handle(p, p.head());
+            switch (step.kind()) {
+                case CATCH_UP -> catchUp(p, step);
+                case RETRY -> retry(p, step);
+                case HANDLE -> handle(p, step, p.head());
                 default -> throw new IllegalStateException("unknown step " + step);
             }
         } catch (OrderedScripts.Fenced fenced) {
@@ -81,8 +89,9 @@ final class PartitionStep {
             log.warn("{}: partition {} failed a step; starting over from its pending entries in {} ms", ctx.describe(),
                     p.number, PAUSE_AFTER_ERROR_MILLIS, e);
             listener.onLoopError("partition " + p.name + " of " + ctx.describe(), e);
+            recreateMissingGroup(p, e);
             p.startOver();
-            p.waitForRetry();
+            p.pause();
             pause = true;
         } finally {
             p.finish();
@@ -97,38 +106,52 @@ final class PartitionStep {
         return p.schedule();
     }
 
-    private void catchUp(OwnedPartition p) throws OrderedScripts.Fenced {
-        OrderedScripts.Claimed page = scripts.claim(p.number, p.name, p.holder, p.catchUpFrom(), p.catchUpSkip(),
-                ctx.options().batchSize());
+    /**
+     * Claims the next page of pending entries. The first page waits for the acks still on their way, so that it
+     * does not claim (and run again) what they are acking; of it, only the oldest entry counts a delivery.
+     */
+    private void catchUp(OwnedPartition p, OwnedPartition.Step step) throws OrderedScripts.Fenced {
+        boolean first = p.catchUpStarts();
+        if (first) {
+            try {
+                p.acks.awaitAll();
+            } catch (RuntimeException e) {
+                log.debug("{}: an ack of partition {} failed before catching up; its entry is claimed again",
+                        ctx.describe(), p.number, e);
+            }
+        }
+        OrderedScripts.Claimed page = scripts.claim(p.number, p.name, p.holder, p.catchUpFrom(), "+",
+                p.catchUpSkip(), ctx.options().batchSize(), first ? 1 : 0);
         reportTrimmed(p, page.trimmed());
-        p.caughtUp(page);
+        p.caughtUp(step, page);
     }
 
     /** Delivers the failed head entry again (one more delivery in the PEL), then runs it. */
-    private void retry(OwnedPartition p) throws OrderedScripts.Fenced {
+    private void retry(OwnedPartition p, OwnedPartition.Step step) throws OrderedScripts.Fenced {
         Entry waiting = p.head();
-        OrderedScripts.Claimed again = scripts.claim(p.number, p.name, p.holder, waiting.streamId(), "", 1);
+        OrderedScripts.Claimed again = scripts.claim(p.number, p.name, p.holder, waiting.streamId(),
+                waiting.streamId(), "", 1, 1);
         reportTrimmed(p, again.trimmed());
         List<Entry> entries = again.entries();
-        if (entries.isEmpty() || !entries.get(0).streamId().equals(waiting.streamId())) {
-            p.done(); // no longer pending (acked by an operator, or trimmed): nothing left to retry
+        if (entries.isEmpty()) {
+            p.done(step); // no longer pending (acked by an operator, or trimmed): nothing left to retry
             return;
         }
-        p.redelivered(entries.get(0));
-        handle(p, entries.get(0));
+        p.redelivered(step, entries.get(0));
+        handle(p, step, entries.get(0));
     }
 
-    private void handle(OwnedPartition p, Entry e) throws OrderedScripts.Fenced {
+    private void handle(OwnedPartition p, OwnedPartition.Step step, Entry e) throws OrderedScripts.Fenced {
         String key = WireFormat.text(e.fields().get(WireFormat.KEY), null);
         String forGroup = WireFormat.text(e.fields().get(WireFormat.FOR_GROUP), null);
         if (forGroup != null && !forGroup.equals(ctx.group())) {
             p.acks.add(key, scripts.ack(p.name, p.holder, e.streamId()));
-            p.done();
+            p.done(step);
             return;
         }
         String id = ctx.partitions().qualify(p.number, e.streamId());
         if (policy.isAbandoned(e.deliveries())) {
-            deadLetter(p, e, Dispatcher.decodeOrPlaceholder(id, e),
+            deadLetter(p, step, e, Dispatcher.decodeOrPlaceholder(id, e),
                     OutcomePolicy.abandonedReason(e.deliveries(), e.previousOwner()));
             return;
         }
@@ -136,12 +159,14 @@ final class PartitionStep {
         try {
             message = WireFormat.decode(id, e.fields());
         } catch (RuntimeException bad) {
-            deadLetter(p, e, Dispatcher.placeholder(id), "cannot decode entry: " + bad.getMessage());
+            deadLetter(p, step, e, Dispatcher.placeholder(id), "cannot decode entry: " + bad.getMessage());
             return;
         }
         p.acks.awaitBefore(key); // the previous entry of this key is acked before this one runs
         if (!p.mayStart()) {
-            return; // the lease may have passed on meanwhile: leave the entry to the next owner
+            // The lease may have passed on meanwhile: leave the entry to the next owner, or to this one after a
+            // renewal (which queues the partition again).
+            return;
         }
         Delivery d = new Delivery(message, ctx.topic(), id, ctx.group(), ctx.consumer(), e.deliveries(), p.token());
         Throwable failure = null;
@@ -155,23 +180,24 @@ final class PartitionStep {
         switch (outcome) {
             case ACK -> {
                 p.acks.add(key, scripts.ack(p.name, p.holder, e.streamId()));
-                p.done();
+                p.done(step);
             }
             case RETRY -> {
                 listener.onHandlerFailure(d, failure, outcome);
-                p.waitForRetry();
+                p.waitForRetry(step);
                 later(p, ctx.options().minIdle().toMillis());
             }
             case DEAD_LETTER -> {
                 listener.onHandlerFailure(d, failure, outcome);
-                deadLetter(p, e, message, OutcomePolicy.failureReason(failure));
+                deadLetter(p, step, e, message, OutcomePolicy.failureReason(failure));
             }
             default -> throw new IllegalStateException("unknown outcome " + outcome);
         }
     }
 
     /** Moves the entry to the partition's dead letters and waits for the move: the partition goes on after it. */
-    private void deadLetter(OwnedPartition p, Entry e, Message message, String reason) throws OrderedScripts.Fenced {
+    private void deadLetter(OwnedPartition p, OwnedPartition.Step step, Entry e, Message message, String reason)
+            throws OrderedScripts.Fenced {
         String result;
         try {
             result = deadLetters.moveNow(new DeadLetterMover.Move(p.number, e.streamId(), e.deliveries(), message,
@@ -185,14 +211,33 @@ final class PartitionStep {
         if ("fenced".equals(result)) {
             throw new OrderedScripts.Fenced(p.name);
         }
-        p.done();
+        p.done(step);
     }
 
+    /** The group is gone (Redis lost its data, or the stream was deleted): create it again, as the read loop does. */
+    private void recreateMissingGroup(OwnedPartition p, Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (String.valueOf(t.getMessage()).contains("NOGROUP")) {
+                try {
+                    groups.ensureGroup(p.name, ctx.group());
+                } catch (RuntimeException again) {
+                    log.warn("{}: cannot create group {} on {} again", ctx.describe(), ctx.group(), p.name, again);
+                }
+                return;
+            }
+        }
+    }
+
+    /** Lets the partition go on after {@code millis}; after close, when the timer is gone, it does not. */
     private void later(OwnedPartition p, long millis) {
-        timer.schedule(() -> {
-            p.retryDue();
-            offer.accept(p);
-        }, millis, TimeUnit.MILLISECONDS);
+        try {
+            timer.schedule(() -> {
+                p.retryDue();
+                offer.accept(p);
+            }, millis, TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException closing) {
+            log.debug("{}: partition {} not resumed: the subscription is closing", ctx.describe(), p.number);
+        }
     }
 
     private void reportTrimmed(OwnedPartition p, List<String> trimmed) {
@@ -201,5 +246,4 @@ final class PartitionStep {
                     trimmed.stream().map(id -> ctx.partitions().qualify(p.number, id)).toList());
         }
     }
-
 }
