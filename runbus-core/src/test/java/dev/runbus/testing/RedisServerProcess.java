@@ -32,28 +32,45 @@ public final class RedisServerProcess implements AutoCloseable {
     private final Path executable;
     private final int port;
     private final Path dir;
+    private final String configFile;
+    private final List<String> extraArgs;
     private Process process;
 
-    private RedisServerProcess(Path executable, int port, Path dir) {
+    private RedisServerProcess(Path executable, int port, Path dir, String configFile, List<String> extraArgs) {
         this.executable = executable;
         this.port = port;
         this.dir = dir;
+        this.configFile = configFile;
+        this.extraArgs = List.copyOf(extraArgs);
     }
 
     /** Starts a server on a free loopback port and waits until it answers PING. */
     public static RedisServerProcess start() {
-        return start(binary());
+        return start(binary(), null, List.of());
+    }
+
+    /**
+     * Starts a server with more configuration, as {@code --name value} arguments (for example
+     * {@code --cluster-enabled yes}); its files (a cluster's node table) go to its own temporary folder.
+     */
+    public static RedisServerProcess start(String... extraArgs) {
+        return start(binary(), null, List.of(extraArgs));
+    }
+
+    /** Starts a server from a configuration file (which comes first on its command line), then the arguments. */
+    public static RedisServerProcess startWith(String configFile, String... extraArgs) {
+        return start(binary(), configFile, List.of(extraArgs));
     }
 
     /** Starts the Redis 6.2 inside the embedded-redis artifact, whatever is installed: its own reply shapes. */
     public static RedisServerProcess startEmbedded62() {
-        return start(embeddedBinary());
+        return start(embeddedBinary(), null, List.of());
     }
 
-    private static RedisServerProcess start(Path executable) {
+    private static RedisServerProcess start(Path executable, String configFile, List<String> extraArgs) {
         try {
             RedisServerProcess p = new RedisServerProcess(executable, freePort(),
-                    Files.createTempDirectory("runbus-test-redis-"));
+                    Files.createTempDirectory("runbus-test-redis-"), configFile, extraArgs);
             p.launch();
             return p;
         } catch (IOException e) {
@@ -95,9 +112,14 @@ public final class RedisServerProcess implements AutoCloseable {
     }
 
     private void launch() {
-        List<String> cmd = new ArrayList<>(List.of(executable.toString(), "--port", String.valueOf(port),
+        List<String> cmd = new ArrayList<>(List.of(executable.toString()));
+        if (configFile != null) {
+            cmd.add(configFile);
+        }
+        cmd.addAll(List.of("--port", String.valueOf(port),
                 "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no",
                 "--dir", dir.toString(), "--logfile", dir.resolve("redis.log").toString()));
+        cmd.addAll(extraArgs);
         try {
             process = new ProcessBuilder(cmd).redirectErrorStream(true)
                     .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();

@@ -1,0 +1,108 @@
+package dev.runbus.testing;
+
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Collectors;
+
+/**
+ * A Redis Cluster of a test's own: {@code masters} masters with one replica each, every node a
+ * {@link RedisServerProcess} on a free loopback port with {@code --cluster-enabled yes}, joined with plain
+ * cluster commands (MEET, ADDSLOTS, REPLICATE) rather than {@code redis-cli --cluster create}, so that it needs
+ * nothing but a {@code redis-server} (the embedded 6.2 one too). {@link #start} returns once every node reports
+ * {@code cluster_state:ok}, every slot is served and every replica is linked to its master.
+ */
+public final class RedisClusterProcess implements AutoCloseable {
+
+    private static final Duration READY_TIMEOUT = Duration.ofSeconds(30);
+    private static final int SLOTS = 16384;
+
+    private final List<RedisServerProcess> masters = new ArrayList<>();
+    private final List<RedisServerProcess> replicas = new ArrayList<>();
+
+    private RedisClusterProcess() {
+    }
+
+    /** Starts {@code masters} masters and one replica of each; slots are split evenly, in order. */
+    public static RedisClusterProcess start(int masters) {
+        RedisClusterProcess cluster = new RedisClusterProcess();
+        try {
+            for (int i = 0; i < 2 * masters; i++) {
+                RedisServerProcess node = RedisServerProcess.start("--cluster-enabled", "yes",
+                        "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "2000");
+                (i < masters ? cluster.masters : cluster.replicas).add(node);
+            }
+            cluster.join();
+            return cluster;
+        } catch (RuntimeException e) {
+            cluster.close();
+            throw e;
+        }
+    }
+
+    private void join() {
+        List<RedisServerProcess> all = nodes();
+        call(all.get(0), redis -> {
+            all.subList(1, all.size()).forEach(n -> redis.clusterMeet("127.0.0.1", n.port()));
+            return null;
+        });
+        for (int i = 0; i < masters.size(); i++) {
+            int from = i * SLOTS / masters.size();
+            int to = (i + 1) * SLOTS / masters.size();
+            int[] slots = new int[to - from];
+            for (int s = from; s < to; s++) {
+                slots[s - from] = s;
+            }
+            call(masters.get(i), redis -> redis.clusterAddSlots(slots));
+        }
+        Wait.until("every node knows the " + all.size() + " nodes", READY_TIMEOUT, () -> all.stream()
+                .allMatch(n -> call(n, redis -> redis.clusterNodes().lines().count()) == all.size()));
+        for (int i = 0; i < replicas.size(); i++) {
+            String masterId = call(masters.get(i), RedisCommands::clusterMyId);
+            call(replicas.get(i), redis -> redis.clusterReplicate(masterId));
+        }
+        Wait.until("cluster_state:ok on every node, every replica linked", READY_TIMEOUT, () ->
+                all.stream().allMatch(n -> call(n, RedisCommands::clusterInfo).contains("cluster_state:ok"))
+                        && replicas.stream().allMatch(r -> call(r, redis -> redis.info("replication"))
+                        .contains("master_link_status:up")));
+    }
+
+    /** The masters, in slot order: master {@code i} serves the {@code i}-th equal share of the slots. */
+    public List<RedisServerProcess> masters() {
+        return List.copyOf(masters);
+    }
+
+    /** The replica of master {@code i}. */
+    public RedisServerProcess replicaOf(int i) {
+        return replicas.get(i);
+    }
+
+    public List<RedisServerProcess> nodes() {
+        List<RedisServerProcess> all = new ArrayList<>(masters);
+        all.addAll(replicas);
+        return all;
+    }
+
+    /** Every node as {@code 127.0.0.1:port}, comma-separated: seeds for a cluster client. */
+    public String seeds() {
+        return nodes().stream().map(n -> "127.0.0.1:" + n.port()).collect(Collectors.joining(","));
+    }
+
+    /** Runs commands on one node over a connection of its own. */
+    public static <T> T call(RedisServerProcess node, java.util.function.Function<RedisCommands<String, String>, T> f) {
+        RedisClient client = RedisClient.create(node.uri());
+        try (StatefulRedisConnection<String, String> c = client.connect()) {
+            return f.apply(c.sync());
+        } finally {
+            client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        }
+    }
+
+    @Override
+    public void close() {
+        nodes().forEach(RedisServerProcess::close);
+    }
+}
