@@ -156,13 +156,12 @@ final class DeadLetterMover implements AutoCloseable {
         if (id == null || "fenced".equals(id)) { // no longer pending, or no longer this consumer's partition
             return;
         }
-        Partitions partitions = ctx.partitions();
-        String streamId = partitions.qualify(m.partition(), m.streamId());
+        String streamId = ctx.qualify(m.partition(), m.streamId());
         if ("trimmed".equals(id)) {
             listener.onTrimmedWhilePending(ctx.topic(), ctx.group(), List.of(streamId));
             return;
         }
-        DeadLetter dl = new DeadLetter(partitions.qualify(m.partition(), id), ctx.topic(), streamId, ctx.group(),
+        DeadLetter dl = new DeadLetter(ctx.qualify(m.partition(), id), ctx.topic(), streamId, ctx.group(),
                 ctx.consumer(), m.deliveries(), m.reason(), Instant.ofEpochMilli(atMillis), m.message(),
                 Optional.empty());
         listener.onDeadLetter(dl);

@@ -29,6 +29,10 @@ final class OrderedReadLoop implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(OrderedReadLoop.class);
     private static final long RETRY_PAUSE_MILLIS = 1000;
 
+    /** A partition to read new entries for, in the generation they are read for. */
+    private record Readable(OwnedPartition partition, long generation) {
+    }
+
     private final SubscriptionContext ctx;
     private final StatefulRedisConnection<String, byte[]> connection;
     private final RedisCommands<String, byte[]> shared;
@@ -67,16 +71,14 @@ final class OrderedReadLoop implements AutoCloseable {
     private void run() {
         int batch = ctx.options().batchSize();
         while (!closed) {
-            Map<String, OwnedPartition> byStream = new HashMap<>();
-            Map<OwnedPartition, Long> generations = new HashMap<>();
+            List<Readable> readable = new ArrayList<>();
             for (OwnedPartition p : ownership.owned()) {
                 long gen = p.readGeneration(batch);
                 if (gen >= 0) {
-                    byStream.put(ctx.streamKey(p.number), p);
-                    generations.put(p, gen);
+                    readable.add(new Readable(p, gen));
                 }
             }
-            if (byStream.isEmpty()) {
+            if (readable.isEmpty()) {
                 synchronized (idle) {
                     try {
                         idle.wait(100);
@@ -87,13 +89,13 @@ final class OrderedReadLoop implements AutoCloseable {
                 continue;
             }
             try {
-                read(byStream, generations, batch);
+                read(readable, batch);
             } catch (Throwable e) {
                 reading = null;
                 if (closed) {
                     return;
                 }
-                onReadError(byStream.values(), e);
+                onReadError(readable, e);
             }
         }
     }
@@ -103,11 +105,11 @@ final class OrderedReadLoop implements AutoCloseable {
      * their last ids (which takes nothing) until one has.
      */
     @SuppressWarnings("unchecked")
-    private void read(Map<String, OwnedPartition> byStream, Map<OwnedPartition, Long> generations, int batch) {
+    private void read(List<Readable> readable, int batch) {
         Map<String, String> lastIds = new HashMap<>();
         boolean any = false;
-        for (Map.Entry<String, OwnedPartition> e : byStream.entrySet()) {
-            OwnedPartition p = e.getValue();
+        for (Readable each : readable) {
+            OwnedPartition p = each.partition();
             OrderedScripts.Read r;
             try {
                 r = scripts.read(p.number, p.name, p.holder, batch);
@@ -116,10 +118,10 @@ final class OrderedReadLoop implements AutoCloseable {
                 continue;
             }
             if (r.entries().isEmpty()) {
-                lastIds.put(e.getKey(), r.lastId());
+                lastIds.put(ctx.streamKey(p.number), r.lastId());
             } else {
                 any = true;
-                p.add(generations.get(p), r.entries());
+                p.add(each.generation(), r.entries());
                 runners.offer(p);
             }
         }
@@ -132,7 +134,7 @@ final class OrderedReadLoop implements AutoCloseable {
         }
         List<XReadArgs.StreamOffset<String>> offsets = new ArrayList<>();
         lastIds.forEach((k, id) -> offsets.add(XReadArgs.StreamOffset.from(k, id)));
-        reading = byStream.values().stream().map(p -> p.number).collect(Collectors.toSet());
+        reading = readable.stream().map(r -> r.partition().number).collect(Collectors.toSet());
         try {
             redis.xread(XReadArgs.Builder.count(1).block(ctx.options().blockTime()),
                     offsets.toArray(new XReadArgs.StreamOffset[0]));
@@ -141,12 +143,12 @@ final class OrderedReadLoop implements AutoCloseable {
         }
     }
 
-    private void onReadError(Iterable<OwnedPartition> partitions, Throwable e) {
+    private void onReadError(List<Readable> partitions, Throwable e) {
         clientId = -1; // a reconnect gives the connection a new client id
         if (String.valueOf(e.getMessage()).contains("NOGROUP")) {
             log.warn("group {} is missing on a partition of {}; creating it again", ctx.group(), ctx.topic());
             try {
-                partitions.forEach(p -> groups.ensureGroup(p.name, ctx.group()));
+                partitions.forEach(r -> groups.ensureGroup(r.partition().name, ctx.group()));
                 return;
             } catch (RuntimeException again) {
                 e.addSuppressed(again);

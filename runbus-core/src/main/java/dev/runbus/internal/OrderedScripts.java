@@ -5,7 +5,6 @@ import static dev.runbus.internal.LuaScript.args;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.async.RedisAsyncCommands;
 import io.lettuce.core.api.sync.RedisCommands;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -58,23 +57,17 @@ final class OrderedScripts {
 
     /** Renews this consumer's membership ({@code leaseMillis} 0: leaves) and returns the live members. */
     List<String> members(String topic, long leaseMillis) {
-        List<Object> r = MEMBERS.run(redis, ScriptOutputType.MULTI, new String[] {keys.members(topic, group)},
-                args(consumer, leaseMillis));
-        List<String> names = new ArrayList<>(r.size());
-        r.forEach(o -> names.add(Replies.str(o)));
-        return names;
+        return Replies.ids(MEMBERS.run(redis, ScriptOutputType.MULTI, new String[] {keys.members(topic, group)},
+                args(consumer, leaseMillis)));
     }
 
     /** The consumer holding each partition's lease, by partition number; partitions without one are absent. */
     Map<Integer, String> owners(Partitions partitions) {
         Map<Integer, String> owners = new HashMap<>();
         for (int p = 0; p < partitions.count(); p++) {
-            String holder = holder(partitions.name(p));
-            if (holder != null) {
-                String[] parts = holder.split(" ");
-                if (parts.length >= 2) {
-                    owners.put(p, parts[1]);
-                }
+            LeaseValue lease = LeaseValue.parse(holder(partitions.name(p)));
+            if (lease != null && lease.consumer() != null) {
+                owners.put(p, lease.consumer());
             }
         }
         return owners;
@@ -113,12 +106,7 @@ final class OrderedScripts {
         if (r.size() == 1) {
             throw new Fenced(name);
         }
-        List<Entry> entries = new ArrayList<>();
-        for (Object e : Replies.list(r.get(0))) {
-            List<Object> t = Replies.list(e);
-            entries.add(new Entry(partition, Replies.str(t.get(0)), Replies.fields(t.get(1)), 1, ""));
-        }
-        return new Read(entries, Replies.str(r.get(1)));
+        return new Read(Replies.entries(partition, r.get(0), ""), Replies.str(r.get(1)));
     }
 
     /**
@@ -134,14 +122,6 @@ final class OrderedScripts {
         if (r.size() == 1) {
             throw new Fenced(name);
         }
-        List<Entry> entries = new ArrayList<>();
-        for (Object e : Replies.list(r.get(0))) {
-            List<Object> t = Replies.list(e);
-            entries.add(new Entry(partition, Replies.str(t.get(0)), Replies.fields(t.get(1)), Replies.num(t.get(2)),
-                    Replies.str(t.get(3))));
-        }
-        List<String> trimmed = new ArrayList<>();
-        Replies.list(r.get(1)).forEach(o -> trimmed.add(Replies.str(o)));
-        return new Claimed(entries, trimmed, Replies.str(r.get(2)));
+        return new Claimed(Replies.entries(partition, r.get(0), ""), Replies.ids(r.get(1)), Replies.str(r.get(2)));
     }
 }

@@ -32,6 +32,8 @@ final class OwnedPartition {
     final String name;
     /** The lease's value for this consumer, which the fenced scripts compare. */
     final String holder;
+    /** The lease's fencing token. */
+    final long token;
     /** Acks sent and not yet answered. */
     final AckWindow acks;
     private volatile long validUntilNanos;
@@ -52,6 +54,7 @@ final class OwnedPartition {
         this.number = number;
         this.name = name;
         this.holder = holder;
+        this.token = LeaseValue.parse(holder).token();
         this.acks = new AckWindow(name, ackTimeoutMillis);
         this.validUntilNanos = validUntilNanos;
     }
@@ -64,11 +67,6 @@ final class OwnedPartition {
     /** True while the lease, as last renewed, certainly still holds and the partition has not ended. */
     boolean mayStart() {
         return System.nanoTime() - validUntilNanos < 0 && !isEnded();
-    }
-
-    /** The fencing token of the lease: the first part of its value. */
-    long token() {
-        return Long.parseLong(holder.substring(0, holder.indexOf(' ')));
     }
 
     synchronized boolean isEnded() {

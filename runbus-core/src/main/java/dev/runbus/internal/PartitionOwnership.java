@@ -136,8 +136,8 @@ final class PartitionOwnership implements Runnable {
     private String ownLeaseIfAny(String name) {
         try {
             String holder = scripts.holder(name);
-            return holder != null && holder.split(" ").length > 1 && holder.split(" ")[1].equals(ctx.consumer())
-                    ? holder : null;
+            LeaseValue lease = LeaseValue.parse(holder);
+            return lease != null && ctx.consumer().equals(lease.consumer()) ? holder : null;
         } catch (RuntimeException e) {
             return null;
         }

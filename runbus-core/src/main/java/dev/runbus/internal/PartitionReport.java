@@ -62,24 +62,13 @@ final class PartitionReport {
             return new PartitionInfo(p, stream, length, pending, lag, null, 0, -1, -1, lastId, lastDelivered);
         }
         long expiresIn = Calls.call("reading the expiry of " + leaseKey, () -> redis.pttl(leaseKey));
-        // "<token> <consumer> <acquired at>": consumer names hold no whitespace (Keys.checkName).
-        String[] parts = Replies.str(lease).trim().split(" ");
-        long token = number(parts, 0);
-        String owner = parts.length > 1 ? parts[1] : null;
-        long acquiredAt = number(parts, 2);
-        return new PartitionInfo(p, stream, length, pending, lag, owner, token,
+        LeaseValue value = LeaseValue.parse(Replies.str(lease));
+        long acquiredAt = value.acquiredAtMillis();
+        return new PartitionInfo(p, stream, length, pending, lag, value.consumer(), value.token(),
                 acquiredAt < 0 ? -1 : Math.max(0, now - acquiredAt), expiresIn < 0 ? -1 : expiresIn, lastId,
                 lastDelivered);
     }
 
-    /** Part {@code i} of a lease value as a number, -1 when it is missing or not one. */
-    private static long number(String[] parts, int i) {
-        try {
-            return parts.length > i ? Long.parseLong(parts[i]) : -1;
-        } catch (NumberFormatException e) {
-            return -1;
-        }
-    }
 
     private long redisNowMillis() {
         List<byte[]> t = redis.time();

@@ -149,7 +149,7 @@ final class PartitionStep {
             p.done(step);
             return;
         }
-        String id = ctx.partitions().qualify(p.number, e.streamId());
+        String id = ctx.qualify(p.number, e.streamId());
         if (policy.isAbandoned(e.deliveries())) {
             deadLetter(p, step, e, Dispatcher.decodeOrPlaceholder(id, e),
                     OutcomePolicy.abandonedReason(e.deliveries(), e.previousOwner()));
@@ -168,7 +168,7 @@ final class PartitionStep {
             // renewal (which queues the partition again).
             return;
         }
-        Delivery d = new Delivery(message, ctx.topic(), id, ctx.group(), ctx.consumer(), e.deliveries(), p.token());
+        Delivery d = new Delivery(message, ctx.topic(), id, ctx.group(), ctx.consumer(), e.deliveries(), p.token);
         Throwable failure = null;
         try {
             handler.handle(d);
@@ -242,8 +242,7 @@ final class PartitionStep {
 
     private void reportTrimmed(OwnedPartition p, List<String> trimmed) {
         if (!trimmed.isEmpty()) {
-            listener.onTrimmedWhilePending(ctx.topic(), ctx.group(),
-                    trimmed.stream().map(id -> ctx.partitions().qualify(p.number, id)).toList());
+            listener.onTrimmedWhilePending(ctx.topic(), ctx.group(), ctx.qualify(p.number, trimmed));
         }
     }
 }

@@ -141,7 +141,7 @@ public final class RedisBus implements Bus {
         }
         String id = topic + "\n" + group + "\n" + consumer;
         Partitions partitions = topics.register(topic);
-        SubscriptionContext ctx = SubscriptionContext.of(topic, group, consumer, partitions, keys, options);
+        SubscriptionContext ctx = SubscriptionContext.of(group, consumer, partitions, keys, options);
         Calls.call("creating group " + group + " of " + topic, () -> {
             for (String name : partitions.names()) {
                 ensureGroup(name, group);

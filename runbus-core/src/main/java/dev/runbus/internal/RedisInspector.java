@@ -10,6 +10,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 
 /**
  * XINFO and XPENDING, read into plain records. A partitioned topic is shown as one: lengths, pending entries and
@@ -140,22 +141,21 @@ final class RedisInspector implements Inspector {
             throw new IllegalArgumentException("limit must be at least 1, got " + limit);
         }
         Partitions partitions = topics.recorded(topic);
-        List<Partitions.Id> ids = new ArrayList<>();
-        Map<Partitions.Id, PendingMessage> found = new LinkedHashMap<>();
+        TreeMap<Partitions.Id, PendingMessage> found = new TreeMap<>(Partitions.ORDER);
         for (int p = 0; p < partitions.count(); p++) {
             String key = keys.stream(partitions.name(p));
             List<PendingMessage> raw = Calls.call("reading pending entries of " + key + "/" + group,
                     () -> redis.xpending(key, group, Range.create("-", "+"), Limit.from(limit)));
             for (PendingMessage m : raw) {
-                Partitions.Id id = new Partitions.Id(p, m.getId());
-                ids.add(id);
-                found.put(id, m);
+                found.put(new Partitions.Id(p, m.getId()), m);
             }
         }
-        ids.sort(Partitions.ORDER);
-        List<PendingEntry> out = new ArrayList<>(Math.min(limit, ids.size()));
-        for (Partitions.Id id : ids.subList(0, Math.min(limit, ids.size()))) {
-            out.add(entry(partitions, id.partition(), found.get(id)));
+        List<PendingEntry> out = new ArrayList<>(Math.min(limit, found.size()));
+        for (Map.Entry<Partitions.Id, PendingMessage> e : found.entrySet()) {
+            if (out.size() == limit) {
+                break;
+            }
+            out.add(entry(partitions, e.getKey().partition(), e.getValue()));
         }
         return out;
     }

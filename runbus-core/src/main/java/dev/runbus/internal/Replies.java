@@ -1,6 +1,7 @@
 package dev.runbus.internal;
 
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -58,5 +59,29 @@ final class Replies {
             m.put(str(l.get(i)), l.get(i + 1));
         }
         return m;
+    }
+
+    /** A list of ids (or names) as strings. */
+    static List<String> ids(Object reply) {
+        List<String> out = new ArrayList<>();
+        for (Object o : list(reply)) {
+            out.add(str(o));
+        }
+        return out;
+    }
+
+    /**
+     * The entries of a script's reply, each {@code {id, {field, value, ...}[, deliveries[, previous owner]]}}, as
+     * entries of {@code partition}; a missing delivery count is 1 (a first delivery), a missing owner
+     * {@code owner}.
+     */
+    static List<Entry> entries(int partition, Object reply, String owner) {
+        List<Entry> out = new ArrayList<>();
+        for (Object e : list(reply)) {
+            List<Object> t = list(e);
+            out.add(new Entry(partition, str(t.get(0)), fields(t.get(1)), t.size() > 2 ? num(t.get(2)) : 1,
+                    t.size() > 3 ? str(t.get(3)) : owner));
+        }
+        return out;
     }
 }

@@ -5,7 +5,6 @@ import static dev.runbus.internal.LuaScript.args;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.async.RedisAsyncCommands;
 import io.lettuce.core.api.sync.RedisCommands;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
@@ -49,13 +48,8 @@ final class Scripts {
                               int count) {
         List<Object> r = READ_OWN_PENDING.run(redis, ScriptOutputType.MULTI,
                 new String[] {keys.stream(partitions.name(partition))}, args(group, consumer, afterId, count));
-        List<Entry> entries = new ArrayList<>();
-        for (Object e : Replies.list(r.get(0))) {
-            List<Object> t = Replies.list(e);
-            entries.add(new Entry(partition, Replies.str(t.get(0)), Replies.fields(t.get(1)), Replies.num(t.get(2)),
-                    consumer));
-        }
-        return new ReadResult(entries, ids(r.get(1)), Replies.str(r.get(2)));
+        return new ReadResult(Replies.entries(partition, r.get(0), consumer), Replies.ids(r.get(1)),
+                Replies.str(r.get(2)));
     }
 
     /** One step of an XAUTOCLAIM scan of one partition; ids in the result are the partition's stream ids. */
@@ -64,13 +58,8 @@ final class Scripts {
         List<Object> r = RECLAIM.run(redis, ScriptOutputType.MULTI,
                 new String[] {keys.stream(partitions.name(partition))},
                 args(group, consumer, minIdleMillis, cursor, count));
-        List<Entry> claimed = new ArrayList<>();
-        for (Object e : Replies.list(r.get(1))) {
-            List<Object> t = Replies.list(e);
-            claimed.add(new Entry(partition, Replies.str(t.get(0)), Replies.fields(t.get(1)), Replies.num(t.get(2)),
-                    Replies.str(t.get(3))));
-        }
-        return new ClaimResult(Replies.str(r.get(0)), claimed, ids(r.get(2)));
+        return new ClaimResult(Replies.str(r.get(0)), Replies.entries(partition, r.get(1), ""),
+                Replies.ids(r.get(2)));
     }
 
     /**
@@ -130,7 +119,7 @@ final class Scripts {
             a[i + 2] = ids.get(i);
         }
         List<Object> r = KEEP_ALIVE.run(redis, ScriptOutputType.MULTI, new String[] {keys.stream(name)}, args(a));
-        return new KeepAliveResult(ids(r.get(0)), ids(r.get(1)));
+        return new KeepAliveResult(Replies.ids(r.get(0)), Replies.ids(r.get(1)));
     }
 
     /** Sent whole (EVAL): ordered with the commands sent before and after it, even after a SCRIPT FLUSH. */
@@ -158,13 +147,5 @@ final class Scripts {
                 new String[] {keys.stream(name), keys.heartbeats(topic, group)},
                 args(group, consumer, deadAfterMillis));
         return r;
-    }
-
-    private static List<String> ids(Object reply) {
-        List<String> out = new ArrayList<>();
-        for (Object o : Replies.list(reply)) {
-            out.add(Replies.str(o));
-        }
-        return out;
     }
 }

@@ -6,20 +6,24 @@ import java.util.List;
 /**
  * Who a subscription is and how it was configured; shared by its loops.
  *
- * @param partitions the topic's partitions
+ * @param partitions the topic and its partitions
  * @param streamKeys the stream key of each partition, by partition number
  */
-record SubscriptionContext(String topic, String group, String consumer, Partitions partitions,
-                           List<String> streamKeys, SubscribeOptions options) {
+record SubscriptionContext(String group, String consumer, Partitions partitions, List<String> streamKeys,
+                           SubscribeOptions options) {
 
     SubscriptionContext {
         streamKeys = List.copyOf(streamKeys);
     }
 
-    static SubscriptionContext of(String topic, String group, String consumer, Partitions partitions, Keys keys,
+    static SubscriptionContext of(String group, String consumer, Partitions partitions, Keys keys,
                                   SubscribeOptions options) {
-        return new SubscriptionContext(topic, group, consumer, partitions,
+        return new SubscriptionContext(group, consumer, partitions,
                 partitions.names().stream().map(keys::stream).toList(), options);
+    }
+
+    String topic() {
+        return partitions.topic();
     }
 
     String streamKey(int partition) {
@@ -42,6 +46,6 @@ record SubscriptionContext(String topic, String group, String consumer, Partitio
     }
 
     String describe() {
-        return topic + "/" + group + "/" + consumer;
+        return topic() + "/" + group + "/" + consumer;
     }
 }

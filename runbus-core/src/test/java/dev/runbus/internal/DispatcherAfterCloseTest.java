@@ -27,7 +27,7 @@ class DispatcherAfterCloseTest {
 
     @Test
     void defect10_entriesArrivingAfterTheDrainStayPendingUnheldWithTheirSlotsFree() throws Exception {
-        SubscriptionContext ctx = new SubscriptionContext("orders", "g", "c1", Partitions.single("orders"),
+        SubscriptionContext ctx = new SubscriptionContext("g", "c1", Partitions.single("orders"),
                 java.util.List.of("s"), SubscribeOptions.builder().concurrency(2).build());
         InFlight inFlight = new InFlight();
         AtomicInteger calls = new AtomicInteger();

@@ -4,9 +4,7 @@ import dev.runbus.Bus;
 import dev.runbus.Delivery;
 import dev.runbus.Handler;
 import dev.runbus.runs.Reply;
-import dev.runbus.runs.RunContext;
 import dev.runbus.runs.RunHandler;
-import java.sql.SQLException;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
@@ -119,14 +117,9 @@ public final class OrderedRunWorker implements Handler {
     private void execute(RunStore.Attempt a) throws Exception {
         List<Reply> replies;
         try {
-            replies = handler.execute(new RunContext(a.runId(), a.idempotencyKey(), a.sessionId(), a.userId(),
-                    a.input(), a.attempt(), new StoredEffects(effects, a.runId())));
-            if (replies == null) {
-                throw new IllegalStateException("RunHandler returned null instead of a list of replies");
-            }
-            CrashPoints.reach(CrashPoints.Point.AFTER_HANDLER_BEFORE_COMMIT);
+            replies = HandlerCall.execute(handler, effects, a);
         } catch (Exception failure) {
-            recordFailure(a.runId(), failure);
+            failures.recordQuietly(a.runId(), failure);
             throw failure;
         }
         boolean completed;
@@ -139,15 +132,5 @@ public final class OrderedRunWorker implements Handler {
             log.debug("run {} was completed by another execution; its replies are kept", a.runId());
         }
         CrashPoints.reach(CrashPoints.Point.AFTER_COMMIT_BEFORE_ACK);
-    }
-
-    /** Keeps the failure's reason on the run; a courtesy, so it never replaces the failure itself. */
-    private void recordFailure(UUID runId, Exception failure) {
-        try {
-            failures.recordFailure(runId, failure.getClass().getName() + ": " + failure.getMessage());
-        } catch (SQLException | RuntimeException e) {
-            log.warn("could not record the failure of run {}", runId, e);
-            failure.addSuppressed(e);
-        }
     }
 }

@@ -8,6 +8,8 @@ import java.sql.SQLException;
 import java.util.Optional;
 import java.util.UUID;
 import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The SQL of a run's failures and replays: a handler's error kept on the run, the run failed by its dead
@@ -19,6 +21,8 @@ import javax.sql.DataSource;
  * {@code stream_id}), nor fail a run that has since started an attempt on another trigger.
  */
 public final class RunFailures {
+
+    private static final Logger log = LoggerFactory.getLogger(RunFailures.class);
 
     /** What a replay found: the run was failed, its user, and its dead letter if it had one. */
     public record Replay(boolean began, String userId, Optional<String> deadLetterId) {
@@ -43,6 +47,21 @@ public final class RunFailures {
             ps.setObject(2, id);
             ps.setString(3, RunStatus.RUNNING.sql());
             ps.executeUpdate();
+        }
+    }
+
+    /**
+     * Keeps the reason of a failed execution on the run, as a courtesy: a failure to write it is logged and added
+     * to {@code failure} as suppressed, never thrown, so that it never replaces the failure itself.
+     */
+    public void recordQuietly(UUID id, Throwable failure) {
+        try {
+            recordFailure(id, failure.getClass().getName() + ": " + failure.getMessage());
+        } catch (SQLException | RuntimeException e) {
+            log.warn("could not record the failure of run {}", id, e);
+            if (e != failure) {
+                failure.addSuppressed(e);
+            }
         }
     }
 

@@ -4,9 +4,7 @@ import dev.runbus.Batch;
 import dev.runbus.BatchHandler;
 import dev.runbus.Delivery;
 import dev.runbus.runs.Reply;
-import dev.runbus.runs.RunContext;
 import dev.runbus.runs.RunHandler;
-import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -111,16 +109,10 @@ public final class RunWorker implements BatchHandler {
     private void execute(Batch batch, Delivery d, RunStore.Attempt a, CountDownLatch finished) {
         List<Reply> replies;
         try {
-            RunContext context = new RunContext(a.runId(), a.idempotencyKey(), a.sessionId(), a.userId(), a.input(),
-                    a.attempt(), new StoredEffects(effects, a.runId()));
-            replies = handler.execute(context);
-            if (replies == null) {
-                throw new IllegalStateException("RunHandler returned null instead of a list of replies");
-            }
-            CrashPoints.reach(CrashPoints.Point.AFTER_HANDLER_BEFORE_COMMIT);
+            replies = HandlerCall.execute(handler, effects, a);
         } catch (Throwable failure) {
             try {
-                recordFailure(a.runId(), failure);
+                failures.recordQuietly(a.runId(), failure);
             } finally {
                 settle(batch, d, failure, finished); // whatever recording did, or the batch call waits forever
             }
@@ -157,18 +149,6 @@ public final class RunWorker implements BatchHandler {
             log.debug("run trigger {} finished after its worker stopped waiting: {}", d.streamId(), late.getMessage());
         } finally {
             finished.countDown();
-        }
-    }
-
-    /** Keeps the failure's reason on the run; the reason is a courtesy, so nothing here may stop the settle. */
-    private void recordFailure(UUID runId, Throwable failure) {
-        try {
-            failures.recordFailure(runId, failure.getClass().getName() + ": " + failure.getMessage());
-        } catch (SQLException | RuntimeException e) {
-            log.warn("could not record the failure of run {}", runId, e);
-            if (e != failure) {
-                failure.addSuppressed(e);
-            }
         }
     }
 }
