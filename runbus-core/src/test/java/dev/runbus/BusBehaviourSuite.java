@@ -16,7 +16,7 @@ import io.lettuce.core.Range;
 import io.lettuce.core.StreamMessage;
 import io.lettuce.core.XClaimArgs;
 import io.lettuce.core.XReadArgs;
-import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import io.lettuce.core.models.stream.PendingMessage;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -98,7 +98,24 @@ abstract class BusBehaviourSuite {
         return prefix + ":{" + topic + "}:stream";
     }
 
-    RedisCommands<String, String> redis() {
+    /**
+     * The server a test reaches through a proxy, with a plain redis:// URL. On a cluster that is one master, which
+     * answers only for its own slots: the topic is then one whose keys share that master with the topic registry.
+     */
+    io.lettuce.core.RedisURI proxiedServer() {
+        io.lettuce.core.RedisURI registry = target().serverOf(prefix + ":topics");
+        for (int i = 0; target().isCluster(); i++) {
+            String candidate = "orders-" + i;
+            io.lettuce.core.RedisURI server = target().serverOf(candidate);
+            if (server.getHost().equals(registry.getHost()) && server.getPort() == registry.getPort()) {
+                topic = candidate;
+                break;
+            }
+        }
+        return registry;
+    }
+
+    RedisClusterCommands<String, String> redis() {
         return target().redis();
     }
 
@@ -934,9 +951,9 @@ abstract class BusBehaviourSuite {
 
     @Test
     void defect11_deadLetterMoveWhoseReplyIsLostWithTheConnection_isReportedOnce() throws Exception {
+        io.lettuce.core.RedisURI server = proxiedServer();
         redis().scriptLoad(script("dead_letter")); // so the call is one EVALSHA, answered by the script itself
         String id = bus.publisher().publish(topic, msg(1));
-        io.lettuce.core.RedisURI server = io.lettuce.core.RedisURI.create(target().uri());
         try (TcpProxy proxy = TcpProxy.start(server.getHost(), server.getPort())) {
             Bus viaProxy = Bus.connect(BusConfig.builder(proxy.uri()).keyPrefix(prefix).listener(events)
                     .consumerDeadAfter(Duration.ofMinutes(10)).build());
@@ -969,9 +986,9 @@ abstract class BusBehaviourSuite {
 
     @Test
     void defect11_replayWhoseReplyIsLostWithTheConnection_isNotCalledADuplicate() throws Exception {
+        io.lettuce.core.RedisURI server = proxiedServer();
         redis().scriptLoad(script("replay"));
         String deadId = seedDeadLetter();
-        io.lettuce.core.RedisURI server = io.lettuce.core.RedisURI.create(target().uri());
         try (TcpProxy proxy = TcpProxy.start(server.getHost(), server.getPort())) {
             Bus viaProxy = Bus.connect(BusConfig.builder(proxy.uri()).keyPrefix(prefix).listener(events)
                     .consumerDeadAfter(Duration.ofMinutes(10)).build());

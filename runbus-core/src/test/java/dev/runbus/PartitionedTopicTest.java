@@ -15,7 +15,7 @@ import io.lettuce.core.ScanIterator;
 import io.lettuce.core.StreamMessage;
 import io.lettuce.core.XGroupCreateArgs;
 import io.lettuce.core.XReadArgs;
-import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import io.lettuce.core.models.stream.PendingMessage;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -80,16 +80,20 @@ class PartitionedTopicTest {
                 .claimInterval(Duration.ofMillis(50));
     }
 
-    RedisCommands<String, String> redis() {
+    RedisClusterCommands<String, String> redis() {
         return target.redis();
     }
 
+    String partitionName(int p) {
+        return new dev.runbus.internal.Partitions(topic, N).name(p);
+    }
+
     String stream(int p) {
-        return prefix + ":{" + topic + "#" + p + "}:stream";
+        return prefix + ":{" + partitionName(p) + "}:stream";
     }
 
     String dead(int p) {
-        return prefix + ":{" + topic + "#" + p + "}:dead";
+        return prefix + ":{" + partitionName(p) + "}:dead";
     }
 
     List<PendingMessage> pending(int p, String group) {
@@ -385,7 +389,7 @@ class PartitionedTopicTest {
         // A lease as an ordered group's owner writes it: "<token> <consumer> <acquired at, epoch ms>".
         List<String> time = redis().time();
         long now = Long.parseLong(time.get(0)) * 1000 + Long.parseLong(time.get(1)) / 1000;
-        redis().psetex(prefix + ":{" + topic + "#1}:lease:g", 5000, "7 c9 " + (now - 1000));
+        redis().psetex(prefix + ":{" + partitionName(1) + "}:lease:g", 5000, "7 c9 " + (now - 1000));
         try {
             Inspector inspector = bus.inspector();
             Inspector.StreamInfo s = inspector.stream(topic).orElseThrow();

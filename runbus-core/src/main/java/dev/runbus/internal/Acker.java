@@ -1,7 +1,7 @@
 package dev.runbus.internal;
 
 import io.lettuce.core.RedisFuture;
-import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -31,7 +31,7 @@ final class Acker implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Acker.class);
     private static final int MAX_IDS_PER_XACK = 1000;
 
-    private final RedisAsyncCommands<String, byte[]> redis;
+    private final RedisClusterAsyncCommands<String, byte[]> redis;
     private final String group;
     private final long timeoutMillis;
     private final SafeListener listener;
@@ -40,7 +40,7 @@ final class Acker implements AutoCloseable {
     private volatile boolean closed;
 
     /** {@code streams}: the stream of each partition, by partition number. */
-    Acker(RedisAsyncCommands<String, byte[]> redis, List<String> streams, String group, long timeoutMillis,
+    Acker(RedisClusterAsyncCommands<String, byte[]> redis, List<String> streams, String group, long timeoutMillis,
           SafeListener listener) {
         this.redis = redis;
         this.group = group;

@@ -1,8 +1,6 @@
 package dev.runbus.internal;
 
-import io.lettuce.core.RedisClient;
-import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.util.function.Function;
 
 /**
@@ -12,35 +10,35 @@ import java.util.function.Function;
  */
 final class BatchConnection implements AutoCloseable {
 
-    private final RedisClient client;
-    private StatefulRedisConnection<String, byte[]> connection;
+    private final RedisLink link;
+    private RedisLink.Pipe pipe;
     private boolean closed;
 
-    BatchConnection(RedisClient client) {
-        this.client = client;
+    BatchConnection(RedisLink link) {
+        this.link = link;
     }
 
-    synchronized <T> T pipeline(Function<RedisAsyncCommands<String, byte[]>, T> commands) {
+    synchronized <T> T pipeline(Function<RedisClusterAsyncCommands<String, byte[]>, T> commands) {
         if (closed) {
             throw new dev.runbus.RunbusException("the bus is closed");
         }
-        if (connection == null) {
-            connection = client.connect(RedisBus.CODEC);
+        if (pipe == null) {
+            pipe = link.openPipe();
         }
-        connection.setAutoFlushCommands(false);
+        pipe.connection().setAutoFlushCommands(false);
         try {
-            return commands.apply(connection.async());
+            return commands.apply(pipe.async());
         } finally {
-            connection.flushCommands();
-            connection.setAutoFlushCommands(true);
+            pipe.connection().flushCommands();
+            pipe.connection().setAutoFlushCommands(true);
         }
     }
 
     @Override
     public synchronized void close() {
         closed = true;
-        if (connection != null) {
-            connection.close();
+        if (pipe != null) {
+            pipe.connection().close();
         }
     }
 }

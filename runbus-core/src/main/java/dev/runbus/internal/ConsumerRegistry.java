@@ -2,7 +2,7 @@ package dev.runbus.internal;
 
 import dev.runbus.Inspector.ConsumerInfo;
 import io.lettuce.core.ScoredValue;
-import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -23,14 +23,14 @@ import java.util.Map;
  */
 final class ConsumerRegistry {
 
-    private final RedisCommands<String, byte[]> redis;
+    private final RedisClusterCommands<String, byte[]> redis;
     private final Scripts scripts;
     private final Keys keys;
     private final TopicRegistry topics;
     private final long deadAfterMillis;
     private final SafeListener listener;
 
-    ConsumerRegistry(RedisCommands<String, byte[]> redis, Scripts scripts, Keys keys, TopicRegistry topics,
+    ConsumerRegistry(RedisClusterCommands<String, byte[]> redis, Scripts scripts, Keys keys, TopicRegistry topics,
                      Duration deadAfter, SafeListener listener) {
         this.redis = redis;
         this.scripts = scripts;

@@ -1,7 +1,7 @@
 package dev.runbus.internal;
 
 import dev.runbus.RunbusException;
-import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -37,7 +37,7 @@ final class Heartbeats {
     }
 
     private final Scripts scripts;
-    private final RedisAsyncCommands<String, byte[]> async;
+    private final RedisClusterAsyncCommands<String, byte[]> async;
     private final Keys keys;
     private final Duration interval;
     private final long timeoutMillis;
@@ -45,7 +45,7 @@ final class Heartbeats {
     /** Consumers that wrote their first heartbeat and have not closed; guarded by {@code this}. */
     private final Set<Name> beating = new LinkedHashSet<>();
 
-    Heartbeats(Scripts scripts, RedisAsyncCommands<String, byte[]> async, Keys keys, Duration interval,
+    Heartbeats(Scripts scripts, RedisClusterAsyncCommands<String, byte[]> async, Keys keys, Duration interval,
                long timeoutMillis, SafeListener listener) {
         this.scripts = scripts;
         this.async = async;

@@ -3,8 +3,8 @@ package dev.runbus.internal;
 /**
  * Builds every Redis key the bus uses. The keys of one partition share a hash tag, so each Lua script touches
  * a single Redis Cluster slot: the tag is the partition's name, {@code topic} for a topic of one partition and
- * {@code topic#p} for partition {@code p} of a topic of several ({@link Partitions#name}), so that partitions
- * land on different slots. Below, {@code name} is a partition's name. The layout (docs/wire-format.md):
+ * {@code topic#p.k} for partition {@code p} of a topic of several ({@link Partitions#name}), so that partitions
+ * land on evenly spread slots ({@link SlotTags}). Below, {@code name} is a partition's name. The layout (docs/wire-format.md):
  *
  * <pre>
  * {prefix}:{name}:stream              the partition's stream

@@ -3,8 +3,8 @@ package dev.runbus.internal;
 import dev.runbus.RunbusException;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
-import io.lettuce.core.api.async.RedisAsyncCommands;
-import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -42,7 +42,7 @@ final class LuaScript {
         }
     }
 
-    <T> T run(RedisCommands<String, byte[]> redis, ScriptOutputType type, String[] keys, byte[]... args) {
+    <T> T run(RedisClusterCommands<String, byte[]> redis, ScriptOutputType type, String[] keys, byte[]... args) {
         try {
             try {
                 return redis.evalsha(sha, type, keys, args);
@@ -58,7 +58,7 @@ final class LuaScript {
      * Like {@link #run}, without waiting: commands sent this way from several threads share the connection's
      * pipeline. The future completes on the client's I/O thread; keep its callbacks short.
      */
-    <T> CompletableFuture<T> runAsync(RedisAsyncCommands<String, byte[]> redis, ScriptOutputType type, String[] keys,
+    <T> CompletableFuture<T> runAsync(RedisClusterAsyncCommands<String, byte[]> redis, ScriptOutputType type, String[] keys,
                                       byte[]... args) {
         CompletableFuture<T> bySha = redis.<T>evalsha(sha, type, keys, args).toCompletableFuture();
         return named(bySha.exceptionallyCompose(e -> cause(e) instanceof RedisNoScriptException
@@ -71,7 +71,7 @@ final class LuaScript {
      * second send from the I/O thread, and is ordered with the caller's other commands on the connection.
      * Redis still compiles the script once and finds it by its SHA afterwards. For small, periodic scripts.
      */
-    <T> CompletableFuture<T> evalAsync(RedisAsyncCommands<String, byte[]> redis, ScriptOutputType type,
+    <T> CompletableFuture<T> evalAsync(RedisClusterAsyncCommands<String, byte[]> redis, ScriptOutputType type,
                                        String[] keys, byte[]... args) {
         return named(redis.<T>eval(source, type, keys, args).toCompletableFuture());
     }

@@ -1,9 +1,5 @@
 package dev.runbus.internal;
 
-import io.lettuce.core.UnblockType;
-import io.lettuce.core.XReadArgs;
-import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.api.sync.RedisCommands;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -17,7 +13,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Reads new entries of the partitions this consumer owns and has caught up on into each partition's queue:
  * through the fenced read script (ordered_read.lua explains why never with a plain XREADGROUP), and when none
- * has anything new, waits for new entries with one XREAD BLOCK over all of them. A partition whose queue holds
+ * has anything new, waits for new entries with one XREAD BLOCK over all of them (on a cluster, polled:
+ * {@link StreamReader}). A partition whose queue holds
  * {@code batchSize} entries is left out until its runners worked it down. When a partition becomes readable
  * while the wait blocks without it, {@link #wake} ends the wait at once (CLIENT UNBLOCK).
  *
@@ -34,8 +31,7 @@ final class OrderedReadLoop implements AutoCloseable {
     }
 
     private final SubscriptionContext ctx;
-    private final StatefulRedisConnection<String, byte[]> connection;
-    private final RedisCommands<String, byte[]> shared;
+    private final StreamReader reader;
     private final OrderedScripts scripts;
     private final PartitionOwnership ownership;
     private final OrderedRunners runners;
@@ -44,17 +40,14 @@ final class OrderedReadLoop implements AutoCloseable {
     private final Thread thread;
     private final Object idle = new Object();
     private volatile boolean closed;
-    private volatile long clientId = -1;
     /** The partitions of the read in progress; null when none blocks. */
     private volatile Set<Integer> reading;
 
-    OrderedReadLoop(SubscriptionContext ctx, StatefulRedisConnection<String, byte[]> connection,
-                    RedisCommands<String, byte[]> shared, OrderedScripts scripts, PartitionOwnership ownership,
+    OrderedReadLoop(SubscriptionContext ctx, StreamReader reader, OrderedScripts scripts, PartitionOwnership ownership,
                     OrderedRunners runners,
                     ReadLoop.GroupCreator groups, SafeListener listener) {
         this.ctx = ctx;
-        this.connection = connection;
-        this.shared = shared;
+        this.reader = reader;
         this.scripts = scripts;
         this.ownership = ownership;
         this.runners = runners;
@@ -128,23 +121,16 @@ final class OrderedReadLoop implements AutoCloseable {
         if (any || lastIds.isEmpty()) {
             return;
         }
-        RedisCommands<String, byte[]> redis = connection.sync();
-        if (clientId < 0) {
-            clientId = redis.clientId();
-        }
-        List<XReadArgs.StreamOffset<String>> offsets = new ArrayList<>();
-        lastIds.forEach((k, id) -> offsets.add(XReadArgs.StreamOffset.from(k, id)));
         reading = readable.stream().map(r -> r.partition().number).collect(Collectors.toSet());
         try {
-            redis.xread(XReadArgs.Builder.count(1).block(ctx.options().blockTime()),
-                    offsets.toArray(new XReadArgs.StreamOffset[0]));
+            reader.awaitNew(lastIds, ctx.options().blockTime());
         } finally {
             reading = null;
         }
     }
 
     private void onReadError(List<Readable> partitions, Throwable e) {
-        clientId = -1; // a reconnect gives the connection a new client id
+        reader.reset(); // a reconnect gives the connection a new client id
         if (String.valueOf(e.getMessage()).contains("NOGROUP")) {
             log.warn("group {} is missing on a partition of {}; creating it again", ctx.group(), ctx.topic());
             try {
@@ -177,14 +163,7 @@ final class OrderedReadLoop implements AutoCloseable {
     }
 
     private void unblock() {
-        long id = clientId;
-        if (id >= 0) {
-            try {
-                shared.clientUnblock(id, UnblockType.TIMEOUT);
-            } catch (RuntimeException ignored) {
-                // the read ends by its block time instead
-            }
-        }
+        reader.unblock();
     }
 
     /** Stops reading; a blocked read is ended at once. Waits for the thread up to the read's longest time. */

@@ -3,8 +3,8 @@ package dev.runbus.internal;
 import static dev.runbus.internal.LuaScript.args;
 
 import io.lettuce.core.ScriptOutputType;
-import io.lettuce.core.api.async.RedisAsyncCommands;
-import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -39,14 +39,14 @@ final class OrderedScripts {
         }
     }
 
-    private final RedisCommands<String, byte[]> redis;
-    private final RedisAsyncCommands<String, byte[]> async;
+    private final RedisClusterCommands<String, byte[]> redis;
+    private final RedisClusterAsyncCommands<String, byte[]> async;
     private final Keys keys;
     private final String group;
     private final String consumer;
 
     /** {@code redis} and {@code async} are two faces of one connection, so that calls keep their order. */
-    OrderedScripts(RedisCommands<String, byte[]> redis, RedisAsyncCommands<String, byte[]> async, Keys keys,
+    OrderedScripts(RedisClusterCommands<String, byte[]> redis, RedisClusterAsyncCommands<String, byte[]> async, Keys keys,
                    String group, String consumer) {
         this.redis = redis;
         this.async = async;

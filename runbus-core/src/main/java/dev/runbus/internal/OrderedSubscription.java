@@ -1,7 +1,6 @@
 package dev.runbus.internal;
 
 import dev.runbus.Handler;
-import io.lettuce.core.api.StatefulRedisConnection;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -25,7 +24,7 @@ final class OrderedSubscription extends BusSubscription {
 
     private static final Logger log = LoggerFactory.getLogger(OrderedSubscription.class);
 
-    private final StatefulRedisConnection<String, byte[]> readConnection;
+    private final StreamReader reader;
     private final PartitionOwnership ownership;
     private final PeriodicLoop ownershipLoop;
     private final OrderedRunners runners;
@@ -35,9 +34,9 @@ final class OrderedSubscription extends BusSubscription {
     private final ExecutorService ownedExecutor;
 
     OrderedSubscription(SubscriptionContext ctx, Handler handler, RedisBus bus, Keys keys,
-                        StatefulRedisConnection<String, byte[]> readConnection, Runnable onClosed) {
+                        StreamReader reader, Runnable onClosed) {
         super(ctx, onClosed);
-        this.readConnection = readConnection;
+        this.reader = reader;
         SafeListener listener = bus.listener();
         OrderedScripts scripts = new OrderedScripts(bus.sync(), bus.async(), keys, ctx.group(), ctx.consumer());
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "runbus-ordered-timer-" + ctx.describe()));
@@ -47,7 +46,7 @@ final class OrderedSubscription extends BusSubscription {
         PartitionStep step = new PartitionStep(new PartitionStep.Parts(ctx, handler, scripts, deadLetters, ownership,
                 listener, timer, keys, bus::ensureGroup), this::wake, this::offer);
         this.runners = new OrderedRunners(ctx.describe(), ctx.options().concurrency(), step::run, listener);
-        this.readLoop = new OrderedReadLoop(ctx, readConnection, bus.sync(), scripts, ownership, runners,
+        this.readLoop = new OrderedReadLoop(ctx, reader, scripts, ownership, runners,
                 bus::ensureGroup, listener);
         this.ownershipLoop = new PeriodicLoop("runbus-leases-" + ctx.describe(),
                 PartitionOwnership.tick(ctx.options().leaseTime()), ownership, listener);
@@ -102,7 +101,7 @@ final class OrderedSubscription extends BusSubscription {
         if (ownedExecutor != null) {
             ownedExecutor.shutdownNow();
         }
-        readConnection.close();
+        reader.close();
     }
 
     private static Thread daemon(Runnable r, String name) {

@@ -4,7 +4,7 @@ import dev.runbus.Inspector.PartitionInfo;
 import io.lettuce.core.Limit;
 import io.lettuce.core.Range;
 import io.lettuce.core.StreamMessage;
-import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -17,10 +17,10 @@ import java.util.Map;
  */
 final class PartitionReport {
 
-    private final RedisCommands<String, byte[]> redis;
+    private final RedisClusterCommands<String, byte[]> redis;
     private final Keys keys;
 
-    PartitionReport(RedisCommands<String, byte[]> redis, Keys keys) {
+    PartitionReport(RedisClusterCommands<String, byte[]> redis, Keys keys) {
         this.redis = redis;
         this.keys = keys;
     }

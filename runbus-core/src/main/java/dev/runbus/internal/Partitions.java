@@ -11,10 +11,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * partition of a message key, and the ids runbus hands out for entries of the topic.
  *
  * <p>A topic of one partition is exactly a plain topic: its partition's name is the topic and its ids are
- * Redis stream ids. Partition {@code p} of a topic of several is named {@code topic#p}, and an id of one of its
- * entries is the stream id with the partition after an {@code @}: {@code 1700000000000-0@3}. Stream ids of
- * different partitions can be equal; these cannot. The time part stays in front, so such an id still reads
- * as a time.
+ * Redis stream ids. Partition {@code p} of a topic of several is named {@code topic#p.k} ({@link #name}), and an
+ * id of one of its entries is the stream id with the partition after an {@code @}: {@code 1700000000000-0@3}.
+ * Stream ids of different partitions can be equal; these cannot. The time part stays in front, so such an id
+ * still reads as a time.
  */
 public record Partitions(String topic, int count) {
 
@@ -34,9 +34,12 @@ public record Partitions(String topic, int count) {
         return count > 1;
     }
 
-    /** The name partition {@code p}'s keys are built from (its hash tag). */
+    /**
+     * The name partition {@code p}'s keys are built from (its hash tag): the topic for a plain topic, else
+     * {@code topic#p.k}, with {@code k} chosen to spread the partitions over a cluster's slots ({@link SlotTags}).
+     */
     public String name(int p) {
-        return count == 1 ? topic : topic + "#" + p;
+        return count == 1 ? topic : SlotTags.tag(topic, p, count);
     }
 
     public List<String> names() {

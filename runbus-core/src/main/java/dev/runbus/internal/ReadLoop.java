@@ -2,10 +2,6 @@ package dev.runbus.internal;
 
 import io.lettuce.core.Consumer;
 import io.lettuce.core.StreamMessage;
-import io.lettuce.core.UnblockType;
-import io.lettuce.core.XReadArgs;
-import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.api.sync.RedisCommands;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -23,8 +19,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>New entries of every partition come from one blocking XREADGROUP naming all the partitions' streams, so
  * a topic's partitions cost a consumer no more round trips than a plain topic: one read, one thread, one
- * connection, however many partitions. On a single Redis that is one command; on Redis Cluster the streams
- * would have to be grouped by the node that holds them, one read per node (a later issue).
+ * connection, however many partitions. On a single Redis that is one command; on Redis Cluster, where the
+ * partitions sit in different slots, the {@link StreamReader} sends one read per partition and polls.
  *
  * <p>Blocking reads use a connection of their own, so they never delay the acks and scripts that share the
  * bus's connection; {@link #close()} ends a blocked read at once with CLIENT UNBLOCK.
@@ -37,8 +33,7 @@ final class ReadLoop implements AutoCloseable {
     private static final long CLOSE_MARGIN_MILLIS = 1000;
 
     private final SubscriptionContext ctx;
-    private final StatefulRedisConnection<String, byte[]> connection;
-    private final RedisCommands<String, byte[]> shared;
+    private final StreamReader reader;
     private final Scripts scripts;
     private final GroupCreator groups;
     private final Slots slots;
@@ -52,14 +47,11 @@ final class ReadLoop implements AutoCloseable {
     /** Where the next read's streams start when there is room for fewer entries than partitions. */
     private int rotation;
     private volatile boolean closed;
-    private volatile long clientId = -1;
 
-    ReadLoop(SubscriptionContext ctx, StatefulRedisConnection<String, byte[]> connection,
-             RedisCommands<String, byte[]> shared, Scripts scripts, GroupCreator groups, Slots slots,
+    ReadLoop(SubscriptionContext ctx, StreamReader reader, Scripts scripts, GroupCreator groups, Slots slots,
              Dispatcher dispatcher, SafeListener listener, Runnable ownPendingDone, long commandTimeoutMillis) {
         this.ctx = ctx;
-        this.connection = connection;
-        this.shared = shared;
+        this.reader = reader;
         this.scripts = scripts;
         this.groups = groups;
         this.slots = slots;
@@ -129,23 +121,18 @@ final class ReadLoop implements AutoCloseable {
     }
 
     private List<Entry> readNew(int room) {
-        RedisCommands<String, byte[]> redis = connection.sync();
-        if (clientId < 0) {
-            clientId = redis.clientId();
-        }
         // XREADGROUP's COUNT bounds the entries of each stream, not of the reply: with n streams it is room / n,
         // so that the reply never holds more entries than there are slots. With less room than streams, only
         // `room` of them are read, one entry each, starting one further every time so that none is left behind.
         int n = ctx.streamKeys().size();
         int streams = Math.min(n, room);
-        @SuppressWarnings("unchecked")
-        XReadArgs.StreamOffset<String>[] offsets = new XReadArgs.StreamOffset[streams];
+        List<String> keys = new ArrayList<>(streams);
         for (int i = 0; i < streams; i++) {
-            offsets[i] = XReadArgs.StreamOffset.lastConsumed(ctx.streamKey((rotation + i) % n));
+            keys.add(ctx.streamKey((rotation + i) % n));
         }
         rotation = (rotation + streams) % n;
-        List<StreamMessage<String, byte[]>> read = redis.xreadgroup(Consumer.from(ctx.group(), ctx.consumer()),
-                XReadArgs.Builder.count(room / streams).block(ctx.options().blockTime()), offsets);
+        List<StreamMessage<String, byte[]>> read = reader.readGroup(Consumer.from(ctx.group(), ctx.consumer()),
+                room / streams, ctx.options().blockTime(), keys);
         List<Entry> entries = new ArrayList<>(read.size());
         for (StreamMessage<String, byte[]> m : read) {
             entries.add(new Entry(partitionOfStream.get(m.getStream()), m.getId(), m.getBody(), 1, ""));
@@ -154,7 +141,7 @@ final class ReadLoop implements AutoCloseable {
     }
 
     private void onReadError(Throwable e) {
-        clientId = -1; // a reconnect gives the connection a new client id
+        reader.reset(); // a reconnect gives the connection a new client id
         String message = String.valueOf(e.getMessage());
         if (message.contains("NOGROUP")) {
             // A stream or its group is gone (deleted, or Redis lost its data): recreate it and read on. The error
@@ -192,14 +179,7 @@ final class ReadLoop implements AutoCloseable {
                 + TimeUnit.MILLISECONDS.toNanos(commandTimeoutMillis + CLOSE_MARGIN_MILLIS);
         try {
             while (thread.isAlive() && System.nanoTime() < deadline) {
-                long id = clientId;
-                if (id >= 0) {
-                    try {
-                        shared.clientUnblock(id, UnblockType.TIMEOUT);
-                    } catch (RuntimeException ignored) {
-                        // the blocked read ends by its own timeout instead
-                    }
-                }
+                reader.unblock();
                 thread.join(20);
             }
         } catch (InterruptedException e) {

@@ -11,15 +11,11 @@ import dev.runbus.Publisher;
 import dev.runbus.RunbusException;
 import dev.runbus.SubscribeOptions;
 import dev.runbus.Subscription;
-import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisBusyException;
-import io.lettuce.core.RedisClient;
-import io.lettuce.core.RedisURI;
 import io.lettuce.core.XGroupCreateArgs;
 import io.lettuce.core.XReadArgs;
-import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.api.async.RedisAsyncCommands;
-import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.codec.RedisCodec;
 import io.lettuce.core.codec.StringCodec;
@@ -31,17 +27,16 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The bus on one Redis: a shared connection for publishing, acks and scripts (Lettuce pipelines concurrent
- * commands on it), one more connection per subscription for its blocking reads, and the bus-wide loops
- * (heartbeat, janitor).
+ * The bus on one Redis deployment ({@link RedisLink}: a server, Sentinel or a cluster): a shared connection for
+ * publishing, acks and scripts (Lettuce pipelines concurrent commands on it), one more per subscription for
+ * its blocking reads ({@link StreamReader}), and the bus-wide loops (heartbeat, janitor).
  */
 public final class RedisBus implements Bus {
 
     static final RedisCodec<String, byte[]> CODEC = RedisCodec.of(StringCodec.UTF8, ByteArrayCodec.INSTANCE);
 
     private final BusConfig config;
-    private final RedisClient client;
-    private final StatefulRedisConnection<String, byte[]> connection;
+    private final RedisLink link;
     private final BatchConnection batches;
     private final Keys keys;
     private final SafeListener listener;
@@ -56,20 +51,19 @@ public final class RedisBus implements Bus {
     private final PeriodicLoop janitor;
     private volatile boolean closed;
 
-    private RedisBus(BusConfig config, RedisClient client, StatefulRedisConnection<String, byte[]> connection) {
+    private RedisBus(BusConfig config, RedisLink link) {
         this.config = config;
-        this.client = client;
-        this.connection = connection;
-        this.batches = new BatchConnection(client);
+        this.link = link;
+        this.batches = new BatchConnection(link);
         this.keys = new Keys(config.keyPrefix());
         this.listener = new SafeListener(config.listener());
-        this.scripts = new Scripts(connection.sync(), connection.async(), keys);
-        this.topics = new TopicRegistry(connection.sync(), keys, config::partitionsOf);
-        this.consumers = new ConsumerRegistry(connection.sync(), scripts, keys, topics, config.consumerDeadAfter(),
+        this.scripts = new Scripts(link.sync(), link.async(), keys);
+        this.topics = new TopicRegistry(link.sync(), keys, config::partitionsOf);
+        this.consumers = new ConsumerRegistry(link.sync(), scripts, keys, topics, config.consumerDeadAfter(),
                 listener);
-        this.deadLetters = new RedisDeadLetters(connection.sync(), scripts, keys, topics);
-        this.inspector = new RedisInspector(connection.sync(), keys, topics, consumers);
-        this.heartbeats = new Heartbeats(scripts, connection.async(), keys, config.heartbeatInterval(),
+        this.deadLetters = new RedisDeadLetters(link.sync(), scripts, keys, topics);
+        this.inspector = new RedisInspector(link.sync(), keys, topics, consumers);
+        this.heartbeats = new Heartbeats(scripts, link.async(), keys, config.heartbeatInterval(),
                 config.commandTimeout().toMillis(), listener);
         this.heartbeat = new PeriodicLoop("runbus-heartbeat", config.heartbeatInterval(), heartbeats::beat, listener);
         this.janitor = new PeriodicLoop("runbus-janitor", config.janitorInterval(), this::prune, listener);
@@ -77,28 +71,7 @@ public final class RedisBus implements Bus {
 
     public static RedisBus connect(BusConfig config) {
         Objects.requireNonNull(config, "config");
-        RedisURI uri;
-        try {
-            uri = RedisURI.create(config.redisUri());
-        } catch (RuntimeException e) {
-            throw new IllegalArgumentException("redisUri is not a valid Redis URI: " + e.getMessage(), e);
-        }
-        uri.setTimeout(config.commandTimeout());
-        RedisClient client = RedisClient.create(uri);
-        client.setOptions(ClientOptions.builder().autoReconnect(true).build());
-        StatefulRedisConnection<String, byte[]> connection;
-        try {
-            connection = client.connect(CODEC);
-            RedisVersion.require(connection.sync());
-        } catch (RuntimeException e) {
-            client.shutdown();
-            if (e instanceof RunbusException) {
-                throw e;
-            }
-            throw new RunbusException("cannot connect to Redis at " + uri.getHost() + ":" + uri.getPort() + ": "
-                    + e.getMessage(), e);
-        }
-        RedisBus bus = new RedisBus(config, client, connection);
+        RedisBus bus = new RedisBus(config, RedisLink.open(config.redisUri(), config.commandTimeout()));
         bus.heartbeat.start();
         bus.janitor.start();
         return bus;
@@ -112,7 +85,7 @@ public final class RedisBus implements Bus {
     @Override
     public Publisher publisher(PublishOptions options) {
         requireOpen();
-        return new RedisPublisher(connection.async(), batches, keys, topics, Objects.requireNonNull(options, "options"),
+        return new RedisPublisher(link.async(), batches, keys, topics, Objects.requireNonNull(options, "options"),
                 config.commandTimeout().toMillis());
     }
 
@@ -148,8 +121,7 @@ public final class RedisBus implements Bus {
             }
             return null;
         });
-        StatefulRedisConnection<String, byte[]> reads = client.connect(CODEC);
-        reads.setTimeout(options.blockTime().plus(config.commandTimeout()));
+        StreamReader reads = link.openReader(options.blockTime().plus(config.commandTimeout()));
         Heartbeats.Name name = new Heartbeats.Name(topic, group, consumer);
         // The heartbeat goes before the name is freed: a subscription under the same name on this bus can
         // only start after both, so it neither finds the old heartbeat nor loses its own to the old removal.
@@ -179,7 +151,7 @@ public final class RedisBus implements Bus {
      */
     void ensureGroup(String name, String group) {
         try {
-            connection.sync().xgroupCreate(XReadArgs.StreamOffset.from(keys.stream(name), "0"), group,
+            link.sync().xgroupCreate(XReadArgs.StreamOffset.from(keys.stream(name), "0"), group,
                     XGroupCreateArgs.Builder.mkstream(true));
         } catch (RedisBusyException e) {
             // BUSYGROUP: the group exists; use it as it is.
@@ -231,8 +203,7 @@ public final class RedisBus implements Bus {
         heartbeat.close();
         janitor.close();
         batches.close();
-        connection.close();
-        client.shutdown();
+        link.close();
     }
 
     private void requireOpen() {
@@ -245,12 +216,12 @@ public final class RedisBus implements Bus {
         return listener;
     }
 
-    RedisAsyncCommands<String, byte[]> async() {
-        return connection.async();
+    RedisClusterAsyncCommands<String, byte[]> async() {
+        return link.async();
     }
 
-    RedisCommands<String, byte[]> sync() {
-        return connection.sync();
+    RedisClusterCommands<String, byte[]> sync() {
+        return link.sync();
     }
 
     Scripts scripts() {

@@ -8,7 +8,7 @@ import dev.runbus.RunbusException;
 import io.lettuce.core.Limit;
 import io.lettuce.core.Range;
 import io.lettuce.core.StreamMessage;
-import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -28,12 +28,12 @@ import java.util.UUID;
  */
 final class RedisDeadLetters implements DeadLetters {
 
-    private final RedisCommands<String, byte[]> redis;
+    private final RedisClusterCommands<String, byte[]> redis;
     private final Scripts scripts;
     private final Keys keys;
     private final TopicRegistry topics;
 
-    RedisDeadLetters(RedisCommands<String, byte[]> redis, Scripts scripts, Keys keys, TopicRegistry topics) {
+    RedisDeadLetters(RedisClusterCommands<String, byte[]> redis, Scripts scripts, Keys keys, TopicRegistry topics) {
         this.redis = redis;
         this.scripts = scripts;
         this.keys = keys;

@@ -3,7 +3,7 @@ package dev.runbus.internal;
 import dev.runbus.Inspector;
 import io.lettuce.core.Limit;
 import io.lettuce.core.Range;
-import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import io.lettuce.core.models.stream.PendingMessage;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -20,13 +20,13 @@ import java.util.TreeMap;
  */
 final class RedisInspector implements Inspector {
 
-    private final RedisCommands<String, byte[]> redis;
+    private final RedisClusterCommands<String, byte[]> redis;
     private final Keys keys;
     private final TopicRegistry topics;
     private final ConsumerRegistry consumers;
     private final PartitionReport partitionReport;
 
-    RedisInspector(RedisCommands<String, byte[]> redis, Keys keys, TopicRegistry topics, ConsumerRegistry consumers) {
+    RedisInspector(RedisClusterCommands<String, byte[]> redis, Keys keys, TopicRegistry topics, ConsumerRegistry consumers) {
         this.redis = redis;
         this.keys = keys;
         this.topics = topics;

@@ -6,7 +6,7 @@ import dev.runbus.Publisher;
 import dev.runbus.RunbusException;
 import io.lettuce.core.RedisFuture;
 import io.lettuce.core.XAddArgs;
-import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -22,14 +22,14 @@ final class RedisPublisher implements Publisher {
 
     private static final Logger log = LoggerFactory.getLogger(RedisPublisher.class);
 
-    private final RedisAsyncCommands<String, byte[]> redis;
+    private final RedisClusterAsyncCommands<String, byte[]> redis;
     private final BatchConnection batches;
     private final Keys keys;
     private final TopicRegistry topics;
     private final XAddArgs addArgs;
     private final long timeoutMillis;
 
-    RedisPublisher(RedisAsyncCommands<String, byte[]> redis, BatchConnection batches, Keys keys, TopicRegistry topics,
+    RedisPublisher(RedisClusterAsyncCommands<String, byte[]> redis, BatchConnection batches, Keys keys, TopicRegistry topics,
                    PublishOptions options, long timeoutMillis) {
         this.redis = redis;
         this.batches = batches;
@@ -89,7 +89,7 @@ final class RedisPublisher implements Publisher {
         return topics.register(topic);
     }
 
-    private RedisFuture<String> add(RedisAsyncCommands<String, byte[]> async, String stream, Message m) {
+    private RedisFuture<String> add(RedisClusterAsyncCommands<String, byte[]> async, String stream, Message m) {
         return addArgs == null ? async.xadd(stream, WireFormat.encode(m)) : async.xadd(stream, addArgs,
                 WireFormat.encode(m));
     }

@@ -3,7 +3,6 @@ package dev.runbus.internal;
 import dev.runbus.BatchHandler;
 import dev.runbus.Handler;
 import dev.runbus.SubscribeOptions;
-import io.lettuce.core.api.StatefulRedisConnection;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadFactory;
@@ -19,7 +18,7 @@ final class RedisSubscription extends BusSubscription {
 
     private static final Logger log = LoggerFactory.getLogger(RedisSubscription.class);
 
-    private final StatefulRedisConnection<String, byte[]> readConnection;
+    private final StreamReader reader;
     private final Slots readSlots;
     private final InFlight inFlight = new InFlight();
     private final Acker acker;
@@ -34,9 +33,9 @@ final class RedisSubscription extends BusSubscription {
 
     /** Exactly one of {@code handler} and {@code batchHandler} is set. */
     RedisSubscription(SubscriptionContext ctx, Handler handler, BatchHandler batchHandler, RedisBus bus,
-                      StatefulRedisConnection<String, byte[]> readConnection, Runnable onClosed) {
+                      StreamReader reader, Runnable onClosed) {
         super(ctx, onClosed);
-        this.readConnection = readConnection;
+        this.reader = reader;
         SubscribeOptions o = ctx.options();
         SafeListener listener = bus.listener();
         // Room for the handlers, the batch waiting for them and the next batch being read (so reads stay full
@@ -46,7 +45,7 @@ final class RedisSubscription extends BusSubscription {
         this.acker = new Acker(bus.async(), ctx.streamKeys(), ctx.group(), bus.commandTimeoutMillis(), listener);
         this.deadLetters = new DeadLetterMover(ctx, bus.scripts(), listener, bus.commandTimeoutMillis());
         this.dispatcher = new Dispatcher(ctx, handler, batchHandler, inFlight, acker, deadLetters, listener);
-        this.readLoop = new ReadLoop(ctx, readConnection, bus.sync(), bus.scripts(), bus::ensureGroup, readSlots,
+        this.readLoop = new ReadLoop(ctx, reader, bus.scripts(), bus::ensureGroup, readSlots,
                 dispatcher, listener, this::startReclaimer, bus.commandTimeoutMillis());
         this.reclaimer = new Reclaimer(ctx, bus.scripts(), reclaimSlots, dispatcher, inFlight, listener);
         this.reclaimLoop = new PeriodicLoop("runbus-reclaim-" + ctx.describe(), o.claimInterval(), reclaimer,
@@ -119,7 +118,7 @@ final class RedisSubscription extends BusSubscription {
         if (ownedExecutor != null) {
             ownedExecutor.shutdownNow();
         }
-        readConnection.close();
+        reader.close();
     }
 
     private static ThreadFactory threads(String prefix) {

@@ -1,7 +1,7 @@
 package dev.runbus.internal;
 
 import dev.runbus.RunbusException;
-import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 
 /** The bus needs Redis 6.2 or later: XAUTOCLAIM and XPENDING's IDLE filter arrived in 6.2. */
 final class RedisVersion {
@@ -9,7 +9,7 @@ final class RedisVersion {
     private RedisVersion() {
     }
 
-    static void require(RedisCommands<String, byte[]> redis) {
+    static void require(RedisClusterCommands<String, byte[]> redis) {
         String info = redis.info("server");
         String version = null;
         for (String line : info.split("\r?\n")) {

@@ -3,8 +3,8 @@ package dev.runbus.internal;
 import static dev.runbus.internal.LuaScript.args;
 
 import io.lettuce.core.ScriptOutputType;
-import io.lettuce.core.api.async.RedisAsyncCommands;
-import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
@@ -29,12 +29,12 @@ final class Scripts {
     record ReplayResult(int status, String streamId) {
     }
 
-    private final RedisCommands<String, byte[]> redis;
-    private final RedisAsyncCommands<String, byte[]> async;
+    private final RedisClusterCommands<String, byte[]> redis;
+    private final RedisClusterAsyncCommands<String, byte[]> async;
     private final Keys keys;
 
     /** {@code redis} and {@code async} are two faces of one connection. */
-    Scripts(RedisCommands<String, byte[]> redis, RedisAsyncCommands<String, byte[]> async, Keys keys) {
+    Scripts(RedisClusterCommands<String, byte[]> redis, RedisClusterAsyncCommands<String, byte[]> async, Keys keys) {
         this.redis = redis;
         this.async = async;
         this.keys = keys;

@@ -2,7 +2,7 @@ package dev.runbus.internal;
 
 import dev.runbus.RunbusException;
 import io.lettuce.core.ScriptOutputType;
-import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -18,7 +18,7 @@ final class TopicRegistry {
 
     private static final LuaScript PARTITION_COUNT = LuaScript.load("partition_count");
 
-    private final RedisCommands<String, byte[]> redis;
+    private final RedisClusterCommands<String, byte[]> redis;
     private final Keys keys;
     private final ToIntFunction<String> configured;
     private final Map<String, Partitions> known = new ConcurrentHashMap<>();
@@ -30,7 +30,7 @@ final class TopicRegistry {
     private final Map<String, Partitions> seen = new ConcurrentHashMap<>();
 
     /** {@code configured} gives the partition count this bus is configured with for a topic. */
-    TopicRegistry(RedisCommands<String, byte[]> redis, Keys keys, ToIntFunction<String> configured) {
+    TopicRegistry(RedisClusterCommands<String, byte[]> redis, Keys keys, ToIntFunction<String> configured) {
         this.redis = redis;
         this.keys = keys;
         this.configured = configured;

@@ -1,31 +1,48 @@
 package dev.runbus.testing;
 
+import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScanArgs;
 import io.lettuce.core.ScanIterator;
-import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
- * A real Redis server the behaviour suite runs against: the local Redis 7 (or RUNBUS_TEST_REDIS_URL), and
- * an embedded Redis 6.2 started once per test JVM, so that both XAUTOCLAIM reply shapes are exercised.
+ * A real Redis server the behaviour suite runs against: the local Redis 7 (or RUNBUS_TEST_REDIS_URL), an
+ * embedded Redis 6.2 started once per test JVM, so that both XAUTOCLAIM reply shapes are exercised, and a local
+ * Redis Cluster of 3 masters and 3 replicas ({@link #cluster()}). Its {@link #redis()} commands reach any of
+ * them (on the cluster, each goes to its key's master).
  */
 public final class RedisTarget {
 
     private static volatile RedisTarget redis62;
+    private static volatile RedisTarget cluster;
+    private static volatile RedisClusterProcess clusterProcess;
 
     private final String name;
     private final String uri;
-    private final RedisClient client;
-    private final StatefulRedisConnection<String, String> connection;
+    private final AbstractRedisClient client;
+    private final RedisClusterCommands<String, String> commands;
 
     private RedisTarget(String name, String uri) {
         this.name = name;
         this.uri = uri;
-        this.client = RedisClient.create(uri);
-        this.connection = client.connect();
+        if (uri.startsWith("redis-cluster://")) {
+            java.util.List<RedisURI> seeds = new ArrayList<>();
+            for (String host : uri.substring("redis-cluster://".length()).split(",")) {
+                seeds.add(RedisURI.create("redis://" + host));
+            }
+            RedisClusterClient c = RedisClusterClient.create(seeds);
+            this.client = c;
+            this.commands = c.connect().sync();
+        } else {
+            RedisClient c = RedisClient.create(uri);
+            this.client = c;
+            this.commands = c.connect().sync();
+        }
     }
 
     /**
@@ -46,6 +63,36 @@ public final class RedisTarget {
         return redis62;
     }
 
+    /**
+     * A Redis Cluster of 3 masters, each with a replica, started on first use and stopped when the JVM exits;
+     * {@link #clusterProcess()} gives its nodes, for tests that kill or reshard them.
+     */
+    public static synchronized RedisTarget cluster() {
+        if (cluster == null) {
+            clusterProcess = RedisClusterProcess.start(3);
+            Runtime.getRuntime().addShutdownHook(new Thread(clusterProcess::close));
+            cluster = new RedisTarget("redis-cluster", "redis-cluster://" + clusterProcess.seeds());
+        }
+        return cluster;
+    }
+
+    public static synchronized RedisClusterProcess clusterProcess() {
+        cluster();
+        return clusterProcess;
+    }
+
+    /** The server that holds {@code key}: the target itself, or on the cluster the master of the key's slot. */
+    public RedisURI serverOf(String key) {
+        if (client instanceof RedisClusterClient c) {
+            return c.getPartitions().getMasterBySlot(io.lettuce.core.cluster.SlotHash.getSlot(key)).getUri();
+        }
+        return RedisURI.create(uri);
+    }
+
+    public boolean isCluster() {
+        return uri.startsWith("redis-cluster://");
+    }
+
     public String name() {
         return name;
     }
@@ -55,8 +102,8 @@ public final class RedisTarget {
     }
 
     /** Raw commands, for seeding and inspecting state the way a test needs to. */
-    public RedisCommands<String, String> redis() {
-        return connection.sync();
+    public RedisClusterCommands<String, String> redis() {
+        return commands;
     }
 
     public String version() {

@@ -31,7 +31,8 @@ class PartitionedSweepTest extends RunsTestSupport {
         UUID a = runs.submit(NewRun.of("s", userA, "a")).runId();
         UUID b = runs.submit(NewRun.of("s", userB, "b")).runId();
         // No worker runs: both triggers wait undelivered. Then Redis loses a's trigger.
-        String streamA = prefix + ":{runs#" + Partitioner.partitionOf(userA, PARTITIONS) + "}:stream";
+        String streamA = prefix + ":{" + new dev.runbus.internal.Partitions("runs", PARTITIONS)
+                .name(Partitioner.partitionOf(userA, PARTITIONS)) + "}:stream";
         var entries = redis.redis().xrange(streamA, Range.create("-", "+"));
         assertThat(entries).hasSize(1);
         redis.redis().xdel(streamA, entries.get(0).getId());

@@ -169,9 +169,11 @@ public final class Settings {
         return out;
     }
 
-    /** {@code redis://:secret@h} → {@code redis://:****@h}; {@code password=secret} → {@code password=****}. */
+    /**
+     * {@code redis://:secret@h} → {@code redis://:****@h}, {@code redis://secret@h} → {@code redis://****@h};
+     * {@code password=secret} → {@code password=****}.
+     */
     public static String mask(String url) {
-        String out = url.replaceAll("(://[^:/@]*:)[^@/]*@", "$1****@");
-        return out.replaceAll("(?i)(password=)[^&;]*", "$1****");
+        return dev.runbus.internal.Secrets.mask(url);
     }
 }

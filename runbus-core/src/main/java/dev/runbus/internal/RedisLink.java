@@ -1,0 +1,215 @@
+package dev.runbus.internal;
+
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulConnection;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
+import io.lettuce.core.codec.RedisCodec;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.Delay;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The bus's way to one Redis deployment: a single server, a server found through Sentinel, or a Redis Cluster
+ * ({@link RedisUris} reads which from the URL). Everything above it speaks Lettuce's cluster-compatible command
+ * interfaces, which both a plain and a cluster connection implement: on a cluster each command goes to the
+ * master of its key's slot, following MOVED and ASK, and every runbus script touches keys of one hash tag.
+ *
+ * <p>A link owns its client; {@link #close} shuts it down with every connection opened through it.
+ */
+public abstract class RedisLink implements AutoCloseable {
+
+    /**
+     * Reconnect delays: from 10 ms doubling to at most 1 s. Lettuce's default grows to 30 s, which after a
+     * failover can leave a connection waiting half a minute for a master that was promoted long before.
+     */
+    private static final Delay RECONNECT_DELAY = Delay.exponential(Duration.ofMillis(10), Duration.ofSeconds(1),
+            2, TimeUnit.MILLISECONDS);
+
+    /** A connection of its own whose commands are flushed together ({@link BatchConnection}). */
+    public record Pipe(StatefulConnection<String, byte[]> connection, RedisClusterAsyncCommands<String, byte[]> async) {
+    }
+
+    /**
+     * Opens a link to the deployment {@code url} names and checks the server's version.
+     *
+     * @throws IllegalArgumentException if the URL is not one runbus reads (the message never holds a password)
+     * @throws dev.runbus.RunbusException if Redis cannot be reached or is too old
+     */
+    public static RedisLink open(String url, Duration commandTimeout) {
+        RedisUris.Target target = RedisUris.parse(url);
+        target.seeds().forEach(u -> u.setTimeout(commandTimeout));
+        ClientResources resources = ClientResources.builder().reconnectDelay(RECONNECT_DELAY).build();
+        RedisLink link = target.cluster() ? new Cluster(resources, target) : new Single(resources, target);
+        try {
+            link.connect();
+            RedisVersion.require(link.sync());
+            return link;
+        } catch (RuntimeException e) {
+            link.close();
+            if (e instanceof dev.runbus.RunbusException) {
+                throw e;
+            }
+            throw new dev.runbus.RunbusException("cannot connect to Redis at " + target.where() + ": "
+                    + e.getMessage(), e);
+        }
+    }
+
+    final ClientResources resources;
+    final RedisUris.Target target;
+
+    private RedisLink(ClientResources resources, RedisUris.Target target) {
+        this.resources = resources;
+        this.target = target;
+    }
+
+    abstract void connect();
+
+    /** The shared connection's commands; Lettuce pipelines what several threads send on it. */
+    public abstract RedisClusterCommands<String, byte[]> sync();
+
+    public abstract RedisClusterAsyncCommands<String, byte[]> async();
+
+    /** Opens a connection for pipelined batches. */
+    abstract Pipe openPipe();
+
+    /** Opens a reader for one subscription's blocking reads. */
+    abstract StreamReader openReader(Duration timeout);
+
+    /** Whether this is a Redis Cluster. */
+    public abstract boolean cluster();
+
+    /** Where the link goes, without credentials: for messages. */
+    public String where() {
+        return target.where();
+    }
+
+    @Override
+    public abstract void close();
+
+    /** One server, given directly or found through Sentinel (Lettuce asks the Sentinels again on each reconnect). */
+    private static final class Single extends RedisLink {
+        private final RedisClient client;
+        private StatefulRedisConnection<String, byte[]> connection;
+
+        Single(ClientResources resources, RedisUris.Target target) {
+            super(resources, target);
+            this.client = RedisClient.create(resources);
+            client.setOptions(ClientOptions.builder().autoReconnect(true).build());
+        }
+
+        @Override
+        void connect() {
+            connection = client.connect(RedisBus.CODEC, target.seeds().get(0));
+        }
+
+        @Override
+        public RedisClusterCommands<String, byte[]> sync() {
+            return connection.sync();
+        }
+
+        @Override
+        public RedisClusterAsyncCommands<String, byte[]> async() {
+            return connection.async();
+        }
+
+        @Override
+        Pipe openPipe() {
+            StatefulRedisConnection<String, byte[]> c = client.connect(RedisBus.CODEC, target.seeds().get(0));
+            return new Pipe(c, c.async());
+        }
+
+        @Override
+        StreamReader openReader(Duration timeout) {
+            StatefulRedisConnection<String, byte[]> c = client.connect(RedisBus.CODEC, target.seeds().get(0));
+            c.setTimeout(timeout);
+            return new StreamReader.OnOneServer(c, sync());
+        }
+
+        @Override
+        public boolean cluster() {
+            return false;
+        }
+
+        @Override
+        public void close() {
+            if (connection != null) {
+                connection.close();
+            }
+            client.shutdown();
+            resources.shutdown();
+        }
+    }
+
+    /**
+     * A Redis Cluster: the topology is read from the seeds, refreshed every 5 s and at once when a command
+     * meets MOVED, ASK, a slot nobody serves or a node that keeps refusing connections (a dead master).
+     */
+    private static final class Cluster extends RedisLink {
+        private final RedisClusterClient client;
+        private StatefulRedisClusterConnection<String, byte[]> connection;
+
+        Cluster(ClientResources resources, RedisUris.Target target) {
+            super(resources, target);
+            this.client = RedisClusterClient.create(resources, target.seeds());
+            client.setOptions(ClusterClientOptions.builder()
+                    .autoReconnect(true)
+                    .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
+                            .enablePeriodicRefresh(Duration.ofSeconds(5))
+                            .enableAllAdaptiveRefreshTriggers()
+                            .adaptiveRefreshTriggersTimeout(Duration.ofMillis(500))
+                            .refreshTriggersReconnectAttempts(2)
+                            .build())
+                    .build());
+        }
+
+        @Override
+        void connect() {
+            connection = client.connect(RedisBus.CODEC);
+        }
+
+        @Override
+        public RedisClusterCommands<String, byte[]> sync() {
+            return connection.sync();
+        }
+
+        @Override
+        public RedisClusterAsyncCommands<String, byte[]> async() {
+            return connection.async();
+        }
+
+        @Override
+        Pipe openPipe() {
+            StatefulRedisClusterConnection<String, byte[]> c = client.connect(RedisBus.CODEC);
+            return new Pipe(c, c.async());
+        }
+
+        @Override
+        StreamReader openReader(Duration timeout) {
+            StatefulRedisClusterConnection<String, byte[]> c = client.connect(RedisBus.CODEC);
+            c.setTimeout(timeout);
+            return new StreamReader.OnCluster(c, connection, client::refreshPartitions);
+        }
+
+        @Override
+        public boolean cluster() {
+            return true;
+        }
+
+        @Override
+        public void close() {
+            if (connection != null) {
+                connection.close();
+            }
+            client.shutdown();
+            resources.shutdown();
+        }
+    }
+}

@@ -1,0 +1,89 @@
+package dev.runbus.internal;
+
+import io.lettuce.core.RedisURI;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Reads the Redis URLs runbus accepts:
+ *
+ * <ul>
+ *   <li>{@code redis://[[user:]password@]host[:port][/db]} and {@code rediss://…} (TLS): one server;</li>
+ *   <li>{@code redis-sentinel://[[user:]password@]host[:port][,host[:port]…][/db]#masterName}: the master that
+ *       the Sentinels name (Lettuce's form; port 26379 by default);</li>
+ *   <li>{@code redis-cluster://[[user:]password@]host[:port][,host[:port]…]} and {@code rediss-cluster://…}:
+ *       a Redis Cluster, found through any of the seed nodes given (port 6379 by default; database 0 only).</li>
+ * </ul>
+ *
+ * Lettuce's query options ({@code ?timeout=…}, {@code &clientName=…}) pass through. Error messages never
+ * repeat the URL's password.
+ */
+final class RedisUris {
+
+    /** What a URL names: its seeds (one URI unless it is a cluster) and where, without credentials. */
+    record Target(boolean cluster, List<RedisURI> seeds, String where) {
+    }
+
+    private RedisUris() {
+    }
+
+    static Target parse(String url) {
+        if (url == null || url.isBlank()) {
+            throw new IllegalArgumentException("the Redis URL is empty");
+        }
+        int colon = url.indexOf("://");
+        String scheme = colon < 0 ? "" : url.substring(0, colon);
+        if (scheme.equals("redis-cluster") || scheme.equals("rediss-cluster")) {
+            return cluster(scheme.startsWith("rediss") ? "rediss" : "redis", url.substring(colon + 3), url);
+        }
+        RedisURI uri = create(url, url);
+        String where = uri.getSentinels().isEmpty() ? uri.getHost() + ":" + uri.getPort()
+                : "Sentinels " + hosts(uri.getSentinels()) + ", master " + uri.getSentinelMasterId();
+        return new Target(false, List.of(uri), where);
+    }
+
+    /** {@code rest} is what follows {@code scheme://}: {@code [userinfo@]hosts[/db][?query]}. */
+    private static Target cluster(String scheme, String rest, String url) {
+        int at = rest.lastIndexOf('@', firstOf(rest, "/?"));
+        String userinfo = at < 0 ? "" : rest.substring(0, at + 1);
+        String afterUser = rest.substring(at + 1);
+        int end = firstOf(afterUser, "/?");
+        String hosts = afterUser.substring(0, end);
+        String tail = afterUser.substring(end);
+        if (tail.startsWith("/") && !tail.matches("/0?(\\?.*)?")) {
+            throw new IllegalArgumentException("a Redis Cluster has database 0 only: " + Secrets.mask(url));
+        }
+        List<RedisURI> seeds = new ArrayList<>();
+        for (String host : hosts.split(",")) {
+            if (host.isBlank()) {
+                throw new IllegalArgumentException("a host of the cluster URL is empty: " + Secrets.mask(url));
+            }
+            seeds.add(create(scheme + "://" + userinfo + host + tail, url));
+        }
+        return new Target(true, List.copyOf(seeds), "Redis Cluster " + hosts(seeds));
+    }
+
+    private static RedisURI create(String uri, String url) {
+        try {
+            return RedisURI.create(uri);
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException("not a Redis URL runbus reads (redis://, rediss://, "
+                    + "redis-sentinel://…#master, redis-cluster://host:port,…): " + Secrets.mask(url));
+        }
+    }
+
+    private static int firstOf(String s, String chars) {
+        for (int i = 0; i < s.length(); i++) {
+            if (chars.indexOf(s.charAt(i)) >= 0) {
+                return i;
+            }
+        }
+        return s.length();
+    }
+
+    private static String hosts(List<RedisURI> uris) {
+        List<String> out = new ArrayList<>();
+        uris.forEach(u -> out.add(u.getHost() + ":" + u.getPort()));
+        return String.join(",", out);
+    }
+}
