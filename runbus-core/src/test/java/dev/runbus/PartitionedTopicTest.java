@@ -44,7 +44,9 @@ class PartitionedTopicTest {
     static final Duration WAIT = Duration.ofSeconds(20);
     static final int N = 4;
 
-    final RedisTarget target = RedisTarget.local();
+    RedisTarget target() {
+        return RedisTarget.local();
+    }
     String prefix;
     final String topic = "orders";
     Recorder events;
@@ -62,11 +64,11 @@ class PartitionedTopicTest {
     void tearDown() {
         extraBuses.forEach(Bus::close);
         bus.close();
-        target.deleteKeys(prefix);
+        target().deleteKeys(prefix);
     }
 
     Bus newBus(BusListener listener, int partitions, Duration consumerDeadAfter) {
-        Bus b = Bus.connect(BusConfig.builder(target.uri()).keyPrefix(prefix).listener(listener)
+        Bus b = Bus.connect(BusConfig.builder(target().uri()).keyPrefix(prefix).listener(listener)
                 .partitions(topic, partitions).heartbeatInterval(Duration.ofMillis(100))
                 .consumerDeadAfter(consumerDeadAfter).build());
         if (bus != null) {
@@ -81,7 +83,7 @@ class PartitionedTopicTest {
     }
 
     RedisClusterCommands<String, String> redis() {
-        return target.redis();
+        return target().redis();
     }
 
     String partitionName(int p) {
@@ -510,7 +512,7 @@ class PartitionedTopicTest {
         Bus plain = newBus(new Recorder(), 1, Duration.ofMinutes(10));
         plain.publisher().publish("legacy", msg(1));
         Set<String> before = keysUnderPrefix();
-        Bus four = Bus.connect(BusConfig.builder(target.uri()).keyPrefix(prefix).partitions("legacy", 4).build());
+        Bus four = Bus.connect(BusConfig.builder(target().uri()).keyPrefix(prefix).partitions("legacy", 4).build());
         extraBuses.add(four);
         assertThatThrownBy(() -> four.publisher().publish("legacy", msg(2))).isInstanceOf(RunbusException.class)
                 .hasMessageContaining("has 1 partition ").hasMessageContaining("configured with 4");

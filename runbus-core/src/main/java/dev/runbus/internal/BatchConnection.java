@@ -25,6 +25,9 @@ final class BatchConnection implements AutoCloseable {
         if (pipe == null) {
             pipe = link.openPipe();
         }
+        if (!pipe.flushTogether()) {
+            return commands.apply(pipe.async());
+        }
         pipe.connection().setAutoFlushCommands(false);
         try {
             return commands.apply(pipe.async());

@@ -77,9 +77,15 @@ final class ConsumerRegistry {
             if (c.alive() || c.pending() != 0) {
                 continue;
             }
+            // Its heartbeat first (keyed by topic), then each partition's group (keyed by partition): one script
+            // per slot. A consumer found alive again keeps everything; one with pending entries on a partition
+            // stays in that group, with no heartbeat, until they are claimed and a later round deletes it.
+            if (scripts.forgetConsumer(topic, group, c.name(), deadAfterMillis) == 0) {
+                continue;
+            }
             boolean all = true;
             for (int p : f.partitions()) {
-                all &= scripts.deleteConsumer(topic, partitions.name(p), group, c.name(), deadAfterMillis) == 1;
+                all &= scripts.deleteConsumer(partitions.name(p), group, c.name()) == 1;
                 if (!all) {
                     break;
                 }

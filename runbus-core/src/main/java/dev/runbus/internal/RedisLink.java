@@ -33,8 +33,14 @@ public abstract class RedisLink implements AutoCloseable {
     private static final Delay RECONNECT_DELAY = Delay.exponential(Duration.ofMillis(10), Duration.ofSeconds(1),
             2, TimeUnit.MILLISECONDS);
 
-    /** A connection of its own whose commands are flushed together ({@link BatchConnection}). */
-    public record Pipe(StatefulConnection<String, byte[]> connection, RedisClusterAsyncCommands<String, byte[]> async) {
+    /**
+     * A connection of its own for batches ({@link BatchConnection}). On one server a batch's commands are
+     * flushed together ({@code flushTogether}). A cluster connection is not: a command for a node it has not
+     * connected to yet is written when that connection is up, after the batch's flush, and would wait for the
+     * next batch; each command is flushed as written instead, still pipelined.
+     */
+    public record Pipe(StatefulConnection<String, byte[]> connection, RedisClusterAsyncCommands<String, byte[]> async,
+                       boolean flushTogether) {
     }
 
     /**
@@ -123,7 +129,7 @@ public abstract class RedisLink implements AutoCloseable {
         @Override
         Pipe openPipe() {
             StatefulRedisConnection<String, byte[]> c = client.connect(RedisBus.CODEC, target.seeds().get(0));
-            return new Pipe(c, c.async());
+            return new Pipe(c, c.async(), true);
         }
 
         @Override
@@ -188,7 +194,7 @@ public abstract class RedisLink implements AutoCloseable {
         @Override
         Pipe openPipe() {
             StatefulRedisClusterConnection<String, byte[]> c = client.connect(RedisBus.CODEC);
-            return new Pipe(c, c.async());
+            return new Pipe(c, c.async(), false);
         }
 
         @Override

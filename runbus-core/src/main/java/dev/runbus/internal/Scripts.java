@@ -18,6 +18,7 @@ final class Scripts {
     private static final LuaScript KEEP_ALIVE = LuaScript.load("keep_alive");
     private static final LuaScript HEARTBEAT = LuaScript.load("heartbeat");
     private static final LuaScript DELETE_CONSUMER = LuaScript.load("delete_consumer");
+    private static final LuaScript FORGET_CONSUMER = LuaScript.load("forget_consumer");
 
     record ReadResult(List<Entry> entries, List<String> trimmed, String lastId) {
     }
@@ -142,10 +143,17 @@ final class Scripts {
      * slot than the heartbeats: this script would be cross-slot there and needs the heartbeat check split out of
      * it (a later issue).
      */
-    long deleteConsumer(String topic, String name, String group, String consumer, long deadAfterMillis) {
-        Long r = DELETE_CONSUMER.run(redis, ScriptOutputType.INTEGER,
-                new String[] {keys.stream(name), keys.heartbeats(topic, group)},
-                args(group, consumer, deadAfterMillis));
+    /** Removes a dead consumer's heartbeat: 1 dead (removed, or had none), 0 alive. */
+    long forgetConsumer(String topic, String group, String consumer, long deadAfterMillis) {
+        Long r = FORGET_CONSUMER.run(redis, ScriptOutputType.INTEGER, new String[] {keys.heartbeats(topic, group)},
+                args(consumer, deadAfterMillis));
+        return r;
+    }
+
+    /** Deletes a consumer from partition {@code name}'s group: 1 deleted, -1 it has pending entries there. */
+    long deleteConsumer(String name, String group, String consumer) {
+        Long r = DELETE_CONSUMER.run(redis, ScriptOutputType.INTEGER, new String[] {keys.stream(name)},
+                args(group, consumer));
         return r;
     }
 }

@@ -55,23 +55,29 @@ public final class SlotTags {
         int target = targetSlot(topic, p, count);
         String stem = topic + "#" + p + ".";
         int prefix = update(0, stem.getBytes(StandardCharsets.UTF_8));
-        byte[] digits = new byte[11];
-        for (int k = 0; k >= 0; k++) {
-            int len = decimal(k, digits);
+        byte[] digits = {'0', 0, 0, 0, 0, 0, 0, 0, 0, 0};
+        int len = 1;
+        while (len < digits.length) {
             if ((update(prefix, digits, len) & (SLOTS - 1)) == target) {
-                return stem + k;
+                return stem + new String(digits, 0, len, StandardCharsets.US_ASCII);
             }
+            len = increment(digits, len);
         }
         throw new IllegalStateException("no tag found for partition " + p + " of " + topic); // CRC16 is onto
     }
 
-    /** Writes {@code k} in decimal at the start of {@code out}; returns its length. */
-    private static int decimal(int k, byte[] out) {
-        String s = Integer.toString(k);
-        for (int i = 0; i < s.length(); i++) {
-            out[i] = (byte) s.charAt(i);
+    /** Adds one to the decimal number in {@code digits[0, len)}; returns its new length. */
+    private static int increment(byte[] digits, int len) {
+        for (int i = len - 1; i >= 0; i--) {
+            if (digits[i] != '9') {
+                digits[i]++;
+                return len;
+            }
+            digits[i] = '0';
         }
-        return s.length();
+        System.arraycopy(digits, 0, digits, 1, len);
+        digits[0] = '1';
+        return len + 1;
     }
 
     private static int update(int crc, byte[] bytes) {

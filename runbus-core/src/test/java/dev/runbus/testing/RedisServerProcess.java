@@ -67,14 +67,37 @@ public final class RedisServerProcess implements AutoCloseable {
         return start(embeddedBinary(), null, List.of());
     }
 
+    /**
+     * A free port can be taken between the check and the server's bind, and a cluster node also binds its bus
+     * port (port + 10000), which nobody checked: a start that fails on a port in use is tried on another.
+     */
     private static RedisServerProcess start(Path executable, String configFile, List<String> extraArgs) {
+        for (int attempt = 1; ; attempt++) {
+            RedisServerProcess p;
+            try {
+                p = new RedisServerProcess(executable, freePort(), Files.createTempDirectory("runbus-test-redis-"),
+                        configFile, extraArgs);
+            } catch (IOException e) {
+                throw new IllegalStateException("cannot start a redis-server for the tests", e);
+            }
+            try {
+                p.launch();
+                return p;
+            } catch (IllegalStateException e) {
+                boolean portTaken = p.log().contains("Address already in use");
+                p.close();
+                if (!portTaken || attempt == 5) {
+                    throw e;
+                }
+            }
+        }
+    }
+
+    private String log() {
         try {
-            RedisServerProcess p = new RedisServerProcess(executable, freePort(),
-                    Files.createTempDirectory("runbus-test-redis-"), configFile, extraArgs);
-            p.launch();
-            return p;
+            return Files.readString(dir.resolve("redis.log"));
         } catch (IOException e) {
-            throw new IllegalStateException("cannot start a redis-server for the tests", e);
+            return "";
         }
     }
 

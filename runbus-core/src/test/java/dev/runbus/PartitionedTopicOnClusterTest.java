@@ -1,0 +1,38 @@
+package dev.runbus;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.runbus.internal.Keys;
+import dev.runbus.internal.Partitions;
+import dev.runbus.testing.RedisTarget;
+import io.lettuce.core.RedisURI;
+import java.util.HashMap;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Partitioned topics on a local Redis Cluster of 3 masters (evenly split slots): the same cases as on one
+ * server, and the spread of partitions over the masters.
+ */
+class PartitionedTopicOnClusterTest extends PartitionedTopicTest {
+    @Override
+    RedisTarget target() {
+        return RedisTarget.cluster();
+    }
+
+    @Test
+    void partitionsSpreadOverEveryMaster() {
+        for (String name : new String[] {"orders", "runs", "payments-eu", "日本"}) {
+            for (int n : new int[] {3, 4, 6, 7, 16}) {
+                Map<String, Integer> perMaster = new HashMap<>();
+                for (int p = 0; p < n; p++) {
+                    RedisURI master = target().serverOf(new Keys(prefix).stream(new Partitions(name, n).name(p)));
+                    perMaster.merge(master.getHost() + ":" + master.getPort(), 1, Integer::sum);
+                }
+                assertThat(perMaster).as("partitions of %s (%d) per master", name, n).hasSize(3);
+                // Evenly spaced slots over three even ranges: no master holds more than its share, rounded up.
+                assertThat(perMaster.values()).allMatch(c -> c >= n / 3 && c <= (n + 2) / 3);
+            }
+        }
+    }
+}

@@ -1,0 +1,11 @@
+package dev.runbus;
+
+import dev.runbus.testing.RedisTarget;
+
+/** Rebalancing an ordered group's partitions on a local Redis Cluster of 3 masters. */
+class RebalanceOnClusterTest extends RebalanceTest {
+    @Override
+    RedisTarget target() {
+        return RedisTarget.cluster();
+    }
+}
