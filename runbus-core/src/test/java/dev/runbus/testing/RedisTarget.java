@@ -21,6 +21,8 @@ public final class RedisTarget {
     private static volatile RedisTarget redis62;
     private static volatile RedisTarget cluster;
     private static volatile RedisClusterProcess clusterProcess;
+    private static volatile RedisTarget sentinel;
+    private static volatile RedisSentinelProcess sentinelProcess;
 
     private final String name;
     private final String uri;
@@ -76,15 +78,35 @@ public final class RedisTarget {
         return cluster;
     }
 
+    /**
+     * A master with a replica and 3 Sentinels, reached through {@code redis-sentinel://…#runbus}, started on first
+     * use and stopped when the JVM exits.
+     */
+    public static synchronized RedisTarget sentinel() {
+        if (sentinel == null) {
+            sentinelProcess = RedisSentinelProcess.start();
+            Runtime.getRuntime().addShutdownHook(new Thread(sentinelProcess::close));
+            sentinel = new RedisTarget("redis-sentinel", "redis-sentinel://" + sentinelProcess.sentinelAddresses()
+                    + "#" + RedisSentinelProcess.MASTER_NAME);
+        }
+        return sentinel;
+    }
+
     public static synchronized RedisClusterProcess clusterProcess() {
         cluster();
         return clusterProcess;
     }
 
-    /** The server that holds {@code key}: the target itself, or on the cluster the master of the key's slot. */
+    /**
+     * The server that holds {@code key}: the target itself, the Sentinels' master, or on the cluster the master
+     * of the key's slot.
+     */
     public RedisURI serverOf(String key) {
         if (client instanceof RedisClusterClient c) {
             return c.getPartitions().getMasterBySlot(io.lettuce.core.cluster.SlotHash.getSlot(key)).getUri();
+        }
+        if (this == sentinel) {
+            return RedisURI.create("redis://127.0.0.1:" + sentinelProcess.currentMasterPort());
         }
         return RedisURI.create(uri);
     }
