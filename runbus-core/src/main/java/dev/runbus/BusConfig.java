@@ -8,7 +8,10 @@ import java.util.TreeMap;
 /**
  * How a {@link Bus} connects and keeps its consumers tidy. Immutable; build with {@link #builder(String)}.
  *
- * @param redisUri           Redis URI, for example {@code redis://127.0.0.1:6379/0}
+ * @param redisUri           Redis URL: {@code redis://[[user:]password@]host[:port][/db]} ({@code rediss://} for
+ *                           TLS); through Sentinel, {@code redis-sentinel://host:port[,host:port…][/db]#master};
+ *                           a Redis Cluster, {@code redis-cluster://host:port[,host:port…]} ({@code
+ *                           rediss-cluster://} for TLS), any of its nodes as seeds
  *                           ({@code rediss://} for TLS, {@code redis://:password@host}) — required
  * @param keyPrefix          first part of every Redis key the bus writes; default {@value #DEFAULT_KEY_PREFIX}
  * @param commandTimeout     how long one Redis command may take before it fails; default 10 s

@@ -24,7 +24,6 @@ import org.slf4j.LoggerFactory;
 final class OrderedReadLoop implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(OrderedReadLoop.class);
-    private static final long RETRY_PAUSE_MILLIS = 1000;
 
     /** A partition to read new entries for, in the generation they are read for. */
     private record Readable(OwnedPartition partition, long generation) {
@@ -39,6 +38,7 @@ final class OrderedReadLoop implements AutoCloseable {
     private final SafeListener listener;
     private final Thread thread;
     private final Object idle = new Object();
+    private final RetryBackoff backoff = new RetryBackoff();
     private volatile boolean closed;
     /** The partitions of the read in progress; null when none blocks. */
     private volatile Set<Integer> reading;
@@ -83,6 +83,7 @@ final class OrderedReadLoop implements AutoCloseable {
             }
             try {
                 read(readable, batch);
+                backoff.reset();
             } catch (Throwable e) {
                 reading = null;
                 if (closed) {
@@ -140,11 +141,12 @@ final class OrderedReadLoop implements AutoCloseable {
                 e.addSuppressed(again);
             }
         }
-        log.warn("reading {} failed; retrying in {} ms", ctx.describe(), RETRY_PAUSE_MILLIS, e);
+        long pause = backoff.next();
+        log.warn("reading {} failed; retrying in {} ms", ctx.describe(), pause, e);
         listener.onLoopError("ordered read " + ctx.describe(), e);
         synchronized (idle) {
             try {
-                idle.wait(RETRY_PAUSE_MILLIS);
+                idle.wait(pause);
             } catch (InterruptedException interrupted) {
                 Thread.interrupted();
             }

@@ -28,7 +28,6 @@ import org.slf4j.LoggerFactory;
 final class ReadLoop implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(ReadLoop.class);
-    private static final long RETRY_PAUSE_MILLIS = 1000;
     /** Beyond the longest a read can take, for the thread to get from the read's end to its own end. */
     private static final long CLOSE_MARGIN_MILLIS = 1000;
 
@@ -46,6 +45,7 @@ final class ReadLoop implements AutoCloseable {
     private final Map<String, Integer> partitionOfStream = new HashMap<>();
     /** Where the next read's streams start when there is room for fewer entries than partitions. */
     private int rotation;
+    private final RetryBackoff backoff = new RetryBackoff();
     private volatile boolean closed;
 
     ReadLoop(SubscriptionContext ctx, StreamReader reader, Scripts scripts, GroupCreator groups, Slots slots,
@@ -115,6 +115,7 @@ final class ReadLoop implements AutoCloseable {
                 onReadError(e);
                 continue;
             }
+            backoff.reset();
             slots.release(room - entries.size());
             dispatcher.accept(entries, slots);
         }
@@ -157,10 +158,11 @@ final class ReadLoop implements AutoCloseable {
                 e.addSuppressed(again);
             }
         }
-        log.warn("reading {} failed; retrying in {} ms", ctx.describe(), RETRY_PAUSE_MILLIS, e);
+        long pause = backoff.next();
+        log.warn("reading {} failed; retrying in {} ms", ctx.describe(), pause, e);
         listener.onLoopError("read " + ctx.describe(), e);
         try {
-            Thread.sleep(RETRY_PAUSE_MILLIS);
+            Thread.sleep(pause);
         } catch (InterruptedException interrupted) {
             Thread.currentThread().interrupt();
         }

@@ -8,7 +8,7 @@ import java.util.List;
  * ({@code redis-url=...}), else the default here.
  */
 public enum Setting {
-    REDIS_URL("redis-url", "", "Redis URI; empty starts an embedded Redis", true),
+    REDIS_URL("redis-url", "", "Redis URL: redis://host:port, redis-sentinel://h:p,h:p#master or redis-cluster://h:p,h:p; empty starts an embedded Redis", true),
     DATABASE_URL("database-url", "", "PostgreSQL JDBC URL; empty starts an embedded PostgreSQL", true),
     DATA_DIR("data-dir", "", "where embedded servers keep their data; empty: a temporary folder, deleted on exit", false),
     KEY_PREFIX("key-prefix", "runbus", "first part of every Redis key", false),
