@@ -129,6 +129,9 @@ public final class Bench {
             case "ordered":
                 results.ordered = OrderedScenario.run(env);
                 break;
+            case "cluster":
+                results.cluster = ClusterScenario.run(env);
+                break;
             default:
                 throw new IllegalArgumentException(scenario);
         }

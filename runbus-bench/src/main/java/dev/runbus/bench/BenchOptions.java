@@ -15,7 +15,8 @@ import java.util.Set;
  *
  * <pre>
  * --quick              fewer messages, shorter windows, one repeat: a smoke test, not a result
- * --scenarios a,b,...  drain, latency, runs, recovery, poison, memory, ordered (default: all)
+ * --scenarios a,b,...  drain, latency, runs, recovery, poison, memory, ordered, cluster (default: all; cluster
+ *                      starts Redis servers of its own: redis-server on the PATH, or $RUNBUS_BENCH_REDIS_SERVER)
  * --repeats N          measurements per figure (default 3, with --quick 1)
  * --redis URI          default $RUNBUS_REDIS_URL or redis://127.0.0.1:6379
  * --database JDBC-URL  default $RUNBUS_DATABASE_URL or jdbc:postgresql://127.0.0.1:5432/test?user=postgres
@@ -30,7 +31,7 @@ public record BenchOptions(boolean quick, Set<String> scenarios, int repeats, St
                            Path out, Path jfrDir, Sizes sizes, Path reportFrom) {
 
     public static final List<String> ALL_SCENARIOS = List.of("drain", "latency", "runs", "recovery", "poison", "memory",
-            "ordered");
+            "ordered", "cluster");
 
     /** How much work each scenario does. */
     public record Sizes(int drainMessages, int warmupMessages, List<Integer> consumerCounts, List<Integer> latencyRates,

@@ -10,6 +10,7 @@ import java.time.format.DateTimeFormatter;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.ToDoubleFunction;
 
 /** Writes the results as markdown: method, targets, one section per scenario with figures and ratios. */
 final class Report {
@@ -55,6 +56,9 @@ final class Report {
         }
         if (r.ordered != null) {
             ordered(r.ordered);
+        }
+        if (r.cluster != null) {
+            cluster(r.cluster);
         }
         if (!r.failures.isEmpty()) {
             line("## Scenarios that failed");
@@ -305,6 +309,95 @@ final class Report {
         line();
     }
 
+    private void cluster(ClusterScenario.Result x) {
+        line("## 8. Redis Cluster");
+        line();
+        line(String.format(Locale.ROOT, "A topic of %d partitions filled with %,d messages of %d bytes (`publishAll`,"
+                + " batches of %,d, no keys: the partitions in turn), then drained by %d runbus consumers of one group"
+                + " (one bus each, concurrency 1, batch %d, block 100 ms, no-op handler). Rate: messages over the time"
+                + " from the first subscribe until every message was handled and no partition had anything pending."
+                + " Cluster: %d masters without replicas, each serving an equal share of the slots (partitions per"
+                + " master: %s); one node: the same `redis-server` without cluster mode. The benchmark starts both on"
+                + " this host, keeps them for the whole scenario and measures them in an order rotated from round to"
+                + " round. On a cluster a consumer reads each partition with a command of its own (a cluster refuses"
+                + " reads across slots) and polls every 20 ms while all are empty; on one node it reads all %d with one"
+                + " blocking XREADGROUP.", x.partitions(), x.messages(), Payloads.SIZE, Producer.BATCH, x.consumers(),
+                ClusterScenario.BATCH, x.masters(), x.partitionsPerMaster().stream().map(String::valueOf)
+                        .collect(java.util.stream.Collectors.joining(", ")), x.partitions()));
+        line();
+        line("| | one node | cluster | cluster ÷ one node |");
+        line("|---|---:|---:|---:|");
+        line("| **drain, msg/s** | " + Fmt.summary(Stats.of(x.single(ClusterScenario.Sample::rate)), Fmt::rate)
+                + " | **" + Fmt.summary(Stats.of(x.cluster(ClusterScenario.Sample::rate)), Fmt::rate) + "** | **"
+                + clusterRatio(x, ClusterScenario.Sample::rate) + "** |");
+        clusterRow(x, "fill (`publishAll`), msg/s", ClusterScenario.Sample::fillRate, Fmt::rate);
+        clusterRow(x, "Redis commands per message", ClusterScenario.Sample::commands, Report::perMessage);
+        clusterRow(x, "messages per XREADGROUP", ClusterScenario.Sample::messagesPerRead,
+                v -> Double.isNaN(v) ? "—" : String.format(Locale.ROOT, "%.0f", v));
+        clusterRow(x, "Redis CPU per message (all nodes)", ClusterScenario.Sample::redisCpuMicros, Report::micros);
+        clusterRow(x, "time inside Redis commands per message (all nodes)",
+                ClusterScenario.Sample::redisCommandMicros, Report::micros);
+        clusterRow(x, "benchmark JVM CPU per message", ClusterScenario.Sample::jvmCpuMicros, Report::micros);
+        clusterRow(x, "CPU per message, Redis + JVM", ClusterScenario.Sample::cpuMicros, Report::micros);
+        line();
+        line("Redis commands per message of the drain, by command (`INFO commandstats` before and after, summed over"
+                + " the nodes, without the benchmark's own INFO and XPENDING; commands that scripts call count"
+                + " apart):");
+        line();
+        line("| commands per message | one node | cluster |");
+        line("|---|---:|---:|");
+        java.util.Map<String, Double> weight = new java.util.TreeMap<>();
+        for (ClusterScenario.Sample s : x.cluster()) {
+            s.commandsByName().forEach((k, v) -> weight.merge(k, v, Math::max));
+        }
+        for (ClusterScenario.Sample s : x.single()) {
+            s.commandsByName().forEach((k, v) -> weight.merge(k, v, Math::max));
+        }
+        List<String> shown = new java.util.ArrayList<>();
+        List<String> rest = new java.util.ArrayList<>();
+        weight.forEach((k, v) -> (v >= 0.001 ? shown : rest).add(k));
+        shown.sort(java.util.Comparator.comparing(weight::get).reversed());
+        for (String command : shown) {
+            ToDoubleFunction<ClusterScenario.Sample> f = ClusterScenario.Result.commands(command);
+            line("| " + command + " | " + Fmt.summary(Stats.of(x.single(f)), Report::perMessage) + " | "
+                    + Fmt.summary(Stats.of(x.cluster(f)), Report::perMessage) + " |");
+        }
+        if (!rest.isEmpty()) {
+            line("| fewer than 0.001 each: " + String.join(", ", rest) + " | | |");
+        }
+        line();
+        line("Redis CPU is the server processes' user + system time (socket reads and writes included), JVM CPU that"
+                + " of this process (consumers, Lettuce, GC and JIT together), both over the drain's window; the time"
+                + " inside commands is what Redis measures around each command, wall-clock time, so on a busy host it"
+                + " can exceed the CPU time. Both deployments share the host's " + r.machine.cores() + " cores with the"
+                + " benchmark: where the drain is bound by CPU, the rates stand in the inverse ratio of the CPU per"
+                + " message. A consumer takes at most its batch (" + ClusterScenario.BATCH + ") per round of reads,"
+                + " shared out over the partitions (COUNT " + ClusterScenario.BATCH + " / " + x.partitions() + " = "
+                + ClusterScenario.BATCH / x.partitions() + " from each): on one node a round is one XREADGROUP, on a"
+                + " cluster one per partition. Besides reads (XREADGROUP) and acks (XACK), the small counts are the buses' housekeeping"
+                + " (heartbeats, the reclaimer's XAUTOCLAIM, scripts and the commands they call, connections opened)"
+                + " and, on a cluster, Lettuce's topology refreshes every 5 s (`cluster|nodes`, `info`).");
+        line();
+    }
+
+    private static String clusterRatio(ClusterScenario.Result x, ToDoubleFunction<ClusterScenario.Sample> f) {
+        return Fmt.summary(Stats.pairedRatio(x.cluster(f), x.single(f)), Fmt::ratio);
+    }
+
+    private void clusterRow(ClusterScenario.Result x, String label, ToDoubleFunction<ClusterScenario.Sample> f,
+                            java.util.function.DoubleFunction<String> format) {
+        line("| " + label + " | " + Fmt.summary(Stats.of(x.single(f)), format) + " | "
+                + Fmt.summary(Stats.of(x.cluster(f)), format) + " | " + clusterRatio(x, f) + " |");
+    }
+
+    private static String perMessage(double v) {
+        return Double.isNaN(v) ? "—" : String.format(Locale.ROOT, v >= 10 ? "%.1f" : "%.3f", v);
+    }
+
+    private static String micros(double v) {
+        return Double.isNaN(v) ? "—" : String.format(Locale.ROOT, "%.1f µs", v);
+    }
+
     private void poison(PoisonScenario.Result x) {
         line("## 5. Poison messages");
         line();
@@ -381,7 +474,9 @@ final class Report {
                 + " stream) and the observed acks. Each runs measurement uses its own PostgreSQL schema, dropped"
                 + " afterwards.");
         line("- The recovery scenario's victim is a child JVM killed with SIGKILL (`Process.destroyForcibly`).");
-        line("- Flags: `--quick`, `--scenarios drain,latency,runs,recovery,poison,memory,ordered`, `--repeats N`,"
+        line("- The cluster scenario starts Redis servers of its own (`redis-server` on the PATH, or"
+                + " `$RUNBUS_BENCH_REDIS_SERVER`) on free loopback ports, and stops them when it ends.");
+        line("- Flags: `--quick`, `--scenarios drain,latency,runs,recovery,poison,memory,ordered,cluster`, `--repeats N`,"
                 + " `--redis URI`, `--database JDBC-URL`, `--out FILE`, `--jfr DIR` (a Flight Recorder file per"
                 + " scenario), `--report-from FILE` (write the report again from saved results), passed as"
                 + " `-Dexec.args=\"...\"`.");

@@ -34,6 +34,7 @@ final class Results implements Serializable {
     PoisonScenario.Result poison;
     MemoryScenario.Result memory;
     OrderedScenario.Result ordered;
+    ClusterScenario.Result cluster;
     /** Scenario name → why it could not be measured. */
     final Map<String, String> failures = new LinkedHashMap<>();
 

@@ -14,6 +14,9 @@ final class Targets {
         }
     }
 
+    /** The drain on the local cluster may not fall below this share of the drain on one node. */
+    static final double CLUSTER_VS_SINGLE = 0.7;
+
     /** Memory may not grow by more than this from the first quarter to the end. */
     static final double MEMORY_GROWTH_LIMIT_MB = 5;
 
@@ -87,6 +90,14 @@ final class Targets {
             out.add(new Check("rebalance after a SIGKILL ≤ lease + 1 s = " + Fmt.seconds(bound) + " (every round)",
                     Fmt.summary(t, Fmt::seconds), t.isEmpty() ? null : t.max() <= bound
                     && t.n() == x.rebalanceSeconds().size()));
+        }
+        if (r.cluster != null) {
+            ClusterScenario.Result x = r.cluster;
+            Stats.Summary ratio = Stats.pairedRatio(x.cluster(ClusterScenario.Sample::rate),
+                    x.single(ClusterScenario.Sample::rate));
+            out.add(new Check("drain on a " + x.masters() + "-master cluster (" + x.partitions() + " partitions, C = "
+                    + x.consumers() + ") ≥ " + Fmt.ratio(CLUSTER_VS_SINGLE) + " one node",
+                    Fmt.summary(ratio, Fmt::ratio), ratio.isEmpty() ? null : ratio.median() >= CLUSTER_VS_SINGLE));
         }
         return out;
     }

@@ -20,7 +20,20 @@ class ReportTest {
         r.drain = new DrainScenario.Result(200_000, List.of(4), Map.of(RunbusContender.NAME, "runbus",
                 LettuceLoopContender.NAME, "loop", SpringContender.NAME, "spring"), rates);
         r.recovery = new RecoveryScenario.Result(500, 2_000, 500, List.of(2.1, 2.4, Double.NaN));
+        r.cluster = new ClusterScenario.Result(3, 6, 4, 200_000, List.of(2, 2, 2),
+                List.of(cluster(60_000), cluster(80_000), ClusterScenario.Sample.FAILED),
+                List.of(single(100_000), single(100_000), single(90_000)));
         return r;
+    }
+
+    private static ClusterScenario.Sample cluster(double rate) {
+        return new ClusterScenario.Sample(rate, 70_000, 0.17, Map.of("xreadgroup", 0.065, "xack", 0.096,
+                "cluster|nodes", 0.0001), 4.7, 5.2, 13.0);
+    }
+
+    private static ClusterScenario.Sample single(double rate) {
+        return new ClusterScenario.Sample(rate, 100_000, 0.09, Map.of("xreadgroup", 0.011, "xack", 0.077), 2.5, 2.0,
+                6.0);
     }
 
     @Test
@@ -52,10 +65,30 @@ class ReportTest {
     }
 
     @Test
+    void clusterSectionComparesTheDeploymentsRoundByRound() {
+        String md = new Report(results(), Map.of()).render();
+        assertThat(md).contains("## 8. Redis Cluster");
+        // per-round ratios 0.60 and 0.80; the failed cluster round is left out
+        assertThat(md).contains("| **drain, msg/s** | 100k (90k–100k) | **70k (60k–80k)** | **0.70× (0.60×–0.80×)** |");
+        assertThat(md).contains("| Redis commands per message | 0.090 | 0.170 | 1.89× |");
+        assertThat(md).contains("| CPU per message, Redis + JVM | 8.5 µs | 17.7 µs | 2.08× |");
+        assertThat(md).contains("| messages per XREADGROUP | 91 | 15 | 0.17× |");
+        assertThat(md).contains("| xack | 0.077 | 0.096 |");
+        assertThat(md).contains("| xreadgroup | 0.011 | 0.065 |");
+        assertThat(md).contains("| fewer than 0.001 each: cluster|nodes | | |");
+        assertThat(Targets.evaluate(results())).anySatisfy(c -> {
+            assertThat(c.target()).isEqualTo("drain on a 3-master cluster (6 partitions, C = 4) ≥ 0.70× one node");
+            assertThat(c.measured()).isEqualTo("0.70× (0.60×–0.80×)");
+            assertThat(c.met()).isTrue();
+        });
+    }
+
+    @Test
     void optionsParseAsOneStringFromExecArgs() {
-        BenchOptions o = BenchOptions.parse("--quick --scenarios drain,runs --repeats 2");
+        BenchOptions o = BenchOptions.parse("--quick --scenarios drain,runs,cluster --repeats 2");
         assertThat(o.quick()).isTrue();
-        assertThat(o.scenarios()).containsExactly("drain", "runs");
+        assertThat(o.scenarios()).containsExactly("drain", "runs", "cluster");
+        assertThat(BenchOptions.parse().scenarios()).contains("cluster");
         assertThat(o.repeats()).isEqualTo(2);
         assertThat(o.out().toString()).endsWith("benchmarks-quick.md");
     }
