@@ -156,7 +156,7 @@ final class OrderedScenario {
             return false;
         }
         for (int p = 0; p < partitions; p++) {
-            String name = partitions == 1 ? "t" : "t#" + p;
+            String name = new dev.runbus.internal.Partitions("t", partitions).name(p);
             if (env.admin.pending(prefix + ":{" + name + "}:stream", "g") > 0) {
                 return false;
             }
@@ -212,7 +212,8 @@ final class OrderedScenario {
     private static int owners(Env env, String prefix, String consumer) {
         int n = 0;
         for (int p = 0; p < PARTITIONS; p++) {
-            String holder = env.admin.get(prefix + ":{t#" + p + "}:lease:g");
+            String holder = env.admin.get(new dev.runbus.internal.Keys(prefix).lease(
+                    new dev.runbus.internal.Partitions("t", PARTITIONS).name(p), "g"));
             String owner = holder == null ? null : holder.split(" ")[1];
             if (consumer != null ? consumer.equals(owner) : owner != null && !owner.equals("victim")) {
                 n++;

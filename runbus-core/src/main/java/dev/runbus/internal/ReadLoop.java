@@ -122,9 +122,9 @@ final class ReadLoop implements AutoCloseable {
     }
 
     private List<Entry> readNew(int room) {
-        // XREADGROUP's COUNT bounds the entries of each stream, not of the reply: with n streams it is room / n,
-        // so that the reply never holds more entries than there are slots. With less room than streams, only
-        // `room` of them are read, one entry each, starting one further every time so that none is left behind.
+        // The reader returns at most `room` entries and needs room for one per stream (one command over n streams
+        // bounds each by room / n). With less room than streams, only `room` of them are read, starting one
+        // further every time so that none is left behind.
         int n = ctx.streamKeys().size();
         int streams = Math.min(n, room);
         List<String> keys = new ArrayList<>(streams);
@@ -133,7 +133,7 @@ final class ReadLoop implements AutoCloseable {
         }
         rotation = (rotation + streams) % n;
         List<StreamMessage<String, byte[]>> read = reader.readGroup(Consumer.from(ctx.group(), ctx.consumer()),
-                room / streams, ctx.options().blockTime(), keys);
+                room, ctx.options().blockTime(), keys);
         List<Entry> entries = new ArrayList<>(read.size());
         for (StreamMessage<String, byte[]> m : read) {
             entries.add(new Entry(partitionOfStream.get(m.getStream()), m.getId(), m.getBody(), 1, ""));

@@ -6,6 +6,7 @@ import io.lettuce.core.StreamMessage;
 import io.lettuce.core.UnblockType;
 import io.lettuce.core.XReadArgs;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.async.RedisAsyncCommands;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
@@ -35,10 +36,11 @@ abstract class StreamReader implements AutoCloseable {
     static final long POLL_MILLIS = 20;
 
     /**
-     * Reads new entries for the group from the streams ({@code XREADGROUP … >}), at most {@code count} from
-     * each, waiting up to {@code block} while there are none.
+     * Reads new entries for the group from the streams ({@code XREADGROUP … >}), at most {@code room} in all
+     * and at least one per stream asked ({@code room >= streams.size()}), waiting up to {@code block} while there
+     * are none.
      */
-    abstract List<StreamMessage<String, byte[]>> readGroup(Consumer<String> consumer, int count, Duration block,
+    abstract List<StreamMessage<String, byte[]>> readGroup(Consumer<String> consumer, int room, Duration block,
                                                            List<String> streams);
 
     /**
@@ -91,10 +93,12 @@ abstract class StreamReader implements AutoCloseable {
             return redis;
         }
 
+        /** One command over all streams; its COUNT bounds each stream, so it is the room's share of each. */
         @Override
-        List<StreamMessage<String, byte[]>> readGroup(Consumer<String> consumer, int count, Duration block,
+        List<StreamMessage<String, byte[]>> readGroup(Consumer<String> consumer, int room, Duration block,
                                                       List<String> streams) {
-            return redis().xreadgroup(consumer, XReadArgs.Builder.count(count).block(block), lastConsumed(streams));
+            return redis().xreadgroup(consumer, XReadArgs.Builder.count(room / streams.size()).block(block),
+                    lastConsumed(streams));
         }
 
         @Override
@@ -130,8 +134,14 @@ abstract class StreamReader implements AutoCloseable {
      * is known, for CLIENT UNBLOCK through the bus's own connection to the same node); reads of several slots
      * are polled (see the class comment). A read that fails asks for the topology at once: after a failover or
      * a slot move the next read goes to the new master.
+     *
+     * <p>A read sent to a master that died gets no answer until its timeout (the block time plus the command
+     * timeout: Lettuce keeps it for the reconnect), so each read is awaited in short steps, and given up as
+     * soon as the topology names another master for its slot; the loop then reads from the new one.
      */
     static final class OnCluster extends StreamReader {
+        private static final long STEP_MILLIS = 200;
+
         private final StatefulRedisClusterConnection<String, byte[]> connection;
         private final StatefulRedisClusterConnection<String, byte[]> control;
         private final Runnable refreshTopology;
@@ -139,8 +149,14 @@ abstract class StreamReader implements AutoCloseable {
         /** The node a blocking read waits on and its client id there; null when none waits. */
         private volatile Blocked blocked;
         private volatile boolean woken;
+        /** Where {@link #readInTurn} starts. */
+        private int nextFirst;
 
         private record Blocked(String host, int port, long clientId) {
+        }
+
+        /** A master, as the topology names it. */
+        private record Master(String host, int port) {
         }
 
         OnCluster(StatefulRedisClusterConnection<String, byte[]> connection,
@@ -151,33 +167,50 @@ abstract class StreamReader implements AutoCloseable {
         }
 
         @Override
-        List<StreamMessage<String, byte[]>> readGroup(Consumer<String> consumer, int count, Duration block,
+        List<StreamMessage<String, byte[]>> readGroup(Consumer<String> consumer, int room, Duration block,
                                                       List<String> streams) {
             if (oneSlot(streams)) {
-                return blocking(streams.get(0), redis -> redis.xreadgroup(consumer,
-                        XReadArgs.Builder.count(count).block(block), lastConsumed(streams)));
+                return blocking(streams.get(0), block, redis -> redis.xreadgroup(consumer,
+                        XReadArgs.Builder.count(room / streams.size()).block(block), lastConsumed(streams)));
             }
-            return polling(block, () -> {
-                List<RedisFuture<List<StreamMessage<String, byte[]>>>> replies = new ArrayList<>();
-                for (String stream : streams) {
-                    replies.add(connection.async().xreadgroup(consumer, XReadArgs.Builder.count(count),
-                            XReadArgs.StreamOffset.lastConsumed(stream)));
+            return polling(block, () -> readInTurn(consumer, room, streams));
+        }
+
+        /**
+         * Reads the streams one after the other, each with all the room left, from the one after the stream that
+         * filled the room last time: a backlog is read {@code room} entries per command, as one command over all
+         * streams reads it on one server, rather than in shares of {@code room / streams} (six times the
+         * commands for six partitions), and every stream gets its turn first in rotation.
+         */
+        private List<StreamMessage<String, byte[]>> readInTurn(Consumer<String> consumer, int room,
+                                                               List<String> streams) {
+            List<StreamMessage<String, byte[]>> out = new ArrayList<>();
+            int n = streams.size();
+            int first = Math.floorMod(nextFirst, n);
+            for (int i = 0; i < n && out.size() < room; i++) {
+                String stream = streams.get((first + i) % n);
+                Map<String, RedisFuture<List<StreamMessage<String, byte[]>>>> reply = Map.of(stream, connection.async()
+                        .xreadgroup(consumer, XReadArgs.Builder.count(room - out.size()),
+                                XReadArgs.StreamOffset.lastConsumed(stream)));
+                out.addAll(collect(reply));
+                if (out.size() >= room) {
+                    nextFirst = first + i + 1;
                 }
-                return collect(replies);
-            });
+            }
+            return out;
         }
 
         @Override
         void awaitNew(Map<String, String> after, Duration block) {
             if (oneSlot(after.keySet())) {
-                blocking(after.keySet().iterator().next(),
+                blocking(after.keySet().iterator().next(), block,
                         redis -> redis.xread(XReadArgs.Builder.count(1).block(block), after(after)));
                 return;
             }
             polling(block, () -> {
-                List<RedisFuture<List<StreamMessage<String, byte[]>>>> replies = new ArrayList<>();
-                after.forEach((stream, id) -> replies.add(connection.async().xread(XReadArgs.Builder.count(1),
-                        XReadArgs.StreamOffset.from(stream, id))));
+                Map<String, RedisFuture<List<StreamMessage<String, byte[]>>>> replies = new LinkedHashMap<>();
+                after.forEach((stream, id) -> replies.put(stream, connection.async().xread(
+                        XReadArgs.Builder.count(1), XReadArgs.StreamOffset.from(stream, id))));
                 return collect(replies);
             });
         }
@@ -186,24 +219,67 @@ abstract class StreamReader implements AutoCloseable {
             return streams.stream().map(SlotHash::getSlot).distinct().count() == 1;
         }
 
-        private <T> T blocking(String key, java.util.function.Function<RedisCommands<String, byte[]>, T> read) {
+        private Master masterOf(String key) {
+            RedisClusterNode node = connection.getPartitions().getMasterBySlot(SlotHash.getSlot(key));
+            if (node == null) {
+                throw new dev.runbus.RunbusException("no master serves the slot of " + key + " (yet)");
+            }
+            return new Master(node.getUri().getHost(), node.getUri().getPort());
+        }
+
+        private List<StreamMessage<String, byte[]>> blocking(String key, Duration block,
+                java.util.function.Function<RedisAsyncCommands<String, byte[]>,
+                        RedisFuture<List<StreamMessage<String, byte[]>>>> read) {
             try {
-                RedisClusterNode master = connection.getPartitions().getMasterBySlot(SlotHash.getSlot(key));
-                if (master == null) {
-                    throw new dev.runbus.RunbusException("no master serves the slot of " + key + " yet");
-                }
-                String host = master.getUri().getHost();
-                int port = master.getUri().getPort();
-                RedisCommands<String, byte[]> redis = connection.getConnection(host, port).sync();
-                blocked = new Blocked(host, port, redis.clientId());
+                Master master = masterOf(key);
+                RedisAsyncCommands<String, byte[]> redis = connection.getConnectionAsync(master.host(), master.port())
+                        .get(connection.getTimeout().toMillis(), TimeUnit.MILLISECONDS).async();
+                long clientId = await(redis.clientId(), key, master, connection.getTimeout().toMillis());
+                blocked = new Blocked(master.host(), master.port(), clientId);
                 try {
-                    return read.apply(redis);
+                    return await(read.apply(redis), key, master, block.toMillis() + connection.getTimeout().toMillis());
                 } finally {
                     blocked = null;
                 }
             } catch (RuntimeException e) {
                 refreshTopology.run();
                 throw e;
+            } catch (Exception e) {
+                refreshTopology.run();
+                throw new dev.runbus.RunbusException("reading " + key + " failed: " + e.getMessage(), e);
+            }
+        }
+
+        /**
+         * The reply of a command about {@code key} sent to {@code master}; given up when the topology names another
+         * master for the key, or after {@code timeoutMillis}.
+         */
+        private <T> T await(RedisFuture<T> reply, String key, Master master, long timeoutMillis) {
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+            while (true) {
+                try {
+                    return reply.get(STEP_MILLIS, TimeUnit.MILLISECONDS);
+                } catch (java.util.concurrent.TimeoutException e) {
+                    Master now = masterOf(key);
+                    if (!now.equals(master)) {
+                        reply.cancel(true);
+                        throw new dev.runbus.RunbusException("the slot of " + key + " moved from " + master.host()
+                                + ":" + master.port() + " to " + now.host() + ":" + now.port() + "; reading again");
+                    }
+                    if (System.nanoTime() > deadline) {
+                        reply.cancel(true);
+                        throw new dev.runbus.RunbusException("reading " + key + " from " + master.host() + ":"
+                                + master.port() + " timed out after " + timeoutMillis + " ms");
+                    }
+                } catch (java.util.concurrent.ExecutionException e) {
+                    Throwable cause = e.getCause();
+                    throw cause instanceof RuntimeException r ? r
+                            : new dev.runbus.RunbusException("reading " + key + " failed: " + cause, cause);
+                } catch (InterruptedException e) {
+                    reply.cancel(true);
+                    Thread.currentThread().interrupt();
+                    throw new dev.runbus.RunbusException("reading " + key + " interrupted", e);
+                }
             }
         }
 
@@ -234,11 +310,25 @@ abstract class StreamReader implements AutoCloseable {
             }
         }
 
+        /** The replies of one read per stream, each awaited like a blocking read's (a dead master is left). */
         private List<StreamMessage<String, byte[]>> collect(
-                List<RedisFuture<List<StreamMessage<String, byte[]>>>> replies) {
+                Map<String, RedisFuture<List<StreamMessage<String, byte[]>>>> replies) {
             List<StreamMessage<String, byte[]>> out = new ArrayList<>();
-            for (RedisFuture<List<StreamMessage<String, byte[]>>> r : replies) {
-                out.addAll(Calls.await("reading streams", r, connection.getTimeout().toMillis()));
+            RuntimeException failed = null;
+            for (Map.Entry<String, RedisFuture<List<StreamMessage<String, byte[]>>>> r : replies.entrySet()) {
+                try {
+                    out.addAll(await(r.getValue(), r.getKey(), masterOf(r.getKey()),
+                            connection.getTimeout().toMillis()));
+                } catch (RuntimeException e) {
+                    failed = e;
+                }
+            }
+            if (failed != null && out.isEmpty()) {
+                throw failed;
+            }
+            if (failed != null) {
+                // entries of the streams that answered are handed on; the others are read again next time
+                refreshTopology.run();
             }
             return out;
         }
@@ -252,7 +342,9 @@ abstract class StreamReader implements AutoCloseable {
             Blocked b = blocked;
             if (b != null) {
                 try {
-                    control.getConnection(b.host(), b.port()).sync().clientUnblock(b.clientId(), UnblockType.TIMEOUT);
+                    // not awaited: a master that died would hold the caller (close) for the command timeout
+                    control.getConnectionAsync(b.host(), b.port()).thenAccept(c -> c.async()
+                            .clientUnblock(b.clientId(), UnblockType.TIMEOUT));
                 } catch (RuntimeException ignored) {
                     // the read ends by its block time instead
                 }

@@ -13,7 +13,8 @@ public final class ConnectionOptions {
                     + "default: RUNBUS_CONFIG, else ./runbus.properties if present")
     Path config;
 
-    @Option(names = "--redis-url", paramLabel = "URI", description = "Redis URI (env RUNBUS_REDIS_URL); "
+    @Option(names = "--redis-url", paramLabel = "URL", description = "Redis URL: redis://host:port, "
+            + "redis-sentinel://h:p,h:p#master or redis-cluster://h:p,h:p (env RUNBUS_REDIS_URL); "
             + "none: embedded Redis in demo and serve")
     String redisUrl;
 
