@@ -319,9 +319,9 @@ final class Report {
                 + " Cluster: %d masters without replicas, each serving an equal share of the slots (partitions per"
                 + " master: %s); one node: the same `redis-server` without cluster mode. The benchmark starts both on"
                 + " this host, keeps them for the whole scenario and measures them in an order rotated from round to"
-                + " round. On a cluster a consumer reads each partition with a command of its own (a cluster refuses"
-                + " reads across slots) and polls every 20 ms while all are empty; on one node it reads all %d with one"
-                + " blocking XREADGROUP.", x.partitions(), x.messages(), Payloads.SIZE, Producer.BATCH, x.consumers(),
+                + " round. On a cluster a consumer reads the partitions with a command each (a cluster refuses"
+                + " reads across slots), one after the other with all the room left, and polls every 20 ms while all"
+                + " are empty; on one node it reads all %d with one blocking XREADGROUP.", x.partitions(), x.messages(), Payloads.SIZE, Producer.BATCH, x.consumers(),
                 ClusterScenario.BATCH, x.masters(), x.partitionsPerMaster().stream().map(String::valueOf)
                         .collect(java.util.stream.Collectors.joining(", ")), x.partitions()));
         line();
