@@ -55,7 +55,7 @@ public abstract class RedisLink implements AutoCloseable {
         ClientResources resources = ClientResources.builder().reconnectDelay(RECONNECT_DELAY).build();
         RedisLink link = target.cluster() ? new Cluster(resources, target) : new Single(resources, target);
         try {
-            link.connect();
+            link.shared = link.connect();
             RedisVersion.require(link.sync());
             return link;
         } catch (RuntimeException e) {
@@ -70,13 +70,18 @@ public abstract class RedisLink implements AutoCloseable {
 
     final ClientResources resources;
     final RedisUris.Target target;
+    /** The shared connection, once {@link #connect} opened it. */
+    private volatile StatefulConnection<String, byte[]> shared;
 
     private RedisLink(ClientResources resources, RedisUris.Target target) {
         this.resources = resources;
         this.target = target;
     }
 
-    abstract void connect();
+    /** Opens the shared connection. */
+    abstract StatefulConnection<String, byte[]> connect();
+
+    abstract io.lettuce.core.AbstractRedisClient client();
 
     /** The shared connection's commands; Lettuce pipelines what several threads send on it. */
     public abstract RedisClusterCommands<String, byte[]> sync();
@@ -97,8 +102,15 @@ public abstract class RedisLink implements AutoCloseable {
         return target.where();
     }
 
+    /** Closes the shared connection and shuts the client down, with every connection opened through it. */
     @Override
-    public abstract void close();
+    public void close() {
+        if (shared != null) {
+            shared.close();
+        }
+        client().shutdown();
+        resources.shutdown();
+    }
 
     /** One server, given directly or found through Sentinel (Lettuce asks the Sentinels again on each reconnect). */
     private static final class Single extends RedisLink {
@@ -112,8 +124,14 @@ public abstract class RedisLink implements AutoCloseable {
         }
 
         @Override
-        void connect() {
+        StatefulConnection<String, byte[]> connect() {
             connection = client.connect(RedisBus.CODEC, target.seeds().get(0));
+            return connection;
+        }
+
+        @Override
+        io.lettuce.core.AbstractRedisClient client() {
+            return client;
         }
 
         @Override
@@ -143,15 +161,6 @@ public abstract class RedisLink implements AutoCloseable {
         public boolean cluster() {
             return false;
         }
-
-        @Override
-        public void close() {
-            if (connection != null) {
-                connection.close();
-            }
-            client.shutdown();
-            resources.shutdown();
-        }
     }
 
     /**
@@ -177,8 +186,14 @@ public abstract class RedisLink implements AutoCloseable {
         }
 
         @Override
-        void connect() {
+        StatefulConnection<String, byte[]> connect() {
             connection = client.connect(RedisBus.CODEC);
+            return connection;
+        }
+
+        @Override
+        io.lettuce.core.AbstractRedisClient client() {
+            return client;
         }
 
         @Override
@@ -207,15 +222,6 @@ public abstract class RedisLink implements AutoCloseable {
         @Override
         public boolean cluster() {
             return true;
-        }
-
-        @Override
-        public void close() {
-            if (connection != null) {
-                connection.close();
-            }
-            client.shutdown();
-            resources.shutdown();
         }
     }
 }
