@@ -371,10 +371,12 @@ final class Report {
                 + " inside commands is what Redis measures around each command, wall-clock time, so on a busy host it"
                 + " can exceed the CPU time. Both deployments share the host's " + r.machine.cores() + " cores with the"
                 + " benchmark: where the drain is bound by CPU, the rates stand in the inverse ratio of the CPU per"
-                + " message. A consumer takes at most its batch (" + ClusterScenario.BATCH + ") per round of reads,"
-                + " shared out over the partitions (COUNT " + ClusterScenario.BATCH + " / " + x.partitions() + " = "
-                + ClusterScenario.BATCH / x.partitions() + " from each): on one node a round is one XREADGROUP, on a"
-                + " cluster one per partition. Besides reads (XREADGROUP) and acks (XACK), the small counts are the buses' housekeeping"
+                + " message. A consumer takes at most its batch (" + ClusterScenario.BATCH + ") per round of reads:"
+                + " on one node a round is one XREADGROUP over all partitions, COUNT " + ClusterScenario.BATCH + " / "
+                + x.partitions() + " = " + ClusterScenario.BATCH / x.partitions() + " from each, and its acks one XACK"
+                + " per partition; on a cluster the partitions are read one after the other, each with the room left,"
+                + " so a backlog comes " + ClusterScenario.BATCH + " at a time from one partition and is acked with one"
+                + " XACK. Besides reads (XREADGROUP) and acks (XACK), the small counts are the buses' housekeeping"
                 + " (heartbeats, the reclaimer's XAUTOCLAIM, scripts and the commands they call, connections opened)"
                 + " and, on a cluster, Lettuce's topology refreshes every 5 s (`cluster|nodes`, `info`).");
         line();
