@@ -62,6 +62,19 @@ class CliTest {
     }
 
     @Test
+    void clusterAndSentinelUrlsAreMaskedAndABadOneIsNamedWithoutItsPassword() throws Exception {
+        for (String url : new String[] {"redis-cluster://s3cret@n1:7000,n2:7001", "redis://s3cret@cache:6379",
+                "redis-sentinel://:s3cret@s1:26379,s2:26379#main"}) {
+            Cli c = Cli.run("config", "--redis-url", url, "--json");
+            assertThat(c.exitCode).isZero();
+            assertThat(c.out).as(url).doesNotContain("s3cret").contains("****");
+        }
+        Cli bad = Cli.run("stats", "--redis-url", "redis-cluster://s3cret@127.0.0.1:1/5");
+        assertThat(bad.exitCode).isNotZero();
+        assertThat(bad.err).contains("database 0").doesNotContain("s3cret");
+    }
+
+    @Test
     void unreachableRedisIsAFailureNamingTheAddress() {
         Cli c = Cli.run("stats", "--redis-url", "redis://127.0.0.1:1");
         assertThat(c.exitCode).isEqualTo(1);
