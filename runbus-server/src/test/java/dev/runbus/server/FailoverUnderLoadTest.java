@@ -101,20 +101,31 @@ class FailoverUnderLoadTest {
         boolean promoted();
     }
 
-    /** SIGTERM to every process at once; what has not ended 15 s later gets SIGKILL. */
-    @AfterEach
-    void stopEverything() throws Exception {
+    /**
+     * SIGTERM to every process still running, all at once; what has not ended 15 s later gets SIGKILL. The
+     * scenario calls it before its Redis deployment goes, so that a graceful stop can still flush its acks.
+     */
+    private void stopChildren(String label) throws InterruptedException {
         long start = System.nanoTime();
-        children.forEach(c -> c.process.destroy());
+        List<Child> running = children.stream().filter(c -> c.process.isAlive()).toList();
+        if (running.isEmpty()) {
+            return;
+        }
+        running.forEach(c -> c.process.destroy());
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
-        for (Child c : children) {
+        for (Child c : running) {
             if (!c.process.waitFor(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
-                System.out.printf("FAILOVER %s did not stop within 15 s of SIGTERM; killed%n", c.name);
+                System.out.printf("FAILOVER[%s] %s did not stop within 15 s of SIGTERM; killed%n", label, c.name);
                 c.process.destroyForcibly();
                 c.process.waitFor(10, TimeUnit.SECONDS);
             }
         }
-        System.out.printf("FAILOVER processes stopped in %d ms%n", millisSince(start));
+        System.out.printf("FAILOVER[%s] processes stopped in %d ms%n", label, millisSince(start));
+    }
+
+    @AfterEach
+    void stopEverything() throws Exception {
+        stopChildren("after");
         try (Connection c = DriverManager.getConnection(DATABASE)) {
             c.createStatement().execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
         }
@@ -240,6 +251,14 @@ class FailoverUnderLoadTest {
     // ------------------------------------------------------------------------------------------------ scenario
 
     private void scenario(String label, Failover failover) throws Exception {
+        try {
+            runUnderLoad(label, failover);
+        } finally {
+            stopChildren(label);
+        }
+    }
+
+    private void runUnderLoad(String label, Failover failover) throws Exception {
         long began = System.nanoTime();
         List<String> common = List.of("--redis-url", failover.url(), "--database-url", DATABASE, "--schema", schema,
                 "--key-prefix", prefix, "--concurrency", "16", "--min-idle", "2s", "--claim-interval", "500ms",
@@ -262,7 +281,7 @@ class FailoverUnderLoadTest {
                 while (!Thread.currentThread().isInterrupted()) {
                     System.out.printf("PROGRESS[%s] %d ms accepted=%d ended=%d%n", label, millisSince(loadStart),
                             submitter.accepted.size(), ended());
-                    Thread.sleep(1000);
+                    Thread.sleep(2000); // a progress line every 2 s, for reading the report
                 }
             } catch (Exception e) {
                 // stopped
@@ -278,12 +297,16 @@ class FailoverUnderLoadTest {
             failover.checkVictim();
             long endedAtKill = ended();
             int acceptedAtKill = submitter.accepted.size();
+            long killing = System.nanoTime();
+            failover.kill();
+            // Times are measured from here: the master's process has ended (the kill waits for it), so nothing
+            // that happens later can have gone through it.
             Instant killedAt = Instant.now();
             long killed = System.nanoTime();
-            failover.kill();
             failover.promote();
-            System.out.printf("FAILOVER[%s] master killed %d ms into the load: %d runs ended, %d of %d accepted%n",
-                    label, millisSince(loadStart), endedAtKill, acceptedAtKill, RUNS);
+            System.out.printf("FAILOVER[%s] master killed %d ms into the load (SIGKILL sent and the process gone"
+                    + " in %d ms): %d runs ended, %d of %d accepted%n", label, millisSince(loadStart),
+                    (killed - killing) / 1_000_000, endedAtKill, acceptedAtKill, RUNS);
             Wait.until("the replica promoted", Duration.ofSeconds(60), failover::promoted);
             long promotedMs = millisSince(killed);
 
