@@ -99,6 +99,9 @@ class FailoverUnderLoadTest {
 
         /** Whether the replica is master now, as the deployment sees it. */
         boolean promoted();
+
+        /** What the live nodes say, for a failure message. */
+        String describe();
     }
 
     /**
@@ -195,6 +198,20 @@ class FailoverUnderLoadTest {
                     }
                     return true;
                 }
+
+                @Override
+                public String describe() {
+                    StringBuilder b = new StringBuilder();
+                    for (RedisServerProcess n : cluster.nodes()) {
+                        if (n != victim) {
+                            String nodes = RedisClusterProcess.call(n, r -> r.clusterNodes());
+                            String replication = RedisClusterProcess.call(n, r -> r.info("replication"));
+                            b.append("node :").append(n.port()).append(" CLUSTER NODES:\n").append(nodes)
+                                    .append(replication).append('\n');
+                        }
+                    }
+                    return b.toString();
+                }
             });
         }
     }
@@ -237,6 +254,19 @@ class FailoverUnderLoadTest {
                     return set.sentinels().stream().allMatch(s -> RedisSentinelProcess.sentinel(s, c -> String.valueOf(
                             c.sync().getMasterAddrByName(RedisSentinelProcess.MASTER_NAME))
                             .endsWith(":" + set.replica().port())));
+                }
+
+                @Override
+                public String describe() {
+                    StringBuilder b = new StringBuilder();
+                    for (RedisServerProcess sentinel : set.sentinels()) {
+                        String named = RedisSentinelProcess.sentinel(sentinel, c -> String.valueOf(
+                                c.sync().getMasterAddrByName(RedisSentinelProcess.MASTER_NAME)));
+                        b.append("Sentinel :").append(sentinel.port()).append(" names master ").append(named)
+                                .append('\n');
+                    }
+                    String replication = RedisClusterProcess.call(set.replica(), r -> r.info("replication"));
+                    return b.append(replication).toString();
                 }
             });
         }
@@ -307,7 +337,11 @@ class FailoverUnderLoadTest {
             System.out.printf("FAILOVER[%s] master killed %d ms into the load (SIGKILL sent and the process gone"
                     + " in %d ms): %d runs ended, %d of %d accepted%n", label, millisSince(loadStart),
                     (killed - killing) / 1_000_000, endedAtKill, acceptedAtKill, RUNS);
-            Wait.until("the replica promoted", Duration.ofSeconds(60), failover::promoted);
+            try {
+                Wait.until("the replica promoted", Duration.ofSeconds(60), failover::promoted);
+            } catch (AssertionError e) {
+                throw new AssertionError(e.getMessage() + "\n" + failover.describe(), e);
+            }
             long promotedMs = millisSince(killed);
 
             load.get(CONVERGENCE.toSeconds(), TimeUnit.SECONDS);
