@@ -10,6 +10,7 @@ import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.codec.RedisCodec;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.Delay;
@@ -182,6 +183,11 @@ public abstract class RedisLink implements AutoCloseable {
                             .adaptiveRefreshTriggersTimeout(Duration.ofMillis(500))
                             .refreshTriggersReconnectAttempts(2)
                             .build())
+                    // A node the cluster has agreed is failed (or that has no address) leaves the topology, so its
+                    // connection is closed as stale and the commands queued on it fail at once, to be retried on
+                    // the new master, instead of waiting out the command timeout for a node that is gone.
+                    .nodeFilter(node -> !node.is(RedisClusterNode.NodeFlag.FAIL)
+                            && !node.is(RedisClusterNode.NodeFlag.NOADDR))
                     .build());
         }
 
