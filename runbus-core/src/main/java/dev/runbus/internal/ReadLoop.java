@@ -122,11 +122,11 @@ final class ReadLoop implements AutoCloseable {
     }
 
     private List<Entry> readNew(int room) {
-        // The reader returns at most `room` entries and needs room for one per stream (one command over n streams
-        // bounds each by room / n). With less room than streams, only `room` of them are read, starting one
-        // further every time so that none is left behind.
+        // The reader returns at most `room` entries. One command over n streams bounds each by room / n, so it
+        // needs room for one per stream: with less room than streams, only `room` of them are read, starting one
+        // further every time so that none is left behind. A reader that reads in turn takes them all.
         int n = ctx.streamKeys().size();
-        int streams = Math.min(n, room);
+        int streams = reader.readsInTurn() ? n : Math.min(n, room);
         List<String> keys = new ArrayList<>(streams);
         for (int i = 0; i < streams; i++) {
             keys.add(ctx.streamKey((rotation + i) % n));

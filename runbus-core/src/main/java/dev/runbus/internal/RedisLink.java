@@ -155,7 +155,7 @@ public abstract class RedisLink implements AutoCloseable {
         StreamReader openReader(Duration timeout) {
             StatefulRedisConnection<String, byte[]> c = client.connect(RedisBus.CODEC, target.seeds().get(0));
             c.setTimeout(timeout);
-            return new StreamReader.OnOneServer(c, sync());
+            return new ServerStreamReader(c, sync());
         }
 
         @Override
@@ -222,7 +222,8 @@ public abstract class RedisLink implements AutoCloseable {
         StreamReader openReader(Duration timeout) {
             StatefulRedisClusterConnection<String, byte[]> c = client.connect(RedisBus.CODEC);
             c.setTimeout(timeout);
-            return new StreamReader.OnCluster(c, connection, client::refreshPartitions);
+            return new ClusterStreamReader(c, connection, client::refreshPartitions,
+                    target.seeds().get(0).getTimeout());
         }
 
         @Override

@@ -33,6 +33,11 @@ final class RedisUris {
         }
         int colon = url.indexOf("://");
         String scheme = colon < 0 ? "" : url.substring(0, colon);
+        int at = url.lastIndexOf('@');
+        if (colon >= 0 && at > colon && url.substring(colon + 3, at).matches(".*[@/?#].*")) {
+            throw new IllegalArgumentException("percent-encode '@', '/', '?' and '#' in a Redis URL's user name and"
+                    + " password (%40, %2F, %3F, %23): " + Secrets.mask(url));
+        }
         if (scheme.equals("redis-cluster") || scheme.equals("rediss-cluster")) {
             return cluster(scheme.startsWith("rediss") ? "rediss" : "redis", url.substring(colon + 3), url);
         }
@@ -44,7 +49,7 @@ final class RedisUris {
 
     /** {@code rest} is what follows {@code scheme://}: {@code [userinfo@]hosts[/db][?query]}. */
     private static Target cluster(String scheme, String rest, String url) {
-        int at = rest.lastIndexOf('@', firstOf(rest, "/?"));
+        int at = rest.lastIndexOf('@');
         String userinfo = at < 0 ? "" : rest.substring(0, at + 1);
         String afterUser = rest.substring(at + 1);
         int end = firstOf(afterUser, "/?");

@@ -59,6 +59,14 @@ class RedisUrisTest {
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("redis-cluster://")
                 .hasMessageNotContaining("s3cret");
         assertThatThrownBy(() -> RedisUris.parse(" ")).isInstanceOf(IllegalArgumentException.class);
+        for (String url : new String[] {"redis-cluster://:pa/ss@h1:7000", "redis://user:p@ss@h:6380/0",
+                "redis-sentinel://:pa/ss@h1,h2#m", "redis://:a?b@h"}) {
+            assertThatThrownBy(() -> RedisUris.parse(url)).as(url).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("percent-encode").hasMessageNotContaining("pa/ss")
+                    .hasMessageNotContaining("p@ss").hasMessageNotContaining("a?b");
+        }
+        assertThat(RedisUris.parse("redis-cluster://:pa%2Fss@h1:7000").seeds()).singleElement()
+                .satisfies(u -> assertThat(u.getHost()).isEqualTo("h1"));
     }
 
     @Test
@@ -69,5 +77,8 @@ class RedisUrisTest {
         assertThat(Secrets.mask("redis-cluster://pw@a:1,b:2")).isEqualTo("redis-cluster://****@a:1,b:2");
         assertThat(Secrets.mask("jdbc:postgresql://h/db?user=u&password=pw")).endsWith("password=****");
         assertThat(Secrets.mask("redis://h:1")).isEqualTo("redis://h:1");
+        assertThat(Secrets.mask("redis://user:pa/ss@h:6380/0")).isEqualTo("redis://user:****@h:6380/0");
+        assertThat(Secrets.mask("redis://user:p@ss@h")).isEqualTo("redis://user:****@h");
+        assertThat(Secrets.mask("redis-sentinel://:pa/ss@h1,h2#m")).isEqualTo("redis-sentinel://:****@h1,h2#m");
     }
 }

@@ -1,0 +1,307 @@
+package dev.runbus.internal;
+
+import dev.runbus.RunbusException;
+import io.lettuce.core.Consumer;
+import io.lettuce.core.RedisFuture;
+import io.lettuce.core.StreamMessage;
+import io.lettuce.core.UnblockType;
+import io.lettuce.core.XReadArgs;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.cluster.SlotHash;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
+import java.util.function.Supplier;
+
+/**
+ * Reads on a Redis Cluster. A blocking read of one slot goes to the reader's connection to that slot's master,
+ * whose client id it knows, for CLIENT UNBLOCK through the bus's own connection to the same master; reads of
+ * several slots are made one stream after the other and polled ({@link StreamReader}). A read that fails asks
+ * for the topology at once, so that after a failover or a slot move the next read goes to the new master.
+ *
+ * <p>A read sent to a master that died gets no answer until its timeout (Lettuce keeps it for a reconnect), so
+ * each read is awaited in short steps and given up as soon as the topology names another master for its slot.
+ * A master that moved but lives (a slot migrated, a manual failover) may still answer the read with entries it
+ * has delivered to this consumer: before giving up, the read is unblocked there and its answer awaited a
+ * moment, so that those entries are handed on rather than left pending until the reclaimer takes them.
+ */
+final class ClusterStreamReader extends StreamReader {
+
+    private static final long STEP_MILLIS = 200;
+    /** How long a read unblocked on a master that no longer owns its slot may take to answer. */
+    private static final long LAST_ANSWER_MILLIS = 500;
+
+    private final StatefulRedisClusterConnection<String, byte[]> connection;
+    private final StatefulRedisClusterConnection<String, byte[]> control;
+    private final Runnable refreshTopology;
+    private final long commandTimeoutMillis;
+    private final Object poll = new Object();
+    /** This reader's client id on each master it read from; a reconnect gives a new one ({@link #reset}). */
+    private final Map<Master, Long> clientIds = new ConcurrentHashMap<>();
+    /** The master a blocking read waits on and the client id there; null when none waits. */
+    private volatile Blocked blocked;
+    private volatile boolean woken;
+    /** The stream {@link #readInTurn} starts after: the last that filled the room. */
+    private String lastFilled;
+
+    private record Blocked(Master master, long clientId) {
+    }
+
+    /** A master, as the topology names it. */
+    private record Master(String host, int port) {
+        @Override
+        public String toString() {
+            return host + ":" + port;
+        }
+    }
+
+    ClusterStreamReader(StatefulRedisClusterConnection<String, byte[]> connection,
+                        StatefulRedisClusterConnection<String, byte[]> control, Runnable refreshTopology,
+                        Duration commandTimeout) {
+        this.connection = connection;
+        this.control = control;
+        this.refreshTopology = refreshTopology;
+        this.commandTimeoutMillis = commandTimeout.toMillis();
+    }
+
+    @Override
+    boolean readsInTurn() {
+        return true;
+    }
+
+    @Override
+    List<StreamMessage<String, byte[]>> readGroup(Consumer<String> consumer, int room, Duration block,
+                                                  List<String> streams) {
+        if (oneSlot(streams)) {
+            int count = Math.max(1, room / streams.size());
+            return blocking(streams.get(0), block, redis -> redis.xreadgroup(consumer,
+                    XReadArgs.Builder.count(count).block(block), lastConsumed(streams)));
+        }
+        return polling(block, () -> readInTurn(consumer, room, streams));
+    }
+
+    @Override
+    void awaitNew(Map<String, String> after, Duration block) {
+        if (oneSlot(after.keySet())) {
+            blocking(after.keySet().iterator().next(), block,
+                    redis -> redis.xread(XReadArgs.Builder.count(1).block(block), after(after)));
+            return;
+        }
+        polling(block, () -> {
+            List<StreamMessage<String, byte[]>> out = new ArrayList<>();
+            for (Map.Entry<String, String> e : after.entrySet()) {
+                Master master = masterOf(e.getKey());
+                out.addAll(await(connection.async().xread(XReadArgs.Builder.count(1),
+                        XReadArgs.StreamOffset.from(e.getKey(), e.getValue())), e.getKey(), master,
+                        commandTimeoutMillis));
+                if (!out.isEmpty()) {
+                    break;
+                }
+            }
+            return out;
+        });
+    }
+
+    /**
+     * Reads the streams one after the other, each with all the room left, starting after the stream that filled
+     * the room last time: a backlog is read {@code room} entries per command, as one command over all streams
+     * reads it on one server, rather than in shares of {@code room / streams}, and every stream gets its turn.
+     * Entries read before a later stream fails are returned, not lost with the failure (they are delivered to
+     * this consumer already).
+     */
+    private List<StreamMessage<String, byte[]>> readInTurn(Consumer<String> consumer, int room, List<String> streams) {
+        List<StreamMessage<String, byte[]>> out = new ArrayList<>();
+        int n = streams.size();
+        int first = (streams.indexOf(lastFilled) + 1) % n; // 0 when none filled it yet, or it is not asked for
+        for (int i = 0; i < n && out.size() < room; i++) {
+            String stream = streams.get((first + i) % n);
+            try {
+                Master master = masterOf(stream);
+                out.addAll(await(connection.async().xreadgroup(consumer, XReadArgs.Builder.count(room - out.size()),
+                        XReadArgs.StreamOffset.lastConsumed(stream)), stream, master, commandTimeoutMillis));
+            } catch (RuntimeException e) {
+                if (out.isEmpty()) {
+                    throw e;
+                }
+                refreshTopology.run(); // the others are read again next time
+                return out;
+            }
+            if (out.size() >= room) {
+                lastFilled = stream;
+            }
+        }
+        return out;
+    }
+
+    private static boolean oneSlot(Collection<String> streams) {
+        return streams.stream().map(SlotHash::getSlot).distinct().count() == 1;
+    }
+
+    private Master masterOf(String key) {
+        RedisClusterNode node = connection.getPartitions().getMasterBySlot(SlotHash.getSlot(key));
+        if (node == null) {
+            throw new RunbusException("no master serves the slot of " + key + " (yet)");
+        }
+        return new Master(node.getUri().getHost(), node.getUri().getPort());
+    }
+
+    private List<StreamMessage<String, byte[]>> blocking(String key, Duration block,
+            Function<RedisAsyncCommands<String, byte[]>, RedisFuture<List<StreamMessage<String, byte[]>>>> read) {
+        try {
+            Master master = masterOf(key);
+            StatefulRedisConnection<String, byte[]> node = connection.getConnectionAsync(master.host(), master.port())
+                    .get(commandTimeoutMillis, TimeUnit.MILLISECONDS);
+            // A node connection takes the client's timeout (the command timeout), whatever the cluster connection
+            // was given: a read that blocks longer than that would be failed by the client while Redis still
+            // holds it. This connection is this reader's own.
+            long timeoutMillis = block.toMillis() + commandTimeoutMillis;
+            node.setTimeout(Duration.ofMillis(timeoutMillis));
+            RedisAsyncCommands<String, byte[]> redis = node.async();
+            Long clientId = clientIds.get(master);
+            if (clientId == null) {
+                clientId = await(redis.clientId(), key, master, commandTimeoutMillis);
+                clientIds.put(master, clientId);
+            }
+            blocked = new Blocked(master, clientId);
+            try {
+                return await(read.apply(redis), key, master, timeoutMillis);
+            } finally {
+                blocked = null;
+            }
+        } catch (RuntimeException e) {
+            refreshTopology.run();
+            throw e;
+        } catch (ExecutionException | TimeoutException e) {
+            refreshTopology.run();
+            throw new RunbusException("connecting to the master of " + key + " failed: " + e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new RunbusException("reading " + key + " interrupted", e);
+        }
+    }
+
+    /**
+     * The reply of a command about {@code key} sent to {@code master}; given up after {@code timeoutMillis}, or
+     * when the topology names another master for the key (after unblocking it there and waiting a moment for
+     * its last answer). A reply given up is cancelled, whatever the reason.
+     */
+    private <T> T await(RedisFuture<T> reply, String key, Master master, long timeoutMillis) {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+        boolean answered = false;
+        try {
+            while (true) {
+                try {
+                    T value = reply.get(STEP_MILLIS, TimeUnit.MILLISECONDS);
+                    answered = true;
+                    return value;
+                } catch (TimeoutException e) {
+                    Master now = masterOf(key);
+                    if (!now.equals(master)) {
+                        T last = lastAnswer(reply, master);
+                        if (last != null) {
+                            answered = true;
+                            return last;
+                        }
+                        throw new RunbusException("the slot of " + key + " moved from " + master + " to " + now
+                                + "; reading again");
+                    }
+                    if (System.nanoTime() > deadline) {
+                        throw new RunbusException("reading " + key + " from " + master + " timed out after "
+                                + timeoutMillis + " ms");
+                    }
+                }
+            }
+        } catch (ExecutionException e) {
+            answered = true;
+            Throwable cause = e.getCause();
+            throw cause instanceof RuntimeException r ? r
+                    : new RunbusException("reading " + key + " failed: " + cause, cause);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new RunbusException("reading " + key + " interrupted", e);
+        } finally {
+            if (!answered) {
+                reply.cancel(true);
+            }
+        }
+    }
+
+    /** Ends the blocking read on {@code master} and waits a moment for its answer; null when none came. */
+    private <T> T lastAnswer(RedisFuture<T> reply, Master master) throws InterruptedException {
+        Blocked b = blocked;
+        if (b != null && b.master().equals(master)) {
+            sendUnblock(b);
+        }
+        try {
+            return reply.get(LAST_ANSWER_MILLIS, TimeUnit.MILLISECONDS);
+        } catch (TimeoutException | ExecutionException e) {
+            return null;
+        }
+    }
+
+    /** Reads until something came or {@code block} passed, pausing {@link #POLL_MILLIS} between reads. */
+    private List<StreamMessage<String, byte[]>> polling(Duration block,
+                                                       Supplier<List<StreamMessage<String, byte[]>>> read) {
+        long deadline = System.nanoTime() + block.toNanos();
+        try {
+            while (true) {
+                List<StreamMessage<String, byte[]>> got = read.get();
+                if (!got.isEmpty() || woken || System.nanoTime() >= deadline) {
+                    woken = false; // a wake ends one wait: the one in progress, or else the next
+                    return got;
+                }
+                synchronized (poll) {
+                    if (!woken) {
+                        poll.wait(Math.max(1, Math.min(POLL_MILLIS,
+                                TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()))));
+                    }
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return List.of();
+        } catch (RuntimeException e) {
+            refreshTopology.run();
+            throw e;
+        }
+    }
+
+    @Override
+    void unblock() {
+        synchronized (poll) {
+            woken = true;
+            poll.notifyAll();
+        }
+        Blocked b = blocked;
+        if (b != null) {
+            sendUnblock(b);
+        }
+    }
+
+    /** Not awaited: a master that died would hold the caller (a close) for the command timeout. */
+    private void sendUnblock(Blocked b) {
+        control.getConnectionAsync(b.master().host(), b.master().port())
+                .thenAccept(c -> c.async().clientUnblock(b.clientId(), UnblockType.TIMEOUT));
+    }
+
+    @Override
+    void reset() {
+        blocked = null;
+        clientIds.clear();
+    }
+
+    @Override
+    public void close() {
+        connection.close();
+    }
+}
