@@ -1,7 +1,7 @@
 package dev.runbus.bench;
 
 import dev.runbus.Subscription;
-import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.lang.reflect.Field;
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.InvocationTargetException;
@@ -78,11 +78,11 @@ final class AckObserver {
                     continue;
                 }
                 for (Field g : fields(part.getClass())) {
-                    if (g.getType() == RedisAsyncCommands.class) {
+                    if (g.getType() == RedisClusterAsyncCommands.class) {
                         g.setAccessible(true);
                         Object delegate = g.get(part);
-                        g.set(part, Proxy.newProxyInstance(RedisAsyncCommands.class.getClassLoader(),
-                                new Class<?>[] {RedisAsyncCommands.class}, new Handler(delegate)));
+                        g.set(part, Proxy.newProxyInstance(RedisClusterAsyncCommands.class.getClassLoader(),
+                                new Class<?>[] {RedisClusterAsyncCommands.class}, new Handler(delegate)));
                         return true;
                     }
                 }
