@@ -1,5 +1,6 @@
 package dev.runbus.internal;
 
+import dev.runbus.Secrets;
 import io.lettuce.core.RedisURI;
 import java.util.ArrayList;
 import java.util.List;

@@ -3,6 +3,7 @@ package dev.runbus.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.runbus.Secrets;
 import io.lettuce.core.RedisURI;
 import org.junit.jupiter.api.Test;
 

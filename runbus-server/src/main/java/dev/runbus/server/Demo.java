@@ -212,7 +212,7 @@ public final class Demo {
         }
         if (settings.source(Setting.KEY_PREFIX) == Settings.Source.DEFAULT
                 && settings.get(Setting.KEY_PREFIX).startsWith("runbus-demo-")) {
-            RedisKeys.deleteAll(infra.redisUri(), settings.get(Setting.KEY_PREFIX));
+            dev.runbus.KeyPrefix.deleteAll(infra.redisUri(), settings.get(Setting.KEY_PREFIX));
         }
     }
 

@@ -174,6 +174,6 @@ public final class Settings {
      * {@code password=secret} → {@code password=****}.
      */
     public static String mask(String url) {
-        return dev.runbus.internal.Secrets.mask(url);
+        return dev.runbus.Secrets.mask(url);
     }
 }

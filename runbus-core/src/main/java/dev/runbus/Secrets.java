@@ -1,4 +1,4 @@
-package dev.runbus.internal;
+package dev.runbus;
 
 /** Hides credentials in URLs before they reach a message or a log. */
 public final class Secrets {
