@@ -45,6 +45,15 @@ public final class RedisClusterProcess implements AutoCloseable {
 
     private void join() {
         List<RedisServerProcess> all = nodes();
+        // A distinct config epoch per node before they meet, as redis-cli --cluster create does. Left to the
+        // cluster, equal epochs are told apart by collisions resolved over gossip after the start, and a replica
+        // that takes over (CLUSTER FAILOVER TAKEOVER, which bumps its epoch without agreement) before it has heard
+        // of its master's resolved epoch can claim the slots with an epoch equal to the master's: every other node
+        // then keeps the dead master as owner and the slots are never served again.
+        for (int i = 0; i < all.size(); i++) {
+            long epoch = i + 1;
+            call(all.get(i), redis -> redis.clusterSetConfigEpoch(epoch));
+        }
         call(all.get(0), redis -> {
             all.subList(1, all.size()).forEach(n -> redis.clusterMeet("127.0.0.1", n.port()));
             return null;
@@ -64,8 +73,12 @@ public final class RedisClusterProcess implements AutoCloseable {
             String masterId = call(masters.get(i), RedisCommands::clusterMyId);
             call(replicas.get(i), redis -> redis.clusterReplicate(masterId));
         }
-        Wait.until("cluster_state:ok on every node, every replica linked", READY_TIMEOUT, () ->
-                all.stream().allMatch(n -> call(n, RedisCommands::clusterInfo).contains("cluster_state:ok"))
+        String epoch = "cluster_current_epoch:" + all.size();
+        Wait.until("cluster_state:ok and the highest epoch known on every node, every replica linked", READY_TIMEOUT,
+                () -> all.stream().allMatch(n -> {
+                    String info = call(n, RedisCommands::clusterInfo);
+                    return info.contains("cluster_state:ok") && info.lines().map(String::strip).anyMatch(epoch::equals);
+                })
                         && replicas.stream().allMatch(r -> call(r, redis -> redis.info("replication"))
                         .contains("master_link_status:up")));
     }
