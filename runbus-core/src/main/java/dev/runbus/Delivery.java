@@ -17,18 +17,36 @@ package dev.runbus;
  *                      must never overlap with a later owner's (its process may pause past its lease while it
  *                      runs) passes the token to the system it writes to, which refuses writes with a token
  *                      lower than one it has seen
+ * @param attempt       which attempt at the message this is, 1 for the first: the delivery count plus the
+ *                      attempts made before a {@link RetryPolicy} put the message back into the stream as a new
+ *                      entry (the entry's {@code attempts} field, docs/wire-format.md). Equal to
+ *                      {@code deliveryCount} for an entry never rescheduled. The poison threshold
+ *                      ({@code maxDeliveries}) counts this
  */
 public record Delivery(Message message, String topic, String streamId, String group, String consumer,
-                       long deliveryCount, long fencingToken) {
+                       long deliveryCount, long fencingToken, long attempt) {
 
-    /** A delivery outside ordered consumption: no fencing token. */
+    public Delivery {
+        if (attempt < deliveryCount) {
+            throw new IllegalArgumentException("attempt (" + attempt + ") must be at least the delivery count ("
+                    + deliveryCount + ")");
+        }
+    }
+
+    /** A delivery of an entry never rescheduled: its attempt is its delivery count. */
+    public Delivery(Message message, String topic, String streamId, String group, String consumer,
+                    long deliveryCount, long fencingToken) {
+        this(message, topic, streamId, group, consumer, deliveryCount, fencingToken, deliveryCount);
+    }
+
+    /** A delivery outside ordered consumption (no fencing token) of an entry never rescheduled. */
     public Delivery(Message message, String topic, String streamId, String group, String consumer,
                     long deliveryCount) {
         this(message, topic, streamId, group, consumer, deliveryCount, 0);
     }
 
-    /** True when this is not the first delivery: an earlier attempt failed or its consumer died. */
+    /** True when this is not the first attempt: an earlier one failed or its consumer died. */
     public boolean isRedelivery() {
-        return deliveryCount > 1;
+        return attempt > 1;
     }
 }

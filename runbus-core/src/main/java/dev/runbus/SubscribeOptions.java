@@ -37,11 +37,14 @@ import java.util.concurrent.Executor;
  * @param leaseTime         ordered only: how long a partition's lease lasts without renewal, so how long a
  *                          partition of a crashed consumer waits before another takes it over; renewed three
  *                          times per lease (at most every second). Default {@value #DEFAULT_LEASE_SECONDS} s
+ * @param retryPolicy       when a failed delivery is tried again: {@link RetryPolicy#onIdle()} (default) after
+ *                          {@code minIdle}, or after a delay of its own ({@link RetryPolicy#fixed},
+ *                          {@link RetryPolicy#exponential}) through the stream's delay set
  */
 public record SubscribeOptions(int concurrency, int batchSize, Duration blockTime, Duration minIdle,
                                int maxDeliveries, Duration claimInterval, Duration keepAliveInterval,
                                Duration shutdownTimeout, AckMode ackMode, Executor executor, boolean ordered,
-                               Duration leaseTime) {
+                               Duration leaseTime, RetryPolicy retryPolicy) {
 
     public static final int DEFAULT_CONCURRENCY = 8;
     public static final int DEFAULT_BATCH_SIZE = 100;
@@ -63,6 +66,11 @@ public record SubscribeOptions(int concurrency, int batchSize, Duration blockTim
         requirePositive("shutdownTimeout", shutdownTimeout);
         Objects.requireNonNull(ackMode, "ackMode");
         requirePositive("leaseTime", leaseTime);
+        Objects.requireNonNull(retryPolicy, "retryPolicy");
+        if (!retryPolicy.isOnIdle() && ackMode != AckMode.AFTER_WORK) {
+            throw new IllegalArgumentException("a retry policy retries failed deliveries, which ackMode "
+                    + ackMode + " never has: use RetryPolicy.onIdle() or AFTER_WORK");
+        }
         if (leaseTime.toMillis() < 300) {
             throw new IllegalArgumentException("leaseTime must be at least 300 ms, got " + leaseTime);
         }
@@ -105,6 +113,7 @@ public record SubscribeOptions(int concurrency, int batchSize, Duration blockTim
         b.executor = executor;
         b.ordered = ordered;
         b.leaseTime = leaseTime;
+        b.retryPolicy = retryPolicy;
         return b;
     }
 
@@ -135,6 +144,7 @@ public record SubscribeOptions(int concurrency, int batchSize, Duration blockTim
         private Executor executor;
         private boolean ordered;
         private Duration leaseTime = Duration.ofSeconds(DEFAULT_LEASE_SECONDS);
+        private RetryPolicy retryPolicy = RetryPolicy.onIdle();
 
         private Builder() {
         }
@@ -201,13 +211,19 @@ public record SubscribeOptions(int concurrency, int batchSize, Duration blockTim
             return this;
         }
 
+        /** Default {@link RetryPolicy#onIdle()}; see {@link SubscribeOptions#retryPolicy()}. */
+        public Builder retryPolicy(RetryPolicy v) {
+            retryPolicy = v;
+            return this;
+        }
+
         public SubscribeOptions build() {
             Duration keepAlive = keepAliveInterval;
             if (keepAlive == null && minIdle != null) {
                 keepAlive = minIdle.dividedBy(3);
             }
             return new SubscribeOptions(concurrency, batchSize, blockTime, minIdle, maxDeliveries, claimInterval,
-                    keepAlive, shutdownTimeout, ackMode, executor, ordered, leaseTime);
+                    keepAlive, shutdownTimeout, ackMode, executor, ordered, leaseTime, retryPolicy);
         }
     }
 }
