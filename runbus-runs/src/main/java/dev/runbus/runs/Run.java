@@ -4,8 +4,17 @@ import java.time.Instant;
 import java.util.Optional;
 import java.util.UUID;
 
-/** A run as the store holds it. */
+/**
+ * A run as the store holds it.
+ *
+ * @param attempts      attempts started, replays included; a run has at most {@code maxDeliveries} attempts
+ *                      between two replays
+ * @param nextAttemptAt when the next attempt of a failing run is due by {@link RunsConfig#retryPolicy()}: set when
+ *                      an attempt fails with attempts left, empty while an attempt runs, when none is left and
+ *                      once the run is done or failed. Informative: the bus schedules the retry, and a retry may
+ *                      come later (a busy worker) or sooner (a republished trigger)
+ */
 public record Run(UUID id, String idempotencyKey, String sessionId, String userId, String input, RunStatus status,
                   int attempts, Optional<String> error, Optional<String> deadLetterId, int republished,
-                  Instant createdAt, Instant updatedAt) {
+                  Instant createdAt, Instant updatedAt, Optional<Instant> nextAttemptAt) {
 }

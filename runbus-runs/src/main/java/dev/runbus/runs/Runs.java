@@ -10,6 +10,8 @@ import dev.runbus.runs.internal.FailedRunMarker;
 import dev.runbus.runs.internal.IdempotencyKeys;
 import dev.runbus.runs.internal.Migrations;
 import dev.runbus.runs.internal.OrderedRunWorker;
+import dev.runbus.runs.internal.RetrySchedule;
+import dev.runbus.runs.internal.RunAttempts;
 import dev.runbus.runs.internal.RunCommits;
 import dev.runbus.runs.internal.RunFailures;
 import dev.runbus.runs.internal.RunStore;
@@ -69,8 +71,10 @@ public final class Runs implements AutoCloseable {
         this.bus = bus;
         this.config = config;
         this.store = store;
-        this.failures = new RunFailures(store.dataSource(), config.schema());
-        this.commits = new RunCommits(store, bus, config.topic(), config.ordered());
+        int maxDeliveries = config.workerOptions().maxDeliveries();
+        this.failures = new RunFailures(store.dataSource(), config.schema(), maxDeliveries);
+        this.commits = new RunCommits(store, new RunAttempts(store.dataSource(), config.schema(), maxDeliveries), bus,
+                config.topic(), config.ordered());
         this.sweeper = new Sweeper(store.dataSource(), failures, bus, config);
         this.marker = new FailedRunMarker(failures, config.topic(), config.group());
         this.listenerHandle = bus.addListener(marker);
@@ -197,10 +201,12 @@ public final class Runs implements AutoCloseable {
         if (worker != null) {
             throw new IllegalStateException("the worker of this Runs is already started");
         }
-        SubscribeOptions options = config.workerOptions();
+        SubscribeOptions options = config.workerSubscription();
+        RetrySchedule retries = new RetrySchedule(options.retryPolicy(), options.minIdle(), options.maxDeliveries());
         if (config.ordered()) {
             worker = bus.subscribe(config.topic(), config.group(), config.consumer(),
-                    new OrderedRunWorker(store, failures, commits, handler, bus, config.topic(), options.maxDeliveries()),
+                    new OrderedRunWorker(store, failures, commits, handler, bus, config.topic(), options.maxDeliveries(),
+                            retries),
                     options.toBuilder().ordered(true).build());
             return worker;
         }
@@ -212,7 +218,8 @@ public final class Runs implements AutoCloseable {
         // The batch calls wait for their runs, so they must not take the threads the runs need: they get the
         // bus's own threads.
         worker = bus.subscribeBatch(config.topic(), config.group(), config.consumer(),
-                new RunWorker(store, failures, commits, handler, handlers), options.toBuilder().executor(null).build());
+                new RunWorker(store, failures, commits, handler, handlers, retries),
+                options.toBuilder().executor(null).build());
         return worker;
     }
 

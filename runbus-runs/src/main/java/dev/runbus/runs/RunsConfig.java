@@ -1,5 +1,6 @@
 package dev.runbus.runs;
 
+import dev.runbus.RetryPolicy;
 import dev.runbus.SubscribeOptions;
 import java.time.Duration;
 import java.util.Objects;
@@ -17,7 +18,11 @@ import java.util.regex.Pattern;
  *                        the bus defaults with {@value #DEFAULT_WORKER_CONCURRENCY} run handlers at once. The
  *                        worker reads triggers in batches of {@code batchSize}; {@code concurrency} is how many
  *                        run handlers run at once, on {@code executor} when one is given (it must run that many
- *                        tasks at once and never drop one it accepted) or else on threads of the runs layer
+ *                        tasks at once and never drop one it accepted) or else on threads of the runs layer.
+ *                        {@code maxDeliveries} caps a run's attempts between two replays by PostgreSQL's count
+ *                        too: a run that already had that many is failed, not executed, when a trigger
+ *                        the sweeper republished after Redis lost its data arrives. Its retry policy is
+ *                        {@code retryPolicy} below (leave {@code workerOptions.retryPolicy} at its default)
  * @param sweepInterval   how often the sweeper runs; default 30 s
  * @param sweepThreshold  an unfinished run untouched this long is examined by the sweeper; default 2 min
  * @param sweepBatch      runs examined per sweep, each sweep continuing after the last run the previous one
@@ -37,9 +42,17 @@ import java.util.regex.Pattern;
  *                        on unfinished runs by user (unordered runs do not maintain it). Requires
  *                        {@code workerOptions.maxDeliveries()} of at least 2 (a run waiting for an earlier one
  *                        retries in place, then starts its trigger over; see {@code OrderedRunWorker})
+ * @param retryPolicy     when a run whose attempt failed is tried again, given to the workers' subscription; default
+ *                        {@link #DEFAULT_RETRY_POLICY}, {@code exponential(1 s, 2, 30 s, 0.2)}: about 1 s after the
+ *                        first failure, 2 s after the second, then 4, 8, 16 and 30 s at most, each delay drawn
+ *                        between 80% and 100% of that (so runs that failed together do not come back together).
+ *                        With the default {@code maxDeliveries} of 3 a poison run is failed about 3 s after its
+ *                        first attempt. {@link RetryPolicy#onIdle()} retries after {@code workerOptions.minIdle}
+ *                        instead. When the next attempt is due is kept on the run: {@link Run#nextAttemptAt()}
  */
 public record RunsConfig(String schema, String topic, String group, String consumer, SubscribeOptions workerOptions,
-                         Duration sweepInterval, Duration sweepThreshold, int sweepBatch, boolean ordered) {
+                         Duration sweepInterval, Duration sweepThreshold, int sweepBatch, boolean ordered,
+                         RetryPolicy retryPolicy) {
 
     public static final String DEFAULT_SCHEMA = "runbus";
     public static final String DEFAULT_TOPIC = "runs";
@@ -48,6 +61,9 @@ public record RunsConfig(String schema, String topic, String group, String consu
     public static final Duration DEFAULT_SWEEP_THRESHOLD = Duration.ofMinutes(2);
     public static final int DEFAULT_SWEEP_BATCH = 500;
     public static final int DEFAULT_WORKER_CONCURRENCY = 64;
+    /** 1, 2, 4, 8, 16, then 30 s after each failure, less up to 20% jitter. */
+    public static final RetryPolicy DEFAULT_RETRY_POLICY =
+            RetryPolicy.exponential(Duration.ofSeconds(1), 2, Duration.ofSeconds(30), 0.2);
 
     private static final Pattern IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
 
@@ -71,6 +87,23 @@ public record RunsConfig(String schema, String topic, String group, String consu
                     + "waiting for an earlier run of its user retries in place, then starts its trigger over), got "
                     + workerOptions.maxDeliveries());
         }
+        Objects.requireNonNull(retryPolicy, "retryPolicy");
+        if (!workerOptions.retryPolicy().isOnIdle() && !workerOptions.retryPolicy().equals(retryPolicy)) {
+            throw new IllegalArgumentException("set the runs' retry policy with RunsConfig.retryPolicy, not "
+                    + "workerOptions.retryPolicy (which is " + workerOptions.retryPolicy() + ", while retryPolicy is "
+                    + retryPolicy + ")");
+        }
+        try {
+            workerOptions.toBuilder().retryPolicy(retryPolicy).build();
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("retryPolicy " + retryPolicy + " does not fit workerOptions: "
+                    + e.getMessage(), e);
+        }
+    }
+
+    /** The workers' subscription: {@code workerOptions} with the runs' {@code retryPolicy}. */
+    public SubscribeOptions workerSubscription() {
+        return workerOptions.toBuilder().retryPolicy(retryPolicy).build();
     }
 
     public static Builder builder() {
@@ -113,6 +146,7 @@ public record RunsConfig(String schema, String topic, String group, String consu
         private Duration sweepThreshold = DEFAULT_SWEEP_THRESHOLD;
         private int sweepBatch = DEFAULT_SWEEP_BATCH;
         private boolean ordered;
+        private RetryPolicy retryPolicy = DEFAULT_RETRY_POLICY;
 
         private Builder() {
         }
@@ -163,9 +197,15 @@ public record RunsConfig(String schema, String topic, String group, String consu
             return this;
         }
 
+        /** When a failed run is tried again; see {@link RunsConfig#retryPolicy()}. */
+        public Builder retryPolicy(RetryPolicy v) {
+            retryPolicy = v;
+            return this;
+        }
+
         public RunsConfig build() {
             return new RunsConfig(schema, topic, group, consumer == null ? hostName() : consumer, workerOptions,
-                    sweepInterval, sweepThreshold, sweepBatch, ordered);
+                    sweepInterval, sweepThreshold, sweepBatch, ordered, retryPolicy);
         }
     }
 }

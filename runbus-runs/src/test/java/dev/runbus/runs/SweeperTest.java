@@ -16,9 +16,7 @@ import io.lettuce.core.Range;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -126,25 +124,6 @@ class SweeperTest extends RunsTestSupport {
         } finally {
             release.countDown();
         }
-    }
-
-    /**
-     * What {@code dead_letter.lua} writes for a poison trigger (docs/wire-format.md): the dead letter, then the
-     * ack, with no listener told, as when the process that moved it died before its listener's write.
-     */
-    private void deadLetterWithoutListeners(String entry) {
-        var original = redis.redis().xrange(stream(), Range.create(entry, entry)).get(0).getBody();
-        Map<String, String> fields = new LinkedHashMap<>();
-        fields.put("dl:topic", "runs");
-        fields.put("dl:stream_id", entry);
-        fields.put("dl:group", "run-workers");
-        fields.put("dl:consumer", "w1");
-        fields.put("dl:deliveries", "3");
-        fields.put("dl:reason", "poison");
-        fields.put("dl:at", String.valueOf(System.currentTimeMillis()));
-        fields.putAll(original);
-        redis.redis().xadd(prefix + ":{runs}:dead", fields);
-        redis.redis().xack(stream(), "run-workers", entry);
     }
 
     /**

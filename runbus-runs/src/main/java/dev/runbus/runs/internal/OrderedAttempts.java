@@ -13,12 +13,13 @@ import javax.sql.DataSource;
  * submitted before it (lower {@code submit_seq}, migration V002) is pending or running, and otherwise names the
  * earliest such run, the blocker. One statement, so the check and the start see one snapshot; what can change
  * behind it only unblocks (an earlier run finishing), except a replay, which may send an earlier run back to
- * pending after a later one started (documented on {@code RunsConfig.ordered}).
+ * pending after a later one started (documented on {@code RunsConfig.ordered}). The same statement caps the
+ * run's attempts by PostgreSQL's count, as {@link RunAttempts} does for unordered runs.
  */
 public final class OrderedAttempts {
 
     /** What a trigger found. */
-    public sealed interface Start permits Started, Blocked, Worn, Finished {
+    public sealed interface Start permits Started, Blocked, Worn, GaveUp, Finished {
     }
 
     /** The attempt started: the run is running, with one more attempt. */
@@ -38,11 +39,19 @@ public final class OrderedAttempts {
 
     /**
      * Nothing started: the run may start, but its trigger has been delivered more often than the run has had
-     * attempts ({@code deliveryCount > attempts + 1}), so earlier deliveries of it were spent waiting (or on a
-     * consumer that died before starting). Starting on it would leave the run fewer failures before the bus
+     * attempts since its last replay ({@code attempt > attempts + 1}), so earlier deliveries of it were spent
+     * waiting (or on a consumer that died before starting). Starting on it would leave the run fewer failures before the bus
      * dead-letters it than {@code maxDeliveries}: its trigger is to be published afresh instead.
      */
     public record Worn(UUID runId, String userId) implements Start {
+    }
+
+    /**
+     * Nothing started: the run already had {@code maxDeliveries} attempts since its last replay, by PostgreSQL's
+     * count (a trigger republished after Redis lost its delivery count). It is failed now, with {@code reason}
+     * as its error, whatever runs of its user are unfinished: it will not execute again, so order is kept.
+     */
+    public record GaveUp(UUID runId, String reason) implements Start {
     }
 
     /** The run is done, failed or unknown: nothing to do (the short-circuit). */
@@ -54,45 +63,56 @@ public final class OrderedAttempts {
     private final DataSource dataSource;
     private final String sql;
 
-    public OrderedAttempts(DataSource dataSource, String schema) {
+    public OrderedAttempts(DataSource dataSource, String schema, int maxDeliveries) {
         this.dataSource = dataSource;
         String runs = schema + ".runs";
+        String left = "t.attempts - t.attempts_at_replay < " + maxDeliveries; // maxDeliveries is an int
         // The blocker is read through runs_user_unfinished_idx (user_id, submit_seq), whose predicate is this
-        // literal list of statuses.
-        this.sql = "WITH target AS (SELECT id, user_id, submit_seq, attempts FROM " + runs + " WHERE id = ?"
-                + " AND status IN " + UNFINISHED + "),"
+        // literal list of statuses. The two updates take disjoint rows (left or not left, on one snapshot).
+        this.sql = "WITH target AS (SELECT id, user_id, submit_seq, attempts, attempts_at_replay, error FROM " + runs
+                + " WHERE id = ? AND status IN " + UNFINISHED + "),"
                 + " blocker AS (SELECT e.id, e.status, e.stream_id FROM " + runs + " e JOIN target t"
                 + " ON e.user_id = t.user_id WHERE e.submit_seq < t.submit_seq AND e.status IN " + UNFINISHED
                 + " ORDER BY e.submit_seq LIMIT 1),"
                 + " started AS (UPDATE " + runs + " r SET status = '" + RunStatus.RUNNING.sql() + "',"
-                + " attempts = r.attempts + 1, stream_id = ?, updated_at = now(),"
+                + " attempts = r.attempts + 1, stream_id = ?, next_attempt_at = NULL, updated_at = now(),"
                 + " started_at = COALESCE(r.started_at, now()) FROM target t WHERE r.id = t.id"
                 + " AND r.status IN (" + RunStore.sources(RunStatus.RUNNING) + ") AND NOT EXISTS (SELECT 1 FROM blocker)"
-                + " AND ? <= t.attempts + 1"
-                + " RETURNING r.id, r.idempotency_key, r.session_id, r.user_id, r.input, r.attempts)"
+                + " AND ? <= t.attempts - t.attempts_at_replay + 1 AND " + left
+                + " RETURNING r.id, r.idempotency_key, r.session_id, r.user_id, r.input, r.attempts),"
+                + " gave_up AS (UPDATE " + runs + " r SET status = '" + RunStatus.FAILED.sql() + "',"
+                + " error = 'gave up after ' || (t.attempts - t.attempts_at_replay) || ' attempts (maxDeliveries "
+                + maxDeliveries + ")' || COALESCE('; last error: ' || t.error, ''),"
+                + " next_attempt_at = NULL, finished_at = now(), updated_at = now() FROM target t WHERE r.id = t.id"
+                + " AND r.status IN (" + RunStore.sources(RunStatus.FAILED) + ") AND NOT (" + left + ")"
+                + " RETURNING r.id, r.user_id, r.error)"
                 + " SELECT 'started', s.id, s.idempotency_key, s.session_id, s.user_id, s.input, s.attempts, NULL, NULL"
                 + " FROM started s"
+                + " UNION ALL SELECT 'gave_up', g.id, NULL, NULL, g.user_id, NULL, 0, NULL, g.error FROM gave_up g"
                 + " UNION ALL SELECT 'blocked', b.id, NULL, NULL, t.user_id, NULL, 0, b.status, b.stream_id"
-                + " FROM blocker b, target t"
+                + " FROM blocker b, target t WHERE " + left
                 + " UNION ALL SELECT 'worn', t.id, NULL, NULL, t.user_id, NULL, 0, NULL, NULL FROM target t"
-                + " WHERE NOT EXISTS (SELECT 1 FROM blocker) AND ? > t.attempts + 1";
+                + " WHERE NOT EXISTS (SELECT 1 FROM blocker) AND ? > t.attempts - t.attempts_at_replay + 1 AND " + left;
     }
 
     /**
-     * Starts an attempt of {@code runId} on stream entry {@code streamId}, delivered {@code deliveryCount}
-     * times, or says why not.
+     * Starts an attempt of {@code runId} on stream entry {@code streamId}, whose delivery is the bus's attempt
+     * {@code attempt} at the trigger ({@code Delivery.attempt()}), or says why not.
      */
-    public Start start(UUID runId, String streamId, long deliveryCount) throws SQLException {
+    public Start start(UUID runId, String streamId, long attempt) throws SQLException {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
             ps.setObject(1, runId);
             ps.setString(2, streamId);
-            ps.setLong(3, deliveryCount);
-            ps.setLong(4, deliveryCount);
+            ps.setLong(3, attempt);
+            ps.setLong(4, attempt);
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {
                     return new Finished();
                 }
                 String kind = rs.getString(1);
+                if (kind.equals("gave_up")) {
+                    return new GaveUp(runId, rs.getString(9));
+                }
                 if (kind.equals("worn")) {
                     return new Worn(runId, rs.getString(5));
                 }

@@ -28,19 +28,21 @@ import org.slf4j.LoggerFactory;
  *       fresh trigger starts it (or defers it behind an even earlier one, of which there are finitely many).</li>
  *   <li><b>running</b> on an entry it still names: its attempt is live (an owner that lost its lease and is
  *       still finishing, or an attempt whose dead letter is being marked failed right now). That resolves by
- *       itself, so this trigger fails and the bus retries it in place after {@code minIdle}: the back-off is the
- *       bus's, nothing spins. Waiting must not spend this run's poison budget: on its last allowed delivery
- *       ({@code maxDeliveries}) the trigger is republished and acknowledged instead of failed, so it is never
- *       dead-lettered for waiting and the wait goes on with a fresh budget. (Had it been dead-lettered anyway, the
+ *       itself, so this trigger fails and the bus retries it in place after the runs' retry delay: the back-off
+ *       is the bus's, nothing spins. Waiting must not spend this run's poison budget: on its last allowed
+ *       attempt ({@code Delivery.attempt() == maxDeliveries}) the trigger is republished and acknowledged
+ *       instead of failed, so it is never dead-lettered for waiting and the wait goes on with a fresh budget. (Had it been dead-lettered anyway, the
  *       run would not be failed: a dead letter fails only the run whose current attempt it is, and this run has
  *       none; the sweeper would republish it.) And once the blocker finishes, the run does not start on the
- *       worn trigger either: a trigger delivered more often than its run has had attempts
+ *       worn trigger either: a trigger at a later attempt than its run has had attempts
  *       ({@link OrderedAttempts.Worn}) is published afresh and acknowledged, so the run's own failures get all
  *       {@code maxDeliveries} deliveries before it is dead-lettered and failed.</li>
  * </ul>
  *
  * A run that starts executes as in {@link RunWorker}: handler, then replies and done in one group-committed
- * transaction, then the ack; a failing handler leaves the trigger to the bus's retry and dead-letter rules.
+ * transaction, then the ack; a failing handler leaves the trigger to the bus's retry and dead-letter rules, and
+ * records when the next attempt is due. A run that already had {@code maxDeliveries} attempts by PostgreSQL's
+ * count is failed instead of started ({@link OrderedAttempts.GaveUp}).
  */
 public final class OrderedRunWorker implements Handler {
 
@@ -62,10 +64,11 @@ public final class OrderedRunWorker implements Handler {
     private final Bus bus;
     private final String topic;
     private final int maxDeliveries;
+    private final RetrySchedule retries;
 
     public OrderedRunWorker(RunStore store, RunFailures failures, RunCommits commits, RunHandler handler, Bus bus,
-                            String topic, int maxDeliveries) {
-        this.attempts = new OrderedAttempts(store.dataSource(), store.schema());
+                            String topic, int maxDeliveries, RetrySchedule retries) {
+        this.attempts = new OrderedAttempts(store.dataSource(), store.schema(), maxDeliveries);
         this.failures = failures;
         this.effects = new EffectStore(store.dataSource(), store.schema());
         this.commits = commits;
@@ -73,6 +76,7 @@ public final class OrderedRunWorker implements Handler {
         this.bus = bus;
         this.topic = topic;
         this.maxDeliveries = maxDeliveries;
+        this.retries = retries;
     }
 
     @Override
@@ -83,15 +87,17 @@ public final class OrderedRunWorker implements Handler {
                     d.topic(), d.message().id());
             return;
         }
-        OrderedAttempts.Start start = attempts.start(runId.get(), d.streamId(), d.deliveryCount());
+        OrderedAttempts.Start start = attempts.start(runId.get(), d.streamId(), d.attempt());
         if (start instanceof OrderedAttempts.Started s) {
-            execute(s.attempt());
+            execute(s.attempt(), d);
+        } else if (start instanceof OrderedAttempts.GaveUp g) {
+            log.warn("run {} failed: {}", g.runId(), g.reason()); // as FailedRunMarker reports a dead letter's
         } else if (start instanceof OrderedAttempts.Blocked b) {
             waitFor(b, d);
         } else if (start instanceof OrderedAttempts.Worn w) {
             // Its wait used deliveries of this trigger: a fresh one gives its attempts the whole budget.
-            log.debug("run {} may start but trigger {} was delivered {} times; published afresh", w.runId(),
-                    d.streamId(), d.deliveryCount());
+            log.debug("run {} may start but trigger {} is at attempt {}; published afresh", w.runId(),
+                    d.streamId(), d.attempt());
             bus.publisher().publish(topic, Triggers.of(w.runId(), w.userId()));
         } else {
             log.debug("run {} is finished or unknown; trigger {} acked without work", runId.get(), d.streamId());
@@ -107,19 +113,19 @@ public final class OrderedRunWorker implements Handler {
                     Triggers.of(b.runId(), b.userId())));
             return;
         }
-        if (d.deliveryCount() < maxDeliveries) {
+        if (d.attempt() < maxDeliveries) {
             throw new WaitingForEarlierRun(b);
         }
         log.debug("run {} still waits for running run {}; its trigger starts over", b.runId(), b.blocker());
         bus.publisher().publish(topic, Triggers.of(b.runId(), b.userId()));
     }
 
-    private void execute(RunStore.Attempt a) throws Exception {
+    private void execute(RunStore.Attempt a, Delivery d) throws Exception {
         List<Reply> replies;
         try {
             replies = HandlerCall.execute(handler, effects, a);
         } catch (Exception failure) {
-            failures.recordQuietly(a.runId(), failure);
+            failures.recordQuietly(a.runId(), failure, retries.after(d));
             throw failure;
         }
         boolean completed;

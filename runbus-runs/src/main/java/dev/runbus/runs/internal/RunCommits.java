@@ -6,7 +6,6 @@ import dev.runbus.runs.Reply;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
@@ -27,11 +26,14 @@ public final class RunCommits implements AutoCloseable {
     }
 
     private final GroupCommitter<RunStore.Insert, Submitted> submits;
-    private final GroupCommitter<RunStore.AttemptRequest, Optional<RunStore.Attempt>> attempts;
+    private final GroupCommitter<RunAttempts.Request, RunAttempts.Start> attempts;
     private final GroupCommitter<RunStore.Completion, Boolean> completions;
 
-    /** @param ordered runs in per-user order: triggers are keyed by the run's user id */
-    public RunCommits(RunStore store, Bus bus, String topic, boolean ordered) {
+    /**
+     * @param starts  the attempt starts of unordered runs, capped by their count in PostgreSQL
+     * @param ordered runs in per-user order: triggers are keyed by the run's user id
+     */
+    public RunCommits(RunStore store, RunAttempts starts, Bus bus, String topic, boolean ordered) {
         this.submits = new GroupCommitter<>("runbus-runs-submit-commit", MAX_BATCH, batch -> {
             List<Boolean> created = new ArrayList<>(batch.size());
             List<RunStore.KeyOwner> owners = store.insertAll(batch, created);
@@ -55,7 +57,7 @@ public final class RunCommits implements AutoCloseable {
             }
             return out;
         });
-        this.attempts = new GroupCommitter<>("runbus-runs-attempt-commit", MAX_BATCH, store::startAttempts);
+        this.attempts = new GroupCommitter<>("runbus-runs-attempt-commit", MAX_BATCH, starts::start);
         this.completions = new GroupCommitter<>("runbus-runs-done-commit", MAX_BATCH, store::completeAll);
     }
 
@@ -65,9 +67,9 @@ public final class RunCommits implements AutoCloseable {
 
     /**
      * Starts the attempts of a read batch, as one group: one transaction for the batch (with whatever else is
-     * waiting). One future per request: empty when the run is finished or unknown.
+     * waiting). One future per request: started, given up (the run is failed now), or nothing to do.
      */
-    List<CompletableFuture<Optional<RunStore.Attempt>>> startAttempts(List<RunStore.AttemptRequest> requests) {
+    List<CompletableFuture<RunAttempts.Start>> startAttempts(List<RunAttempts.Request> requests) {
         return attempts.submitAll(requests);
     }
 

@@ -17,8 +17,9 @@ import java.util.stream.Collectors;
 import javax.sql.DataSource;
 
 /**
- * The SQL of a run's submission, attempts, completion and reads (its failures and replays are in
- * {@link RunFailures}, the sweeper's statements in {@link SweeperStore}). Each status change is written as
+ * The SQL of a run's submission, completion and reads (its attempt starts are in {@link RunAttempts} and
+ * {@link OrderedAttempts}, its failures and replays in {@link RunFailures}, the sweeper's statements in
+ * {@link SweeperStore}). Each status change is written as
  * {@code UPDATE ... WHERE status IN (legal sources)} with the sources taken from {@link RunStatus}, so an
  * illegal transition changes no row.
  */
@@ -198,77 +199,7 @@ public final class RunStore {
         return -1;
     }
 
-    // ------------------------------------------------------------------ attempts
-
-    /** One attempt to start, for {@link #startAttempts}. */
-    public record AttemptRequest(UUID runId, String streamId) {
-    }
-
-    /**
-     * pending|running → running with one more attempt, remembering the stream entry of this attempt, for
-     * many runs in one statement. One result per request, in order: empty when the run is done, failed or
-     * unknown (the short-circuit). A run named twice in one call counts two attempts.
-     */
-    public List<Optional<Attempt>> startAttempts(List<AttemptRequest> requests) throws SQLException {
-        java.util.Map<UUID, Attempt> started = new java.util.HashMap<>();
-        try (Connection c = dataSource.getConnection();
-             PreparedStatement ps = c.prepareStatement("UPDATE " + runs + " r SET status = ?, attempts = r.attempts + v.n,"
-                     + " stream_id = v.stream_id, updated_at = now(), started_at = COALESCE(r.started_at, now())"
-                     // Every request of a run carries its newest entry (newestEntryPerRun), so max() picks it.
-                     + " FROM (SELECT id, max(stream_id) AS stream_id, count(*) AS n"
-                     + " FROM unnest(?::uuid[], ?::text[]) AS u(id, stream_id) GROUP BY id) v"
-                     // id = ANY lets the planner use the primary key; the join alone scans the table.
-                     + " WHERE r.id = ANY (?::uuid[]) AND r.id = v.id AND r.status IN (" + sources(RunStatus.RUNNING) + ")"
-                     + " RETURNING r.id, r.idempotency_key, r.session_id, r.user_id, r.input, r.attempts")) {
-            ps.setString(1, RunStatus.RUNNING.sql());
-            Object[] ids = new Object[requests.size()];
-            String[] streams = new String[requests.size()];
-            java.util.Map<UUID, String> newest = newestEntryPerRun(requests);
-            for (int i = 0; i < requests.size(); i++) {
-                ids[i] = requests.get(i).runId();
-                streams[i] = newest.get(requests.get(i).runId());
-            }
-            ps.setArray(2, c.createArrayOf("uuid", ids));
-            ps.setArray(3, c.createArrayOf("text", streams));
-            ps.setArray(4, c.createArrayOf("uuid", ids));
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    UUID id = rs.getObject(1, UUID.class);
-                    started.put(id, new Attempt(id, rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5),
-                            rs.getInt(6)));
-                }
-            }
-        }
-        // A run named n times in this call counted n attempts; hand them out in order.
-        java.util.Map<UUID, Integer> seen = new java.util.HashMap<>();
-        java.util.Map<UUID, Integer> named = new java.util.HashMap<>();
-        requests.forEach(r -> named.merge(r.runId(), 1, Integer::sum));
-        List<Optional<Attempt>> out = new ArrayList<>(requests.size());
-        for (AttemptRequest r : requests) {
-            Attempt last = started.get(r.runId());
-            if (last == null) {
-                out.add(Optional.empty());
-                continue;
-            }
-            int k = seen.merge(r.runId(), 1, Integer::sum);
-            int attempt = last.attempt() - named.get(r.runId()) + k;
-            out.add(Optional.of(new Attempt(last.runId(), last.idempotencyKey(), last.sessionId(), last.userId(),
-                    last.input(), attempt)));
-        }
-        return out;
-    }
-
-    /**
-     * The newest stream entry of each run named in {@code requests}: it is the run's current attempt. Chosen
-     * here rather than in the statement, where ordering an aggregate halves the worker's throughput.
-     */
-    static java.util.Map<UUID, String> newestEntryPerRun(List<AttemptRequest> requests) {
-        java.util.Map<UUID, String> newest = new java.util.HashMap<>();
-        for (AttemptRequest r : requests) {
-            newest.merge(r.runId(), r.streamId(), (a, b) -> StreamIds.compare(a, b) >= 0 ? a : b);
-        }
-        return newest;
-    }
+    // ------------------------------------------------------------------ attempts: RunAttempts, OrderedAttempts
 
     /** One completion, for {@link #completeAll}. */
     public record Completion(UUID runId, List<Reply> replies) {
@@ -301,7 +232,7 @@ public final class RunStore {
         java.util.Set<UUID> completed = new java.util.HashSet<>();
         try (Connection c = dataSource.getConnection();
              PreparedStatement ps = c.prepareStatement("WITH done AS (UPDATE " + runs + " SET status = ?, error = NULL,"
-                     + " finished_at = now(), updated_at = now() WHERE id = ANY (?::uuid[]) AND status IN ("
+                     + " next_attempt_at = NULL, finished_at = now(), updated_at = now() WHERE id = ANY (?::uuid[]) AND status IN ("
                      + sources(RunStatus.DONE) + ") RETURNING id),"
                      + " replies AS (INSERT INTO " + messages + " (run_id, seq, role, content)"
                      + " SELECT r.run_id, r.seq, r.role, r.content"
@@ -332,7 +263,7 @@ public final class RunStore {
     public Optional<Run> get(UUID id) throws SQLException {
         try (Connection c = dataSource.getConnection();
              PreparedStatement ps = c.prepareStatement("SELECT id, idempotency_key, session_id, user_id, input, status,"
-                     + " attempts, error, dead_letter_id, republished, created_at, updated_at FROM " + runs
+                     + " attempts, error, dead_letter_id, republished, created_at, updated_at, next_attempt_at FROM " + runs
                      + " WHERE id = ?")) {
             ps.setObject(1, id);
             try (ResultSet rs = ps.executeQuery()) {
@@ -342,7 +273,8 @@ public final class RunStore {
                 return Optional.of(new Run(rs.getObject(1, UUID.class), rs.getString(2), rs.getString(3),
                         rs.getString(4), rs.getString(5), RunStatus.fromSql(rs.getString(6)), rs.getInt(7),
                         Optional.ofNullable(rs.getString(8)), Optional.ofNullable(rs.getString(9)), rs.getInt(10),
-                        rs.getTimestamp(11).toInstant(), rs.getTimestamp(12).toInstant()));
+                        rs.getTimestamp(11).toInstant(), rs.getTimestamp(12).toInstant(),
+                        Optional.ofNullable(rs.getTimestamp(13)).map(java.sql.Timestamp::toInstant)));
             }
         }
     }

@@ -20,13 +20,16 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Executes the runs the triggers of one read batch name, as a bus batch handler. A run that succeeds is
- * acked; one that fails stays pending (and at {@code maxDeliveries} the bus dead-letters it;
- * {@link FailedRunMarker} then fails the run).
+ * acked; one that fails is retried by the bus after the runs' retry policy's delay, which is recorded on the
+ * run ({@code next_attempt_at}), and at {@code maxDeliveries} the bus dead-letters it ({@link FailedRunMarker}
+ * then fails the run).
  *
  * <ol>
  *   <li>for the whole batch, in one transaction (unless it is larger than a commit group): pending|running →
  *       running, attempt + 1 — or, for a run that is done, failed or unknown, nothing (the short-circuit: its
- *       trigger is acked, nothing runs);</li>
+ *       trigger is acked, nothing runs); or, for a run that already had {@code maxDeliveries} attempts by
+ *       PostgreSQL's count (Redis lost its delivery count), running → failed (see {@link RunAttempts}): its
+ *       trigger is acked, nothing runs;</li>
  *   <li>each run's handler, in parallel on the worker's threads;</li>
  *   <li>as each handler returns, in one transaction with the other runs finishing then: its replies
  *       (ON CONFLICT DO NOTHING) and done;</li>
@@ -47,21 +50,23 @@ public final class RunWorker implements BatchHandler {
     private final RunCommits commits;
     private final RunHandler handler;
     private final Executor handlers;
+    private final RetrySchedule retries;
 
     /** {@code handlers} runs the run handlers; it must not be the executor of the bus calls into this worker. */
     public RunWorker(RunStore store, RunFailures failures, RunCommits commits, RunHandler handler,
-                     Executor handlers) {
+                     Executor handlers, RetrySchedule retries) {
         this.failures = failures;
         this.effects = new EffectStore(store.dataSource(), store.schema());
         this.commits = commits;
         this.handler = handler;
         this.handlers = handlers;
+        this.retries = retries;
     }
 
     @Override
     public void handle(Batch batch) throws Exception {
         List<Delivery> triggers = new ArrayList<>(batch.deliveries().size());
-        List<RunStore.AttemptRequest> requests = new ArrayList<>(batch.deliveries().size());
+        List<RunAttempts.Request> requests = new ArrayList<>(batch.deliveries().size());
         for (Delivery d : batch.deliveries()) {
             Optional<UUID> runId = Triggers.runIdOf(d.message());
             if (runId.isEmpty()) {
@@ -70,30 +75,34 @@ public final class RunWorker implements BatchHandler {
                 batch.succeed(d);
             } else {
                 triggers.add(d);
-                requests.add(new RunStore.AttemptRequest(runId.get(), d.streamId()));
+                requests.add(new RunAttempts.Request(runId.get(), d.streamId()));
             }
         }
         if (triggers.isEmpty()) {
             return;
         }
-        List<CompletableFuture<Optional<RunStore.Attempt>>> attempts = commits.startAttempts(requests);
+        List<CompletableFuture<RunAttempts.Start>> attempts = commits.startAttempts(requests);
         CountDownLatch finished = new CountDownLatch(triggers.size());
         for (int i = 0; i < triggers.size(); i++) {
             Delivery d = triggers.get(i);
-            Optional<RunStore.Attempt> attempt;
+            RunAttempts.Start start;
             try {
-                attempt = attempts.get(i).get();
+                start = attempts.get(i).get();
             } catch (ExecutionException notStarted) { // this run's attempt could not be written: it alone fails
                 settle(batch, d, notStarted.getCause(), finished);
                 continue;
             }
-            if (attempt.isEmpty()) {
-                log.debug("run {} is finished or unknown; trigger {} acked without work", requests.get(i).runId(),
-                        d.streamId());
+            if (!(start instanceof RunAttempts.Started started)) {
+                if (start instanceof RunAttempts.GaveUp g) {
+                    log.warn("run {} failed: {}", g.runId(), g.reason()); // as FailedRunMarker reports a dead letter's
+                } else {
+                    log.debug("run {} is finished or unknown; trigger {} acked without work", requests.get(i).runId(),
+                            d.streamId());
+                }
                 settle(batch, d, null, finished);
                 continue;
             }
-            Runnable task = () -> execute(batch, d, attempt.get(), finished);
+            Runnable task = () -> execute(batch, d, started.attempt(), finished);
             try {
                 handlers.execute(task);
             } catch (RejectedExecutionException closing) {
@@ -112,7 +121,7 @@ public final class RunWorker implements BatchHandler {
             replies = HandlerCall.execute(handler, effects, a);
         } catch (Throwable failure) {
             try {
-                failures.recordQuietly(a.runId(), failure);
+                failures.recordQuietly(a.runId(), failure, retries.after(d));
             } finally {
                 settle(batch, d, failure, finished); // whatever recording did, or the batch call waits forever
             }

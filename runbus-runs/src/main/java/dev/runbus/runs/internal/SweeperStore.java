@@ -141,7 +141,8 @@ final class SweeperStore {
     /**
      * Counts a republish of each candidate that is still unfinished and unchanged since it was read (same
      * {@code updated_at}: every write to a run sets it), and forgets its old stream entry, which is gone or
-     * acked (the sweeper then judges the run by its new trigger). Returns the runs it marked: only those may
+     * acked (the sweeper then judges the run by its new trigger), and the time its retry was due: the new
+     * trigger comes now. Returns the runs it marked: only those may
      * be republished, in submission order.
      */
     List<Republish> markRepublished(Connection c, List<Candidate> lost) throws SQLException {
@@ -152,7 +153,7 @@ final class SweeperStore {
             readAt[i] = lost.get(i).updatedAt().toString(); // ISO-8601 in UTC, to the microsecond PostgreSQL keeps
         }
         try (PreparedStatement ps = c.prepareStatement("UPDATE " + runs + " r SET republished = r.republished + 1,"
-                + " stream_id = NULL, updated_at = now()"
+                + " stream_id = NULL, next_attempt_at = NULL, updated_at = now()"
                 + " FROM unnest(?::uuid[], ?::timestamptz[]) AS v(id, read_at)"
                 + " WHERE r.id = ANY (?::uuid[]) AND r.id = v.id AND r.updated_at = v.read_at"
                 + " AND r.status IN " + UNFINISHED + " RETURNING r.id, r.user_id, r.submit_seq")) {

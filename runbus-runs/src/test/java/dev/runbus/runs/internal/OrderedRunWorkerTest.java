@@ -8,11 +8,13 @@ import dev.runbus.Delivery;
 import dev.runbus.runs.NewRun;
 import dev.runbus.runs.Run;
 import dev.runbus.runs.RunStatus;
+import dev.runbus.runs.RunsConfig;
 import dev.runbus.runs.Runs;
 import dev.runbus.runs.testing.RunsTestSupport;
 import dev.runbus.runs.testing.TestDatabase;
 import io.lettuce.core.Range;
 import io.lettuce.core.StreamMessage;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -43,14 +45,17 @@ class OrderedRunWorkerTest extends RunsTestSupport {
         runs = runs(bus, configBuilder(schema, "w1", workerOptions().maxDeliveries(MAX_DELIVERIES).build())
                 .ordered(true).build());
         RunStore store = new RunStore(TestDatabase.pool(), schema, true);
-        RunCommits commits = new RunCommits(store, bus, "runs", true);
+        RunCommits commits = new RunCommits(store, new RunAttempts(TestDatabase.pool(), schema, MAX_DELIVERIES), bus,
+                "runs", true);
         closeables.add(commits);
-        worker = new OrderedRunWorker(store, new RunFailures(TestDatabase.pool(), schema), commits, run -> {
+        worker = new OrderedRunWorker(store, new RunFailures(TestDatabase.pool(), schema, MAX_DELIVERIES), commits,
+                run -> {
             synchronized (executed) {
                 executed.add(run.runId());
             }
             return ECHO.execute(run);
-        }, bus, "runs", MAX_DELIVERIES);
+        }, bus, "runs", MAX_DELIVERIES, new RetrySchedule(RunsConfig.DEFAULT_RETRY_POLICY, Duration.ofSeconds(1),
+                MAX_DELIVERIES));
         earlier = runs.submit(NewRun.of("s1", "u", "first")).runId();
         later = runs.submit(NewRun.of("s2", "u", "second")).runId();
         streamLengthBefore = redis.redis().xlen(stream());
@@ -163,6 +168,57 @@ class OrderedRunWorkerTest extends RunsTestSupport {
         assertThat(run(later).status()).isEqualTo(RunStatus.DONE);
         assertThat(run(later).attempts()).isEqualTo(2);
         assertThat(publishedAfterSetUp()).isEmpty();
+    }
+
+    /**
+     * Redis lost the trigger's delivery count: a republished trigger (its first delivery) arrives for a run that
+     * already had maxDeliveries attempts. PostgreSQL's count decides: failed, not executed, nothing published.
+     */
+    @Test
+    void aRunOutOfAttemptsByPostgresCount_isFailedWithoutExecuting() throws Exception {
+        worker.handle(trigger(earlier, 1));
+        execute("UPDATE " + schema + ".runs SET status = 'running', attempts = " + MAX_DELIVERIES + ","
+                + " error = 'java.lang.IllegalStateException: boom', stream_id = NULL WHERE id = '" + later + "'");
+
+        worker.handle(trigger(later, 1));
+
+        Run failed = run(later);
+        assertThat(failed.status()).isEqualTo(RunStatus.FAILED);
+        assertThat(failed.attempts()).isEqualTo(MAX_DELIVERIES);
+        assertThat(failed.error()).contains("gave up after 3 attempts (maxDeliveries 3); last error: "
+                + "java.lang.IllegalStateException: boom");
+        assertThat(failed.nextAttemptAt()).isEmpty();
+        assertThat(executed).containsExactly(earlier);
+        assertThat(publishedAfterSetUp()).isEmpty();
+    }
+
+    /** Out of attempts while an earlier run of its user is unfinished: failed all the same (it never runs again). */
+    @Test
+    void aRunOutOfAttemptsIsFailedEvenWhenBlocked() throws Exception {
+        execute("UPDATE " + schema + ".runs SET status = 'running', attempts = " + MAX_DELIVERIES
+                + " WHERE id = '" + later + "'");
+
+        worker.handle(trigger(later, 1));
+
+        assertThat(run(later).status()).isEqualTo(RunStatus.FAILED);
+        assertThat(run(later).error()).contains("gave up after 3 attempts (maxDeliveries 3)");
+        assertThat(run(earlier).status()).isEqualTo(RunStatus.PENDING);
+        assertThat(executed).isEmpty();
+        assertThat(publishedAfterSetUp()).isEmpty();
+    }
+
+    /** A replay gives the run a fresh budget: the cap counts attempts since the replay. */
+    @Test
+    void aReplayedRunStartsAgainThoughItsAttemptsReachedTheLimit() throws Exception {
+        worker.handle(trigger(earlier, 1));
+        execute("UPDATE " + schema + ".runs SET status = 'pending', attempts = " + MAX_DELIVERIES + ","
+                + " attempts_at_replay = " + MAX_DELIVERIES + " WHERE id = '" + later + "'");
+
+        worker.handle(trigger(later, 1));
+
+        assertThat(run(later).status()).isEqualTo(RunStatus.DONE);
+        assertThat(run(later).attempts()).isEqualTo(MAX_DELIVERIES + 1);
+        assertThat(executed).containsExactly(earlier, later);
     }
 
     @Test

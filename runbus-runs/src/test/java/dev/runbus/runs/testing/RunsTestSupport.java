@@ -8,9 +8,12 @@ import dev.runbus.runs.RunHandler;
 import dev.runbus.runs.Runs;
 import dev.runbus.runs.RunsConfig;
 import dev.runbus.testing.RedisTarget;
+import io.lettuce.core.Range;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -138,6 +141,25 @@ public abstract class RunsTestSupport {
         return TestDatabase.count("SELECT count(*) FROM " + schema + ".runs r WHERE r.started_at IS NOT NULL"
                 + " AND EXISTS (SELECT 1 FROM " + schema + ".runs e WHERE e.user_id = r.user_id"
                 + " AND e.submit_seq < r.submit_seq AND (e.finished_at IS NULL OR e.finished_at > r.started_at))");
+    }
+
+    /**
+     * What {@code dead_letter.lua} writes for a poison trigger (docs/wire-format.md): the dead letter, then the
+     * ack, with no listener told, as when the process that moved it died before its listener's write.
+     */
+    protected void deadLetterWithoutListeners(String entry) {
+        var original = redis.redis().xrange(stream(), Range.create(entry, entry)).get(0).getBody();
+        Map<String, String> fields = new LinkedHashMap<>();
+        fields.put("dl:topic", "runs");
+        fields.put("dl:stream_id", entry);
+        fields.put("dl:group", "run-workers");
+        fields.put("dl:consumer", "w1");
+        fields.put("dl:deliveries", "3");
+        fields.put("dl:reason", "poison");
+        fields.put("dl:at", String.valueOf(System.currentTimeMillis()));
+        fields.putAll(original);
+        redis.redis().xadd(prefix + ":{runs}:dead", fields);
+        redis.redis().xack(stream(), "run-workers", entry);
     }
 
     protected long replyRows(UUID runId) {
