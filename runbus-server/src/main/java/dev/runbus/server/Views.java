@@ -2,6 +2,7 @@ package dev.runbus.server;
 
 import dev.runbus.DeadLetter;
 import dev.runbus.Inspector;
+import dev.runbus.runs.Run;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -9,6 +10,21 @@ import java.util.Map;
 public final class Views {
 
     private Views() {
+    }
+
+    /** A run without its replies; {@code next_attempt_at} is null unless a retry of a failed attempt is due. */
+    public static Map<String, Object> run(Run run) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("run_id", run.id().toString());
+        m.put("status", run.status().sql());
+        m.put("attempts", run.attempts());
+        m.put("error", run.error().orElse(null));
+        m.put("session_id", run.sessionId());
+        m.put("user_id", run.userId());
+        m.put("created_at", run.createdAt().toString());
+        m.put("updated_at", run.updatedAt().toString());
+        m.put("next_attempt_at", run.nextAttemptAt().map(Object::toString).orElse(null));
+        return m;
     }
 
     public static Map<String, Object> deadLetter(DeadLetter d) {

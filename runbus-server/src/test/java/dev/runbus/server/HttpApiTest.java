@@ -14,6 +14,7 @@ import java.net.http.HttpResponse;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.UUID;
@@ -152,6 +153,55 @@ class HttpApiTest {
         assertThat(run.get("attempts").asInt()).isEqualTo(1);
         assertThat(run.get("replies")).hasSize(2);
         assertThat(run.get("replies").get(0).get("seq").asInt()).isEqualTo(1);
+    }
+
+    /**
+     * A flaky run's first attempt fails: until its retry starts, next_attempt_at is due by the default runs retry
+     * policy, about 1 s (less up to 20% jitter) after the failure was recorded, in the HTTP JSON and in
+     * {@code runbus runs show}; null once the run is done.
+     */
+    @Test
+    void nextAttemptAtAfterAFailedAttempt_thenNullWhenDone() throws Exception {
+        String id = json(post("/v1/runs", "application/json", runBody("a flaky one"), null)).get("run_id").asText();
+
+        JsonNode failed = Wait.until("first attempt failed", WAIT, () -> {
+            try {
+                return json(get("/v1/runs/" + id));
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        }, r -> !r.get("next_attempt_at").isNull());
+
+        assertThat(failed.get("error").asText()).contains("upstream timed out");
+        Duration due = Duration.between(Instant.parse(failed.get("updated_at").asText()),
+                Instant.parse(failed.get("next_attempt_at").asText()));
+        assertThat(due).isBetween(Duration.ofMillis(800), Duration.ofSeconds(1));
+        JsonNode done = Wait.until("done", WAIT, () -> {
+            try {
+                return json(get("/v1/runs/" + id));
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        }, r -> r.get("status").asText().equals("done"));
+        assertThat(done.get("attempts").asInt()).isEqualTo(2);
+        assertThat(done.has("next_attempt_at")).isTrue();
+        assertThat(done.get("next_attempt_at").isNull()).isTrue();
+
+        Cli show = Cli.run("runs", "show", id, "--json", "--redis-url", RedisTarget.local().uri(), "--database-url",
+                DemoEndToEndTest.DATABASE, "--schema", schema, "--key-prefix", prefix);
+        assertThat(show.exitCode).as(show.err).isZero();
+        JsonNode shown = Json.MAPPER.readTree(show.out);
+        assertThat(shown.get("run_id").asText()).isEqualTo(id);
+        assertThat(shown.get("status").asText()).isEqualTo("done");
+        assertThat(shown.get("next_attempt_at").isNull()).isTrue();
+        assertThat(shown.get("replies")).hasSize(2);
+        Cli table = Cli.run("runs", "show", id, "--redis-url", RedisTarget.local().uri(), "--database-url",
+                DemoEndToEndTest.DATABASE, "--schema", schema, "--key-prefix", prefix);
+        assertThat(table.out).contains("next_attempt_at").contains("attempts");
+        Cli unknown = Cli.run("runs", "show", UUID.randomUUID().toString(), "--redis-url", RedisTarget.local().uri(),
+                "--database-url", DemoEndToEndTest.DATABASE, "--schema", schema, "--key-prefix", prefix);
+        assertThat(unknown.exitCode).isEqualTo(2);
+        assertThat(unknown.err).contains("no run");
     }
 
     @Test

@@ -134,15 +134,7 @@ public final class HttpApi implements AutoCloseable {
     private void getRun(Context ctx) {
         UUID id = runId(ctx);
         Run run = runs.get(id).orElseThrow(() -> ApiError.notFound("no run " + id));
-        Map<String, Object> out = new LinkedHashMap<>();
-        out.put("run_id", id.toString());
-        out.put("status", run.status().sql());
-        out.put("attempts", run.attempts());
-        out.put("error", run.error().orElse(null));
-        out.put("session_id", run.sessionId());
-        out.put("user_id", run.userId());
-        out.put("created_at", run.createdAt().toString());
-        out.put("updated_at", run.updatedAt().toString());
+        Map<String, Object> out = Views.run(run);
         List<Map<String, Object>> replies = new ArrayList<>();
         runs.replies(id).forEach(r -> replies.add(Map.of("seq", r.seq(), "role", r.role(), "content", r.content())));
         out.put("replies", replies);

@@ -14,7 +14,8 @@ import java.util.UUID;
 
 /**
  * {@code GET /v1/runs/{id}/events}: server-sent events of one run, read from PostgreSQL (so they are right
- * whichever process executes the run). Events: {@code status} (status, attempts, error) on every change,
+ * whichever process executes the run). Events: {@code status} (status, attempts, error, next_attempt_at) on every
+ * change,
  * {@code reply} (seq, role, content) for each new reply, and {@code end} when the run is done or failed.
  * A comment line every 15 s keeps proxies from closing the connection; the stream ends after 10 minutes.
  */
@@ -37,13 +38,15 @@ final class RunEventStream {
         long lastWrite = start;
         while (System.currentTimeMillis() - start < MAX_MILLIS) {
             Run run = runs.get(id).orElseThrow(() -> ApiError.notFound("no run " + id));
-            String status = run.status().sql() + "/" + run.attempts() + "/" + run.error().orElse("");
+            String status = run.status().sql() + "/" + run.attempts() + "/" + run.error().orElse("") + "/"
+                    + run.nextAttemptAt().map(Object::toString).orElse("");
             if (!status.equals(lastStatus)) {
                 Map<String, Object> data = new LinkedHashMap<>();
                 data.put("run_id", id.toString());
                 data.put("status", run.status().sql());
                 data.put("attempts", run.attempts());
                 data.put("error", run.error().orElse(null));
+                data.put("next_attempt_at", run.nextAttemptAt().map(Object::toString).orElse(null));
                 send(out, "status", data);
                 lastStatus = status;
                 lastWrite = System.currentTimeMillis();
