@@ -128,6 +128,7 @@ final class DelayMover implements AutoCloseable {
             Watched w = due.get(i);
             planned[i] = w.nextLookNanos;
             try {
+                CrashPoints.reach(CrashPoints.Point.BEFORE_MOVE);
                 replies.add(scripts.moveDue(w.name, BATCH));
             } catch (RuntimeException e) {
                 replies.add(CompletableFuture.failedFuture(e));
@@ -138,6 +139,7 @@ final class DelayMover implements AutoCloseable {
             long lookedAt = System.nanoTime();
             try {
                 Scripts.Moved m = replies.get(i).get(timeoutMillis, TimeUnit.MILLISECONDS);
+                CrashPoints.reach(CrashPoints.Point.AFTER_MOVE);
                 w.backoff.reset();
                 long wait = m.moved() >= BATCH ? 0
                         : m.nextDueInMillis() < 0 ? pollNanos

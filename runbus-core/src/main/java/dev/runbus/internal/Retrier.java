@@ -37,9 +37,11 @@ final class Retrier {
         long delay = policy.delayAfter(d.attempt(), d.message().id()).toMillis();
         String name = ctx.name(partition);
         try {
+            CrashPoints.reach(CrashPoints.Point.BEFORE_RETRY_SCHEDULE);
             scripts.retryLater(name, ctx.group(), streamId, delay, d.attempt(), ScheduledIds.next(), null)
                     .whenComplete((due, error) -> {
                         try {
+                            CrashPoints.reach(CrashPoints.Point.AFTER_RETRY_SCHEDULE);
                             if (error != null) {
                                 listener.onLoopError("retry later " + ctx.describe(), error);
                             } else if ("trimmed".equals(due)) {
