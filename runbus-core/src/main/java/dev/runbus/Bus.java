@@ -65,6 +65,9 @@ public interface Bus extends AutoCloseable {
 
     DeadLetters deadLetters();
 
+    /** The entries scheduled for later (delayed publishes and retries), to list and cancel. */
+    Scheduled scheduled();
+
     /**
      * Adds a listener besides the one in {@link BusConfig}; layers built on the bus (the runs layer) use it to
      * hear about dead letters. Close the returned handle to remove it.

@@ -1,5 +1,6 @@
 package dev.runbus;
 
+import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
@@ -25,16 +26,25 @@ import java.util.TreeMap;
  *                           recorded in Redis when the topic is first used, and a bus configured with another
  *                           count for it fails with a clear error instead of hashing keys onto other
  *                           partitions; see {@link Partitioner}. Default: none
+ * @param delayPollInterval  how often, at most, the delay mover looks at a delay set it believes has nothing due
+ *                           (for the topics this bus subscribes to): the bound on how late an entry scheduled by
+ *                           another process with a shorter delay than this can be moved into its stream. Entries
+ *                           scheduled through this bus, and those the mover already knows of, are moved when due.
+ *                           Default 100 ms
+ * @param clock              the clock for the times the bus records on the client side (a dead letter's time).
+ *                           Due times of delayed entries and retries never use it: they are kept on the Redis
+ *                           server's clock. Default {@link Clock#systemUTC()}
  */
 public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeout, Duration heartbeatInterval,
                         Duration consumerDeadAfter, Duration janitorInterval, BusListener listener,
-                        Map<String, Integer> partitions) {
+                        Map<String, Integer> partitions, Duration delayPollInterval, Clock clock) {
 
     public static final String DEFAULT_KEY_PREFIX = "runbus";
     public static final Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofSeconds(10);
     public static final Duration DEFAULT_HEARTBEAT_INTERVAL = Duration.ofSeconds(5);
     public static final Duration DEFAULT_CONSUMER_DEAD_AFTER = Duration.ofMinutes(10);
     public static final Duration DEFAULT_JANITOR_INTERVAL = Duration.ofMinutes(1);
+    public static final Duration DEFAULT_DELAY_POLL_INTERVAL = Duration.ofMillis(100);
 
     public BusConfig {
         Objects.requireNonNull(redisUri, "redisUri");
@@ -48,7 +58,8 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
                     + keyPrefix + "'");
         }
         for (var d : new Object[][] {{"commandTimeout", commandTimeout}, {"heartbeatInterval", heartbeatInterval},
-                {"consumerDeadAfter", consumerDeadAfter}, {"janitorInterval", janitorInterval}}) {
+                {"consumerDeadAfter", consumerDeadAfter}, {"janitorInterval", janitorInterval},
+                {"delayPollInterval", delayPollInterval}}) {
             Duration value = (Duration) Objects.requireNonNull(d[1], (String) d[0]);
             if (value.isNegative() || value.isZero()) {
                 throw new IllegalArgumentException(d[0] + " must be positive, got " + value);
@@ -69,6 +80,7 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
             }
         });
         partitions = Map.copyOf(partitions);
+        Objects.requireNonNull(clock, "clock");
     }
 
     /** How many partitions {@code topic} has in this configuration: 1 unless {@link #partitions} says otherwise. */
@@ -90,6 +102,8 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
         private Duration janitorInterval = DEFAULT_JANITOR_INTERVAL;
         private BusListener listener = BusListener.NONE;
         private final Map<String, Integer> partitions = new TreeMap<>();
+        private Duration delayPollInterval = DEFAULT_DELAY_POLL_INTERVAL;
+        private Clock clock = Clock.systemUTC();
 
         private Builder(String redisUri) {
             this.redisUri = redisUri;
@@ -131,9 +145,19 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
             return this;
         }
 
+        public Builder delayPollInterval(Duration v) {
+            delayPollInterval = v;
+            return this;
+        }
+
+        public Builder clock(Clock v) {
+            clock = v;
+            return this;
+        }
+
         public BusConfig build() {
             return new BusConfig(redisUri, keyPrefix, commandTimeout, heartbeatInterval, consumerDeadAfter,
-                    janitorInterval, listener, partitions);
+                    janitorInterval, listener, partitions, delayPollInterval, clock);
         }
     }
 }

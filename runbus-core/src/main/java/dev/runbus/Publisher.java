@@ -1,5 +1,7 @@
 package dev.runbus;
 
+import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 
 /** Publishes messages to topics. Thread-safe; obtained from {@link Bus#publisher()}. */
@@ -24,4 +26,24 @@ public interface Publisher {
      * the exception says how many are known to have been.
      */
     List<String> publishAll(String topic, List<Message> messages);
+
+    /**
+     * Schedules {@code message} to be appended to the topic's stream {@code delay} from now, now being the Redis
+     * server's clock when Redis receives the call: the publisher's clock plays no part, so a publisher whose clock
+     * is off makes entries neither early nor late. The entry waits in the delay set of the partition the message
+     * goes to (its key's partition, as for {@link #publish(String, Message)}) and is moved into that partition's
+     * stream when due, by every bus subscribed to the topic (docs/architecture.md, "Delays and retries", gives the
+     * bound). Millisecond resolution. Returns the scheduled entry's id, for {@link Scheduled#cancel}; on a topic of
+     * several partitions qualified with the partition ({@code id@3}). The message gets a new stream id when it is
+     * moved; its {@link Message#id()} stays.
+     *
+     * @throws IllegalArgumentException when {@code delay} is negative
+     */
+    String publish(String topic, Message message, Duration delay);
+
+    /**
+     * Like {@link #publish(String, Message, Duration)}, due at {@code dueAt} as the Redis server's clock tells time
+     * (an instant already past on that clock is due at once).
+     */
+    String publishAt(String topic, Message message, Instant dueAt);
 }

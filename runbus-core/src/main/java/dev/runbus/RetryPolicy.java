@@ -2,7 +2,7 @@ package dev.runbus;
 
 import java.time.Duration;
 import java.util.Objects;
-import java.util.concurrent.ThreadLocalRandom;
+import java.util.SplittableRandom;
 
 /**
  * When a failed delivery is tried again. Set on {@link SubscribeOptions#retryPolicy()}.
@@ -81,18 +81,22 @@ public final class RetryPolicy {
     }
 
     /**
-     * The delay before the attempt after failed attempt {@code failedAttempt} (1 for the first), jitter included.
+     * The delay before the attempt after failed attempt {@code failedAttempt} (1 for the first) of the message with
+     * id {@code messageId}, jitter included. The jitter is drawn from the message id and the attempt, not at random,
+     * so that every process computes the same delay for the same failure (the runs layer shows the next attempt's
+     * time that the bus will keep).
      *
      * @throws IllegalStateException for {@link #onIdle()}, which has no delay of its own
      */
-    public Duration delayAfter(long failedAttempt) {
+    public Duration delayAfter(long failedAttempt, String messageId) {
         if (isOnIdle()) {
             throw new IllegalStateException("the on-idle retry policy has no delay of its own: it retries after minIdle");
         }
         double millis = base.toMillis() * Math.pow(factor, Math.max(0, failedAttempt - 1));
         long capped = (long) Math.min(millis, max.toMillis());
         if (jitter > 0) {
-            capped -= (long) (capped * jitter * ThreadLocalRandom.current().nextDouble());
+            long seed = 31L * Objects.hashCode(messageId) + failedAttempt;
+            capped -= (long) (capped * jitter * new SplittableRandom(seed).nextDouble());
         }
         return Duration.ofMillis(Math.max(1, capped));
     }

@@ -2,6 +2,7 @@ package dev.runbus.internal;
 
 import dev.runbus.DeadLetter;
 import dev.runbus.Message;
+import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -50,12 +51,15 @@ final class DeadLetterMover implements AutoCloseable {
     private final Scripts scripts;
     private final SafeListener listener;
     private final long timeoutMillis;
+    /** For the time a dead letter records. */
+    private final Clock clock;
     private final BlockingQueue<Move> queue = new LinkedBlockingQueue<>();
     private final Thread thread;
     private volatile boolean closed;
 
-    DeadLetterMover(SubscriptionContext ctx, Scripts scripts, SafeListener listener, long timeoutMillis) {
+    DeadLetterMover(SubscriptionContext ctx, Scripts scripts, SafeListener listener, long timeoutMillis, Clock clock) {
         this.ctx = ctx;
+        this.clock = clock;
         this.scripts = scripts;
         this.listener = listener;
         this.timeoutMillis = timeoutMillis;
@@ -109,7 +113,7 @@ final class DeadLetterMover implements AutoCloseable {
 
     /** Sends every move, then waits for each answer in turn, reports it and runs its {@code done}. */
     private void moveAll(List<Move> moves) {
-        long now = System.currentTimeMillis();
+        long now = clock.millis();
         List<CompletableFuture<String>> replies = new ArrayList<>(moves.size());
         for (Move m : moves) {
             try {
@@ -146,7 +150,7 @@ final class DeadLetterMover implements AutoCloseable {
      * not run.
      */
     String moveNow(Move m) throws Exception {
-        long now = System.currentTimeMillis();
+        long now = clock.millis();
         String id = send(m, now).get(timeoutMillis, TimeUnit.MILLISECONDS);
         report(m, id, now);
         return id;

@@ -45,6 +45,7 @@ final class Dispatcher {
     private final InFlight inFlight;
     private final Acker acker;
     private final DeadLetterMover deadLetters;
+    private final Retrier retrier;
     private final SafeListener listener;
     /** A delivery waiting for a runner, its hold on the entry, and the pool its slot returns to. */
     private record Held(Delivery delivery, InFlight.Hold hold, Slots slots) {
@@ -60,7 +61,7 @@ final class Dispatcher {
     private volatile boolean stopped;
 
     Dispatcher(SubscriptionContext ctx, Handler handler, BatchHandler batchHandler, InFlight inFlight, Acker acker,
-               DeadLetterMover deadLetters, SafeListener listener) {
+               DeadLetterMover deadLetters, Retrier retrier, SafeListener listener) {
         if ((handler == null) == (batchHandler == null)) {
             throw new IllegalArgumentException("a dispatcher runs either a handler or a batch handler");
         }
@@ -71,6 +72,7 @@ final class Dispatcher {
         this.inFlight = inFlight;
         this.acker = acker;
         this.deadLetters = deadLetters;
+        this.retrier = retrier;
         this.listener = listener;
         this.runnersDone = new CountDownLatch(ctx.options().concurrency());
     }
@@ -119,10 +121,10 @@ final class Dispatcher {
                 } else if ((hold = inFlight.tryHold(e.ref(), afterWork)) == null) {
                     // Already held here (read and claimed at once): one delivery is enough.
                     slots.release(1);
-                } else if (policy.isAbandoned(e.deliveries()) && afterWork) {
+                } else if (policy.isAbandoned(attempt(e)) && afterWork) {
                     inFlight.release(hold);
-                    deadLetter(e.partition(), e.streamId(), e.deliveries(), decodeOrPlaceholder(ctx.qualify(e.partition(), e.streamId()), e),
-                            OutcomePolicy.abandonedReason(e.deliveries(), e.previousOwner()), slots);
+                    deadLetter(e.partition(), e.streamId(), attempt(e), decodeOrPlaceholder(ctx.qualify(e.partition(), e.streamId()), e),
+                            OutcomePolicy.abandonedReason(attempt(e), e.previousOwner()), slots);
                 } else {
                     Held h = decode(e, hold, slots);
                     if (h != null) {
@@ -195,8 +197,13 @@ final class Dispatcher {
                     "cannot decode entry: " + bad.getMessage(), slots);
             return null;
         }
-        return new Held(new Delivery(message, ctx.topic(), id, ctx.group(), ctx.consumer(), e.deliveries()), hold,
-                slots);
+        return new Held(new Delivery(message, ctx.topic(), id, ctx.group(), ctx.consumer(), e.deliveries(), 0,
+                attempt(e)), hold, slots);
+    }
+
+    /** The attempt at the message an entry's delivery is: its delivery count, after the attempts it carries. */
+    static long attempt(Entry e) {
+        return WireFormat.attemptsBefore(e.fields()) + e.deliveries();
     }
 
     /**
@@ -325,7 +332,7 @@ final class Dispatcher {
 
     /**
      * Applies the one decision of {@link OutcomePolicy#afterHandler}. Returns true when the entry's slot went
-     * with a dead-letter move, which releases it.
+     * with a dead-letter move or a reschedule, which releases it.
      */
     private boolean finish(Held h, Throwable failure) {
         Delivery d = h.delivery();
@@ -336,17 +343,21 @@ final class Dispatcher {
             }
             return false;
         }
-        Outcome outcome = policy.afterHandler(d.deliveryCount(), failure);
+        Outcome outcome = policy.afterHandler(d.attempt(), failure);
         switch (outcome) {
             case ACK:
                 acker.ack(entry.partition(), entry.streamId());
                 return false;
             case RETRY:
                 listener.onHandlerFailure(d, failure, outcome);
+                if (retrier.delays()) { // the entry keeps its slot until the reschedule is answered
+                    retrier.retryLater(entry.partition(), entry.streamId(), d, () -> h.slots().release(1));
+                    return true;
+                }
                 return false;
             case DEAD_LETTER:
                 listener.onHandlerFailure(d, failure, outcome);
-                deadLetter(entry.partition(), entry.streamId(), d.deliveryCount(), d.message(),
+                deadLetter(entry.partition(), entry.streamId(), d.attempt(), d.message(),
                         OutcomePolicy.failureReason(failure), h.slots());
                 return true;
             default:

@@ -9,6 +9,9 @@ package dev.runbus.internal;
  * <pre>
  * {prefix}:{name}:stream              the partition's stream
  * {prefix}:{name}:dead                its dead-letter stream
+ * {prefix}:{name}:delayed             sorted set: scheduled entry id -> due time, epoch ms (Redis clock)
+ * {prefix}:{name}:delayed:entries     hash: scheduled entry id -> its fields, MessagePack array
+ *                                     [field, value, field, value, ...] (Lua's cmsgpack)
  * {prefix}:{name}:dead:replayed       hash: dead letter id -> stream id it was replayed as, and
  *                                     "{dead letter id}:token" -> token of the call that replayed it
  * {prefix}:{name}:dead:call:{token}   string, expires: what one dead-letter move did (dead letter id or
@@ -37,6 +40,16 @@ public final class Keys {
 
     public String deadLetters(String name) {
         return tagged(name) + ":dead";
+    }
+
+    /** The delay set of a partition: scheduled entry ids scored by due time. */
+    public String delayed(String name) {
+        return tagged(name) + ":delayed";
+    }
+
+    /** The fields of the scheduled entries of a partition, by id. */
+    public String delayedEntries(String name) {
+        return tagged(name) + ":delayed:entries";
     }
 
     public String replayed(String name) {

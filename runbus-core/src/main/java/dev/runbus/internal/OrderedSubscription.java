@@ -40,7 +40,7 @@ final class OrderedSubscription extends BusSubscription {
         SafeListener listener = bus.listener();
         OrderedScripts scripts = new OrderedScripts(bus.sync(), bus.async(), keys, ctx.group(), ctx.consumer());
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "runbus-ordered-timer-" + ctx.describe()));
-        this.deadLetters = new DeadLetterMover(ctx, bus.scripts(), listener, bus.commandTimeoutMillis());
+        this.deadLetters = new DeadLetterMover(ctx, bus.scripts(), listener, bus.commandTimeoutMillis(), bus.clock());
         // The three call each other; the callbacks run only after start, when every field is set.
         this.ownership = new PartitionOwnership(ctx, scripts, listener, this::offer, bus.commandTimeoutMillis());
         PartitionStep step = new PartitionStep(new PartitionStep.Parts(ctx, handler, scripts, deadLetters, ownership,

@@ -3,6 +3,7 @@ package dev.runbus.internal;
 import dev.runbus.Delivery;
 import dev.runbus.Handler;
 import dev.runbus.Message;
+import dev.runbus.RetryPolicy;
 import dev.runbus.Outcome;
 import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
@@ -150,9 +151,10 @@ final class PartitionStep {
             return;
         }
         String id = ctx.qualify(p.number, e.streamId());
-        if (policy.isAbandoned(e.deliveries())) {
+        long attempt = Dispatcher.attempt(e);
+        if (policy.isAbandoned(attempt)) {
             deadLetter(p, step, e, Dispatcher.decodeOrPlaceholder(id, e),
-                    OutcomePolicy.abandonedReason(e.deliveries(), e.previousOwner()));
+                    OutcomePolicy.abandonedReason(attempt, e.previousOwner()));
             return;
         }
         Message message;
@@ -168,7 +170,8 @@ final class PartitionStep {
             // renewal (which queues the partition again).
             return;
         }
-        Delivery d = new Delivery(message, ctx.topic(), id, ctx.group(), ctx.consumer(), e.deliveries(), p.token);
+        Delivery d = new Delivery(message, ctx.topic(), id, ctx.group(), ctx.consumer(), e.deliveries(), p.token,
+                attempt);
         Throwable failure = null;
         try {
             handler.handle(d);
@@ -176,7 +179,7 @@ final class PartitionStep {
             failure = t;
         }
         Dispatcher.clearInterrupt();
-        Outcome outcome = policy.afterHandler(e.deliveries(), failure);
+        Outcome outcome = policy.afterHandler(attempt, failure);
         switch (outcome) {
             case ACK -> {
                 p.acks.add(key, scripts.ack(p.name, p.holder, e.streamId()));
@@ -184,8 +187,11 @@ final class PartitionStep {
             }
             case RETRY -> {
                 listener.onHandlerFailure(d, failure, outcome);
+                // Retried in place, holding the partition: no later entry of it runs first (docs/architecture.md).
                 p.waitForRetry(step);
-                later(p, ctx.options().minIdle().toMillis());
+                RetryPolicy retry = ctx.options().retryPolicy();
+                later(p, retry.isOnIdle() ? ctx.options().minIdle().toMillis()
+                        : retry.delayAfter(attempt, message.id()).toMillis());
             }
             case DEAD_LETTER -> {
                 listener.onHandlerFailure(d, failure, outcome);
@@ -200,7 +206,7 @@ final class PartitionStep {
             throws OrderedScripts.Fenced {
         String result;
         try {
-            result = deadLetters.moveNow(new DeadLetterMover.Move(p.number, e.streamId(), e.deliveries(), message,
+            result = deadLetters.moveNow(new DeadLetterMover.Move(p.number, e.streamId(), Dispatcher.attempt(e), message,
                     reason, new Scripts.Fence(keys.lease(p.name, ctx.group()), p.holder), () -> { }));
         } catch (InterruptedException interrupted) {
             Thread.currentThread().interrupt();

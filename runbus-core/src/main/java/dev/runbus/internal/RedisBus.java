@@ -9,6 +9,7 @@ import dev.runbus.Inspector;
 import dev.runbus.PublishOptions;
 import dev.runbus.Publisher;
 import dev.runbus.RunbusException;
+import dev.runbus.Scheduled;
 import dev.runbus.SubscribeOptions;
 import dev.runbus.Subscription;
 import io.lettuce.core.RedisBusyException;
@@ -19,6 +20,7 @@ import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.codec.RedisCodec;
 import io.lettuce.core.codec.StringCodec;
+import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -49,6 +51,8 @@ public final class RedisBus implements Bus {
     private final Heartbeats heartbeats;
     private final PeriodicLoop heartbeat;
     private final PeriodicLoop janitor;
+    private final DelayMover delays;
+    private final RedisScheduled scheduled;
     private volatile boolean closed;
 
     private RedisBus(BusConfig config, RedisLink link) {
@@ -67,6 +71,9 @@ public final class RedisBus implements Bus {
                 config.commandTimeout().toMillis(), listener);
         this.heartbeat = new PeriodicLoop("runbus-heartbeat", config.heartbeatInterval(), heartbeats::beat, listener);
         this.janitor = new PeriodicLoop("runbus-janitor", config.janitorInterval(), this::prune, listener);
+        this.delays = new DelayMover(scripts, listener, config.delayPollInterval().toMillis(),
+                config.commandTimeout().toMillis());
+        this.scheduled = new RedisScheduled(link.sync(), scripts, keys, topics);
     }
 
     public static RedisBus connect(BusConfig config) {
@@ -74,6 +81,7 @@ public final class RedisBus implements Bus {
         RedisBus bus = new RedisBus(config, RedisLink.open(config.redisUri(), config.commandTimeout()));
         bus.heartbeat.start();
         bus.janitor.start();
+        bus.delays.start();
         return bus;
     }
 
@@ -86,7 +94,7 @@ public final class RedisBus implements Bus {
     public Publisher publisher(PublishOptions options) {
         requireOpen();
         return new RedisPublisher(link.async(), batches, keys, topics, Objects.requireNonNull(options, "options"),
-                config.commandTimeout().toMillis());
+                config.commandTimeout().toMillis(), scripts, delays);
     }
 
     @Override
@@ -126,6 +134,7 @@ public final class RedisBus implements Bus {
         // The heartbeat goes before the name is freed: a subscription under the same name on this bus can
         // only start after both, so it neither finds the old heartbeat nor loses its own to the old removal.
         Runnable onClosed = () -> {
+            delays.unwatch(partitions);
             heartbeats.stop(name);
             subscriptions.remove(id);
         };
@@ -137,6 +146,7 @@ public final class RedisBus implements Bus {
                     + topic + "' is already subscribed on this bus");
         }
         try {
+            delays.watch(partitions); // first: the close below unwatches whatever failed after it
             heartbeats.start(name);
             return sub.start();
         } catch (RuntimeException e) {
@@ -161,6 +171,11 @@ public final class RedisBus implements Bus {
     @Override
     public DeadLetters deadLetters() {
         return deadLetters;
+    }
+
+    @Override
+    public Scheduled scheduled() {
+        return scheduled;
     }
 
     @Override
@@ -202,6 +217,7 @@ public final class RedisBus implements Bus {
         all.forEach(BusSubscription::finishClose);
         heartbeat.close();
         janitor.close();
+        delays.close();
         batches.close();
         link.close();
     }
@@ -222,6 +238,14 @@ public final class RedisBus implements Bus {
 
     RedisClusterCommands<String, byte[]> sync() {
         return link.sync();
+    }
+
+    DelayMover delays() {
+        return delays;
+    }
+
+    Clock clock() {
+        return config.clock();
     }
 
     Scripts scripts() {

@@ -7,8 +7,11 @@ import dev.runbus.RunbusException;
 import io.lettuce.core.RedisFuture;
 import io.lettuce.core.XAddArgs;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -20,6 +23,9 @@ import org.slf4j.LoggerFactory;
  */
 final class RedisPublisher implements Publisher {
 
+    /** A script passes an entry's fields through Lua's unpack(), which takes about 8000 values at most. */
+    private static final int MAX_SCHEDULED_FIELDS = 3900;
+
     private static final Logger log = LoggerFactory.getLogger(RedisPublisher.class);
 
     private final RedisClusterAsyncCommands<String, byte[]> redis;
@@ -28,10 +34,14 @@ final class RedisPublisher implements Publisher {
     private final TopicRegistry topics;
     private final XAddArgs addArgs;
     private final long timeoutMillis;
+    private final Scripts scripts;
+    private final DelayMover mover;
 
     RedisPublisher(RedisClusterAsyncCommands<String, byte[]> redis, BatchConnection batches, Keys keys, TopicRegistry topics,
-                   PublishOptions options, long timeoutMillis) {
+                   PublishOptions options, long timeoutMillis, Scripts scripts, DelayMover mover) {
         this.redis = redis;
+        this.scripts = scripts;
+        this.mover = mover;
         this.batches = batches;
         this.keys = keys;
         this.topics = topics;
@@ -82,6 +92,39 @@ final class RedisPublisher implements Publisher {
             }
         }
         return ids;
+    }
+
+    @Override
+    public String publish(String topic, Message message, Duration delay) {
+        Objects.requireNonNull(delay, "delay");
+        if (delay.isNegative()) {
+            throw new IllegalArgumentException("delay must not be negative, got " + delay);
+        }
+        return schedule(topic, message, true, delay.toMillis());
+    }
+
+    @Override
+    public String publishAt(String topic, Message message, Instant dueAt) {
+        Objects.requireNonNull(dueAt, "dueAt");
+        return schedule(topic, message, false, dueAt.toEpochMilli());
+    }
+
+    /** Into the delay set of the message's partition; the mover of this bus is told when it is due. */
+    private String schedule(String topic, Message message, boolean relative, long millis) {
+        Objects.requireNonNull(message, "message");
+        Map<String, byte[]> fields = WireFormat.encode(message);
+        if (fields.size() > MAX_SCHEDULED_FIELDS) {
+            throw new IllegalArgumentException("a scheduled message may have at most " + (MAX_SCHEDULED_FIELDS - 5)
+                    + " headers, got " + message.headers().size());
+        }
+        Partitions partitions = prepare(topic);
+        int p = partitions.partitionFor(message.key());
+        String name = partitions.name(p);
+        String id = ScheduledIds.next();
+        Scripts.Schedule s = Calls.await("scheduling a message on " + topic,
+                scripts.schedule(redis, name, id, relative, millis, fields), timeoutMillis);
+        mover.hint(name, s.dueMillis() - s.nowMillis());
+        return partitions.qualify(p, id);
     }
 
     private Partitions prepare(String topic) {

@@ -43,8 +43,9 @@ final class RedisSubscription extends BusSubscription {
         this.readSlots = new Slots(o.concurrency() + 2 * o.batchSize());
         Slots reclaimSlots = new Slots(o.batchSize());
         this.acker = new Acker(bus.async(), ctx.streamKeys(), ctx.group(), bus.commandTimeoutMillis(), listener);
-        this.deadLetters = new DeadLetterMover(ctx, bus.scripts(), listener, bus.commandTimeoutMillis());
-        this.dispatcher = new Dispatcher(ctx, handler, batchHandler, inFlight, acker, deadLetters, listener);
+        this.deadLetters = new DeadLetterMover(ctx, bus.scripts(), listener, bus.commandTimeoutMillis(), bus.clock());
+        this.dispatcher = new Dispatcher(ctx, handler, batchHandler, inFlight, acker, deadLetters,
+                new Retrier(ctx, bus.scripts(), bus.delays(), listener), listener);
         this.readLoop = new ReadLoop(ctx, reader, bus.scripts(), bus::ensureGroup, readSlots,
                 dispatcher, listener, this::startReclaimer, bus.commandTimeoutMillis());
         this.reclaimer = new Reclaimer(ctx, bus.scripts(), reclaimSlots, dispatcher, inFlight, listener);

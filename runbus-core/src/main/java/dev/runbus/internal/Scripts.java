@@ -5,7 +5,10 @@ import static dev.runbus.internal.LuaScript.args;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 
 /** Typed calls of the Lua scripts; each script's KEYS and ARGV are documented in its header. */
@@ -19,6 +22,11 @@ final class Scripts {
     private static final LuaScript HEARTBEAT = LuaScript.load("heartbeat");
     private static final LuaScript DELETE_CONSUMER = LuaScript.load("delete_consumer");
     private static final LuaScript FORGET_CONSUMER = LuaScript.load("forget_consumer");
+    private static final LuaScript SCHEDULE = LuaScript.load("schedule");
+    private static final LuaScript MOVE_DUE = LuaScript.load("move_due");
+    private static final LuaScript RETRY_LATER = LuaScript.load("retry_later");
+    private static final LuaScript SCHEDULED_LIST = LuaScript.load("scheduled_list");
+    private static final LuaScript SCHEDULED_CANCEL = LuaScript.load("scheduled_cancel");
 
     record ReadResult(List<Entry> entries, List<String> trimmed, String lastId) {
     }
@@ -155,5 +163,88 @@ final class Scripts {
         Long r = DELETE_CONSUMER.run(redis, ScriptOutputType.INTEGER, new String[] {keys.stream(name)},
                 args(group, consumer));
         return r;
+    }
+
+    // ------------------------------------------------------------------------------------------------ delays
+
+    /** What scheduling answered: the due time and the server's time then, epoch ms on the server's clock. */
+    record Schedule(long dueMillis, long nowMillis) {
+    }
+
+    /**
+     * Schedules an entry with these fields in partition {@code name}'s delay set under {@code id}: due
+     * {@code millis} from now ({@code relative}) or at {@code millis}, epoch ms, both on the server's clock.
+     */
+    CompletableFuture<Schedule> schedule(RedisClusterAsyncCommands<String, byte[]> on, String name, String id,
+                                         boolean relative, long millis, Map<String, byte[]> fields) {
+        byte[][] a = new byte[3 + 2 * fields.size()][];
+        a[0] = WireFormat.utf8(id);
+        a[1] = WireFormat.utf8(relative ? "in" : "at");
+        a[2] = WireFormat.utf8(Long.toString(millis));
+        int i = 3;
+        for (Map.Entry<String, byte[]> f : fields.entrySet()) {
+            a[i++] = WireFormat.utf8(f.getKey());
+            a[i++] = f.getValue();
+        }
+        return SCHEDULE.<List<Object>>runAsync(on, ScriptOutputType.MULTI,
+                new String[] {keys.delayed(name), keys.delayedEntries(name)}, a)
+                .thenApply(r -> new Schedule(Replies.num(r.get(0)), Replies.num(r.get(1))));
+    }
+
+    /** What one mover call did: entries moved, and ms until the next is due (0 now, -1 none left). */
+    record Moved(long moved, long nextDueInMillis) {
+    }
+
+    /** Moves up to {@code count} due entries of partition {@code name} into its stream. */
+    CompletableFuture<Moved> moveDue(String name, int count) {
+        return MOVE_DUE.<List<Object>>runAsync(async, ScriptOutputType.MULTI,
+                new String[] {keys.delayed(name), keys.delayedEntries(name), keys.stream(name)}, args(count))
+                .thenApply(r -> new Moved(Replies.num(r.get(0)), Replies.num(r.get(1))));
+    }
+
+    /**
+     * Acks a failed pending entry of partition {@code name} and schedules its copy, for {@code group} only, with
+     * {@code attempts} made, due {@code delayMillis} from now (server clock), under {@code copyId}. The future holds
+     * the due time (epoch ms, as text), "trimmed", "fenced" (when {@code fence}, null for none, is no longer held),
+     * or null when the entry was not pending.
+     */
+    CompletableFuture<String> retryLater(String name, String group, String streamId, long delayMillis, long attempts,
+                                         String copyId, Fence fence) {
+        String[] k = {keys.stream(name), keys.delayed(name), keys.delayedEntries(name)};
+        byte[][] a = args(group, streamId, delayMillis, attempts, copyId);
+        if (fence != null) {
+            k = new String[] {k[0], k[1], k[2], fence.leaseKey()};
+            a = args(group, streamId, delayMillis, attempts, copyId, fence.holder());
+        }
+        return RETRY_LATER.<byte[]>runAsync(async, ScriptOutputType.VALUE, k, a).thenApply(Replies::str);
+    }
+
+    /** One scheduled entry as the list script returns it. */
+    record ScheduledRow(String id, long dueMillis, Map<String, byte[]> fields) {
+    }
+
+    /** The soonest {@code limit} scheduled entries of partition {@code name}. */
+    List<ScheduledRow> scheduled(String name, int limit) {
+        List<Object> rows = SCHEDULED_LIST.run(redis, ScriptOutputType.MULTI,
+                new String[] {keys.delayed(name), keys.delayedEntries(name)}, args(limit));
+        List<ScheduledRow> out = new ArrayList<>(rows.size());
+        for (Object row : rows) {
+            List<?> r = (List<?>) row;
+            List<?> flat = (List<?>) r.get(2);
+            Map<String, byte[]> fields = new LinkedHashMap<>();
+            for (int i = 0; i + 1 < flat.size(); i += 2) {
+                fields.put(Replies.str(flat.get(i)), (byte[]) flat.get(i + 1));
+            }
+            out.add(new ScheduledRow(Replies.str(r.get(0)), (long) Double.parseDouble(Replies.str(r.get(1))),
+                    fields));
+        }
+        return out;
+    }
+
+    /** Cancels scheduled entry {@code id} of partition {@code name}: true when it was scheduled. */
+    boolean cancelScheduled(String name, String id) {
+        Long r = SCHEDULED_CANCEL.run(redis, ScriptOutputType.INTEGER,
+                new String[] {keys.delayed(name), keys.delayedEntries(name)}, args(id));
+        return r == 1L;
     }
 }

@@ -21,6 +21,11 @@ public final class WireFormat {
     public static final String HEADER_PREFIX = "h:";
     /** Set on a replayed dead letter: only this group handles the entry; other groups ack it unseen. */
     public static final String FOR_GROUP = "for_group";
+    /**
+     * Set on an entry a retry policy put back into the stream: the attempts made at the message before this entry,
+     * so that the poison threshold counts across reschedules ({@link dev.runbus.Delivery#attempt()}).
+     */
+    public static final String ATTEMPTS = "attempts";
 
     private WireFormat() {
     }
@@ -69,6 +74,19 @@ public final class WireFormat {
 
     public static byte[] utf8(String s) {
         return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** The attempts made before this entry ({@link #ATTEMPTS}); 0 when absent or not a number. */
+    public static long attemptsBefore(Map<String, byte[]> fields) {
+        String value = text(fields.get(ATTEMPTS), null);
+        if (value == null) {
+            return 0;
+        }
+        try {
+            return Math.max(0, Long.parseLong(value));
+        } catch (NumberFormatException written) { // by another program, in another format
+            return 0;
+        }
     }
 
     static String text(byte[] value, String fallback) {

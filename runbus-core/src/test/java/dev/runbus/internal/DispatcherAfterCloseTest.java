@@ -32,9 +32,9 @@ class DispatcherAfterCloseTest {
         InFlight inFlight = new InFlight();
         AtomicInteger calls = new AtomicInteger();
         SafeListener listener = new SafeListener(BusListener.NONE);
-        // Neither the acker nor the mover is reached on this path: no connection behind them.
+        // Neither the acker, the dead-letter mover nor the retrier is reached on this path: no connection behind them.
         Dispatcher dispatcher = new Dispatcher(ctx, d -> calls.incrementAndGet(), null, inFlight,
-                new Acker(null, java.util.List.of("s"), "g", 100, listener), null, listener);
+                new Acker(null, java.util.List.of("s"), "g", 100, listener), null, null, listener);
         dispatcher.start(executor);
         assertThat(dispatcher.drain(5_000)).isTrue();
 

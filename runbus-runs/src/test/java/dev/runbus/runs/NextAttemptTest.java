@@ -56,7 +56,10 @@ class NextAttemptTest extends RunsTestSupport {
         assertThat(done.nextAttemptAt()).isEmpty();
     }
 
-    /** The default policy: about 1 s after the first failure, less up to 20% jitter. */
+    /**
+     * The default policy: about 1 s after the first failure, less up to 20% jitter; exactly the delay the bus
+     * computes, from the attempt and the trigger's message id (the run id).
+     */
     @Test
     void defaultPolicy_firstRetryAboutOneSecondAfterTheFailure() {
         Runs runs = runs(bus(), config(schema, "w1", workerOptions().build()));
@@ -71,6 +74,8 @@ class NextAttemptTest extends RunsTestSupport {
             Instant at = failed.nextAttemptAt().orElseThrow();
             assertThat(Duration.between(failed.updatedAt(), at)).isBetween(Duration.ofMillis(800),
                     Duration.ofSeconds(1));
+            assertThat(at).isEqualTo(failed.updatedAt().plus(
+                    RunsConfig.DEFAULT_RETRY_POLICY.delayAfter(1, id.toString())));
         } finally {
             release.countDown();
         }

@@ -90,6 +90,8 @@ public final class Metrics implements BusListener {
                     "{topic=\"" + topic + "\"} " + (info == null ? 0 : info.length()));
             gauge(b, "runbus_dead_letters", "Entries in the topic's dead-letter stream (alert when above zero)",
                     "{topic=\"" + topic + "\"} " + bus.deadLetters().count(topic));
+            gauge(b, "runbus_scheduled", "Entries waiting in the topic's delay sets (delayed publishes and retries)",
+                    "{topic=\"" + topic + "\"} " + bus.scheduled().count(topic));
             StringBuilder pending = new StringBuilder();
             StringBuilder lag = new StringBuilder();
             for (Inspector.GroupInfo g : bus.inspector().groups(topic)) {

@@ -2,6 +2,7 @@ package dev.runbus.server;
 
 import dev.runbus.DeadLetter;
 import dev.runbus.Inspector;
+import dev.runbus.Scheduled;
 import dev.runbus.runs.Run;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -40,6 +41,19 @@ public final class Views {
         m.put("message_id", d.message().id());
         m.put("message_type", d.message().type());
         m.put("replayed_as", d.replayedAs().orElse(null));
+        return m;
+    }
+
+    /** One entry of a topic's delay sets; {@code for_group} is null when every group will get it. */
+    public static Map<String, Object> scheduled(Scheduled.ScheduledEntry e) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("id", e.id());
+        m.put("due_at", e.dueAt().toString());
+        m.put("attempts", e.attempts());
+        m.put("for_group", e.forGroup());
+        m.put("message_id", e.message().id());
+        m.put("type", e.message().type());
+        m.put("key", e.message().key());
         return m;
     }
 

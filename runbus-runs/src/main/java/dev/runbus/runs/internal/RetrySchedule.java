@@ -32,6 +32,6 @@ public final class RetrySchedule {
         if (policy.isOnIdle()) {
             return Optional.of(minIdle);
         }
-        return Optional.of(policy.delayAfter(failed.attempt()));
+        return Optional.of(policy.delayAfter(failed.attempt(), failed.message().id()));
     }
 }

@@ -43,6 +43,9 @@ final class StatsCommand extends AdminCommand {
             m.put("length", si.length());
             m.put("dead_letters", si.deadLetters());
             t.row("stream", si.topic(), si.length() + " entries, " + si.deadLetters() + " dead letters");
+            long scheduled = infra.bus().scheduled().count(si.topic());
+            m.put("scheduled", scheduled);
+            t.row("scheduled", si.topic(), scheduled);
             Map<String, Object> groups = new LinkedHashMap<>();
             for (Inspector.GroupInfo g : infra.bus().inspector().groups(si.topic())) {
                 groups.put(g.name(), Map.of("pending", g.pending(), "lag", g.lag(), "consumers", g.consumers()));

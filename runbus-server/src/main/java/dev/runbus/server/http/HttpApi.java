@@ -5,6 +5,7 @@ import dev.runbus.DeadLetter;
 import dev.runbus.DeadLetterAlreadyReplayedException;
 import dev.runbus.Inspector;
 import dev.runbus.NoSuchDeadLetterException;
+import dev.runbus.Scheduled;
 import dev.runbus.runs.IdempotencyConflictException;
 import dev.runbus.runs.IllegalRunTransitionException;
 import dev.runbus.runs.NewRun;
@@ -35,7 +36,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The HTTP API of {@code runbus serve}: thin routes over the runs layer, the dead letters and the inspector.
+ * The HTTP API of {@code runbus serve}: thin routes over the runs layer, the dead letters, the scheduled entries
+ * and the inspector.
  * Errors are JSON objects {@code {"error": "...", "field": "..."}} with the matching status code.
  */
 public final class HttpApi implements AutoCloseable {
@@ -82,6 +84,8 @@ public final class HttpApi implements AutoCloseable {
         app.get("/v1/runs/{id}/events", this::events);
         app.get("/v1/dead-letters", this::deadLetters);
         app.post("/v1/dead-letters/{id}/replay", this::replay);
+        app.get("/v1/scheduled", this::scheduled);
+        app.delete("/v1/scheduled/{id}", this::cancelScheduled);
         app.get("/v1/streams", this::streams);
         app.get("/v1/streams/{topic}/partitions", this::partitions);
         app.get("/health", this::health);
@@ -197,6 +201,30 @@ public final class HttpApi implements AutoCloseable {
         }
     }
 
+    /** The topic's scheduled entries, soonest first, and how many there are in all. */
+    private void scheduled(Context ctx) {
+        String topic = Optional.ofNullable(ctx.queryParam("topic")).orElse(settings.get(Setting.TOPIC));
+        int limit = intParam(ctx, "limit", 20);
+        List<Map<String, Object>> entries = new ArrayList<>();
+        for (Scheduled.ScheduledEntry e : bus.scheduled().list(topic, limit)) {
+            entries.add(Views.scheduled(e));
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("topic", topic);
+        out.put("count", bus.scheduled().count(topic));
+        out.put("entries", entries);
+        ctx.json(out);
+    }
+
+    private void cancelScheduled(Context ctx) {
+        String topic = Optional.ofNullable(ctx.queryParam("topic")).orElse(settings.get(Setting.TOPIC));
+        String id = ctx.pathParam("id");
+        if (!bus.scheduled().cancel(topic, id)) {
+            throw ApiError.notFound("no scheduled entry " + id + " on " + topic);
+        }
+        ctx.status(204);
+    }
+
     private void streams(Context ctx) {
         List<Map<String, Object>> out = new ArrayList<>();
         for (Inspector.StreamInfo s : bus.inspector().streams()) {
@@ -204,6 +232,7 @@ public final class HttpApi implements AutoCloseable {
             m.put("topic", s.topic());
             m.put("length", s.length());
             m.put("dead_letters", s.deadLetters());
+            m.put("scheduled", bus.scheduled().count(s.topic()));
             List<Map<String, Object>> groups = new ArrayList<>();
             for (Inspector.GroupInfo g : bus.inspector().groups(s.topic())) {
                 Map<String, Object> gm = new LinkedHashMap<>();

@@ -1,0 +1,177 @@
+package dev.runbus.internal;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Moves due entries from the delay sets of the topics this bus subscribes to into their streams, on one thread
+ * for the whole bus ({@code move_due.lua}: an atomic move per entry, so every bus can run it at once).
+ *
+ * <p>It keeps, per partition, when to look next: when the script says the next entry is due (on the server's
+ * clock, as a wait from now), or after the poll interval when it does not know (an empty set may be filled by
+ * another process). Entries this bus schedules are {@link #hint hinted} to it, so they are moved when due rather
+ * than at the next poll; a full batch is followed by another call at once. Between looks the thread parks until
+ * the earliest one. Once moved, an entry wakes a consumer blocked on the stream at once.
+ *
+ * <p>A failing call (Redis down, slot moving) is reported and that partition tried again with backoff; the
+ * thread runs until close.
+ */
+final class DelayMover implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(DelayMover.class);
+    /** Entries per script call: short enough not to hold Redis up, long enough for a burst to go in a few calls. */
+    static final int BATCH = 200;
+
+    /** A partition's delay set being watched; {@code users} subscriptions want it. Guarded by the map. */
+    private static final class Watched {
+        final String name;
+        int users;
+        volatile long nextLookNanos;
+        final RetryBackoff backoff = new RetryBackoff();
+
+        Watched(String name) {
+            this.name = name;
+        }
+    }
+
+    private final Scripts scripts;
+    private final SafeListener listener;
+    private final long pollNanos;
+    private final long timeoutMillis;
+    private final Map<String, Watched> watched = new ConcurrentHashMap<>();
+    private final Thread thread;
+    private volatile boolean closed;
+
+    DelayMover(Scripts scripts, SafeListener listener, long pollMillis, long timeoutMillis) {
+        this.scripts = scripts;
+        this.listener = listener;
+        this.pollNanos = TimeUnit.MILLISECONDS.toNanos(pollMillis);
+        this.timeoutMillis = timeoutMillis;
+        this.thread = new Thread(this::run, "runbus-delay-mover");
+        this.thread.setDaemon(true);
+    }
+
+    void start() {
+        thread.start();
+    }
+
+    /** Starts moving the due entries of these partitions (until as many {@link #unwatch} calls). */
+    void watch(Partitions partitions) {
+        for (String name : partitions.names()) {
+            watched.compute(name, (n, w) -> {
+                Watched v = w != null ? w : new Watched(n);
+                v.users++;
+                return v;
+            });
+        }
+        LockSupport.unpark(thread); // look at the new ones now: entries may be due already
+    }
+
+    void unwatch(Partitions partitions) {
+        for (String name : partitions.names()) {
+            watched.computeIfPresent(name, (n, w) -> --w.users == 0 ? null : w);
+        }
+    }
+
+    /** An entry of partition {@code name} is due in {@code dueInMillis}: look then, if that is sooner. */
+    void hint(String name, long dueInMillis) {
+        Watched w = watched.get(name);
+        if (w == null) {
+            return; // not subscribed here: a bus that subscribes to the topic moves it
+        }
+        long at = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(0, dueInMillis));
+        if (at - w.nextLookNanos < 0) {
+            w.nextLookNanos = at;
+            LockSupport.unpark(thread);
+        }
+    }
+
+    private void run() {
+        while (!closed) {
+            try {
+                long now = System.nanoTime();
+                List<Watched> due = new ArrayList<>();
+                long earliest = now + pollNanos;
+                for (Watched w : watched.values()) {
+                    if (w.nextLookNanos - now <= 0) {
+                        due.add(w);
+                    } else if (w.nextLookNanos - earliest < 0) {
+                        earliest = w.nextLookNanos;
+                    }
+                }
+                if (due.isEmpty()) {
+                    LockSupport.parkNanos(this, earliest - now);
+                    continue;
+                }
+                moveDue(due);
+            } catch (Throwable unexpected) {
+                // moveDue reports per partition; this is a bug of ours, and the loop must go on regardless
+                log.error("delay mover: unexpected failure; it goes on", unexpected);
+                listener.onLoopError("delay mover", unexpected);
+                LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(RetryBackoff.MAX_MILLIS));
+            }
+        }
+    }
+
+    /** One call per due partition, all sent before any answer is awaited. */
+    private void moveDue(List<Watched> due) {
+        List<CompletableFuture<Scripts.Moved>> replies = new ArrayList<>(due.size());
+        long[] planned = new long[due.size()];
+        for (int i = 0; i < due.size(); i++) {
+            Watched w = due.get(i);
+            planned[i] = w.nextLookNanos;
+            try {
+                CrashPoints.reach(CrashPoints.Point.BEFORE_MOVE);
+                replies.add(scripts.moveDue(w.name, BATCH));
+            } catch (RuntimeException e) {
+                replies.add(CompletableFuture.failedFuture(e));
+            }
+        }
+        for (int i = 0; i < due.size(); i++) {
+            Watched w = due.get(i);
+            long lookedAt = System.nanoTime();
+            try {
+                Scripts.Moved m = replies.get(i).get(timeoutMillis, TimeUnit.MILLISECONDS);
+                CrashPoints.reach(CrashPoints.Point.AFTER_MOVE);
+                w.backoff.reset();
+                long wait = m.moved() >= BATCH ? 0
+                        : m.nextDueInMillis() < 0 ? pollNanos
+                        : Math.min(pollNanos, TimeUnit.MILLISECONDS.toNanos(m.nextDueInMillis()));
+                lookLater(w, planned[i], lookedAt + wait);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return; // only close interrupts; the loop ends
+            } catch (Exception e) {
+                listener.onLoopError("delay mover " + w.name, e.getCause() != null ? e.getCause() : e);
+                lookLater(w, planned[i], lookedAt + TimeUnit.MILLISECONDS.toNanos(w.backoff.next()));
+            }
+        }
+    }
+
+    /**
+     * Sets the next look at {@code at}; or sooner, when a hint came while the call ran (the look planned before it,
+     * {@code planned}, was changed): its entry may have been scheduled after the script looked.
+     */
+    private static void lookLater(Watched w, long planned, long at) {
+        long now = w.nextLookNanos;
+        w.nextLookNanos = now != planned && now - at < 0 ? now : at;
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        LockSupport.unpark(thread);
+        try {
+            thread.join(timeoutMillis + 1_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

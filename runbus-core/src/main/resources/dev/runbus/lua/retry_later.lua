@@ -1,0 +1,51 @@
+-- Retries a failed entry later (DESIGN.md rule 8): in one atomic step, acks it and schedules a copy
+-- in the partition's delay set, addressed to the group that failed it (for_group) and carrying the
+-- attempts made so far (attempts), so that the poison threshold counts across reschedules. A crash
+-- before the call leaves the entry pending (taken over after min-idle, as any failed entry); after it,
+-- the copy is scheduled and the entry acked: nothing lost, nothing doubled.
+-- Does nothing if the entry is no longer pending in the group (acked, dead-lettered, or this same call
+-- sent again after a reconnect), so an entry is rescheduled at most once per delivery.
+--
+-- KEYS[1]  stream
+-- KEYS[2]  delay set of the same partition
+-- KEYS[3]  scheduled entries of the same partition
+-- ARGV[1]  group
+-- ARGV[2]  entry id
+-- ARGV[3]  delay, ms
+-- ARGV[4]  attempts made so far, the failed one included
+-- ARGV[5]  id of the scheduled copy
+-- KEYS[4]  optional, ordered groups: the partition's lease (same hash slot)
+-- ARGV[6]  with KEYS[4]: the lease's value for the caller, "<fencing token> <consumer>"
+-- Returns  the copy's due time, epoch ms (server clock); "trimmed" if the entry was gone from the
+--          stream (it is acked); false if it was not pending; "fenced" if the caller no longer holds
+--          the lease (nothing done)
+local stream, group, id = KEYS[1], ARGV[1], ARGV[2]
+if KEYS[4] and redis.call('GET', KEYS[4]) ~= ARGV[6] then
+  return 'fenced'
+end
+if #redis.call('XPENDING', stream, group, id, id, 1) == 0 then
+  return false
+end
+local entry = redis.call('XRANGE', stream, id, id)
+if #entry == 0 then
+  redis.call('XACK', stream, group, id)
+  return 'trimmed'
+end
+local original, fields = entry[1][2], {}
+for i = 1, #original, 2 do
+  local name = original[i]
+  if name ~= 'attempts' and name ~= 'for_group' then
+    table.insert(fields, name)
+    table.insert(fields, original[i + 1])
+  end
+end
+table.insert(fields, 'attempts')
+table.insert(fields, ARGV[4])
+table.insert(fields, 'for_group')
+table.insert(fields, group)
+local t = redis.call('TIME')
+local due = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[3])
+redis.call('HSET', KEYS[3], ARGV[5], cmsgpack.pack(fields))
+redis.call('ZADD', KEYS[2], due, ARGV[5])
+redis.call('XACK', stream, group, id)
+return tostring(due)
