@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.runbus.Bus;
 import dev.runbus.BusConfig;
+import dev.runbus.RetryPolicy;
 import dev.runbus.RunbusException;
 import dev.runbus.runs.testing.Faults;
 import dev.runbus.runs.testing.RunsTestSupport;
@@ -22,6 +23,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /** The sweeper against a real PostgreSQL and a real Redis: what it republishes, and that it keeps going. */
@@ -160,6 +162,49 @@ class SweeperTest extends RunsTestSupport {
         } finally {
             release.countDown();
         }
+    }
+
+    /**
+     * A failed attempt's retry waits in the delay set for longer than the sweep threshold: the sweeper leaves the
+     * run alone (its trigger is acknowledged, so Redis would call it lost) until the retry is overdue.
+     */
+    @Test
+    void runWaitingForARetryLongerThanTheThreshold_isNotRepublished() {
+        Runs runs = runs(bus(), configBuilder(schema, "w1", workerOptions().build())
+                .retryPolicy(RetryPolicy.fixed(Duration.ofSeconds(3))).build());
+        AtomicInteger executions = new AtomicInteger();
+        runs.startWorker(run -> {
+            executions.incrementAndGet();
+            if (run.attempt() == 1) {
+                throw new IllegalStateException("first attempt fails");
+            }
+            return ECHO.execute(run);
+        });
+        runs.startSweeper();
+        UUID id = runs.submit(NewRun.of("s", "u", "retried")).runId();
+
+        Run done = Wait.until("done", WAIT, () -> runs.get(id).orElseThrow(), r -> r.status() == RunStatus.DONE);
+
+        assertThat(done.attempts()).isEqualTo(2);
+        assertThat(executions.get()).isEqualTo(2);
+        assertThat(republishedOf(id)).isZero();
+    }
+
+    /** Once the retry the bus was to make is overdue by the threshold (Redis lost it), the run is republished. */
+    @Test
+    void runWhoseRetryIsOverdue_isRepublished() {
+        Runs runs = runs(bus(), config(schema, "w1", workerOptions().build()));
+        UUID id = lostRun("waiting", Duration.ofMinutes(5));
+        execute("UPDATE " + schema + ".runs SET status = 'running', attempts = 1, stream_id = '1-0',"
+                + " next_attempt_at = now() + interval '1 minute' WHERE id = '" + id + "'");
+        age(id);
+
+        assertThat(runs.sweepOnce().examined()).isZero();
+
+        execute("UPDATE " + schema + ".runs SET next_attempt_at = now() - interval '1 minute',"
+                + " updated_at = now() - interval '2 minutes' WHERE id = '" + id + "'");
+        assertThat(runs.sweepOnce().republished()).isEqualTo(1);
+        assertThat(runs.get(id).orElseThrow().nextAttemptAt()).isEmpty();
     }
 
     /** The sweep holds its lock on the one connection it works on: a pool of one is enough. */

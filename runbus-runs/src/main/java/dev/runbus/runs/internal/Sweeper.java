@@ -22,7 +22,8 @@ import org.slf4j.LoggerFactory;
  * <p>One sweep, on one connection holding an advisory lock (one sweeper at a time across processes):
  * <ol>
  *   <li>read, without locking them, up to {@code sweepBatch} unfinished runs untouched for
- *       {@code sweepThreshold}, in (updated_at, id) order after the last run the previous sweep examined, so
+ *       {@code sweepThreshold} (and not waiting for a retry the bus scheduled, unless it is that overdue:
+ *       {@code next_attempt_at}), in (updated_at, id) order after the last run the previous sweep examined, so
  *       that runs found live (which nothing touches while they run) do not fill every batch; a short page
  *       sends the next sweep back to the oldest;</li>
  *   <li>ask Redis which have a live delivery ({@link Liveness}): a running run whose stream entry is still

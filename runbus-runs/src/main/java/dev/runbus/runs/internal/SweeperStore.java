@@ -107,7 +107,10 @@ final class SweeperStore {
 
     /**
      * Up to {@code limit} unfinished runs untouched for {@code threshold}, in (updated_at, id) order after
-     * {@code after} (from the oldest when empty). No row is locked.
+     * {@code after} (from the oldest when empty). No row is locked. A run whose failed attempt the bus retries
+     * later ({@code next_attempt_at}) is left alone until that retry is overdue by {@code threshold} too: its
+     * trigger waits in the delay set, acknowledged, where {@link Liveness} does not look, and republishing it
+     * would execute the run once more (and spend an attempt of its budget).
      */
     List<Candidate> candidates(Connection c, Duration threshold, Optional<Cursor> after, int limit)
             throws SQLException {
@@ -116,9 +119,11 @@ final class SweeperStore {
         try (PreparedStatement ps = c.prepareStatement("SELECT id, status, stream_id, updated_at, user_id FROM " + runs
                 + " WHERE status IN " + UNFINISHED
                 + " AND updated_at < now() - ? * interval '1 millisecond'"
+                + " AND (next_attempt_at IS NULL OR next_attempt_at < now() - ? * interval '1 millisecond')"
                 + (after.isPresent() ? " AND updated_at >= ? AND (updated_at, id) > (?, ?)" : "")
                 + " ORDER BY updated_at, id LIMIT ?")) {
             int i = 1;
+            ps.setLong(i++, threshold.toMillis());
             ps.setLong(i++, threshold.toMillis());
             if (after.isPresent()) {
                 OffsetDateTime at = OffsetDateTime.ofInstant(after.get().updatedAt(), ZoneOffset.UTC);
