@@ -205,8 +205,8 @@ public final class Runs implements AutoCloseable {
         RetrySchedule retries = new RetrySchedule(options.retryPolicy(), options.minIdle(), options.maxDeliveries());
         if (config.ordered()) {
             worker = bus.subscribe(config.topic(), config.group(), config.consumer(),
-                    new OrderedRunWorker(store, failures, commits, handler, bus, config.topic(), options.maxDeliveries(),
-                            retries),
+                    new OrderedRunWorker(store, failures, commits, handler, bus, config.topic(),
+                            options.maxDeliveries(), retries),
                     options.toBuilder().ordered(true).build());
             return worker;
         }

@@ -312,7 +312,8 @@ class RunsTest extends RunsTestSupport {
     void migrationsAreSafeToApplyTwice() {
         runs(bus(), "w1", workerOptions().build());
         assertThat(Migrations.apply(TestDatabase.pool(), schema)).isEmpty();
-        assertThat(TestDatabase.count("SELECT count(*) FROM " + schema + ".schema_migrations")).isEqualTo(3); // V001 to V003
+        assertThat(TestDatabase.count("SELECT count(*) FROM " + schema + ".schema_migrations"))
+                .isEqualTo(3); // V001 to V003
     }
 
     @Test

@@ -22,8 +22,10 @@ public enum Setting {
             + "count, and it cannot change once the topic exists", false),
     ORDERED("ordered", "false", "runs of one user execute one at a time, in submission order (in parallel across "
             + "partitions)", false),
-    MIN_IDLE("min-idle", "30s", "idle time before another worker takes a delivery over; also the retry delay", false),
-    MAX_DELIVERIES("max-deliveries", "3", "deliveries before a failing run is dead-lettered and failed", false),
+    MIN_IDLE("min-idle", "30s", "idle time before another worker takes a delivery over (failed runs retry"
+            + " after 1, 2, 4 ... 30 s: the runs' retry policy)", false),
+    MAX_DELIVERIES("max-deliveries", "3", "attempts before a failing run is dead-lettered and failed"
+            + " (counted in PostgreSQL too)", false),
     CLAIM_INTERVAL("claim-interval", "5s", "how often the reclaimer looks for idle deliveries", false),
     SWEEP_INTERVAL("sweep-interval", "30s", "how often the sweeper runs", false),
     SWEEP_THRESHOLD("sweep-threshold", "2m", "an unfinished run untouched this long is examined by the sweeper", false),

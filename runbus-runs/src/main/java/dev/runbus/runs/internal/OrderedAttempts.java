@@ -40,8 +40,8 @@ public final class OrderedAttempts {
     /**
      * Nothing started: the run may start, but its trigger has been delivered more often than the run has had
      * attempts since its last replay ({@code attempt > attempts + 1}), so earlier deliveries of it were spent
-     * waiting (or on a consumer that died before starting). Starting on it would leave the run fewer failures before the bus
-     * dead-letters it than {@code maxDeliveries}: its trigger is to be published afresh instead.
+     * waiting (or on a consumer that died before starting). Starting on it would leave the run fewer failures
+     * before the bus dead-letters it than {@code maxDeliveries}: its trigger is to be published afresh instead.
      */
     public record Worn(UUID runId, String userId) implements Start {
     }

@@ -31,12 +31,12 @@ import org.slf4j.LoggerFactory;
  *       itself, so this trigger fails and the bus retries it in place after the runs' retry delay: the back-off
  *       is the bus's, nothing spins. Waiting must not spend this run's poison budget: on its last allowed
  *       attempt ({@code Delivery.attempt() == maxDeliveries}) the trigger is republished and acknowledged
- *       instead of failed, so it is never dead-lettered for waiting and the wait goes on with a fresh budget. (Had it been dead-lettered anyway, the
- *       run would not be failed: a dead letter fails only the run whose current attempt it is, and this run has
- *       none; the sweeper would republish it.) And once the blocker finishes, the run does not start on the
- *       worn trigger either: a trigger at a later attempt than its run has had attempts
- *       ({@link OrderedAttempts.Worn}) is published afresh and acknowledged, so the run's own failures get all
- *       {@code maxDeliveries} deliveries before it is dead-lettered and failed.</li>
+ *       instead of failed, so it is never dead-lettered for waiting and the wait goes on with a fresh budget.
+ *       (Had it been dead-lettered anyway, the run would not be failed: a dead letter fails only the run whose
+ *       current attempt it is, and this run has none; the sweeper would republish it.) And once the blocker
+ *       finishes, the run does not start on the worn trigger either: a trigger at a later attempt than its run
+ *       has had attempts ({@link OrderedAttempts.Worn}) is published afresh and acknowledged, so the run's own
+ *       failures get all {@code maxDeliveries} deliveries before it is dead-lettered and failed.</li>
  * </ul>
  *
  * A run that starts executes as in {@link RunWorker}: handler, then replies and done in one group-committed

@@ -15,8 +15,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The SQL of a run's failures and replays: a handler's error and the time of its next attempt kept on the
- * run, the run failed by its dead letter, and the replay that sends it back (with a fresh budget of attempts). Like every status change, each is written
- * {@code WHERE status IN (legal sources)} with the sources taken from {@link RunStatus}.
+ * run, the run failed by its dead letter, and the replay that sends it back (with a fresh budget of attempts).
+ * Like every status change, each is written {@code WHERE status IN (legal sources)} with the sources taken from
+ * {@link RunStatus}.
  *
  * <p>A dead letter fails its run only while the run's current attempt is the dead-lettered entry
  * ({@code stream_id}): no clock is compared. So a late or duplicate mark cannot undo a replay (which clears

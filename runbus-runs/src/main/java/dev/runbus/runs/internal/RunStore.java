@@ -199,7 +199,7 @@ public final class RunStore {
         return -1;
     }
 
-    // ------------------------------------------------------------------ attempts: RunAttempts, OrderedAttempts
+    // ------------------------------------------------------------------ attempts: see RunAttempts, OrderedAttempts
 
     /** One completion, for {@link #completeAll}. */
     public record Completion(UUID runId, List<Reply> replies) {
@@ -232,8 +232,8 @@ public final class RunStore {
         java.util.Set<UUID> completed = new java.util.HashSet<>();
         try (Connection c = dataSource.getConnection();
              PreparedStatement ps = c.prepareStatement("WITH done AS (UPDATE " + runs + " SET status = ?, error = NULL,"
-                     + " next_attempt_at = NULL, finished_at = now(), updated_at = now() WHERE id = ANY (?::uuid[]) AND status IN ("
-                     + sources(RunStatus.DONE) + ") RETURNING id),"
+                     + " next_attempt_at = NULL, finished_at = now(), updated_at = now()"
+                     + " WHERE id = ANY (?::uuid[]) AND status IN (" + sources(RunStatus.DONE) + ") RETURNING id),"
                      + " replies AS (INSERT INTO " + messages + " (run_id, seq, role, content)"
                      + " SELECT r.run_id, r.seq, r.role, r.content"
                      + " FROM unnest(?::uuid[], ?::int[], ?::text[], ?::text[]) AS r(run_id, seq, role, content)"
@@ -263,8 +263,8 @@ public final class RunStore {
     public Optional<Run> get(UUID id) throws SQLException {
         try (Connection c = dataSource.getConnection();
              PreparedStatement ps = c.prepareStatement("SELECT id, idempotency_key, session_id, user_id, input, status,"
-                     + " attempts, error, dead_letter_id, republished, created_at, updated_at, next_attempt_at FROM " + runs
-                     + " WHERE id = ?")) {
+                     + " attempts, error, dead_letter_id, republished, created_at, updated_at, next_attempt_at"
+                     + " FROM " + runs + " WHERE id = ?")) {
             ps.setObject(1, id);
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {

@@ -23,7 +23,7 @@ public final class WorkerOptions {
     Boolean ordered;
 
     @Option(names = "--min-idle", paramLabel = "DURATION", description = "idle time before a delivery is taken "
-            + "over, also the retry delay (500ms, 30s, 2m); default 30s")
+            + "over (500ms, 30s, 2m); a failed run is retried after 1, 2, 4 ... 30 s instead; default 30s")
     String minIdle;
 
     @Option(names = "--max-deliveries", paramLabel = "N", description = "deliveries before a run fails; default 3")
