@@ -22,6 +22,11 @@ import javax.sql.DataSource;
  * (counted since its last replay, migration V003): a run that already had {@code maxDeliveries} attempts is not
  * executed again but failed, in the same statement that would have started it, with an error that says so and
  * keeps the last handler error.
+ *
+ * <p>Every trigger that starts an attempt counts, duplicates included. So a duplicate trigger arriving while the
+ * run's last allowed attempt still executes fails the run too, and that attempt's completion then finds it failed
+ * (its replies are not kept). Waiting for that attempt instead would need to know whether it is live, which only
+ * Redis knows, and Redis is what this cap does not trust.
  */
 public final class RunAttempts {
 
