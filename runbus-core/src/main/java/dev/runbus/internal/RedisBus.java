@@ -29,7 +29,7 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * The bus on one Redis deployment ({@link RedisLink}: a server, Sentinel or a cluster): a shared connection for
  * publishing, acks and scripts (Lettuce pipelines concurrent commands on it), one more per subscription for
- * its blocking reads ({@link StreamReader}), and the bus-wide loops (heartbeat, janitor).
+ * its blocking reads ({@link StreamReader}), and the bus-wide loops (heartbeat, janitor, retention).
  */
 public final class RedisBus implements Bus {
 
@@ -49,6 +49,8 @@ public final class RedisBus implements Bus {
     private final Heartbeats heartbeats;
     private final PeriodicLoop heartbeat;
     private final PeriodicLoop janitor;
+    private final Retention retention;
+    private final PeriodicLoop retentionLoop;
     private volatile boolean closed;
 
     private RedisBus(BusConfig config, RedisLink link) {
@@ -62,11 +64,15 @@ public final class RedisBus implements Bus {
         this.consumers = new ConsumerRegistry(link.sync(), scripts, keys, topics, config.consumerDeadAfter(),
                 listener);
         this.deadLetters = new RedisDeadLetters(link.sync(), scripts, keys, topics);
-        this.inspector = new RedisInspector(link.sync(), keys, topics, consumers);
+        this.retention = new Retention(link.sync(), keys, config.retentionAge(), config.deadLetterRetention(),
+                listener);
+        this.inspector = new RedisInspector(link.sync(), keys, topics, consumers, retention);
         this.heartbeats = new Heartbeats(scripts, link.async(), keys, config.heartbeatInterval(),
                 config.commandTimeout().toMillis(), listener);
         this.heartbeat = new PeriodicLoop("runbus-heartbeat", config.heartbeatInterval(), heartbeats::beat, listener);
         this.janitor = new PeriodicLoop("runbus-janitor", config.janitorInterval(), this::prune, listener);
+        this.retentionLoop = config.retention() || config.deadLetterRetention() != null
+                ? new PeriodicLoop(Retention.LOOP, config.retentionInterval(), this::retain, listener) : null;
     }
 
     public static RedisBus connect(BusConfig config) {
@@ -74,6 +80,9 @@ public final class RedisBus implements Bus {
         RedisBus bus = new RedisBus(config, RedisLink.open(config.redisUri(), config.commandTimeout()));
         bus.heartbeat.start();
         bus.janitor.start();
+        if (bus.retentionLoop != null) {
+            bus.retentionLoop.start();
+        }
         return bus;
     }
 
@@ -191,6 +200,37 @@ public final class RedisBus implements Bus {
         }
     }
 
+    /** One retention round over the topics this bus subscribes to, every partition of each. */
+    private void retain() {
+        Map<String, Partitions> subscribed = new java.util.TreeMap<>();
+        for (BusSubscription s : subscriptions.values()) {
+            subscribed.computeIfAbsent(s.topic(), topics::recorded);
+        }
+        retention.round(subscribed.values(), config.retention());
+    }
+
+    /**
+     * Destroys the group on every partition's stream, then forgets its heartbeats and memberships. The fencing
+     * counters stay: should the group's name be used again, its tokens must keep growing past those a consumer
+     * of the old group may still hold. Its leases expire on their own.
+     */
+    @Override
+    public boolean deleteGroup(String topic, String group) {
+        requireOpen();
+        Keys.checkTopic(topic);
+        Keys.checkName("group", group);
+        boolean existed = false;
+        for (String name : topics.recorded(topic).names()) {
+            String stream = keys.stream(name);
+            existed |= Calls.call("deleting group " + group + " of " + stream, () -> link.sync().exists(stream) == 1
+                    && Boolean.TRUE.equals(link.sync().xgroupDestroy(stream, group)));
+        }
+        Calls.call("deleting the heartbeats of " + topic + "/" + group,
+                () -> link.sync().del(keys.heartbeats(topic, group)));
+        Calls.call("deleting the members of " + topic + "/" + group, () -> link.sync().del(keys.members(topic, group)));
+        return existed;
+    }
+
     @Override
     public void close() {
         if (closed) {
@@ -202,6 +242,9 @@ public final class RedisBus implements Bus {
         all.forEach(BusSubscription::finishClose);
         heartbeat.close();
         janitor.close();
+        if (retentionLoop != null) {
+            retentionLoop.close();
+        }
         batches.close();
         link.close();
     }
