@@ -12,7 +12,7 @@ class CliTest {
         Cli v = Cli.run("--version");
         assertThat(v.exitCode).isZero();
         assertThat(v.out).startsWith("runbus ");
-        for (String command : new String[] {"demo", "serve", "worker", "config", "pending", "dlq", "consumers", "stats", "partitions"}) {
+        for (String command : new String[] {"demo", "serve", "worker", "config", "pending", "dlq", "consumers", "stats", "partitions", "groups"}) {
             Cli h = Cli.run(command, "--help");
             assertThat(h.exitCode).as(command).isZero();
             assertThat(h.out).as(command).contains("Usage: runbus " + command);
