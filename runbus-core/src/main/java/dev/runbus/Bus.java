@@ -24,7 +24,7 @@ import java.util.List;
  */
 public interface Bus extends AutoCloseable {
 
-    /** Connects to Redis and starts the heartbeat and janitor loops. Fails fast if Redis does not answer. */
+    /** Connects to Redis and starts the heartbeat, janitor and retention loops. Fails fast if Redis does not answer. */
     static Bus connect(BusConfig config) {
         return RedisBus.connect(config);
     }
