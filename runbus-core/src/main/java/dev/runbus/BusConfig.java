@@ -35,6 +35,9 @@ import java.util.TreeMap;
  * @param retentionAge       entries younger than this are kept even when every group is done with them (for
  *                           replays, inspection, a group added late); {@link Duration#ZERO} trims as soon as every
  *                           group is done. Measured on the Redis server's clock. Default 1 hour
+ * @param retentionKeepLast  the newest entries of each partition stream retention keeps whatever their age, even
+ *                           when every group is done with them (a length floor beside {@code retentionAge}).
+ *                           Default 0
  * @param retentionInterval  how often retention runs; every bus may run it at once (it is idempotent).
  *                           Default 30 s
  * @param deadLetterRetention dead letters older than this are trimmed from the dead-letter streams of the topics
@@ -53,8 +56,8 @@ import java.util.TreeMap;
 public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeout, Duration heartbeatInterval,
                         Duration consumerDeadAfter, Duration janitorInterval, BusListener listener,
                         Map<String, Integer> partitions, boolean retention, Duration retentionAge,
-                        Duration retentionInterval, Duration deadLetterRetention, Duration delayPollInterval,
-                        Clock clock) {
+                        int retentionKeepLast, Duration retentionInterval, Duration deadLetterRetention,
+                        Duration delayPollInterval, Clock clock) {
 
     public static final String DEFAULT_KEY_PREFIX = "runbus";
     public static final Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofSeconds(10);
@@ -100,6 +103,9 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
         });
         partitions = Map.copyOf(partitions);
         Objects.requireNonNull(retentionAge, "retentionAge");
+        if (retentionKeepLast < 0) {
+            throw new IllegalArgumentException("retentionKeepLast must not be negative, got " + retentionKeepLast);
+        }
         if (retentionAge.isNegative()) {
             throw new IllegalArgumentException("retentionAge must not be negative, got " + retentionAge);
         }
@@ -131,6 +137,7 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
         private final Map<String, Integer> partitions = new TreeMap<>();
         private boolean retention = true;
         private Duration retentionAge = DEFAULT_RETENTION_AGE;
+        private int retentionKeepLast;
         private Duration retentionInterval = DEFAULT_RETENTION_INTERVAL;
         private Duration deadLetterRetention;
         private Duration delayPollInterval = DEFAULT_DELAY_POLL_INTERVAL;
@@ -187,6 +194,12 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
             return this;
         }
 
+        /** Default 0; see {@link BusConfig#retentionKeepLast()}. */
+        public Builder retentionKeepLast(int v) {
+            retentionKeepLast = v;
+            return this;
+        }
+
         public Builder retentionInterval(Duration v) {
             retentionInterval = v;
             return this;
@@ -210,8 +223,8 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
 
         public BusConfig build() {
             return new BusConfig(redisUri, keyPrefix, commandTimeout, heartbeatInterval, consumerDeadAfter,
-                    janitorInterval, listener, partitions, retention, retentionAge, retentionInterval,
-                    deadLetterRetention, delayPollInterval, clock);
+                    janitorInterval, listener, partitions, retention, retentionAge, retentionKeepLast,
+                    retentionInterval, deadLetterRetention, delayPollInterval, clock);
         }
     }
 }

@@ -68,8 +68,8 @@ public final class RedisBus implements Bus {
         this.consumers = new ConsumerRegistry(link.sync(), scripts, keys, topics, config.consumerDeadAfter(),
                 listener);
         this.deadLetters = new RedisDeadLetters(link.sync(), scripts, keys, topics);
-        this.retention = new Retention(link.sync(), keys, config.retentionAge(), config.deadLetterRetention(),
-                listener);
+        this.retention = new Retention(link.sync(), keys, config.retentionAge(), config.retentionKeepLast(),
+                config.deadLetterRetention(), listener);
         this.inspector = new RedisInspector(link.sync(), keys, topics, consumers, retention);
         this.heartbeats = new Heartbeats(scripts, link.async(), keys, config.heartbeatInterval(),
                 config.commandTimeout().toMillis(), listener);

@@ -12,7 +12,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Safe retention: trims each partition stream of the topics this bus subscribes to down to the oldest entry one
- * of its groups still needs, keeping entries younger than the retention age ({@code retention.lua} decides and
+ * of its groups still needs, keeping entries younger than the retention age and the newest {@code retentionKeepLast} ({@code retention.lua} decides and
  * trims in one step), and, when opted in, dead letters older than their age ({@code trim_by_age.lua}). Each
  * round is idempotent, so every bus of a deployment may run it at once. A partition that fails is reported and
  * the round goes on with the next: one bad stream must not stop the others from being trimmed.
@@ -39,13 +39,15 @@ final class Retention {
     private final RedisClusterCommands<String, byte[]> redis;
     private final Keys keys;
     private final long ageMillis;
+    private final int keepLast;
     private final Duration deadLetterAge;
     private final SafeListener listener;
 
     /** {@code deadLetterAge} null: dead letters are kept. */
-    Retention(RedisClusterCommands<String, byte[]> redis, Keys keys, Duration age, Duration deadLetterAge,
-              SafeListener listener) {
+    Retention(RedisClusterCommands<String, byte[]> redis, Keys keys, Duration age, int keepLast,
+              Duration deadLetterAge, SafeListener listener) {
         this.redis = redis;
+        this.keepLast = keepLast;
         this.keys = keys;
         this.ageMillis = age.toMillis();
         this.deadLetterAge = deadLetterAge;
@@ -56,7 +58,7 @@ final class Retention {
     void round(Collection<Partitions> topics, boolean streams) {
         for (Partitions topic : topics) {
             if (streams) {
-                long n = each(topic, "trimming", name -> retain(name, ageMillis, true).trimmed());
+                long n = each(topic, "trimming", name -> retain(name, ageMillis, keepLast, true).trimmed());
                 if (n > 0) {
                     listener.onRetentionTrimmed(topic.topic(), n);
                 }
@@ -72,7 +74,7 @@ final class Retention {
 
     /** What retention would do on partition {@code name} with no retention age: for the inspector, trims nothing. */
     Result peek(String name) {
-        return retain(name, 0, false);
+        return retain(name, 0, 0, false);
     }
 
     /** Runs {@code step} on each partition; one that fails is reported and skipped. Returns the sum. */
@@ -90,9 +92,9 @@ final class Retention {
         return sum;
     }
 
-    private Result retain(String name, long age, boolean trim) {
+    private Result retain(String name, long age, int keep, boolean trim) {
         List<Object> r = RETAIN.run(redis, ScriptOutputType.MULTI, new String[] {keys.stream(name)},
-                LuaScript.args(age, trim ? "trim" : "peek"));
+                LuaScript.args(age, trim ? "trim" : "peek", keep));
         return new Result(Replies.num(r.get(0)), blankAsNull(r.get(1)), blankAsNull(r.get(2)), blankAsNull(r.get(3)));
     }
 

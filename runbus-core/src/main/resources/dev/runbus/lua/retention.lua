@@ -2,8 +2,8 @@
 -- retention never trims an entry a group has not acknowledged). For each group of the stream its
 -- bound is the oldest of: its oldest pending entry (XPENDING summary), and the id just after its
 -- last-delivered-id (entries not yet read). The stream is trimmed (XTRIM MINID, exact) to the oldest
--- bound of all groups, and never past "now - retention age" on the Redis clock, so that young entries
--- stay even when every group is done with them. A stream without groups is never trimmed: nobody has
+-- bound of all groups, and never past "now - retention age" on the Redis clock nor into the newest n
+-- entries, so that young or recent entries stay even when every group is done with them. A stream without groups is never trimmed: nobody has
 -- said which entries it no longer needs. Reads and trim are one script, so no group can read or
 -- claim between them; the script touches one key, one cluster slot.
 --
@@ -15,6 +15,7 @@
 -- KEYS[1]  the partition's stream
 -- ARGV[1]  retention age, milliseconds; 0 keeps nothing for its age alone
 -- ARGV[2]  'trim' to trim, 'peek' to only compute (the inspector)
+-- ARGV[3]  entries to keep at the end of the stream whatever their age (the newest n); 0 or absent: none
 -- Returns  { entries trimmed, the trim bound ('' when nothing may be trimmed), the group holding
 --            retention back (the one with the oldest bound; '' without groups), that group's bound }
 local stream, age, mode = KEYS[1], tonumber(ARGV[1]), ARGV[2]
@@ -101,6 +102,18 @@ if age > 0 then
   local byAge = string.format('%.0f', cutoff) .. '-0'
   if older(byAge, trimTo) then
     trimTo = byAge
+  end
+end
+
+local keep = tonumber(ARGV[3] or '0')
+if keep > 0 then
+  local newest = redis.call('XREVRANGE', stream, '+', '-', 'COUNT', keep)
+  if #newest < keep then
+    return {0, '', holder, bound}
+  end
+  local nth = newest[#newest][1]
+  if older(nth, trimTo) then
+    trimTo = nth
   end
 end
 

@@ -48,7 +48,11 @@ class RetentionScriptTest {
     }
 
     private Retention retention(Duration age, Duration deadLetterAge) {
-        return new Retention(link.sync(), keys, age, deadLetterAge, new SafeListener(new BusListener() {
+        return retention(age, 0, deadLetterAge);
+    }
+
+    private Retention retention(Duration age, int keepLast, Duration deadLetterAge) {
+        return new Retention(link.sync(), keys, age, keepLast, deadLetterAge, new SafeListener(new BusListener() {
             @Override
             public void onRetentionTrimmed(String topic, long entries) {
                 trimmedEvents.add(entries);
@@ -158,6 +162,33 @@ class RetentionScriptTest {
     }
 
     @Test
+    void theNewestEntriesAreKeptWhenAskedWhateverTheirAge() {
+        String key = stream("orders");
+        add(key, "1000-1", "1000-2", "1000-3", "1000-4", "1000-5");
+        group(key, "g", "0");
+        redis.xack(key, "g", read(key, "g", 5).toArray(new String[0]));
+
+        retention(Duration.ZERO, 2, null).round(List.of(Partitions.single("orders")), true);
+        assertThat(ids(key)).containsExactly("1000-4", "1000-5");
+
+        retention(Duration.ZERO, 3, null).round(List.of(Partitions.single("orders")), true);
+        assertThat(ids(key)).as("fewer than 3 left: nothing more trimmed").containsExactly("1000-4", "1000-5");
+        assertThat(trimmedEvents).containsExactly(3L);
+    }
+
+    @Test
+    void keepingTheNewestNeverKeepsLessThanAGroupNeeds() {
+        String key = stream("orders");
+        add(key, "1000-1", "1000-2", "1000-3", "1000-4");
+        group(key, "g", "0");
+        read(key, "g", 1); // 1000-1 pending
+
+        retention(Duration.ZERO, 1, null).round(List.of(Partitions.single("orders")), true);
+
+        assertThat(ids(key)).containsExactly("1000-1", "1000-2", "1000-3", "1000-4");
+    }
+
+    @Test
     void aStreamWithoutGroupsIsNeverTrimmed() {
         String key = stream("orders");
         add(key, "1000-1", "1000-2");
@@ -235,7 +266,7 @@ class RetentionScriptTest {
         List<String> errors = new ArrayList<>();
         String uri = target().uri().replace("redis://", "redis://" + user + ":pw@");
         try (RedisLink limited = RedisLink.open(uri, Duration.ofSeconds(5))) {
-            new Retention(limited.sync(), keys, Duration.ZERO, null, new SafeListener(new BusListener() {
+            new Retention(limited.sync(), keys, Duration.ZERO, 0, null, new SafeListener(new BusListener() {
                 @Override
                 public void onLoopError(String loop, Throwable error) {
                     errors.add(loop + ": " + error.getMessage());
