@@ -20,11 +20,11 @@ import java.util.List;
  * already-read handlers finish, up to {@code shutdownTimeout}, while the keep-alive still refreshes their
  * claims; (3) stop the keep-alive; (4) make the dead-letter moves already decided and flush pending
  * acknowledgements; (5) stop the handler threads it owns, close its read connection and remove its
- * heartbeat. Then the bus stops the heartbeat and the janitor and closes its Redis connections.
+ * heartbeat. Then the bus stops the heartbeat, the janitor and retention, and closes its Redis connections.
  */
 public interface Bus extends AutoCloseable {
 
-    /** Connects to Redis and starts the heartbeat and janitor loops. Fails fast if Redis does not answer. */
+    /** Connects to Redis and starts the heartbeat, janitor and retention loops. Fails fast if Redis does not answer. */
     static Bus connect(BusConfig config) {
         return RedisBus.connect(config);
     }
@@ -83,6 +83,15 @@ public interface Bus extends AutoCloseable {
      * janitor calls this periodically for the groups this bus subscribes to. Returns the deleted names.
      */
     List<String> pruneDeadConsumers(String topic, String group);
+
+    /**
+     * Deletes a consumer group gone for good: destroys it on the stream of every partition of {@code topic}
+     * (with its pending list: what it had not acknowledged is no longer tracked for it) and removes its
+     * heartbeats and ordered-group memberships. Retention then stops keeping entries for it. A consumer still
+     * subscribed to the group would fail its next read: stop them first. Returns whether the group existed on
+     * any partition.
+     */
+    boolean deleteGroup(String topic, String group);
 
     /** Closes all subscriptions (see the shutdown order above), then the bus's loops and connections. */
     @Override

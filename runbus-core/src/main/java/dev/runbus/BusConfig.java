@@ -26,6 +26,24 @@ import java.util.TreeMap;
  *                           recorded in Redis when the topic is first used, and a bus configured with another
  *                           count for it fails with a clear error instead of hashing keys onto other
  *                           partitions; see {@link Partitioner}. Default: none
+ * @param retention          whether this bus trims the streams of the topics it subscribes to (every partition of
+ *                           each): each stream down to the oldest entry one of its consumer groups still needs —
+ *                           pending (delivered, not acknowledged) or not yet read — and never an entry younger
+ *                           than {@code retentionAge}. A stream without groups is not trimmed. Default: on;
+ *                           {@code Builder.retention(false)} turns it off (then streams grow until a publisher's
+ *                           lossy {@link PublishOptions} cap or an operator trims them)
+ * @param retentionAge       entries younger than this are kept even when every group is done with them (for
+ *                           replays, inspection, a group added late); {@link Duration#ZERO} trims as soon as every
+ *                           group is done. Measured on the Redis server's clock. Default 1 hour
+ * @param retentionKeepLast  the newest entries of each partition stream retention keeps whatever their age, even
+ *                           when every group is done with them (a length floor beside {@code retentionAge}).
+ *                           Default 0
+ * @param retentionInterval  how often retention runs; every bus may run it at once (it is idempotent).
+ *                           Default 30 s
+ * @param deadLetterRetention dead letters older than this are trimmed from the dead-letter streams of the topics
+ *                           this bus subscribes to (Redis clock), on the retention schedule, even when retention
+ *                           is off. Opt-in: null (the default) keeps dead letters until an operator purges them,
+ *                           since a dead letter is often the only copy of a message left
  * @param delayPollInterval  how often, at most, the delay mover looks at a delay set it believes has nothing due
  *                           (for the topics this bus subscribes to): the bound on how late an entry scheduled by
  *                           another process with a shorter delay than this can be moved into its stream. Entries
@@ -37,7 +55,9 @@ import java.util.TreeMap;
  */
 public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeout, Duration heartbeatInterval,
                         Duration consumerDeadAfter, Duration janitorInterval, BusListener listener,
-                        Map<String, Integer> partitions, Duration delayPollInterval, Clock clock) {
+                        Map<String, Integer> partitions, boolean retention, Duration retentionAge,
+                        int retentionKeepLast, Duration retentionInterval, Duration deadLetterRetention,
+                        Duration delayPollInterval, Clock clock) {
 
     public static final String DEFAULT_KEY_PREFIX = "runbus";
     public static final Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofSeconds(10);
@@ -45,6 +65,8 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
     public static final Duration DEFAULT_CONSUMER_DEAD_AFTER = Duration.ofMinutes(10);
     public static final Duration DEFAULT_JANITOR_INTERVAL = Duration.ofMinutes(1);
     public static final Duration DEFAULT_DELAY_POLL_INTERVAL = Duration.ofMillis(100);
+    public static final Duration DEFAULT_RETENTION_AGE = Duration.ofHours(1);
+    public static final Duration DEFAULT_RETENTION_INTERVAL = Duration.ofSeconds(30);
 
     public BusConfig {
         Objects.requireNonNull(redisUri, "redisUri");
@@ -59,7 +81,7 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
         }
         for (var d : new Object[][] {{"commandTimeout", commandTimeout}, {"heartbeatInterval", heartbeatInterval},
                 {"consumerDeadAfter", consumerDeadAfter}, {"janitorInterval", janitorInterval},
-                {"delayPollInterval", delayPollInterval}}) {
+                {"retentionInterval", retentionInterval}, {"delayPollInterval", delayPollInterval}}) {
             Duration value = (Duration) Objects.requireNonNull(d[1], (String) d[0]);
             if (value.isNegative() || value.isZero()) {
                 throw new IllegalArgumentException(d[0] + " must be positive, got " + value);
@@ -80,6 +102,17 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
             }
         });
         partitions = Map.copyOf(partitions);
+        Objects.requireNonNull(retentionAge, "retentionAge");
+        if (retentionKeepLast < 0) {
+            throw new IllegalArgumentException("retentionKeepLast must not be negative, got " + retentionKeepLast);
+        }
+        if (retentionAge.isNegative()) {
+            throw new IllegalArgumentException("retentionAge must not be negative, got " + retentionAge);
+        }
+        if (deadLetterRetention != null && (deadLetterRetention.isNegative() || deadLetterRetention.isZero())) {
+            throw new IllegalArgumentException("deadLetterRetention must be positive (or null: keep dead letters), got "
+                    + deadLetterRetention);
+        }
         Objects.requireNonNull(clock, "clock");
     }
 
@@ -102,6 +135,11 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
         private Duration janitorInterval = DEFAULT_JANITOR_INTERVAL;
         private BusListener listener = BusListener.NONE;
         private final Map<String, Integer> partitions = new TreeMap<>();
+        private boolean retention = true;
+        private Duration retentionAge = DEFAULT_RETENTION_AGE;
+        private int retentionKeepLast;
+        private Duration retentionInterval = DEFAULT_RETENTION_INTERVAL;
+        private Duration deadLetterRetention;
         private Duration delayPollInterval = DEFAULT_DELAY_POLL_INTERVAL;
         private Clock clock = Clock.systemUTC();
 
@@ -145,6 +183,34 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
             return this;
         }
 
+        /** Whether this bus trims the streams of its topics; default on. */
+        public Builder retention(boolean v) {
+            retention = v;
+            return this;
+        }
+
+        public Builder retentionAge(Duration v) {
+            retentionAge = v;
+            return this;
+        }
+
+        /** Default 0; see {@link BusConfig#retentionKeepLast()}. */
+        public Builder retentionKeepLast(int v) {
+            retentionKeepLast = v;
+            return this;
+        }
+
+        public Builder retentionInterval(Duration v) {
+            retentionInterval = v;
+            return this;
+        }
+
+        /** Trims dead letters older than {@code v}; null (the default) keeps them. */
+        public Builder deadLetterRetention(Duration v) {
+            deadLetterRetention = v;
+            return this;
+        }
+
         public Builder delayPollInterval(Duration v) {
             delayPollInterval = v;
             return this;
@@ -157,7 +223,8 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
 
         public BusConfig build() {
             return new BusConfig(redisUri, keyPrefix, commandTimeout, heartbeatInterval, consumerDeadAfter,
-                    janitorInterval, listener, partitions, delayPollInterval, clock);
+                    janitorInterval, listener, partitions, retention, retentionAge, retentionKeepLast,
+                    retentionInterval, deadLetterRetention, delayPollInterval, clock);
         }
     }
 }

@@ -56,6 +56,17 @@ public interface BusListener {
     default void onConsumerNameInUse(String topic, String group, String consumer, Duration sinceHeartbeat) {
     }
 
+    /**
+     * Retention trimmed {@code entries} entries from the streams of {@code topic} (all its partitions, one round):
+     * entries every consumer group had acknowledged and older than the retention age.
+     */
+    default void onRetentionTrimmed(String topic, long entries) {
+    }
+
+    /** Dead-letter retention trimmed {@code entries} dead letters of {@code topic} older than its age. */
+    default void onDeadLettersTrimmed(String topic, long entries) {
+    }
+
     /** A background loop failed (Redis unreachable, for example); it keeps running and tries again. */
     default void onLoopError(String loop, Throwable error) {
     }

@@ -41,6 +41,28 @@ public interface Inspector {
     List<PartitionInfo> partitions(String topic, String group);
 
     /**
+     * What retention keeps of a topic, by partition number: one for a plain topic. Reads only; trims nothing.
+     */
+    List<RetentionInfo> retention(String topic);
+
+    /**
+     * One partition's stream as retention sees it: it may trim the entries older than {@code neededFrom} (and
+     * older than the retention age of the buses that run it).
+     *
+     * @param partition  partition number, from 0
+     * @param streamKey  the partition's stream
+     * @param length     entries in the stream
+     * @param firstId    the stream id (plain) of its oldest entry; null when empty
+     * @param neededFrom the oldest stream id some group still needs: the oldest of each group's oldest pending entry
+     *                   and the entry after its last delivered one; null when the stream has no group (it is not
+     *                   trimmed) or does not exist
+     * @param heldBy     the group that needs {@code neededFrom}, the one holding retention back; null without groups
+     */
+    record RetentionInfo(int partition, String streamKey, long length, String firstId, String neededFrom,
+                         String heldBy) {
+    }
+
+    /**
      * @param partition     partition number, from 0
      * @param streamKey     the partition's stream
      * @param length        entries in the partition's stream

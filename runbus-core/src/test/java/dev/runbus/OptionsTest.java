@@ -45,6 +45,22 @@ class OptionsTest {
     }
 
     @Test
+    void retentionDefaultsAndValidation() {
+        BusConfig d = BusConfig.builder("redis://x").build();
+        assertThat(d.retention()).isTrue();
+        assertThat(d.retentionAge()).isEqualTo(Duration.ofHours(1));
+        assertThat(d.retentionInterval()).isEqualTo(Duration.ofSeconds(30));
+        assertThat(d.deadLetterRetention()).isNull();
+        assertThat(BusConfig.builder("redis://x").retentionAge(Duration.ZERO).build().retentionAge()).isZero();
+        assertThatThrownBy(() -> BusConfig.builder("redis://x").retentionAge(Duration.ofSeconds(-1)).build())
+                .hasMessageContaining("retentionAge");
+        assertThatThrownBy(() -> BusConfig.builder("redis://x").retentionInterval(Duration.ZERO).build())
+                .hasMessageContaining("retentionInterval");
+        assertThatThrownBy(() -> BusConfig.builder("redis://x").deadLetterRetention(Duration.ZERO).build())
+                .hasMessageContaining("deadLetterRetention");
+    }
+
+    @Test
     void messageValidationAndCopies() {
         assertThatThrownBy(() -> Message.builder("t", new byte[0]).header("bad name", "v"))
                 .hasMessageContaining("bad name");

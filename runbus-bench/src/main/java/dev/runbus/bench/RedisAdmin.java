@@ -71,6 +71,16 @@ public final class RedisAdmin implements AutoCloseable {
         return deleted;
     }
 
+    /** Redis's {@code used_memory}, in bytes. */
+    public long usedMemory() {
+        for (String line : redis.info("memory").split("\r?\n")) {
+            if (line.startsWith("used_memory:")) {
+                return Long.parseLong(line.substring("used_memory:".length()).trim());
+            }
+        }
+        throw new IllegalStateException("INFO memory has no used_memory");
+    }
+
     public String serverVersion() {
         String info = redis.info("server");
         for (String line : info.split("\r?\n")) {

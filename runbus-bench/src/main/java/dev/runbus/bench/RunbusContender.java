@@ -22,11 +22,19 @@ final class RunbusContender implements Contender {
     private final String prefix;
     private final boolean poisonAware;
     private final int maxDeliveries;
+    private final java.util.function.Consumer<BusConfig.Builder> config;
     private Bus bus;
     private volatile boolean ackObserved = true;
 
     /** {@code poisonAware}: the handler throws on poison payloads (the poison scenario's handler). */
     RunbusContender(String redisUri, String prefix, boolean poisonAware, int maxDeliveries) {
+        this(redisUri, prefix, poisonAware, maxDeliveries, b -> { });
+    }
+
+    /** {@code config} adjusts the bus's configuration (the memory scenario's retention). */
+    RunbusContender(String redisUri, String prefix, boolean poisonAware, int maxDeliveries,
+                    java.util.function.Consumer<BusConfig.Builder> config) {
+        this.config = config;
         this.redisUri = redisUri;
         this.prefix = prefix;
         this.poisonAware = poisonAware;
@@ -60,7 +68,9 @@ final class RunbusContender implements Contender {
 
     private synchronized Bus bus() {
         if (bus == null) {
-            bus = Bus.connect(BusConfig.builder(redisUri).keyPrefix(prefix).build());
+            BusConfig.Builder b = BusConfig.builder(redisUri).keyPrefix(prefix);
+            config.accept(b);
+            bus = Bus.connect(b.build());
         }
         return bus;
     }

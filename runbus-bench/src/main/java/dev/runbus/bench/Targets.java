@@ -74,6 +74,13 @@ final class Targets {
             out.add(new Check("heap does not grow with the message count (≤ " + Fmt.mb(MEMORY_GROWTH_LIMIT_MB)
                     + " from the first quarter to the end)", Fmt.summary(growth, Fmt::mb),
                     growth.isEmpty() ? null : growth.median() <= MEMORY_GROWTH_LIMIT_MB));
+            if (r.memory.redisMb() != null) {
+                Stats.Summary redis = Stats.of(redisGrowth(r.memory));
+                out.add(new Check("Redis used_memory stays flat with retention on (≤ " + Fmt.mb(MEMORY_GROWTH_LIMIT_MB)
+                        + " from the first quarter to the end of " + String.format(java.util.Locale.ROOT, "%,d",
+                        r.memory.messages()) + " messages)", Fmt.summary(redis, Fmt::mb),
+                        redis.isEmpty() ? null : redis.median() <= MEMORY_GROWTH_LIMIT_MB));
+            }
         }
         if (r.ordered != null) {
             OrderedScenario.Result x = r.ordered;
@@ -103,6 +110,15 @@ final class Targets {
     }
 
     /** Per round: heap at the end minus heap after the first quarter. */
+    /** Redis used_memory growth from the first quarter to the end, per round. */
+    static List<Double> redisGrowth(MemoryScenario.Result m) {
+        List<Double> out = new ArrayList<>();
+        for (List<Double> series : m.redisMb()) {
+            out.add(series.size() < 3 ? Double.NaN : series.get(series.size() - 1) - series.get(1));
+        }
+        return out;
+    }
+
     static List<Double> memoryGrowth(MemoryScenario.Result m) {
         List<Double> out = new ArrayList<>();
         for (List<Double> series : m.heapMb()) {

@@ -31,7 +31,7 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * The bus on one Redis deployment ({@link RedisLink}: a server, Sentinel or a cluster): a shared connection for
  * publishing, acks and scripts (Lettuce pipelines concurrent commands on it), one more per subscription for
- * its blocking reads ({@link StreamReader}), and the bus-wide loops (heartbeat, janitor).
+ * its blocking reads ({@link StreamReader}), and the bus-wide loops (heartbeat, janitor, retention).
  */
 public final class RedisBus implements Bus {
 
@@ -53,6 +53,8 @@ public final class RedisBus implements Bus {
     private final PeriodicLoop janitor;
     private final DelayMover delays;
     private final RedisScheduled scheduled;
+    private final Retention retention;
+    private final PeriodicLoop retentionLoop;
     private volatile boolean closed;
 
     private RedisBus(BusConfig config, RedisLink link) {
@@ -66,7 +68,9 @@ public final class RedisBus implements Bus {
         this.consumers = new ConsumerRegistry(link.sync(), scripts, keys, topics, config.consumerDeadAfter(),
                 listener);
         this.deadLetters = new RedisDeadLetters(link.sync(), scripts, keys, topics);
-        this.inspector = new RedisInspector(link.sync(), keys, topics, consumers);
+        this.retention = new Retention(link.sync(), keys, config.retentionAge(), config.retentionKeepLast(),
+                config.deadLetterRetention(), listener);
+        this.inspector = new RedisInspector(link.sync(), keys, topics, consumers, retention);
         this.heartbeats = new Heartbeats(scripts, link.async(), keys, config.heartbeatInterval(),
                 config.commandTimeout().toMillis(), listener);
         this.heartbeat = new PeriodicLoop("runbus-heartbeat", config.heartbeatInterval(), heartbeats::beat, listener);
@@ -74,6 +78,8 @@ public final class RedisBus implements Bus {
         this.delays = new DelayMover(scripts, listener, config.delayPollInterval().toMillis(),
                 config.commandTimeout().toMillis());
         this.scheduled = new RedisScheduled(link.sync(), scripts, keys, topics);
+        this.retentionLoop = config.retention() || config.deadLetterRetention() != null
+                ? new PeriodicLoop(Retention.LOOP, config.retentionInterval(), this::retain, listener) : null;
     }
 
     public static RedisBus connect(BusConfig config) {
@@ -82,6 +88,9 @@ public final class RedisBus implements Bus {
         bus.heartbeat.start();
         bus.janitor.start();
         bus.delays.start();
+        if (bus.retentionLoop != null) {
+            bus.retentionLoop.start();
+        }
         return bus;
     }
 
@@ -206,6 +215,37 @@ public final class RedisBus implements Bus {
         }
     }
 
+    /** One retention round over the topics this bus subscribes to, every partition of each. */
+    private void retain() {
+        Map<String, Partitions> subscribed = new java.util.TreeMap<>();
+        for (BusSubscription s : subscriptions.values()) {
+            subscribed.computeIfAbsent(s.topic(), topics::recorded);
+        }
+        retention.round(subscribed.values(), config.retention());
+    }
+
+    /**
+     * Destroys the group on every partition's stream, then forgets its heartbeats and memberships. The fencing
+     * counters stay: should the group's name be used again, its tokens must keep growing past those a consumer
+     * of the old group may still hold. Its leases expire on their own.
+     */
+    @Override
+    public boolean deleteGroup(String topic, String group) {
+        requireOpen();
+        Keys.checkTopic(topic);
+        Keys.checkName("group", group);
+        boolean existed = false;
+        for (String name : topics.recorded(topic).names()) {
+            String stream = keys.stream(name);
+            existed |= Calls.call("deleting group " + group + " of " + stream, () -> link.sync().exists(stream) == 1
+                    && Boolean.TRUE.equals(link.sync().xgroupDestroy(stream, group)));
+        }
+        Calls.call("deleting the heartbeats of " + topic + "/" + group,
+                () -> link.sync().del(keys.heartbeats(topic, group)));
+        Calls.call("deleting the members of " + topic + "/" + group, () -> link.sync().del(keys.members(topic, group)));
+        return existed;
+    }
+
     @Override
     public void close() {
         if (closed) {
@@ -218,6 +258,9 @@ public final class RedisBus implements Bus {
         heartbeat.close();
         janitor.close();
         delays.close();
+        if (retentionLoop != null) {
+            retentionLoop.close();
+        }
         batches.close();
         link.close();
     }

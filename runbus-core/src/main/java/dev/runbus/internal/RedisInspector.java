@@ -25,9 +25,12 @@ final class RedisInspector implements Inspector {
     private final TopicRegistry topics;
     private final ConsumerRegistry consumers;
     private final PartitionReport partitionReport;
+    private final Retention retention;
 
-    RedisInspector(RedisClusterCommands<String, byte[]> redis, Keys keys, TopicRegistry topics, ConsumerRegistry consumers) {
+    RedisInspector(RedisClusterCommands<String, byte[]> redis, Keys keys, TopicRegistry topics, ConsumerRegistry consumers,
+                   Retention retention) {
         this.redis = redis;
+        this.retention = retention;
         this.keys = keys;
         this.topics = topics;
         this.consumers = consumers;
@@ -182,6 +185,24 @@ final class RedisInspector implements Inspector {
         Keys.checkTopic(topic);
         Keys.checkName("group", group);
         return partitionReport.of(topics.recorded(topic), group);
+    }
+
+    @Override
+    public List<RetentionInfo> retention(String topic) {
+        Keys.checkTopic(topic);
+        Partitions partitions = topics.recorded(topic);
+        List<RetentionInfo> out = new ArrayList<>(partitions.count());
+        for (int p = 0; p < partitions.count(); p++) {
+            String name = partitions.name(p);
+            String key = keys.stream(name);
+            long length = Calls.call("reading stream " + key, () -> redis.xlen(key));
+            List<io.lettuce.core.StreamMessage<String, byte[]>> first = Calls.call("reading stream " + key,
+                    () -> redis.xrange(key, Range.create("-", "+"), Limit.from(1)));
+            Retention.Result r = retention.peek(name);
+            out.add(new RetentionInfo(p, key, length, first.isEmpty() ? null : first.get(0).getId(), r.neededFrom(),
+                    r.heldBy()));
+        }
+        return out;
     }
 
     private static PendingEntry entry(Partitions partitions, int partition, PendingMessage p) {

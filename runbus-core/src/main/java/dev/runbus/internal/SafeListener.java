@@ -82,6 +82,18 @@ final class SafeListener implements BusListener {
     }
 
     @Override
+    public void onRetentionTrimmed(String topic, long entries) {
+        log.debug("retention trimmed {} entries of topic {}", entries, topic);
+        call(() -> delegate.onRetentionTrimmed(topic, entries));
+    }
+
+    @Override
+    public void onDeadLettersTrimmed(String topic, long entries) {
+        log.info("dead-letter retention trimmed {} dead letters of topic {}", entries, topic);
+        call(() -> delegate.onDeadLettersTrimmed(topic, entries));
+    }
+
+    @Override
     public void onLoopError(String loop, Throwable error) {
         call(() -> delegate.onLoopError(loop, error));
     }
@@ -116,6 +128,16 @@ final class SafeListener implements BusListener {
         @Override
         public void onConsumerNameInUse(String topic, String group, String consumer, Duration sinceHeartbeat) {
             listeners.forEach(l -> call(() -> l.onConsumerNameInUse(topic, group, consumer, sinceHeartbeat)));
+        }
+
+        @Override
+        public void onRetentionTrimmed(String topic, long entries) {
+            listeners.forEach(l -> call(() -> l.onRetentionTrimmed(topic, entries)));
+        }
+
+        @Override
+        public void onDeadLettersTrimmed(String topic, long entries) {
+            listeners.forEach(l -> call(() -> l.onDeadLettersTrimmed(topic, entries)));
         }
 
         @Override

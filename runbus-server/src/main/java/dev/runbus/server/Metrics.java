@@ -11,6 +11,9 @@ import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 import javax.sql.DataSource;
 
@@ -30,6 +33,8 @@ public final class Metrics implements BusListener {
     private final LongAdder consumersDeleted = new LongAdder();
     private final LongAdder loopErrors = new LongAdder();
     private final LongAdder consumerNamesInUse = new LongAdder();
+    private final Map<String, LongAdder> retentionTrimmed = new ConcurrentHashMap<>();
+    private final Map<String, LongAdder> deadLettersTrimmed = new ConcurrentHashMap<>();
 
     @Override
     public void onDeadLetter(DeadLetter deadLetter) {
@@ -66,6 +71,16 @@ public final class Metrics implements BusListener {
         consumerNamesInUse.increment();
     }
 
+    @Override
+    public void onRetentionTrimmed(String topic, long entries) {
+        retentionTrimmed.computeIfAbsent(topic, t -> new LongAdder()).add(entries);
+    }
+
+    @Override
+    public void onDeadLettersTrimmed(String topic, long entries) {
+        deadLettersTrimmed.computeIfAbsent(topic, t -> new LongAdder()).add(entries);
+    }
+
     /** The exposition text: counters, then gauges read now from Redis and PostgreSQL. */
     public String render(Bus bus, DataSource db, Settings s) {
         StringBuilder b = new StringBuilder();
@@ -84,6 +99,10 @@ public final class Metrics implements BusListener {
         counter(b, "runbus_consumer_name_in_use_total", "Subscriptions started under a consumer name another live"
                 + " process seemed to use", " " + consumerNamesInUse.sum());
         String topic = s.get(Setting.TOPIC);
+        counter(b, "runbus_retention_trimmed_total", "Entries every group was done with, trimmed by retention",
+                byTopic("runbus_retention_trimmed_total", retentionTrimmed, topic));
+        counter(b, "runbus_dead_letters_trimmed_total", "Dead letters trimmed by the opt-in dead-letter retention",
+                byTopic("runbus_dead_letters_trimmed_total", deadLettersTrimmed, topic));
         try {
             Inspector.StreamInfo info = bus.inspector().stream(topic).orElse(null);
             gauge(b, "runbus_stream_length", "Entries in the topic's stream",
@@ -124,6 +143,17 @@ public final class Metrics implements BusListener {
             }
         }
         return b.toString();
+    }
+
+    /** Samples by topic, sorted; the configured topic is always there, at 0 before anything was trimmed. */
+    private static String byTopic(String name, Map<String, LongAdder> counts, String topic) {
+        Map<String, Long> sorted = new TreeMap<>();
+        sorted.put(topic, 0L);
+        counts.forEach((t, n) -> sorted.put(t, n.sum()));
+        StringBuilder samples = new StringBuilder();
+        sorted.forEach((t, n) -> samples.append(samples.length() == 0 ? "" : "\n" + name).append("{topic=\"")
+                .append(t).append("\"} ").append(n));
+        return samples.toString();
     }
 
     private static void counter(StringBuilder b, String name, String help, String samples) {

@@ -13,7 +13,7 @@ class CliTest {
         assertThat(v.exitCode).isZero();
         assertThat(v.out).startsWith("runbus ");
         for (String command : new String[] {"demo", "serve", "worker", "config", "pending", "dlq", "consumers", "stats",
-                "partitions", "scheduled", "runs"}) {
+                "partitions", "scheduled", "groups", "runs"}) {
             Cli h = Cli.run(command, "--help");
             assertThat(h.exitCode).as(command).isZero();
             assertThat(h.out).as(command).contains("Usage: runbus " + command);

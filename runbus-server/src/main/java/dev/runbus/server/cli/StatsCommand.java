@@ -8,12 +8,18 @@ import dev.runbus.server.Table;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import picocli.CommandLine.Command;
 
 @Command(name = "stats", mixinStandardHelpOptions = true,
-        description = "Runs by status (with --database-url), streams, groups with pending and lag, dead letters.")
+        description = {"Runs by status (with --database-url), streams, groups with pending and lag, dead letters, and "
+                + "retention.",
+                "Retention, by partition: the oldest entry some group still needs ('needed from'; retention may trim "
+                        + "what is older and past the retention age) and the group that needs it ('held by'). A "
+                        + "stream without groups is not trimmed."})
 final class StatsCommand extends AdminCommand {
 
     @Override
@@ -53,10 +59,30 @@ final class StatsCommand extends AdminCommand {
                         + (g.lag() < 0 ? "unknown" : g.lag()) + ", " + g.consumers() + " consumers");
             }
             m.put("groups", groups);
+            m.put("retention", retention(infra, si.topic(), t));
             streams.put(si.topic(), m);
         }
         out.put("streams", streams);
         print(t, out);
         return 0;
+    }
+
+    /** One row per partition (named {@code topic@p} when there are several) and their JSON. */
+    private static List<Map<String, Object>> retention(Infrastructure infra, String topic, Table t) {
+        List<Inspector.RetentionInfo> parts = infra.bus().inspector().retention(topic);
+        List<Map<String, Object>> rows = new ArrayList<>();
+        for (Inspector.RetentionInfo r : parts) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("partition", r.partition());
+            m.put("length", r.length());
+            m.put("first_id", r.firstId());
+            m.put("needed_from", r.neededFrom());
+            m.put("held_by", r.heldBy());
+            rows.add(m);
+            t.row("retention", parts.size() == 1 ? topic : topic + "@" + r.partition(), r.heldBy() == null
+                    ? "not trimmed: no groups" : "needed from " + r.neededFrom() + " (held by " + r.heldBy()
+                    + "), first " + (r.firstId() == null ? "none" : r.firstId()));
+        }
+        return rows;
     }
 }

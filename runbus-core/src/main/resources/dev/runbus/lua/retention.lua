@@ -1,0 +1,124 @@
+-- Trims one partition's stream to the oldest entry a consumer group still needs (DESIGN.md rule 7:
+-- retention never trims an entry a group has not acknowledged). For each group of the stream its
+-- bound is the oldest of: its oldest pending entry (XPENDING summary), and the id just after its
+-- last-delivered-id (entries not yet read). The stream is trimmed (XTRIM MINID, exact) to the oldest
+-- bound of all groups, and never past "now - retention age" on the Redis clock nor into the newest n
+-- entries, so that young or recent entries stay even when every group is done with them. A stream without groups is never trimmed: nobody has
+-- said which entries it no longer needs. Reads and trim are one script, so no group can read or
+-- claim between them; the script touches one key, one cluster slot.
+--
+-- Ids are compared as decimal strings (by length, then by characters; Redis never writes leading
+-- zeros) and incremented as strings: a sequence number can exceed what a Lua number holds exactly.
+-- XINFO GROUPS is read as field/value pairs by name: Redis 6.2 lacks the entries-read and lag
+-- fields of Redis 7.
+--
+-- KEYS[1]  the partition's stream
+-- ARGV[1]  retention age, milliseconds; 0 keeps nothing for its age alone
+-- ARGV[2]  'trim' to trim, 'peek' to only compute (the inspector)
+-- ARGV[3]  entries to keep at the end of the stream whatever their age (the newest n); 0 or absent: none
+-- Returns  { entries trimmed, the trim bound ('' when nothing may be trimmed), the group holding
+--            retention back (the one with the oldest bound; '' without groups), that group's bound }
+local stream, age, mode = KEYS[1], tonumber(ARGV[1]), ARGV[2]
+
+local function less(a, b) -- decimal strings without leading zeros
+  if #a ~= #b then
+    return #a < #b
+  end
+  return a < b
+end
+
+local function parse(id)
+  local dash = string.find(id, '-', 1, true)
+  if not dash then
+    return id, '0'
+  end
+  return string.sub(id, 1, dash - 1), string.sub(id, dash + 1)
+end
+
+local function older(a, b) -- stream ids: milliseconds, then sequence
+  local am, as = parse(a)
+  local bm, bs = parse(b)
+  if am ~= bm then
+    return less(am, bm)
+  end
+  return less(as, bs)
+end
+
+local function increment(digits)
+  local i = #digits
+  while i >= 1 and string.sub(digits, i, i) == '9' do
+    i = i - 1
+  end
+  if i == 0 then
+    return '1' .. string.rep('0', #digits)
+  end
+  return string.sub(digits, 1, i - 1) .. string.char(string.byte(digits, i) + 1) .. string.rep('0', #digits - i)
+end
+
+local MAX = '18446744073709551615'
+local function after(id) -- the id just after: the first entry the group has not read
+  local ms, seq = parse(id)
+  if seq ~= MAX then
+    return ms .. '-' .. increment(seq)
+  end
+  if ms ~= MAX then
+    return increment(ms) .. '-0'
+  end
+  return id -- the last possible id: keep it, which is only more cautious
+end
+
+if redis.call('TYPE', stream).ok ~= 'stream' then
+  return {0, '', '', ''}
+end
+
+local holder, bound = '', nil
+for _, g in ipairs(redis.call('XINFO', 'GROUPS', stream)) do
+  local info = {}
+  for i = 1, #g, 2 do
+    info[g[i]] = g[i + 1]
+  end
+  local mine = after(info['last-delivered-id'])
+  if tonumber(info['pending']) > 0 then
+    local oldest = redis.call('XPENDING', stream, info['name'])[2]
+    if oldest and older(oldest, mine) then
+      mine = oldest
+    end
+  end
+  if bound == nil or older(mine, bound) then
+    holder, bound = info['name'], mine
+  end
+end
+if bound == nil then
+  return {0, '', '', ''}
+end
+
+local trimTo = bound
+if age > 0 then
+  local t = redis.call('TIME')
+  local cutoff = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) - age
+  if cutoff <= 0 then
+    return {0, '', holder, bound}
+  end
+  local byAge = string.format('%.0f', cutoff) .. '-0'
+  if older(byAge, trimTo) then
+    trimTo = byAge
+  end
+end
+
+local keep = tonumber(ARGV[3] or '0')
+if keep > 0 then
+  local newest = redis.call('XREVRANGE', stream, '+', '-', 'COUNT', keep)
+  if #newest < keep then
+    return {0, '', holder, bound}
+  end
+  local nth = newest[#newest][1]
+  if older(nth, trimTo) then
+    trimTo = nth
+  end
+end
+
+local trimmed = 0
+if mode == 'trim' then
+  trimmed = redis.call('XTRIM', stream, 'MINID', trimTo)
+end
+return {trimmed, trimTo, holder, bound}
