@@ -97,7 +97,9 @@ public final class Infrastructure implements AutoCloseable {
             }
             // The runs topic's partition count, which Redis records on first use and checks on every later one.
             Bus bus = Bus.connect(BusConfig.builder(redisUri).keyPrefix(s.get(Setting.KEY_PREFIX)).listener(listener)
-                    .partitions(s.get(Setting.TOPIC), s.integer(Setting.PARTITIONS, 1)).build());
+                    .partitions(s.get(Setting.TOPIC), s.integer(Setting.PARTITIONS, 1))
+                    .retentionAge(s.duration(Setting.RETENTION_AGE))
+                    .deadLetterRetention(s.optionalDuration(Setting.DEAD_LETTER_RETENTION).orElse(null)).build());
             return new Infrastructure(redisUri, jdbcUrl, redis, postgres, ds, tempDir, bus);
         } catch (IOException | RuntimeException e) {
             stopQuietly(redis, postgres, ds, tempDir);

@@ -35,7 +35,7 @@ public final class RunsFactory {
         RunsConfig.Builder b = RunsConfig.builder().schema(s.get(Setting.SCHEMA)).topic(s.get(Setting.TOPIC))
                 .group(s.get(Setting.GROUP)).workerOptions(worker)
                 .sweepInterval(s.duration(Setting.SWEEP_INTERVAL)).sweepThreshold(s.duration(Setting.SWEEP_THRESHOLD))
-                .ordered(s.bool(Setting.ORDERED));
+                .ordered(s.bool(Setting.ORDERED)).retryPolicy(s.retryPolicy(Setting.RETRY));
         if (consumerOverride != null) {
             b.consumer(consumerOverride);
         } else if (s.isSet(Setting.CONSUMER)) {

@@ -22,13 +22,19 @@ public enum Setting {
             + "count, and it cannot change once the topic exists", false),
     ORDERED("ordered", "false", "runs of one user execute one at a time, in submission order (in parallel across "
             + "partitions)", false),
-    MIN_IDLE("min-idle", "30s", "idle time before another worker takes a delivery over (failed runs retry"
-            + " after 1, 2, 4 ... 30 s: the runs' retry policy)", false),
+    MIN_IDLE("min-idle", "30s", "idle time before another worker takes a delivery over (and, with --retry on-idle,"
+            + " before a failed run is retried)", false),
+    RETRY("retry", "exponential:1s,2,30s,0.2", "when a failed run is tried again: exponential:BASE,FACTOR,MAX,JITTER"
+            + " (after 1, 2, 4 ... 30 s, less up to 20%), fixed:DURATION, or on-idle (after --min-idle)", false),
     MAX_DELIVERIES("max-deliveries", "3", "attempts before a failing run is dead-lettered and failed"
             + " (counted in PostgreSQL too)", false),
     CLAIM_INTERVAL("claim-interval", "5s", "how often the reclaimer looks for idle deliveries", false),
     SWEEP_INTERVAL("sweep-interval", "30s", "how often the sweeper runs", false),
     SWEEP_THRESHOLD("sweep-threshold", "2m", "an unfinished run untouched this long is examined by the sweeper", false),
+    RETENTION_AGE("retention-age", "1h", "stream entries every group acknowledged are trimmed once this old"
+            + " (0s: at once); an entry a group still needs is never trimmed", false),
+    DEAD_LETTER_RETENTION("dead-letter-retention", "", "dead letters older than this are trimmed; empty keeps"
+            + " them until purged", false),
     SHUTDOWN_TIMEOUT("shutdown-timeout", "30s", "how long a graceful stop waits for running handlers", false),
     HANDLER("handler", "dev.runbus.server.DemoHandler", "class name of the RunHandler (public, no-argument constructor)", false),
     HOST("host", "0.0.0.0", "address serve listens on", false),

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import dev.runbus.RetryPolicy;
 import java.time.Duration;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
@@ -141,6 +142,44 @@ public final class Settings {
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("--" + s.key() + ": " + e.getMessage());
         }
+    }
+
+    /** An optional duration: empty when the setting is empty. */
+    public java.util.Optional<Duration> optionalDuration(Setting s) {
+        return get(s).isEmpty() ? java.util.Optional.empty() : java.util.Optional.of(duration(s));
+    }
+
+    /** {@code on-idle}, {@code fixed:5s} or {@code exponential:1s,2,30s,0.2}. */
+    public RetryPolicy retryPolicy(Setting s) {
+        try {
+            return parseRetryPolicy(get(s));
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("--" + s.key() + ": " + e.getMessage());
+        }
+    }
+
+    static RetryPolicy parseRetryPolicy(String text) {
+        String usage = "expected on-idle, fixed:DURATION or exponential:BASE,FACTOR,MAX,JITTER (e.g."
+                + " exponential:1s,2,30s,0.2), got '" + text + "'";
+        if (text.equals("on-idle")) {
+            return RetryPolicy.onIdle();
+        }
+        if (text.startsWith("fixed:")) {
+            return RetryPolicy.fixed(parseDuration(text.substring("fixed:".length())));
+        }
+        if (text.startsWith("exponential:")) {
+            String[] p = text.substring("exponential:".length()).split(",", -1);
+            if (p.length != 4) {
+                throw new IllegalArgumentException(usage);
+            }
+            try {
+                return RetryPolicy.exponential(parseDuration(p[0]), Double.parseDouble(p[1]), parseDuration(p[2]),
+                        Double.parseDouble(p[3]));
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException(usage);
+            }
+        }
+        throw new IllegalArgumentException(usage);
     }
 
     private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m|h)");

@@ -3,6 +3,7 @@ package dev.runbus.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.runbus.RetryPolicy;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -51,6 +52,28 @@ class SettingsTest {
         Settings bad = Settings.resolve(Map.of(Setting.ORDERED, "yes", Setting.PARTITIONS, "0"), Map.of(), null);
         assertThatThrownBy(() -> bad.bool(Setting.ORDERED)).hasMessageContaining("--ordered").hasMessageContaining("yes");
         assertThatThrownBy(() -> bad.integer(Setting.PARTITIONS, 1)).hasMessageContaining("--partitions");
+    }
+
+    @Test
+    void retryAndRetentionReachTheRunsAndBusConfig() {
+        Settings defaults = Settings.resolve(Map.of(), Map.of(), null);
+        assertThat(RunsFactory.config(defaults, "c").retryPolicy())
+                .isEqualTo(RetryPolicy.exponential(Duration.ofSeconds(1), 2, Duration.ofSeconds(30), 0.2));
+        assertThat(defaults.duration(Setting.RETENTION_AGE)).isEqualTo(Duration.ofHours(1));
+        assertThat(defaults.optionalDuration(Setting.DEAD_LETTER_RETENTION)).isEmpty();
+        Settings s = Settings.resolve(Map.of(Setting.RETRY, "fixed:250ms", Setting.DEAD_LETTER_RETENTION, "2h"),
+                Map.of("RUNBUS_RETENTION_AGE", "0s"), null);
+        assertThat(RunsFactory.config(s, "c").retryPolicy()).isEqualTo(RetryPolicy.fixed(Duration.ofMillis(250)));
+        assertThat(s.duration(Setting.RETENTION_AGE)).isZero();
+        assertThat(s.optionalDuration(Setting.DEAD_LETTER_RETENTION)).contains(Duration.ofHours(2));
+        assertThat(Settings.parseRetryPolicy("on-idle")).isEqualTo(RetryPolicy.onIdle());
+        assertThat(Settings.parseRetryPolicy("exponential:100ms,3,5s,0"))
+                .isEqualTo(RetryPolicy.exponential(Duration.ofMillis(100), 3, Duration.ofSeconds(5), 0));
+        for (String bad : new String[] {"soon", "fixed:", "exponential:1s,2,30s", "exponential:1s,x,30s,0",
+                "exponential:1s,2,30s,2"}) {
+            Settings b = Settings.resolve(Map.of(Setting.RETRY, bad), Map.of(), null);
+            assertThatThrownBy(() -> b.retryPolicy(Setting.RETRY)).as(bad).hasMessageContaining("--retry");
+        }
     }
 
     @Test

@@ -22,6 +22,18 @@ public final class WorkerOptions {
             + "partitions run in parallel (so give the topic several); default off")
     Boolean ordered;
 
+    @Option(names = "--retry", paramLabel = "POLICY", description = "when a failed run is tried again: "
+            + "exponential:BASE,FACTOR,MAX,JITTER, fixed:DURATION or on-idle; default exponential:1s,2,30s,0.2")
+    String retry;
+
+    @Option(names = "--retention-age", paramLabel = "DURATION", description = "acknowledged stream entries are "
+            + "trimmed once this old (an entry a group still needs never is); default 1h")
+    String retentionAge;
+
+    @Option(names = "--dead-letter-retention", paramLabel = "DURATION", description = "dead letters older than "
+            + "this are trimmed; default: kept until purged")
+    String deadLetterRetention;
+
     @Option(names = "--min-idle", paramLabel = "DURATION", description = "idle time before a delivery is taken "
             + "over (500ms, 30s, 2m); a failed run is retried after 1, 2, 4 ... 30 s instead; default 30s")
     String minIdle;
@@ -54,6 +66,9 @@ public final class WorkerOptions {
         ConnectionOptions.put(flags, Setting.PARTITIONS, partitions);
         ConnectionOptions.put(flags, Setting.ORDERED, ordered);
         ConnectionOptions.put(flags, Setting.MIN_IDLE, minIdle);
+        ConnectionOptions.put(flags, Setting.RETRY, retry);
+        ConnectionOptions.put(flags, Setting.RETENTION_AGE, retentionAge);
+        ConnectionOptions.put(flags, Setting.DEAD_LETTER_RETENTION, deadLetterRetention);
         ConnectionOptions.put(flags, Setting.MAX_DELIVERIES, maxDeliveries);
         ConnectionOptions.put(flags, Setting.CLAIM_INTERVAL, claimInterval);
         ConnectionOptions.put(flags, Setting.SWEEP_INTERVAL, sweepInterval);
