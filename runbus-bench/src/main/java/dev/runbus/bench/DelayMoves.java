@@ -28,7 +28,10 @@ final class DelayMoves {
     private DelayMoves() {
     }
 
-    /** N entries due at once, moved by one newly subscribed bus, against the same N appended by publishAll. */
+    /**
+     * N entries due at once, moved by one newly subscribed bus, against the same N appended by publishAll while a
+     * subscription of the same bus reads them (as one read the moved entries).
+     */
     static Move measure(Env env) {
         String slug = "delay-move";
         String moveTopic = "move-" + env.nextId();
@@ -36,7 +39,8 @@ final class DelayMoves {
         int n = env.sizes.delayMoveEntries();
         Bus scheduler = DelayScenario.bus(env, slug, BusConfig.DEFAULT_DELAY_POLL_INTERVAL.toMillis());
         Bus mover = DelayScenario.bus(env, slug, BusConfig.DEFAULT_DELAY_POLL_INTERVAL.toMillis());
-        Subscription sub = null;
+        List<Subscription> subs = new ArrayList<>();
+        SubscribeOptions options = SubscribeOptions.builder().blockTime(Duration.ofMillis(100)).build();
         try {
             byte[] payload = Payloads.make(0, false);
             long t0 = System.nanoTime();
@@ -44,8 +48,7 @@ final class DelayMoves {
             double scheduledRate = n / ((System.nanoTime() - t0) / 1e9);
             String stream = env.prefix(slug) + ":{" + moveTopic + "}:stream";
             long t1 = System.nanoTime();
-            sub = mover.subscribe(moveTopic, "movers", "m0", d -> { },
-                    SubscribeOptions.builder().blockTime(Duration.ofMillis(100)).build());
+            subs.add(mover.subscribe(moveTopic, "movers", "m0", d -> { }, options));
             long deadline = t1 + TimeUnit.SECONDS.toNanos(Math.max(60, n / 1_000));
             while (env.admin.length(stream) < n) {
                 if (System.nanoTime() > deadline) {
@@ -55,6 +58,9 @@ final class DelayMoves {
                 LockSupport.parkNanos(500_000);
             }
             double movedRate = n / ((System.nanoTime() - t1) / 1e9);
+            // The same consumer reads what publishAll appends, as it read what the mover appended.
+            subs.add(mover.subscribe(publishTopic, "movers", "m1", d -> { }, options));
+            Env.sleep(300);
             Publisher publisher = scheduler.publisher();
             List<Message> batch = new ArrayList<>(Producer.BATCH);
             long t2 = System.nanoTime();
@@ -71,9 +77,7 @@ final class DelayMoves {
             Progress.say("  moves failed: %s", e);
             return Move.FAILED;
         } finally {
-            if (sub != null) {
-                sub.close();
-            }
+            subs.forEach(Subscription::close);
             mover.close();
             scheduler.close();
             env.admin.deleteMatching(env.prefix(slug) + ":{" + moveTopic + "}*");

@@ -496,7 +496,7 @@ final class Report {
                 + " (%d threads calling `publish(topic, message, Duration.ZERO)`, each waiting for its reply); then"
                 + " one bus subscribes, and its mover moves them, a batch per script call: the time from the subscribe"
                 + " until the stream holds all %,d (XLEN). Against the same %,d appended by `publishAll` in batches"
-                + " of %,d.", x.moveEntries(), x.scheduleThreads(), x.moveEntries(), x.moveEntries(),
+                + " of %,d. In both, a subscription of the moving bus reads the entries as they arrive.", x.moveEntries(), x.scheduleThreads(), x.moveEntries(), x.moveEntries(),
                 x.publishBatch()));
         line();
         line("| per second | median (min–max) |");
