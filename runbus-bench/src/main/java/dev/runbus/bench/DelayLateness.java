@@ -23,7 +23,8 @@ import org.HdrHistogram.Histogram;
 /**
  * The lateness windows of the delay scenario: entries scheduled with {@code publishAt} and carrying their due time
  * in a header, two consumer buses (one subscription each) whose handlers record start − due, both on the Redis
- * server's clock ({@link ServerClock}).
+ * server's clock ({@link ServerClock}). An entry counts as early when it was handled before its due time by more
+ * than the clock estimate's uncertainty.
  */
 final class DelayLateness {
 
@@ -72,22 +73,24 @@ final class DelayLateness {
         String topic = "late-" + env.nextId();
         List<Bus> consumers = new ArrayList<>();
         Bus publisherBus = null;
+        ServerClock clock = null;
         try {
             for (int i = 0; i < BUSES; i++) {
                 consumers.add(DelayScenario.bus(env, slug, pollMillis));
             }
             publisherBus = hinted ? null : DelayScenario.bus(env, slug, pollMillis);
             Publisher publisher = hinted ? consumers.get(0).publisher() : publisherBus.publisher();
-            ServerClock clock = ServerClock.read(env.admin);
+            clock = ServerClock.start(env.admin);
+            ServerClock c = clock;
             Histogram micros = new ConcurrentHistogram(60_000_000L, 3);
-            LongAdder early = new LongAdder();
+            Histogram earlyMicros = new ConcurrentHistogram(60_000_000L, 3);
             LongAdder handled = new LongAdder();
             List<Subscription> subs = new ArrayList<>();
             for (int i = 0; i < BUSES; i++) {
                 subs.add(consumers.get(i).subscribe(topic, "workers", "w" + i, d -> {
-                    long late = clock.nowMicros() - Long.parseLong(d.message().headers().get(HEADER_DUE)) * 1_000;
+                    long late = c.nowMicros() - Long.parseLong(d.message().headers().get(HEADER_DUE)) * 1_000;
                     if (late < 0) {
-                        early.increment();
+                        earlyMicros.recordValue(Math.min(-late, earlyMicros.getHighestTrackableValue()));
                     }
                     micros.recordValue(Math.min(Math.max(0, late), micros.getHighestTrackableValue()));
                     handled.increment();
@@ -101,18 +104,27 @@ final class DelayLateness {
             while (handled.sum() < scheduled && System.nanoTime() < deadline) {
                 LockSupport.parkNanos(1_000_000);
             }
-            ServerClock after = ServerClock.read(env.admin);
-            double drift = (after.baseMicros() - clock.microsAt(after.baseNanos())) / 1_000.0;
             subs.forEach(Subscription::close);
             if (handled.sum() < scheduled) {
                 Progress.say("  lateness: timed out, %,d of %,d handled", handled.sum(), scheduled);
             }
+            // Early: handled before due by more than the clock estimate may be off.
+            double uncertainty = clock.uncertaintyMillis();
+            long tolerance = (long) Math.ceil(uncertainty * 1_000);
+            long early = earlyMicros.getTotalCount() == 0 ? 0
+                    : earlyMicros.getCountBetweenValues(tolerance + 1, earlyMicros.getHighestTrackableValue());
+            double earliest = earlyMicros.getTotalCount() > 0 ? -earlyMicros.getMaxValue() / 1_000.0
+                    : micros.getMinValue() / 1_000.0;
             return new Lateness(micros.getValueAtPercentile(50) / 1_000.0, micros.getValueAtPercentile(99) / 1_000.0,
-                    micros.getMaxValue() / 1_000.0, scheduled, handled.sum(), early.sum(), achieved, drift);
+                    micros.getMaxValue() / 1_000.0, earliest, scheduled, handled.sum(), early, achieved,
+                    uncertainty);
         } catch (Exception e) {
             Progress.say("  lateness failed: %s", e);
             return Lateness.FAILED;
         } finally {
+            if (clock != null) {
+                clock.close();
+            }
             consumers.forEach(Bus::close);
             if (publisherBus != null) {
                 publisherBus.close();
@@ -180,41 +192,6 @@ final class DelayLateness {
             return n;
         } finally {
             pool.shutdownNow();
-        }
-    }
-
-    /**
-     * The Redis server's clock, read once (TIME, taken at the midpoint of the round trip) and advanced with
-     * {@link System#nanoTime()}: the benchmark and Redis share the host, so the two clocks run together. Of
-     * {@value #READS} reads the one with the shortest round trip is kept, as the least uncertain. The estimate is
-     * checked against TIME again at the end of each window, and the difference reported.
-     */
-    record ServerClock(long baseMicros, long baseNanos) {
-
-        static final int READS = 5;
-
-        static ServerClock read(RedisAdmin admin) {
-            ServerClock best = null;
-            long shortest = Long.MAX_VALUE;
-            for (int i = 0; i < READS; i++) {
-                long before = System.nanoTime();
-                long micros = admin.serverTimeMicros();
-                long after = System.nanoTime();
-                if (after - before < shortest) {
-                    shortest = after - before;
-                    best = new ServerClock(micros, before + (after - before) / 2);
-                }
-            }
-            return best;
-        }
-
-        long nowMicros() {
-            return microsAt(System.nanoTime());
-        }
-
-        /** The server's time at {@code nanos} on this JVM's {@link System#nanoTime()} clock. */
-        long microsAt(long nanos) {
-            return baseMicros + (nanos - baseNanos) / 1_000;
         }
     }
 }

@@ -30,11 +30,15 @@ import java.util.function.ToDoubleFunction;
  */
 final class DelayScenario {
 
-    /** One window of the lateness measurement; milliseconds. */
-    record Lateness(double p50, double p99, double max, long scheduled, long delivered, long early,
-                    double scheduledRate, double clockDriftMillis) implements java.io.Serializable {
-        static final Lateness FAILED = new Lateness(Double.NaN, Double.NaN, Double.NaN, 0, 0, 0, Double.NaN,
-                Double.NaN);
+    /**
+     * One window of the lateness measurement, in ms: percentiles of handled − due (an entry handled early counts
+     * as 0 in them), the earliest handling (negative: before due), entries handled before due by more than the
+     * clock's uncertainty, and that uncertainty ({@link ServerClock}).
+     */
+    record Lateness(double p50, double p99, double max, double earliest, long scheduled, long delivered, long early,
+                    double scheduledRate, double clockUncertaintyMillis) implements java.io.Serializable {
+        static final Lateness FAILED = new Lateness(Double.NaN, Double.NaN, Double.NaN, Double.NaN, 0, 0, 0,
+                Double.NaN, Double.NaN);
     }
 
     /** One round of the move measurement, per second. */
@@ -144,10 +148,10 @@ final class DelayScenario {
     }
 
     private static Lateness say(int round, String label, Lateness l) {
-        Progress.say("delay round %d, lateness %-26s p50 %s ms, p99 %s ms, max %s ms; %,d of %,d delivered, %d early"
-                        + " (scheduled %s/s, clock drift %s ms)", round + 1, label, Fmt.ms(l.p50()), Fmt.ms(l.p99()),
-                Fmt.ms(l.max()), l.delivered(), l.scheduled(), l.early(), Fmt.rate(l.scheduledRate()),
-                Fmt.ms(l.clockDriftMillis()));
+        Progress.say("delay round %d, lateness %-26s p50 %s ms, p99 %s ms, max %s ms, earliest %+.3f ms; %,d of %,d"
+                        + " delivered, %d early (scheduled %s/s, clock uncertainty %s ms)", round + 1, label,
+                Fmt.ms(l.p50()), Fmt.ms(l.p99()), Fmt.ms(l.max()), l.earliest(), l.delivered(), l.scheduled(),
+                l.early(), Fmt.rate(l.scheduledRate()), Fmt.ms(l.clockUncertaintyMillis()));
         return l;
     }
 

@@ -466,16 +466,18 @@ final class Report {
                 + " topic, so that the consumers' movers find the entries by looking at the delay set; %d consumer"
                 + " buses, one subscription each (concurrency %d, C = %d in all). Lateness is the start of the handler"
                 + " minus the due time, both on the Redis server's clock: the due time is the server's TIME, read"
-                + " once per window and advanced by this JVM's monotonic clock (same host), carried in a header."
+                + " every " + ServerClock.RESYNC_MILLIS + " ms and advanced in between by this JVM's monotonic clock"
+                + " (same host), carried in a header."
                 + " *Publisher subscribed too*: the entries are scheduled through the first consumer bus, whose"
                 + " mover is told of each. *Lone entries*: %d entries, each due %d–%d ms later, scheduled one at a"
                 + " time once the one before was handled, so that the delay set is empty when each arrives and no"
                 + " mover knows of an entry due before it.", x.rate(), x.scheduleMillis() / 1000.0,
                 x.minDelayMillis() / 1000.0, x.maxDelayMillis() / 1000.0, DelayLateness.SCHEDULERS, x.buses(),
-                x.consumers() / x.buses(), x.consumers(), x.loneEntries(), x.loneMinDelayMillis(), x.loneMaxDelayMillis()));
+                x.consumers() / x.buses(), x.consumers(), x.loneEntries(), x.loneMinDelayMillis(),
+                x.loneMaxDelayMillis()));
         line();
-        line("| lateness, ms | p50 | p99 | max | delivered before due | scheduled/s |");
-        line("|---|---:|---:|---:|---:|---:|");
+        line("| lateness, ms | p50 | p99 | max | earliest | delivered before due | scheduled/s |");
+        line("|---|---:|---:|---:|---:|---:|---:|");
         latenessRow("**polled, `delayPollInterval` " + x.pollMillis() + " ms (the default)**", x.polled(), true);
         latenessRow("publisher subscribed too, poll " + x.pollMillis() + " ms", x.hinted(), false);
         latenessRow("polled, `delayPollInterval` " + x.fastPollMillis() + " ms", x.polledFast(), false);
@@ -484,11 +486,13 @@ final class Report {
         line();
         line("Target: p99 ≤ " + Targets.DELAY_P99_LIMIT_MS + " ms with the default poll interval at "
                 + String.format(Locale.ROOT, "%,d", x.rate()) + " scheduled/s, and no entry delivered before it is"
-                + " due. The estimate of the server's clock, checked against TIME again at the end of each window,"
-                + " was off by at most "
-                + Fmt.ms(maxAbs(DelayScenario.Result.values(all(x), DelayScenario.Lateness::clockDriftMillis)))
-                + " ms, the uncertainty of reading TIME included. A window of lone entries has few of them, so its"
-                + " p99 is close to its max.");
+                + " due. *Earliest*: the earliest handling relative to its due time, over the rounds (negative:"
+                + " before it). An entry counts as delivered before due when it was handled before its due time by"
+                + " more than the uncertainty of the clock estimate (TIME is read again every "
+                + ServerClock.RESYNC_MILLIS + " ms; half its round trip plus the largest correction a read made):"
+                + " at most " + Fmt.ms(max(DelayScenario.Result.values(all(x),
+                DelayScenario.Lateness::clockUncertaintyMillis))) + " ms in this run. A window of lone entries has"
+                + " few of them, so its p99 is close to its max.");
         line();
         List<Double> moved = DelayScenario.Result.values(x.moves(), DelayScenario.Move::movedRate);
         List<Double> published = DelayScenario.Result.values(x.moves(), DelayScenario.Move::publishRate);
@@ -496,8 +500,8 @@ final class Report {
                 + " (%d threads calling `publish(topic, message, Duration.ZERO)`, each waiting for its reply); then"
                 + " one bus subscribes, and its mover moves them, a batch per script call: the time from the subscribe"
                 + " until the stream holds all %,d (XLEN). Against the same %,d appended by `publishAll` in batches"
-                + " of %,d. In both, a subscription of the moving bus reads the entries as they arrive.", x.moveEntries(), x.scheduleThreads(), x.moveEntries(), x.moveEntries(),
-                x.publishBatch()));
+                + " of %,d. In both, a subscription of the moving bus reads the entries as they arrive.",
+                x.moveEntries(), x.scheduleThreads(), x.moveEntries(), x.moveEntries(), x.publishBatch()));
         line();
         line("| per second | median (min–max) |");
         line("|---|---:|");
@@ -544,6 +548,7 @@ final class Report {
                 + Fmt.summary(Stats.of(DelayScenario.Result.values(samples, DelayScenario.Lateness::p50)), Fmt::ms)
                 + " | " + (bold && !p99.equals("—") ? "**" + p99 + "**" : p99) + " | "
                 + Fmt.summary(Stats.of(DelayScenario.Result.values(samples, DelayScenario.Lateness::max)), Fmt::ms)
+                + " | " + Fmt.ms(min(DelayScenario.Result.values(samples, DelayScenario.Lateness::earliest)))
                 + " | " + early + " of " + String.format(Locale.ROOT, "%,d", delivered)
                 + (delivered < scheduled ? String.format(Locale.ROOT, " (%,d scheduled)", scheduled) : "") + " | "
                 + Fmt.summary(Stats.of(DelayScenario.Result.values(samples, DelayScenario.Lateness::scheduledRate)),
@@ -576,14 +581,12 @@ final class Report {
         return out;
     }
 
-    private static double maxAbs(List<Double> values) {
-        double max = Double.NaN;
-        for (double v : values) {
-            if (!Double.isNaN(v)) {
-                max = Double.isNaN(max) ? Math.abs(v) : Math.max(max, Math.abs(v));
-            }
-        }
-        return max;
+    private static double max(List<Double> values) {
+        return values.stream().filter(v -> !v.isNaN()).mapToDouble(Double::doubleValue).max().orElse(Double.NaN);
+    }
+
+    private static double min(List<Double> values) {
+        return values.stream().filter(v -> !v.isNaN()).mapToDouble(Double::doubleValue).min().orElse(Double.NaN);
     }
 
     private void method() {
@@ -610,8 +613,8 @@ final class Report {
         line("- The cluster scenario starts Redis servers of its own (`redis-server` on the PATH, or"
                 + " `$RUNBUS_BENCH_REDIS_SERVER`) on free loopback ports, and stops them when it ends.");
         line("- Flags: `--quick`, `--scenarios drain,latency,runs,recovery,poison,memory,ordered,cluster,delay`,"
-                + " `--repeats N`, `--redis URI`, `--database JDBC-URL`, `--out FILE`, `--jfr DIR` (a Flight Recorder file per"
-                + " scenario), `--report-from FILE` (write the report again from saved results), passed as"
+                + " `--repeats N`, `--redis URI`, `--database JDBC-URL`, `--out FILE`, `--jfr DIR` (a Flight Recorder"
+                + " file per scenario), `--report-from FILE` (write the report again from saved results), passed as"
                 + " `-Dexec.args=\"...\"`.");
         line();
     }

@@ -84,7 +84,7 @@ class ReportTest {
     }
 
     private static DelayScenario.Lateness late(double p99, long early) {
-        return new DelayScenario.Lateness(1.0, p99, 60.0, 50_000, 50_000, early, 5_000, 0.02);
+        return new DelayScenario.Lateness(1.0, p99, 60.0, 0.2, 50_000, 50_000, early, 5_000, 0.02);
     }
 
     private static DelayScenario.Retry retry(double rate, double lastSeconds, double p50) {
@@ -103,7 +103,7 @@ class ReportTest {
         String md = new Report(r, Map.of()).render();
         assertThat(md).contains("## 9. Delayed delivery and retries");
         assertThat(md).contains("| **polled, `delayPollInterval` 100 ms (the default)** | 1.00 | **30.0 (10.0–70.0)** |"
-                + " 60.0 | 0 of 150,000 | 5.0k |");
+                + " 60.0 | 0.200 | 0 of 150,000 | 5.0k |");
         assertThat(md).contains("| **moved into the stream** | **40k** |");
         assertThat(md).contains("| moved ÷ `publishAll`, per round | 0.50× |");
         assertThat(md).contains("| **`fixed(100 ms)`** | 80k | 0.80× | 100k | 0.80× | 2.10 s | 110 | 220 |");
