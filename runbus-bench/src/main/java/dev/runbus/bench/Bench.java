@@ -132,6 +132,9 @@ public final class Bench {
             case "cluster":
                 results.cluster = ClusterScenario.run(env);
                 break;
+            case "delay":
+                results.delay = DelayScenario.run(env);
+                break;
             default:
                 throw new IllegalArgumentException(scenario);
         }

@@ -15,8 +15,9 @@ import java.util.Set;
  *
  * <pre>
  * --quick              fewer messages, shorter windows, one repeat: a smoke test, not a result
- * --scenarios a,b,...  drain, latency, runs, recovery, poison, memory, ordered, cluster (default: all; cluster
- *                      starts Redis servers of its own: redis-server on the PATH, or $RUNBUS_BENCH_REDIS_SERVER)
+ * --scenarios a,b,...  drain, latency, runs, recovery, poison, memory, ordered, cluster, delay (default: all;
+ *                      cluster starts Redis servers of its own: redis-server on the PATH, or
+ *                      $RUNBUS_BENCH_REDIS_SERVER)
  * --repeats N          measurements per figure (default 3, with --quick 1)
  * --redis URI          default $RUNBUS_REDIS_URL or redis://127.0.0.1:6379
  * --database JDBC-URL  default $RUNBUS_DATABASE_URL or jdbc:postgresql://127.0.0.1:5432/test?user=postgres
@@ -31,23 +32,27 @@ public record BenchOptions(boolean quick, Set<String> scenarios, int repeats, St
                            Path out, Path jfrDir, Sizes sizes, Path reportFrom) {
 
     public static final List<String> ALL_SCENARIOS = List.of("drain", "latency", "runs", "recovery", "poison", "memory",
-            "ordered", "cluster");
+            "ordered", "cluster", "delay");
 
     /** How much work each scenario does. */
     public record Sizes(int drainMessages, int warmupMessages, List<Integer> consumerCounts, List<Integer> latencyRates,
                         int latencyConsumers, long latencyWarmupMillis, long latencyMeasureMillis, int runs,
                         int runsRate, long runsLatencyMillis, int pgBatchedRuns, int pgPerRunRuns, int runsConcurrency,
                         int runsSubmitters, int recoveryInFlight, long recoveryMinIdleMillis,
-                        long recoveryClaimIntervalMillis, int poisonEvery, int memoryMessages) {
+                        long recoveryClaimIntervalMillis, int poisonEvery, int memoryMessages, int delayRate,
+                        long delayScheduleMillis, int delayLoneEntries, int delayMoveEntries,
+                        int delayRetryMessages) {
 
         static Sizes full() {
             return new Sizes(200_000, 30_000, List.of(1, 4, 16), List.of(5_000, 20_000), 4, 1_000, 5_000, 20_000,
-                    2_000, 5_000, 20_000, 5_000, 64, 64, 500, 2_000, 500, 100, 1_000_000);
+                    2_000, 5_000, 20_000, 5_000, 64, 64, 500, 2_000, 500, 100, 1_000_000, 5_000,
+                    10_000, 100, 200_000, 200_000);
         }
 
         static Sizes quick() {
             return new Sizes(40_000, 10_000, List.of(1, 4, 16), List.of(5_000, 20_000), 4, 500, 2_000, 4_000,
-                    2_000, 2_000, 4_000, 1_000, 64, 64, 200, 2_000, 500, 100, 200_000);
+                    2_000, 2_000, 4_000, 1_000, 64, 64, 200, 2_000, 500, 100, 200_000, 5_000,
+                    3_000, 30, 20_000, 40_000);
         }
     }
 

@@ -81,6 +81,12 @@ public final class RedisAdmin implements AutoCloseable {
         throw new IllegalStateException("INFO memory has no used_memory");
     }
 
+    /** The server's clock (TIME): microseconds since the epoch. */
+    public long serverTimeMicros() {
+        java.util.List<String> t = redis.time();
+        return Long.parseLong(t.get(0)) * 1_000_000L + Long.parseLong(t.get(1));
+    }
+
     public String serverVersion() {
         String info = redis.info("server");
         for (String line : info.split("\r?\n")) {

@@ -35,6 +35,8 @@ final class Results implements Serializable {
     MemoryScenario.Result memory;
     OrderedScenario.Result ordered;
     ClusterScenario.Result cluster;
+    /** Null in results saved before the delay scenario existed. */
+    DelayScenario.Result delay;
     /** Scenario name → why it could not be measured. */
     final Map<String, String> failures = new LinkedHashMap<>();
 

@@ -17,6 +17,9 @@ final class Targets {
     /** The drain on the local cluster may not fall below this share of the drain on one node. */
     static final double CLUSTER_VS_SINGLE = 0.7;
 
+    /** Delayed entries scheduled by another process: p99 of (delivered − due) at most this, in ms. */
+    static final long DELAY_P99_LIMIT_MS = 50;
+
     /** Memory may not grow by more than this from the first quarter to the end. */
     static final double MEMORY_GROWTH_LIMIT_MB = 5;
 
@@ -105,6 +108,18 @@ final class Targets {
             out.add(new Check("drain on a " + x.masters() + "-master cluster (" + x.partitions() + " partitions, C = "
                     + x.consumers() + ") ≥ " + Fmt.ratio(CLUSTER_VS_SINGLE) + " one node",
                     Fmt.summary(ratio, Fmt::ratio), ratio.isEmpty() ? null : ratio.median() >= CLUSTER_VS_SINGLE));
+        }
+        if (r.delay != null) {
+            DelayScenario.Result x = r.delay;
+            Stats.Summary p99 = Stats.of(DelayScenario.Result.values(x.polled(), DelayScenario.Lateness::p99));
+            out.add(new Check("delayed delivery, scheduled by a process that does not subscribe: lateness p99 at "
+                    + Fmt.rate(x.rate()) + "/s ≤ " + DELAY_P99_LIMIT_MS + " ms (default poll " + x.pollMillis()
+                    + " ms)",
+                    Fmt.summary(p99, Fmt::ms) + " ms (poll " + x.fastPollMillis() + " ms: " + Fmt.summary(
+                    Stats.of(DelayScenario.Result.values(x.polledFast(), DelayScenario.Lateness::p99)), Fmt::ms)
+                    + " ms)", p99.isEmpty() ? null : p99.median() <= DELAY_P99_LIMIT_MS));
+            out.add(new Check("delayed delivery: no entry delivered before it is due", x.early() + " early",
+                    p99.isEmpty() ? null : x.early() == 0));
         }
         return out;
     }

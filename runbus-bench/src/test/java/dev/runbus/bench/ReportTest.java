@@ -83,12 +83,64 @@ class ReportTest {
         });
     }
 
+    private static DelayScenario.Lateness late(double p99, long early) {
+        return new DelayScenario.Lateness(1.0, p99, 60.0, 0.2, 50_000, 50_000, early, 5_000, 0.02);
+    }
+
+    private static DelayScenario.Retry retry(double rate, double lastSeconds, double p50) {
+        return new DelayScenario.Retry(rate, rate * 1.25, lastSeconds, p50, p50 * 2);
+    }
+
+    @Test
+    void delaySectionShowsLatenessMovesAndRetriesAndTheTargets() {
+        Results r = results();
+        r.delay = new DelayScenario.Result(5_000, 10_000, 500, 3_000, 2, 4, 100, 20,
+                List.of(late(10, 0), late(30, 0), late(70, 0)), List.of(late(5, 0)), List.of(late(8, 0)), 40, 100, 300,
+                List.of(late(90, 0)), List.of(late(20, 0)), 200_000, 1_000, 8,
+                List.of(new DelayScenario.Move(15_000, 40_000, 80_000), DelayScenario.Move.FAILED), 200_000, 10, 100,
+                1_000, 200, List.of(retry(100_000, Double.NaN, Double.NaN)), List.of(retry(80_000, 2.1, 110)),
+                List.of(retry(50_000, 3.3, 1_100)));
+        String md = new Report(r, Map.of()).render();
+        assertThat(md).contains("## 9. Delayed delivery and retries");
+        assertThat(md).contains("| **polled, `delayPollInterval` 100 ms (the default)** | 1.00 | **30.0 (10.0–70.0)** |"
+                + " 60.0 | 0.200 | 0 of 150,000 | 5.0k |");
+        assertThat(md).contains("| **moved into the stream** | **40k** |");
+        assertThat(md).contains("| moved ÷ `publishAll`, per round | 0.50× |");
+        assertThat(md).contains("| **`fixed(100 ms)`** | 80k | 0.80× | 100k | 0.80× | 2.10 s | 110 | 220 |");
+        assertThat(md).contains("| no failures | 100k |  | 125k |  | — | — | — |");
+        List<Targets.Check> checks = Targets.evaluate(r);
+        assertThat(checks).anySatisfy(c -> {
+            assertThat(c.target()).contains("lateness p99");
+            assertThat(c.measured()).startsWith("30.0 (10.0–70.0) ms");
+            assertThat(c.met()).isTrue();
+        });
+        assertThat(checks).anySatisfy(c -> {
+            assertThat(c.target()).contains("before it is due");
+            assertThat(c.met()).isTrue();
+        });
+        r.delay = new DelayScenario.Result(5_000, 10_000, 500, 3_000, 2, 4, 100, 20, List.of(late(10, 0)),
+                List.of(late(5, 1)), List.of(), 40, 100, 300, List.of(), List.of(), 200_000, 1_000, 8, List.of(),
+                200_000, 10, 100, 1_000, 200, List.of(), List.of(), List.of());
+        assertThat(Targets.evaluate(r)).anySatisfy(c -> {
+            assertThat(c.target()).contains("before it is due");
+            assertThat(c.measured()).isEqualTo("1 early");
+            assertThat(c.met()).isFalse();
+        });
+    }
+
+    @Test
+    void resultsWithoutTheDelayScenarioRenderWithoutItsSection() {
+        String md = new Report(results(), Map.of()).render();
+        assertThat(md).doesNotContain("## 9.");
+        assertThat(Targets.evaluate(results())).noneSatisfy(c -> assertThat(c.target()).contains("delayed"));
+    }
+
     @Test
     void optionsParseAsOneStringFromExecArgs() {
         BenchOptions o = BenchOptions.parse("--quick --scenarios drain,runs,cluster --repeats 2");
         assertThat(o.quick()).isTrue();
         assertThat(o.scenarios()).containsExactly("drain", "runs", "cluster");
-        assertThat(BenchOptions.parse().scenarios()).contains("cluster");
+        assertThat(BenchOptions.parse().scenarios()).contains("cluster", "delay");
         assertThat(o.repeats()).isEqualTo(2);
         assertThat(o.out().toString()).endsWith("benchmarks-quick.md");
     }
