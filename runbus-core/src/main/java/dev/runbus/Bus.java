@@ -87,9 +87,10 @@ public interface Bus extends AutoCloseable {
     /**
      * Deletes a consumer group gone for good: destroys it on the stream of every partition of {@code topic}
      * (with its pending list: what it had not acknowledged is no longer tracked for it) and removes its
-     * heartbeats and ordered-group memberships. Retention then stops keeping entries for it. A consumer still
-     * subscribed to the group would fail its next read: stop them first. Returns whether the group existed on
-     * any partition.
+     * heartbeats and ordered-group memberships. Retention then stops keeping entries for it. Stop its consumers
+     * first: a consumer still subscribed finds the group missing on its next read and creates it again at the
+     * start of the stream (as after Redis lost its data), so it handles every entry still retained once more.
+     * Returns whether the group existed on any partition.
      */
     boolean deleteGroup(String topic, String group);
 

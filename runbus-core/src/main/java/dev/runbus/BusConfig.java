@@ -36,8 +36,8 @@ import java.util.TreeMap;
  *                           replays, inspection, a group added late); {@link Duration#ZERO} trims as soon as every
  *                           group is done. Measured on the Redis server's clock. Default 1 hour
  * @param retentionKeepLast  the newest entries of each partition stream retention keeps whatever their age, even
- *                           when every group is done with them (a length floor beside {@code retentionAge}).
- *                           Default 0
+ *                           when every group is done with them (a length floor beside {@code retentionAge}),
+ *                           0 to {@value #MAX_RETENTION_KEEP_LAST}. Default 0
  * @param retentionInterval  how often retention runs; every bus may run it at once (it is idempotent).
  *                           Default 30 s
  * @param deadLetterRetention dead letters older than this are trimmed from the dead-letter streams of the topics
@@ -65,6 +65,7 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
     public static final Duration DEFAULT_CONSUMER_DEAD_AFTER = Duration.ofMinutes(10);
     public static final Duration DEFAULT_JANITOR_INTERVAL = Duration.ofMinutes(1);
     public static final Duration DEFAULT_DELAY_POLL_INTERVAL = Duration.ofMillis(100);
+    public static final int MAX_RETENTION_KEEP_LAST = 10_000;
     public static final Duration DEFAULT_RETENTION_AGE = Duration.ofHours(1);
     public static final Duration DEFAULT_RETENTION_INTERVAL = Duration.ofSeconds(30);
 
@@ -103,8 +104,14 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
         });
         partitions = Map.copyOf(partitions);
         Objects.requireNonNull(retentionAge, "retentionAge");
-        if (retentionKeepLast < 0) {
-            throw new IllegalArgumentException("retentionKeepLast must not be negative, got " + retentionKeepLast);
+        // Retention reads the newest retentionKeepLast entries on each round to find where they start.
+        if (retentionKeepLast < 0 || retentionKeepLast > MAX_RETENTION_KEEP_LAST) {
+            throw new IllegalArgumentException("retentionKeepLast must be between 0 and " + MAX_RETENTION_KEEP_LAST
+                    + ", got " + retentionKeepLast);
+        }
+        requireMillis("retentionAge", retentionAge);
+        if (deadLetterRetention != null) {
+            requireMillis("deadLetterRetention", deadLetterRetention);
         }
         if (retentionAge.isNegative()) {
             throw new IllegalArgumentException("retentionAge must not be negative, got " + retentionAge);
@@ -114,6 +121,15 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
                     + deadLetterRetention);
         }
         Objects.requireNonNull(clock, "clock");
+    }
+
+    /** A duration the bus hands Redis in milliseconds: one that does not fit is refused by name. */
+    private static void requireMillis(String name, Duration d) {
+        try {
+            d.toMillis();
+        } catch (ArithmeticException e) {
+            throw new IllegalArgumentException(name + " is too long: " + d);
+        }
     }
 
     /** How many partitions {@code topic} has in this configuration: 1 unless {@link #partitions} says otherwise. */

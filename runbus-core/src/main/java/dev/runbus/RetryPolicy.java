@@ -23,6 +23,9 @@ import java.util.SplittableRandom;
  */
 public final class RetryPolicy {
 
+    /** The longest delay a policy may have. */
+    public static final Duration MAX_DELAY = Duration.ofDays(365);
+
     private static final RetryPolicy ON_IDLE = new RetryPolicy(null, 1, null, 0);
 
     private final Duration base;
@@ -54,7 +57,7 @@ public final class RetryPolicy {
      * 1000, 1000 … ms.
      *
      * @throws IllegalArgumentException naming the argument when base is not positive, factor is below 1, max is
-     *                                  below base, or jitter is outside [0, 1]
+     *                                  below base or above {@link #MAX_DELAY}, or jitter is outside [0, 1]
      */
     public static RetryPolicy exponential(Duration base, double factor, Duration max, double jitter) {
         Objects.requireNonNull(base, "base");
@@ -68,6 +71,9 @@ public final class RetryPolicy {
         if (max.compareTo(base) < 0) {
             throw new IllegalArgumentException("retry max delay (" + max + ") must be at least the base delay ("
                     + base + ")");
+        }
+        if (max.compareTo(MAX_DELAY) > 0) {
+            throw new IllegalArgumentException("retry max delay must be at most " + MAX_DELAY + ", got " + max);
         }
         if (!(jitter >= 0 && jitter <= 1)) {
             throw new IllegalArgumentException("retry jitter must be between 0 and 1, got " + jitter);

@@ -1,11 +1,13 @@
 package dev.runbus.internal;
 
+import dev.runbus.RunbusException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -29,15 +31,27 @@ final class DelayMover implements AutoCloseable {
     /** Entries per script call: short enough not to hold Redis up, long enough for a burst to go in a few calls. */
     static final int BATCH = 200;
 
-    /** A partition's delay set being watched; {@code users} subscriptions want it. Guarded by the map. */
+    /**
+     * A partition's delay set being watched; {@code users} subscriptions want it (guarded by the map). The next look
+     * only ever moves earlier through {@link #lookBy}, so a hint is never lost to another thread's update.
+     */
     private static final class Watched {
+        final String topic;
         final String name;
         int users;
-        volatile long nextLookNanos;
+        final AtomicLong nextLookNanos = new AtomicLong(System.nanoTime()); // look at once: entries may be due
         final RetryBackoff backoff = new RetryBackoff();
 
-        Watched(String name) {
+        Watched(String topic, String name) {
+            this.topic = topic;
             this.name = name;
+        }
+
+        /** Looks no later than {@code at}; true when that is sooner than planned. */
+        boolean lookBy(long at) {
+            long before = nextLookNanos.getAndAccumulate(at, (planned, wanted) -> wanted - planned < 0 ? wanted
+                    : planned);
+            return at - before < 0;
         }
     }
 
@@ -66,7 +80,7 @@ final class DelayMover implements AutoCloseable {
     void watch(Partitions partitions) {
         for (String name : partitions.names()) {
             watched.compute(name, (n, w) -> {
-                Watched v = w != null ? w : new Watched(n);
+                Watched v = w != null ? w : new Watched(partitions.topic(), n);
                 v.users++;
                 return v;
             });
@@ -86,9 +100,7 @@ final class DelayMover implements AutoCloseable {
         if (w == null) {
             return; // not subscribed here: a bus that subscribes to the topic moves it
         }
-        long at = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(0, dueInMillis));
-        if (at - w.nextLookNanos < 0) {
-            w.nextLookNanos = at;
+        if (w.lookBy(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(0, dueInMillis)))) {
             LockSupport.unpark(thread);
         }
     }
@@ -100,10 +112,11 @@ final class DelayMover implements AutoCloseable {
                 List<Watched> due = new ArrayList<>();
                 long earliest = now + pollNanos;
                 for (Watched w : watched.values()) {
-                    if (w.nextLookNanos - now <= 0) {
+                    long next = w.nextLookNanos.get();
+                    if (next - now <= 0) {
                         due.add(w);
-                    } else if (w.nextLookNanos - earliest < 0) {
-                        earliest = w.nextLookNanos;
+                    } else if (next - earliest < 0) {
+                        earliest = next;
                     }
                 }
                 if (due.isEmpty()) {
@@ -123,13 +136,14 @@ final class DelayMover implements AutoCloseable {
     /** One call per due partition, all sent before any answer is awaited. */
     private void moveDue(List<Watched> due) {
         List<CompletableFuture<Scripts.Moved>> replies = new ArrayList<>(due.size());
-        long[] planned = new long[due.size()];
         for (int i = 0; i < due.size(); i++) {
             Watched w = due.get(i);
-            planned[i] = w.nextLookNanos;
+            // At the latest a poll from now; a hint while the call runs (an entry scheduled after the script looked)
+            // can only make it sooner, and so can the answer.
+            w.nextLookNanos.set(System.nanoTime() + pollNanos);
             try {
                 CrashPoints.reach(CrashPoints.Point.BEFORE_MOVE);
-                replies.add(scripts.moveDue(w.name, BATCH));
+                replies.add(scripts.moveDue(w.topic, w.name, BATCH));
             } catch (RuntimeException e) {
                 replies.add(CompletableFuture.failedFuture(e));
             }
@@ -140,28 +154,24 @@ final class DelayMover implements AutoCloseable {
             try {
                 Scripts.Moved m = replies.get(i).get(timeoutMillis, TimeUnit.MILLISECONDS);
                 CrashPoints.reach(CrashPoints.Point.AFTER_MOVE);
+                if (m.setAside() > 0) {
+                    listener.onLoopError("delay mover " + w.name, new RunbusException(m.setAside() + " scheduled"
+                            + " entries of " + w.name + " could not be appended to the stream (not written as runbus"
+                            + " writes them); they were set aside as dead letters of topic " + w.topic));
+                }
                 w.backoff.reset();
-                long wait = m.moved() >= BATCH ? 0
+                long wait = m.moved() + m.setAside() >= BATCH ? 0
                         : m.nextDueInMillis() < 0 ? pollNanos
                         : Math.min(pollNanos, TimeUnit.MILLISECONDS.toNanos(m.nextDueInMillis()));
-                lookLater(w, planned[i], lookedAt + wait);
+                w.lookBy(lookedAt + wait);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return; // only close interrupts; the loop ends
             } catch (Exception e) {
                 listener.onLoopError("delay mover " + w.name, e.getCause() != null ? e.getCause() : e);
-                lookLater(w, planned[i], lookedAt + TimeUnit.MILLISECONDS.toNanos(w.backoff.next()));
+                w.nextLookNanos.set(lookedAt + TimeUnit.MILLISECONDS.toNanos(w.backoff.next()));
             }
         }
-    }
-
-    /**
-     * Sets the next look at {@code at}; or sooner, when a hint came while the call ran (the look planned before it,
-     * {@code planned}, was changed): its entry may have been scheduled after the script looked.
-     */
-    private static void lookLater(Watched w, long planned, long at) {
-        long now = w.nextLookNanos;
-        w.nextLookNanos = now != planned && now - at < 0 ? now : at;
     }
 
     @Override

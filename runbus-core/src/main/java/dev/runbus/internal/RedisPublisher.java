@@ -23,9 +23,6 @@ import org.slf4j.LoggerFactory;
  */
 final class RedisPublisher implements Publisher {
 
-    /** A script passes an entry's fields through Lua's unpack(), which takes about 8000 values at most. */
-    private static final int MAX_SCHEDULED_FIELDS = 3900;
-
     private static final Logger log = LoggerFactory.getLogger(RedisPublisher.class);
 
     private final RedisClusterAsyncCommands<String, byte[]> redis;
@@ -100,23 +97,28 @@ final class RedisPublisher implements Publisher {
         if (delay.isNegative()) {
             throw new IllegalArgumentException("delay must not be negative, got " + delay);
         }
-        return schedule(topic, message, true, delay.toMillis());
+        return schedule(topic, message, true, millis("delay", delay::toMillis));
     }
 
     @Override
     public String publishAt(String topic, Message message, Instant dueAt) {
         Objects.requireNonNull(dueAt, "dueAt");
-        return schedule(topic, message, false, dueAt.toEpochMilli());
+        return schedule(topic, message, false, millis("dueAt", dueAt::toEpochMilli));
+    }
+
+    /** A time in milliseconds; one that does not fit is refused by name rather than overflowing. */
+    private static long millis(String what, java.util.function.LongSupplier toMillis) {
+        try {
+            return toMillis.getAsLong();
+        } catch (ArithmeticException e) {
+            throw new IllegalArgumentException(what + " is out of range: it must fit in epoch milliseconds");
+        }
     }
 
     /** Into the delay set of the message's partition; the mover of this bus is told when it is due. */
     private String schedule(String topic, Message message, boolean relative, long millis) {
         Objects.requireNonNull(message, "message");
-        Map<String, byte[]> fields = WireFormat.encode(message);
-        if (fields.size() > MAX_SCHEDULED_FIELDS) {
-            throw new IllegalArgumentException("a scheduled message may have at most " + (MAX_SCHEDULED_FIELDS - 5)
-                    + " headers, got " + message.headers().size());
-        }
+        Map<String, byte[]> fields = WireFormat.encode(message); // at most 256 headers: well within Lua's unpack()
         Partitions partitions = prepare(topic);
         int p = partitions.partitionFor(message.key());
         String name = partitions.name(p);

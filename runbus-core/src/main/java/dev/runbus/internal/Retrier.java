@@ -38,7 +38,8 @@ final class Retrier {
         String name = ctx.name(partition);
         try {
             CrashPoints.reach(CrashPoints.Point.BEFORE_RETRY_SCHEDULE);
-            scripts.retryLater(name, ctx.group(), streamId, delay, d.attempt(), ScheduledIds.next(), null)
+            scripts.retryLater(name, ctx.group(), ctx.consumer(), streamId, delay, d.attempt(), ScheduledIds.next(),
+                            null)
                     .whenComplete((due, error) -> {
                         try {
                             CrashPoints.reach(CrashPoints.Point.AFTER_RETRY_SCHEDULE);

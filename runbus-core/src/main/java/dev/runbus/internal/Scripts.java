@@ -191,30 +191,34 @@ final class Scripts {
                 .thenApply(r -> new Schedule(Replies.num(r.get(0)), Replies.num(r.get(1))));
     }
 
-    /** What one mover call did: entries moved, and ms until the next is due (0 now, -1 none left). */
-    record Moved(long moved, long nextDueInMillis) {
+    /**
+     * What one mover call did: entries moved, ms until the next is due (0 now, -1 none left), and entries set aside
+     * as dead letters because they could not be appended.
+     */
+    record Moved(long moved, long nextDueInMillis, long setAside) {
     }
 
-    /** Moves up to {@code count} due entries of partition {@code name} into its stream. */
-    CompletableFuture<Moved> moveDue(String name, int count) {
+    /** Moves up to {@code count} due entries of partition {@code name} of {@code topic} into its stream. */
+    CompletableFuture<Moved> moveDue(String topic, String name, int count) {
         return MOVE_DUE.<List<Object>>runAsync(async, ScriptOutputType.MULTI,
-                new String[] {keys.delayed(name), keys.delayedEntries(name), keys.stream(name)}, args(count))
-                .thenApply(r -> new Moved(Replies.num(r.get(0)), Replies.num(r.get(1))));
+                new String[] {keys.delayed(name), keys.delayedEntries(name), keys.stream(name),
+                        keys.deadLetters(name)}, args(count, topic))
+                .thenApply(r -> new Moved(Replies.num(r.get(0)), Replies.num(r.get(1)), Replies.num(r.get(2))));
     }
 
     /**
-     * Acks a failed pending entry of partition {@code name} and schedules its copy, for {@code group} only, with
-     * {@code attempts} made, due {@code delayMillis} from now (server clock), under {@code copyId}. The future holds
-     * the due time (epoch ms, as text), "trimmed", "fenced" (when {@code fence}, null for none, is no longer held),
-     * or null when the entry was not pending.
+     * Acks a failed entry of partition {@code name} pending under {@code consumer} and schedules its copy, for
+     * {@code group} only, with {@code attempts} made, due {@code delayMillis} from now (server clock), under
+     * {@code copyId}. The future holds the due time (epoch ms, as text), "trimmed", "fenced" (when {@code fence},
+     * null for none, is no longer held), or null when the entry was not pending under that consumer.
      */
-    CompletableFuture<String> retryLater(String name, String group, String streamId, long delayMillis, long attempts,
-                                         String copyId, Fence fence) {
+    CompletableFuture<String> retryLater(String name, String group, String consumer, String streamId,
+                                         long delayMillis, long attempts, String copyId, Fence fence) {
         String[] k = {keys.stream(name), keys.delayed(name), keys.delayedEntries(name)};
-        byte[][] a = args(group, streamId, delayMillis, attempts, copyId);
+        byte[][] a = args(group, streamId, delayMillis, attempts, copyId, consumer);
         if (fence != null) {
             k = new String[] {k[0], k[1], k[2], fence.leaseKey()};
-            a = args(group, streamId, delayMillis, attempts, copyId, fence.holder());
+            a = args(group, streamId, delayMillis, attempts, copyId, consumer, fence.holder());
         }
         return RETRY_LATER.<byte[]>runAsync(async, ScriptOutputType.VALUE, k, a).thenApply(Replies::str);
     }

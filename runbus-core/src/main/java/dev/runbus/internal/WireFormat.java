@@ -76,14 +76,18 @@ public final class WireFormat {
         return s.getBytes(StandardCharsets.UTF_8);
     }
 
-    /** The attempts made before this entry ({@link #ATTEMPTS}); 0 when absent or not a number. */
+    /**
+     * The attempts made before this entry ({@link #ATTEMPTS}); 0 when absent or not a number, at most
+     * {@link Integer#MAX_VALUE} (a value written by another program can be anything: adding a delivery count to it
+     * must not overflow into a negative attempt that no poison threshold reaches).
+     */
     public static long attemptsBefore(Map<String, byte[]> fields) {
         String value = text(fields.get(ATTEMPTS), null);
         if (value == null) {
             return 0;
         }
         try {
-            return Math.max(0, Long.parseLong(value));
+            return Math.min(Integer.MAX_VALUE, Math.max(0, Long.parseLong(value)));
         } catch (NumberFormatException written) { // by another program, in another format
             return 0;
         }

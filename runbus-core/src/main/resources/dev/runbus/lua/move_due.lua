@@ -1,29 +1,48 @@
 -- Moves due entries of one partition's delay set into its stream, each in the same atomic step as
 -- its removal from the set (DESIGN.md rule 8): every bus runs this at once, and an entry is appended
--- once, by whichever call takes it first. A call that fails part-way (a Lua script is not rolled back)
--- has appended and removed the entries before the failure, and left the rest scheduled: nothing is
--- appended twice, nothing lost. Due is judged by this server's clock (TIME).
+-- once, by whichever call takes it first. Due is judged by this server's clock (TIME).
+-- An entry that cannot be appended (written by another program: not a MessagePack array of field,
+-- value pairs, too many values, or refused by XADD) is set aside instead, as a dead letter of the
+-- partition with its raw bytes, so that one bad entry never stops the set behind it.
 --
 -- KEYS[1]  delay set (sorted set: id -> due, epoch ms)
 -- KEYS[2]  scheduled entries (hash: id -> MessagePack array of field, value, ...)
 -- KEYS[3]  stream
+-- KEYS[4]  dead-letter stream of the same partition
 -- ARGV[1]  most entries to move in this call
--- Returns  {moved, ms until the next entry is due (0: due now), or -1 when the set is empty}
+-- ARGV[2]  topic (recorded on an entry set aside)
+-- Returns  {moved, ms until the next entry is due (0: due now) or -1 when the set is empty, set aside}
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
-local moved = 0
+local moved, aside = 0, 0
+
+local function set_aside(id, packed, reason)
+  redis.call('XADD', KEYS[4], '*', 'dl:topic', ARGV[2], 'dl:scheduled_id', id, 'dl:reason',
+    'cannot move scheduled entry: ' .. reason, 'dl:at', tostring(now), 'dl:raw', packed)
+  aside = aside + 1
+end
+
 for _, id in ipairs(due) do
   local packed = redis.call('HGET', KEYS[2], id)
   if packed then
-    redis.call('XADD', KEYS[3], '*', unpack(cmsgpack.unpack(packed)))
+    local ok, fields = pcall(cmsgpack.unpack, packed)
+    if not ok or type(fields) ~= 'table' or #fields == 0 or #fields % 2 ~= 0 or #fields > 7900 then
+      set_aside(id, packed, 'not a MessagePack array of field, value pairs (at most 7900 values)')
+    else
+      local added = redis.pcall('XADD', KEYS[3], '*', unpack(fields))
+      if type(added) == 'table' and added.err then
+        set_aside(id, packed, 'XADD refused it: ' .. added.err)
+      else
+        moved = moved + 1
+      end
+    end
     redis.call('HDEL', KEYS[2], id)
-    moved = moved + 1
   end
   redis.call('ZREM', KEYS[1], id)
 end
 local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 if #first == 0 then
-  return {moved, -1}
+  return {moved, -1, aside}
 end
-return {moved, math.max(0, tonumber(first[2]) - now)}
+return {moved, math.max(0, tonumber(first[2]) - now), aside}

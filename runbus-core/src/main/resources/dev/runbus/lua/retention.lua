@@ -107,6 +107,9 @@ end
 
 local keep = tonumber(ARGV[3] or '0')
 if keep > 0 then
+  if redis.call('XLEN', stream) <= keep then
+    return {0, '', holder, bound}
+  end
   local newest = redis.call('XREVRANGE', stream, '+', '-', 'COUNT', keep)
   if #newest < keep then
     return {0, '', holder, bound}

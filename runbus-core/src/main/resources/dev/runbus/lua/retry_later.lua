@@ -3,8 +3,11 @@
 -- attempts made so far (attempts), so that the poison threshold counts across reschedules. A crash
 -- before the call leaves the entry pending (taken over after min-idle, as any failed entry); after it,
 -- the copy is scheduled and the entry acked: nothing lost, nothing doubled.
--- Does nothing if the entry is no longer pending in the group (acked, dead-lettered, or this same call
--- sent again after a reconnect), so an entry is rescheduled at most once per delivery.
+-- Does nothing unless the entry is still pending under the calling consumer: not if it was acked,
+-- dead-lettered, or this same call sent again after a reconnect, nor if another consumer took it over
+-- while the caller's handler ran (the caller paused past min-idle: the entry is the new owner's to
+-- decide, and acking it here would run the message again after the new owner's success). So an entry
+-- is rescheduled at most once per delivery, and only by its owner.
 --
 -- KEYS[1]  stream
 -- KEYS[2]  delay set of the same partition
@@ -14,16 +17,17 @@
 -- ARGV[3]  delay, ms
 -- ARGV[4]  attempts made so far, the failed one included
 -- ARGV[5]  id of the scheduled copy
+-- ARGV[6]  the calling consumer
 -- KEYS[4]  optional, ordered groups: the partition's lease (same hash slot)
--- ARGV[6]  with KEYS[4]: the lease's value for the caller, "<fencing token> <consumer>"
+-- ARGV[7]  with KEYS[4]: the lease's value for the caller, "<fencing token> <consumer>"
 -- Returns  the copy's due time, epoch ms (server clock); "trimmed" if the entry was gone from the
---          stream (it is acked); false if it was not pending; "fenced" if the caller no longer holds
---          the lease (nothing done)
+--          stream (it is acked); false if it was not pending under the caller; "fenced" if the caller
+--          no longer holds the lease (nothing done)
 local stream, group, id = KEYS[1], ARGV[1], ARGV[2]
-if KEYS[4] and redis.call('GET', KEYS[4]) ~= ARGV[6] then
+if KEYS[4] and redis.call('GET', KEYS[4]) ~= ARGV[7] then
   return 'fenced'
 end
-if #redis.call('XPENDING', stream, group, id, id, 1) == 0 then
+if #redis.call('XPENDING', stream, group, id, id, 1, ARGV[6]) == 0 then
   return false
 end
 local entry = redis.call('XRANGE', stream, id, id)

@@ -207,6 +207,29 @@ class SweeperTest extends RunsTestSupport {
         assertThat(runs.get(id).orElseThrow().nextAttemptAt()).isEmpty();
     }
 
+    /**
+     * The retry's copy was moved into the stream when due but waits there unread (a backlog): the run's own entry
+     * is acked, yet its trigger is live, and the sweeper leaves it alone; once the group has read past the copy
+     * without the run moving, it is republished.
+     */
+    @Test
+    void runWhoseRetryCopyWaitsUnreadInTheStream_isNotRepublished() {
+        Runs runs = runs(bus(), config(schema, "w1", workerOptions().build()));
+        redis.redis().xgroupCreate(io.lettuce.core.XReadArgs.StreamOffset.from(stream(), "0"), "run-workers",
+                io.lettuce.core.XGroupCreateArgs.Builder.mkstream(true));
+        UUID id = lostRun("waiting", Duration.ofMinutes(5));
+        execute("UPDATE " + schema + ".runs SET status = 'running', attempts = 1, stream_id = '1-0',"
+                + " next_attempt_at = now() - interval '1 minute' WHERE id = '" + id + "'");
+        age(id);
+        redis.redis().xadd(stream(), "id", "copy", "type", "run", "payload", "x"); // the copy, moved just now
+
+        assertThat(runs.sweepOnce().republished()).isZero();
+
+        redis.redis().xreadgroup(io.lettuce.core.Consumer.from("run-workers", "w0"),
+                io.lettuce.core.XReadArgs.StreamOffset.lastConsumed(stream()));
+        assertThat(runs.sweepOnce().republished()).as("read past the copy, the run still not moving").isEqualTo(1);
+    }
+
     /** The sweep holds its lock on the one connection it works on: a pool of one is enough. */
     @Test
     void aSweepNeedsOnlyOneConnection() {

@@ -51,7 +51,14 @@ final class Liveness {
     /** @throws RunbusException when Redis cannot tell (a timeout, a lost connection): the sweep must stop */
     boolean isLive(SweeperStore.Candidate cand) {
         if (cand.status() == RunStatus.RUNNING && cand.streamId() != null) {
-            return groupExists && isPending(cand.streamId());
+            if (groupExists && isPending(cand.streamId())) {
+                return true;
+            }
+            // Its failed attempt was acked and a copy scheduled (a retry policy): moved into the stream at about
+            // next_attempt_at, the copy is live while it waits there unread, like a pending run's trigger.
+            return cand.nextAttemptAt() != null && groupExists
+                    && partitions.stream().anyMatch(t -> waiting(t, cand.nextAttemptAt().toEpochMilli()
+                    - CLOCK_MARGIN_MILLIS));
         }
         // Pending: its trigger (published at about updatedAt) is live if a partition it can be in has entries from
         // then on and the group has not delivered that far there yet.

@@ -79,6 +79,9 @@ public final class OrderedAttempts {
                 + " started_at = COALESCE(r.started_at, now()) FROM target t WHERE r.id = t.id"
                 + " AND r.status IN (" + RunStore.sources(RunStatus.RUNNING) + ") AND NOT EXISTS (SELECT 1 FROM blocker)"
                 + " AND ? <= t.attempts - t.attempts_at_replay + 1 AND " + left
+                // Checked on the row as updated too: two starts at once (an old lease holder and the new owner)
+                // read one snapshot, and only conditions on r are checked again after the other's update.
+                + " AND r.attempts - r.attempts_at_replay < " + maxDeliveries
                 + " RETURNING r.id, r.idempotency_key, r.session_id, r.user_id, r.input, r.attempts),"
                 + " gave_up AS (UPDATE " + runs + " r SET status = '" + RunStatus.FAILED.sql() + "',"
                 + " error = 'gave up after ' || (t.attempts - t.attempts_at_replay) || ' attempts (maxDeliveries "

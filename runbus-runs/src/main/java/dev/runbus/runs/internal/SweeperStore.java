@@ -21,9 +21,13 @@ import java.util.UUID;
  */
 final class SweeperStore {
 
-    /** An unfinished run the sweeper looks at, as it was when read. */
-    /** An unfinished run the sweeper examines; {@code userId} chooses its partition when triggers are keyed. */
-    record Candidate(UUID runId, RunStatus status, String streamId, Instant updatedAt, String userId) {
+    /**
+     * An unfinished run the sweeper examines, as it was when read; {@code userId} chooses its partition when
+     * triggers are keyed; {@code nextAttemptAt} (null: none) is when the bus's retry of its failed attempt was due.
+     */
+    record Candidate(UUID runId, RunStatus status, String streamId, Instant updatedAt, String userId,
+                     Instant nextAttemptAt) {
+
 
         Cursor cursor() {
             return new Cursor(updatedAt, runId);
@@ -116,7 +120,8 @@ final class SweeperStore {
             throws SQLException {
         // "updated_at >= ?" lets the index start the scan at the cursor (the row comparison alone would only
         // filter), and equal times are ordered by id in a small sort.
-        try (PreparedStatement ps = c.prepareStatement("SELECT id, status, stream_id, updated_at, user_id FROM " + runs
+        try (PreparedStatement ps = c.prepareStatement("SELECT id, status, stream_id, updated_at, user_id,"
+                + " next_attempt_at FROM " + runs
                 + " WHERE status IN " + UNFINISHED
                 + " AND updated_at < now() - ? * interval '1 millisecond'"
                 + " AND (next_attempt_at IS NULL OR next_attempt_at < now() - ? * interval '1 millisecond')"
@@ -135,8 +140,10 @@ final class SweeperStore {
             List<Candidate> out = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
+                    OffsetDateTime next = rs.getObject(6, OffsetDateTime.class);
                     out.add(new Candidate(rs.getObject(1, UUID.class), RunStatus.fromSql(rs.getString(2)),
-                            rs.getString(3), rs.getObject(4, OffsetDateTime.class).toInstant(), rs.getString(5)));
+                            rs.getString(3), rs.getObject(4, OffsetDateTime.class).toInstant(), rs.getString(5),
+                            next == null ? null : next.toInstant()));
                 }
             }
             return out;

@@ -27,7 +27,8 @@ final class GroupsCommand implements Runnable {
             description = {"Delete a consumer group gone for good: on every partition of the topic, with its pending "
                     + "list, heartbeats and memberships. Retention no longer keeps entries for it.",
                     "Refused while a consumer of the group is alive (a heartbeat, or activity, within the "
-                            + "consumer dead-after time), unless --force: a live consumer fails on its next read."})
+                            + "consumer dead-after time), unless --force: a live consumer creates the group again at "
+                            + "the start of the stream on its next read and handles every retained entry once more."})
     static final class Delete extends AdminCommand {
         @Parameters(index = "0", paramLabel = "TOPIC", description = "the topic, for example runs")
         String topic;
@@ -35,7 +36,8 @@ final class GroupsCommand implements Runnable {
         @Parameters(index = "1", paramLabel = "GROUP", description = "the consumer group to delete")
         String group;
 
-        @Option(names = "--force", description = "delete even while consumers of the group are alive")
+        @Option(names = "--force", description = "delete even while consumers of the group seem alive (only when"
+                + " they are gone: a live one re-creates the group and handles the retained entries again)")
         boolean force;
 
         @Override
