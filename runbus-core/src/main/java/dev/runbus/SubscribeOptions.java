@@ -89,6 +89,14 @@ public record SubscribeOptions(int concurrency, int batchSize, Duration blockTim
         }
     }
 
+    /**
+     * How long after the failed delivery {@code failed} the entry is tried again: the retry policy's delay for
+     * that attempt, or {@code minIdle} with {@link RetryPolicy#onIdle()} (it is then taken over once idle that long).
+     */
+    public Duration retryDelay(Delivery failed) {
+        return retryPolicy.isOnIdle() ? minIdle : retryPolicy.delayAfter(failed.attempt(), failed.message().id());
+    }
+
     /** Defaults everywhere. */
     public static SubscribeOptions defaults() {
         return builder().build();

@@ -3,7 +3,6 @@ package dev.runbus.internal;
 import dev.runbus.Delivery;
 import dev.runbus.Handler;
 import dev.runbus.Message;
-import dev.runbus.RetryPolicy;
 import dev.runbus.Outcome;
 import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
@@ -189,9 +188,7 @@ final class PartitionStep {
                 listener.onHandlerFailure(d, failure, outcome);
                 // Retried in place, holding the partition: no later entry of it runs first (docs/architecture.md).
                 p.waitForRetry(step);
-                RetryPolicy retry = ctx.options().retryPolicy();
-                later(p, retry.isOnIdle() ? ctx.options().minIdle().toMillis()
-                        : retry.delayAfter(attempt, message.id()).toMillis());
+                later(p, ctx.options().retryDelay(d).toMillis());
             }
             case DEAD_LETTER -> {
                 listener.onHandlerFailure(d, failure, outcome);

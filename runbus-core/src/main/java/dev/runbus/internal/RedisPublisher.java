@@ -124,7 +124,7 @@ final class RedisPublisher implements Publisher {
         String name = partitions.name(p);
         String id = ScheduledIds.next();
         Scripts.Schedule s = Calls.await("scheduling a message on " + topic,
-                scripts.schedule(redis, name, id, relative, millis, fields), timeoutMillis);
+                scripts.schedule(name, id, relative, millis, fields), timeoutMillis);
         mover.hint(name, s.dueMillis() - s.nowMillis());
         return partitions.qualify(p, id);
     }

@@ -1,11 +1,10 @@
 package dev.runbus.internal;
 
 import dev.runbus.Delivery;
-import dev.runbus.RetryPolicy;
 import java.util.List;
 
 /**
- * Retries a failed delivery later under the subscription's {@link RetryPolicy} (when it is not on-idle): acks the
+ * Retries a failed delivery later under the subscription's {@link dev.runbus.RetryPolicy} (when it is not on-idle): acks the
  * entry and schedules its copy, for this group, with the attempts made so far, in one script
  * ({@code retry_later.lua}), then tells the bus's delay mover when the copy is due. Without waiting: {@code done}
  * runs when Redis answered, or the call failed. A call that fails leaves the entry pending: it is taken over after
@@ -17,24 +16,22 @@ final class Retrier {
     private final Scripts scripts;
     private final DelayMover mover;
     private final SafeListener listener;
-    private final RetryPolicy policy;
 
     Retrier(SubscriptionContext ctx, Scripts scripts, DelayMover mover, SafeListener listener) {
         this.ctx = ctx;
         this.scripts = scripts;
         this.mover = mover;
         this.listener = listener;
-        this.policy = ctx.options().retryPolicy();
     }
 
     /** True when failed deliveries go through the delay set rather than waiting for {@code minIdle}. */
     boolean delays() {
-        return !policy.isOnIdle();
+        return !ctx.options().retryPolicy().isOnIdle();
     }
 
     /** Reschedules entry {@code streamId} of {@code partition}, failed in delivery {@code d}. */
     void retryLater(int partition, String streamId, Delivery d, Runnable done) {
-        long delay = policy.delayAfter(d.attempt(), d.message().id()).toMillis();
+        long delay = ctx.options().retryDelay(d).toMillis();
         String name = ctx.name(partition);
         try {
             CrashPoints.reach(CrashPoints.Point.BEFORE_RETRY_SCHEDULE);

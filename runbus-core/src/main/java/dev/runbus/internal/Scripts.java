@@ -175,8 +175,8 @@ final class Scripts {
      * Schedules an entry with these fields in partition {@code name}'s delay set under {@code id}: due
      * {@code millis} from now ({@code relative}) or at {@code millis}, epoch ms, both on the server's clock.
      */
-    CompletableFuture<Schedule> schedule(RedisClusterAsyncCommands<String, byte[]> on, String name, String id,
-                                         boolean relative, long millis, Map<String, byte[]> fields) {
+    CompletableFuture<Schedule> schedule(String name, String id, boolean relative, long millis,
+                                         Map<String, byte[]> fields) {
         byte[][] a = new byte[3 + 2 * fields.size()][];
         a[0] = WireFormat.utf8(id);
         a[1] = WireFormat.utf8(relative ? "in" : "at");
@@ -186,7 +186,7 @@ final class Scripts {
             a[i++] = WireFormat.utf8(f.getKey());
             a[i++] = f.getValue();
         }
-        return SCHEDULE.<List<Object>>runAsync(on, ScriptOutputType.MULTI,
+        return SCHEDULE.<List<Object>>runAsync(async, ScriptOutputType.MULTI,
                 new String[] {keys.delayed(name), keys.delayedEntries(name)}, a)
                 .thenApply(r -> new Schedule(Replies.num(r.get(0)), Replies.num(r.get(1))));
     }

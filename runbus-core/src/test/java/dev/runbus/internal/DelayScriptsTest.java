@@ -76,7 +76,7 @@ class DelayScriptsTest {
         redis.eval("redis.call('HSET', KEYS[1], 'bad-2', cmsgpack.pack({'type', 'x', 'payload'}))",
                 io.lettuce.core.ScriptOutputType.INTEGER, new String[] {entries});
         redis.zadd(delayed, 2, "bad-2");
-        scripts.schedule(link.async(), "t", "good", false, 3, java.util.Map.of("type", "x".getBytes(),
+        scripts.schedule("t", "good", false, 3, java.util.Map.of("type", "x".getBytes(),
                 "payload", "p".getBytes())).get(5, TimeUnit.SECONDS);
 
         Scripts.Moved m = scripts.moveDue("t", "t", 10).get(5, TimeUnit.SECONDS);

@@ -202,7 +202,7 @@ public final class Runs implements AutoCloseable {
             throw new IllegalStateException("the worker of this Runs is already started");
         }
         SubscribeOptions options = config.workerSubscription();
-        RetrySchedule retries = new RetrySchedule(options.retryPolicy(), options.minIdle(), options.maxDeliveries());
+        RetrySchedule retries = new RetrySchedule(options);
         if (config.ordered()) {
             worker = bus.subscribe(config.topic(), config.group(), config.consumer(),
                     new OrderedRunWorker(store, failures, commits, handler, bus, config.topic(),

@@ -1,37 +1,30 @@
 package dev.runbus.runs.internal;
 
 import dev.runbus.Delivery;
-import dev.runbus.RetryPolicy;
+import dev.runbus.SubscribeOptions;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
 
 /**
  * When the bus will deliver a failed run trigger again, as the runs layer records it on the run
- * ({@code next_attempt_at}). It computes what the bus computes, from the same inputs: the attempt that failed
- * and the trigger's message id, which seeds the policy's jitter; with {@link RetryPolicy#onIdle()} the entry is
- * taken again once idle for {@code minIdle}.
+ * ({@code next_attempt_at}): {@link SubscribeOptions#retryDelay}, the very delay the bus applies (the attempt
+ * that failed and the trigger's message id seed the policy's jitter), unless that attempt was the last allowed.
  */
 public final class RetrySchedule {
 
-    private final RetryPolicy policy;
-    private final Duration minIdle;
-    private final int maxDeliveries;
+    private final SubscribeOptions options;
 
-    public RetrySchedule(RetryPolicy policy, Duration minIdle, int maxDeliveries) {
-        this.policy = Objects.requireNonNull(policy, "policy");
-        this.minIdle = Objects.requireNonNull(minIdle, "minIdle");
-        this.maxDeliveries = maxDeliveries;
+    /** {@code options}: the workers' subscription, whose retry policy, minIdle and maxDeliveries the bus applies. */
+    public RetrySchedule(SubscribeOptions options) {
+        this.options = Objects.requireNonNull(options, "options");
     }
 
     /** The delay before the next delivery after {@code failed} failed; empty when it was the last one allowed. */
     public Optional<Duration> after(Delivery failed) {
-        if (failed.attempt() >= maxDeliveries) {
+        if (failed.attempt() >= options.maxDeliveries()) {
             return Optional.empty(); // the bus dead-letters it
         }
-        if (policy.isOnIdle()) {
-            return Optional.of(minIdle);
-        }
-        return Optional.of(policy.delayAfter(failed.attempt(), failed.message().id()));
+        return Optional.of(options.retryDelay(failed));
     }
 }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.runbus.Bus;
 import dev.runbus.Delivery;
+import dev.runbus.SubscribeOptions;
 import dev.runbus.runs.NewRun;
 import dev.runbus.runs.Run;
 import dev.runbus.runs.RunStatus;
@@ -54,8 +55,9 @@ class OrderedRunWorkerTest extends RunsTestSupport {
                 executed.add(run.runId());
             }
             return ECHO.execute(run);
-        }, bus, "runs", MAX_DELIVERIES, new RetrySchedule(RunsConfig.DEFAULT_RETRY_POLICY, Duration.ofSeconds(1),
-                MAX_DELIVERIES));
+        }, bus, "runs", MAX_DELIVERIES, new RetrySchedule(SubscribeOptions.builder()
+                .retryPolicy(RunsConfig.DEFAULT_RETRY_POLICY).minIdle(Duration.ofSeconds(1)).maxDeliveries(MAX_DELIVERIES)
+                .build()));
         earlier = runs.submit(NewRun.of("s1", "u", "first")).runId();
         later = runs.submit(NewRun.of("s2", "u", "second")).runId();
         streamLengthBefore = redis.redis().xlen(stream());
