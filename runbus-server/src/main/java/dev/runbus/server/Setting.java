@@ -9,7 +9,17 @@ import java.util.List;
  */
 public enum Setting {
     REDIS_URL("redis-url", "", "Redis URL: redis://host:port, redis-sentinel://h:p,h:p#master or redis-cluster://h:p,h:p; empty starts an embedded Redis", true),
+    REDIS_PASSWORD("redis-password", "", "Redis password, overriding the URL's; give it as RUNBUS_REDIS_PASSWORD or"
+            + " in --redis-password-file, not as a flag (there is none), so it stays out of the process list", true),
+    REDIS_PASSWORD_FILE("redis-password-file", "", "file whose first line is the Redis password", false),
+    REDIS_TLS_CA("redis-tls-ca", "", "PEM file of the CA certificates that sign Redis's for rediss:// URLs;"
+            + " empty: the JVM's trusted CAs", false),
     DATABASE_URL("database-url", "", "PostgreSQL JDBC URL; empty starts an embedded PostgreSQL", true),
+    DATABASE_PASSWORD("database-password", "", "PostgreSQL password, overriding the URL's; give it as"
+            + " RUNBUS_DATABASE_PASSWORD or in --database-password-file, not as a flag (there is none)", true),
+    DATABASE_PASSWORD_FILE("database-password-file", "", "file whose first line is the PostgreSQL password", false),
+    MIGRATE("migrate", "true", "create and upgrade the runs tables at start; false (--no-migrate) checks they are"
+            + " there and current, for a role that may not create tables", false),
     DATA_DIR("data-dir", "", "where embedded servers keep their data; empty: a temporary folder, deleted on exit", false),
     KEY_PREFIX("key-prefix", "runbus", "first part of every Redis key", false),
     SCHEMA("schema", "runbus", "PostgreSQL schema of the runs tables", false),
@@ -37,9 +47,25 @@ public enum Setting {
             + " them until purged", false),
     SHUTDOWN_TIMEOUT("shutdown-timeout", "30s", "how long a graceful stop waits for running handlers", false),
     HANDLER("handler", "dev.runbus.server.DemoHandler", "class name of the RunHandler (public, no-argument constructor)", false),
-    HOST("host", "0.0.0.0", "address serve listens on", false),
+    HOST("host", "127.0.0.1", "address serve listens on; any other than a loopback address needs API tokens or"
+            + " --insecure-no-auth", false),
     PORT("port", "8080", "HTTP port of serve", false),
-    MAX_BODY("max-body", "65536", "largest accepted request body, bytes", false);
+    API_TOKENS_FILE("api-tokens-file", "", "file of API tokens, one NAME:SCOPES:SHA256 line each (runbus token"
+            + " create prints one); empty: no tokens", false),
+    API_TOKENS("api-tokens", "", "API token lines as in the file, separated by spaces or ';' (for"
+            + " RUNBUS_API_TOKENS); added to the file's", false),
+    INSECURE_NO_AUTH("insecure-no-auth", "false", "serve a non-loopback address without tokens: anyone who reaches"
+            + " the port can submit, read and replay", false),
+    TLS_CERT("tls-cert", "", "PEM certificate chain: serve HTTPS (with --tls-key)", false),
+    TLS_KEY("tls-key", "", "PEM private key of --tls-cert", false),
+    MAX_BODY("max-body", "65536", "largest accepted request body, bytes", false),
+    MAX_HEADER_SIZE("max-header-size", "8192", "largest request line and headers, bytes", false),
+    REQUEST_TIMEOUT("request-timeout", "10s", "a request's headers and body must arrive within this", false),
+    IDLE_TIMEOUT("idle-timeout", "30s", "a connection idle this long is closed", false),
+    MAX_EVENT_STREAMS("max-event-streams", "16", "event streams open at once per token (per client address"
+            + " without tokens); more answer 503", false),
+    SUBMIT_RATE("submit-rate", "100", "run submissions per second per token (per client address without tokens),"
+            + " in bursts of up to as many; more answer 429 with Retry-After; 0: no limit", false);
 
     private final String key;
     private final String defaultValue;

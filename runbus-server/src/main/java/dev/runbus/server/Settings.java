@@ -203,7 +203,8 @@ public final class Settings {
     public Map<Setting, String> masked() {
         Map<Setting, String> out = new LinkedHashMap<>();
         for (Setting s : Setting.values()) {
-            out.put(s, s.isSecret() ? mask(get(s)) : get(s));
+            out.put(s, !s.isSecret() ? get(s) : get(s).contains("://") || get(s).startsWith("jdbc:") ? mask(get(s))
+                    : get(s).isEmpty() ? "" : "****");
         }
         return out;
     }

@@ -18,6 +18,18 @@ public final class ConnectionOptions {
             + "none: embedded Redis in demo and serve")
     String redisUrl;
 
+    @Option(names = "--redis-password-file", paramLabel = "FILE", description = "file whose first line is the "
+            + "Redis password, overriding the URL's (or env RUNBUS_REDIS_PASSWORD)")
+    String redisPasswordFile;
+
+    @Option(names = "--redis-tls-ca", paramLabel = "PEM", description = "CA certificates that sign Redis's, for "
+            + "rediss://; default: the JVM's trusted CAs")
+    String redisTlsCa;
+
+    @Option(names = "--database-password-file", paramLabel = "FILE", description = "file whose first line is the "
+            + "PostgreSQL password, overriding the URL's (or env RUNBUS_DATABASE_PASSWORD)")
+    String databasePasswordFile;
+
     @Option(names = "--database-url", paramLabel = "JDBC-URL", description = "PostgreSQL JDBC URL "
             + "(env RUNBUS_DATABASE_URL); none: embedded PostgreSQL in demo and serve")
     String databaseUrl;
@@ -40,7 +52,10 @@ public final class ConnectionOptions {
 
     void collect(Map<Setting, String> flags) {
         put(flags, Setting.REDIS_URL, redisUrl);
+        put(flags, Setting.REDIS_PASSWORD_FILE, redisPasswordFile);
+        put(flags, Setting.REDIS_TLS_CA, redisTlsCa);
         put(flags, Setting.DATABASE_URL, databaseUrl);
+        put(flags, Setting.DATABASE_PASSWORD_FILE, databasePasswordFile);
         put(flags, Setting.DATA_DIR, dataDir);
         put(flags, Setting.KEY_PREFIX, keyPrefix);
         put(flags, Setting.SCHEMA, schema);

@@ -60,7 +60,14 @@ public final class WorkerOptions {
             + "constructor; default dev.runbus.server.DemoHandler")
     String handler;
 
+    @Option(names = "--no-migrate", description = "do not create or upgrade the runs tables; check they are there "
+            + "and current (for a database role that may not create tables)")
+    boolean noMigrate;
+
     void collect(Map<Setting, String> flags) {
+        if (noMigrate) {
+            flags.put(Setting.MIGRATE, "false");
+        }
         ConnectionOptions.put(flags, Setting.CONSUMER, consumer);
         ConnectionOptions.put(flags, Setting.CONCURRENCY, concurrency);
         ConnectionOptions.put(flags, Setting.PARTITIONS, partitions);
