@@ -18,6 +18,7 @@ import dev.runbus.runs.internal.RunStore;
 import dev.runbus.runs.internal.RunWorker;
 import dev.runbus.runs.internal.Sweeper;
 import dev.runbus.runs.internal.Triggers;
+import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.util.List;
@@ -151,9 +152,20 @@ public final class Runs implements AutoCloseable {
         }
     }
 
+    /** Replies with {@code seq} above {@code afterSeq}, in order: what a follower of the run has not seen yet. */
+    public List<StoredReply> replies(UUID runId, int afterSeq) {
+        try {
+            return store.repliesAfter(runId, afterSeq);
+        } catch (SQLException e) {
+            throw new RunStoreException("reading replies of run " + runId + " failed: " + e.getMessage(), e);
+        }
+    }
+
     /**
      * Sends a failed run back: failed → pending, then its dead letter is replayed to the stream (and marked
-     * replayed there); without a dead letter (purged, or Redis lost it) a new trigger is published. A replayed
+     * replayed there), in one PostgreSQL transaction committed only once Redis has done its part: if Redis
+     * fails, nothing changed and the call can be repeated. Without a dead letter (purged, or Redis lost it) a new
+     * trigger is published after the commit (if that fails, the sweeper publishes it). A replayed
      * dead letter keeps the key it was published with, so an ordered run's comes back to its user's partition.
      * In per-user order the replayed run waits for earlier unfinished runs of its user, but a later run that
      * already started (the replayed run was failed, so finished, then) is not undone.
@@ -162,26 +174,40 @@ public final class Runs implements AutoCloseable {
      * @throws IllegalRunTransitionException when the run is not failed
      */
     public void replay(UUID runId) {
-        RunFailures.Replay replay;
-        try {
-            replay = failures.beginReplay(runId);
+        Optional<String> publishFor = Optional.empty();
+        try (Connection c = store.dataSource().getConnection()) {
+            c.setAutoCommit(false);
+            try {
+                RunFailures.Replay replay = failures.beginReplay(c, runId);
+                if (!replay.began()) {
+                    c.rollback();
+                    Run run = get(runId).orElseThrow(() -> new RunNotFoundException(runId));
+                    throw new IllegalRunTransitionException(runId, run.status(), RunStatus.PENDING);
+                }
+                publishFor = Optional.of(replay.userId());
+                Optional<String> dl = replay.deadLetterId();
+                if (dl.isPresent()) {
+                    try {
+                        // Inside the transaction: if Redis fails, the run stays failed and the dead letter
+                        // unreplayed, so the caller can simply try again. A worker that reads the replayed
+                        // entry before the commit waits for the run's row lock, then sees it pending.
+                        bus.deadLetters().replay(config.topic(), dl.get());
+                        publishFor = Optional.empty();
+                    } catch (DeadLetterAlreadyReplayedException | NoSuchDeadLetterException e) {
+                        log.info("dead letter of run {} cannot be replayed ({}); publishing a new trigger", runId,
+                                e.getMessage());
+                    }
+                }
+                c.commit();
+            } catch (SQLException | RuntimeException e) {
+                c.rollback();
+                throw e;
+            }
         } catch (SQLException e) {
             throw new RunStoreException("replaying run " + runId + " failed: " + e.getMessage(), e);
         }
-        if (!replay.began()) {
-            Run run = get(runId).orElseThrow(() -> new RunNotFoundException(runId));
-            throw new IllegalRunTransitionException(runId, run.status(), RunStatus.PENDING);
-        }
-        Optional<String> dl = replay.deadLetterId();
-        try {
-            if (dl.isPresent()) {
-                bus.deadLetters().replay(config.topic(), dl.get());
-                return;
-            }
-        } catch (DeadLetterAlreadyReplayedException | NoSuchDeadLetterException e) {
-            log.info("dead letter of run {} cannot be replayed ({}); publishing a new trigger", runId, e.getMessage());
-        }
-        publishTrigger(runId, replay.userId());
+        // A stored pending run whose trigger is lost is the sweeper's to publish: no need to undo anything here.
+        publishFor.ifPresent(user -> publishTrigger(runId, user));
     }
 
     /**

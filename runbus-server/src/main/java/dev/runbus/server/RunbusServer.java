@@ -22,6 +22,7 @@ public final class RunbusServer implements AutoCloseable {
     }
 
     public static RunbusServer start(Settings s, PrintWriter out) {
+        HttpApi.Access access = HttpApi.check(s);
         Metrics metrics = new Metrics();
         var handler = RunsFactory.handler(s);
         int pool = RunsFactory.poolSize(s, 1) + 4;
@@ -31,7 +32,7 @@ public final class RunbusServer implements AutoCloseable {
             runs = RunsFactory.create(infra, s, null);
             runs.startWorker(handler);
             runs.startSweeper();
-            HttpApi api = HttpApi.start(runs, infra.bus(), infra.dataSource(), metrics, s);
+            HttpApi api = HttpApi.start(runs, infra.bus(), infra.dataSource(), metrics, s, access);
             return new RunbusServer(infra, runs, api);
         } catch (RuntimeException e) {
             if (runs != null) {
@@ -44,6 +45,11 @@ public final class RunbusServer implements AutoCloseable {
 
     public int port() {
         return api.port();
+    }
+
+    /** Whether the API speaks HTTPS. */
+    public boolean tls() {
+        return api.tls();
     }
 
     public Infrastructure infrastructure() {

@@ -251,7 +251,11 @@ class ScheduledAdminTest {
 
         HttpResponse<String> malformed = delete("/v1/scheduled/x@1");
         assertThat(malformed.statusCode()).isEqualTo(400);
-        assertThat(json(malformed).get("error").asText()).contains("one partition");
+        assertThat(json(malformed).get("field").asText()).isEqualTo("id");
+        assertThat(json(malformed).get("error").asText()).contains("scheduled entry's id");
+        HttpResponse<String> noSuchPartition = delete("/v1/scheduled/0000000000000001-00000001@1");
+        assertThat(noSuchPartition.statusCode()).isEqualTo(400);
+        assertThat(json(noSuchPartition).get("error").asText()).contains("one partition");
         for (String limit : List.of("0", "soon", "10001")) {
             HttpResponse<String> bad = get("/v1/scheduled?limit=" + limit);
             assertThat(bad.statusCode()).as(limit).isEqualTo(400);

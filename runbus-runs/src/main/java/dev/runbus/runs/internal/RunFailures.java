@@ -113,8 +113,14 @@ public final class RunFailures {
      * from {@code attempts_at_replay}.
      */
     public Replay beginReplay(UUID id) throws SQLException {
-        try (Connection c = dataSource.getConnection();
-             PreparedStatement ps = c.prepareStatement("UPDATE " + runs + " r SET status = ?, error = NULL,"
+        try (Connection c = dataSource.getConnection()) {
+            return beginReplay(c, id);
+        }
+    }
+
+    /** {@link #beginReplay(UUID)} on the caller's connection, inside the caller's transaction. */
+    public Replay beginReplay(Connection c, UUID id) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("UPDATE " + runs + " r SET status = ?, error = NULL,"
                      + " dead_letter_id = NULL, stream_id = NULL, finished_at = NULL, next_attempt_at = NULL,"
                      + " attempts_at_replay = r.attempts, updated_at = now()"
                      + " FROM (SELECT id, dead_letter_id FROM " + runs + " WHERE id = ? FOR UPDATE) old"

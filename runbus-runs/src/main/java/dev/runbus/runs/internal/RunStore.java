@@ -280,10 +280,16 @@ public final class RunStore {
     }
 
     public List<StoredReply> replies(UUID id) throws SQLException {
+        return repliesAfter(id, 0);
+    }
+
+    /** Replies with {@code seq} above {@code afterSeq}, in order (the unique (run_id, seq) index serves it). */
+    public List<StoredReply> repliesAfter(UUID id, int afterSeq) throws SQLException {
         try (Connection c = dataSource.getConnection();
              PreparedStatement ps = c.prepareStatement("SELECT seq, role, content, created_at FROM " + messages
-                     + " WHERE run_id = ? ORDER BY seq")) {
+                     + " WHERE run_id = ? AND seq > ? ORDER BY seq")) {
             ps.setObject(1, id);
+            ps.setInt(2, afterSeq);
             List<StoredReply> out = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {

@@ -18,7 +18,8 @@ final class ServeCommand extends BaseCommand {
     @Mixin
     WorkerOptions worker;
 
-    @Option(names = "--host", paramLabel = "ADDRESS", description = "address to listen on; default 0.0.0.0")
+    @Option(names = "--host", paramLabel = "ADDRESS", description = "address to listen on; default 127.0.0.1. Any "
+            + "other than a loopback address needs --api-tokens-file (or --insecure-no-auth)")
     String host;
 
     @Option(names = "--port", paramLabel = "PORT", description = "HTTP port; default 8080")
@@ -27,19 +28,65 @@ final class ServeCommand extends BaseCommand {
     @Option(names = "--max-body", paramLabel = "BYTES", description = "largest request body; default 65536")
     Integer maxBody;
 
+    @Option(names = "--api-tokens-file", paramLabel = "FILE", description = "API tokens, one NAME:SCOPES:SHA256 "
+            + "line each, as 'runbus token create' prints them (or env RUNBUS_API_TOKENS with the lines); "
+            + "default: none, which is allowed on a loopback address only")
+    String apiTokensFile;
+
+    @Option(names = "--insecure-no-auth", description = "serve a non-loopback address without tokens: anyone who "
+            + "reaches the port can submit, read and replay. Warned at start and in /health")
+    Boolean insecureNoAuth;
+
+    @Option(names = "--tls-cert", paramLabel = "PEM", description = "certificate chain (PEM): serve HTTPS; with "
+            + "--tls-key")
+    String tlsCert;
+
+    @Option(names = "--tls-key", paramLabel = "PEM", description = "private key of --tls-cert (PEM, PKCS#8, "
+            + "unencrypted)")
+    String tlsKey;
+
+    @Option(names = "--max-header-size", paramLabel = "BYTES", description = "largest request line and headers; "
+            + "default 8192")
+    Integer maxHeaderSize;
+
+    @Option(names = "--request-timeout", paramLabel = "DURATION", description = "a request body must arrive within "
+            + "this; default 10s")
+    String requestTimeout;
+
+    @Option(names = "--idle-timeout", paramLabel = "DURATION", description = "an idle connection is closed after "
+            + "this; default 30s")
+    String idleTimeout;
+
+    @Option(names = "--max-event-streams", paramLabel = "N", description = "event streams open at once per token "
+            + "(per address without tokens); default 16")
+    Integer maxEventStreams;
+
+    @Option(names = "--submit-rate", paramLabel = "N", description = "run submissions per second per token (per "
+            + "address without tokens), in bursts of up to N; 0: no limit; default 100")
+    Integer submitRate;
+
     @Override
     void collectMore(Map<Setting, String> flags) {
         worker.collect(flags);
         ConnectionOptions.put(flags, Setting.HOST, host);
         ConnectionOptions.put(flags, Setting.PORT, port);
         ConnectionOptions.put(flags, Setting.MAX_BODY, maxBody);
+        ConnectionOptions.put(flags, Setting.API_TOKENS_FILE, apiTokensFile);
+        ConnectionOptions.put(flags, Setting.INSECURE_NO_AUTH, insecureNoAuth);
+        ConnectionOptions.put(flags, Setting.TLS_CERT, tlsCert);
+        ConnectionOptions.put(flags, Setting.TLS_KEY, tlsKey);
+        ConnectionOptions.put(flags, Setting.MAX_HEADER_SIZE, maxHeaderSize);
+        ConnectionOptions.put(flags, Setting.REQUEST_TIMEOUT, requestTimeout);
+        ConnectionOptions.put(flags, Setting.IDLE_TIMEOUT, idleTimeout);
+        ConnectionOptions.put(flags, Setting.MAX_EVENT_STREAMS, maxEventStreams);
+        ConnectionOptions.put(flags, Setting.SUBMIT_RATE, submitRate);
     }
 
     @Override
     public Integer call() throws InterruptedException {
         Settings s = settings();
         RunbusServer server = RunbusServer.start(s, out());
-        out().println("runbus serving on http://" + s.get(Setting.HOST) + ":" + server.port() + " (Redis "
+        out().println("runbus serving on " + (server.tls() ? "https" : "http") + "://" + s.get(Setting.HOST) + ":" + server.port() + " (Redis "
                 + dev.runbus.server.Settings.mask(server.infrastructure().redisUri()) + ", PostgreSQL "
                 + dev.runbus.server.Settings.mask(server.infrastructure().jdbcUrl()) + ")");
         out().flush();

@@ -1,15 +1,24 @@
 package dev.runbus.server.http;
 
-/** A request the API refuses, with the HTTP status and the field it is about (or null). */
+/**
+ * A request the API refuses, with the HTTP status, the field it is about (or null) and, for 429 and 503, the
+ * seconds after which to try again (or 0).
+ */
 final class ApiError extends RuntimeException {
     private static final long serialVersionUID = 1L;
     final int status;
     final String field;
+    final long retryAfterSeconds;
 
     ApiError(int status, String message, String field) {
-        super(message);
+        this(status, message, field, 0);
+    }
+
+    ApiError(int status, String message, String field, long retryAfterSeconds) {
+        super(message, null, false, false);
         this.status = status;
         this.field = field;
+        this.retryAfterSeconds = retryAfterSeconds;
     }
 
     static ApiError badRequest(String message, String field) {

@@ -1,76 +1,125 @@
 package dev.runbus.server.http;
 
 import dev.runbus.Bus;
-import dev.runbus.DeadLetter;
-import dev.runbus.DeadLetterAlreadyReplayedException;
-import dev.runbus.Inspector;
-import dev.runbus.NoSuchDeadLetterException;
-import dev.runbus.Scheduled;
+import dev.runbus.RunbusException;
 import dev.runbus.runs.IdempotencyConflictException;
-import dev.runbus.runs.IllegalRunTransitionException;
-import dev.runbus.runs.NewRun;
-import dev.runbus.runs.Run;
-import dev.runbus.runs.RunNotFoundException;
 import dev.runbus.runs.RunStoreException;
 import dev.runbus.runs.Runs;
-import dev.runbus.runs.SubmitResult;
 import dev.runbus.server.Json;
 import dev.runbus.server.Metrics;
 import dev.runbus.server.Setting;
 import dev.runbus.server.Settings;
-import dev.runbus.server.Views;
 import io.javalin.Javalin;
 import io.javalin.http.Context;
 import io.javalin.http.HttpResponseException;
 import io.javalin.json.JavalinJackson;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.security.SecureRandom;
 import java.sql.Connection;
 import java.sql.Statement;
-import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
-import java.util.UUID;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The HTTP API of {@code runbus serve}: thin routes over the runs layer, the dead letters, the scheduled entries
- * and the inspector.
- * Errors are JSON objects {@code {"error": "...", "field": "..."}} with the matching status code.
+ * and the inspector, every one behind the {@link AccessLayer}. Errors are JSON objects
+ * {@code {"error": "...", "field": "...", "request_id": "..."}} with the matching status code; a server-side
+ * failure answers a fixed message and its request id, and the details go to the log under that id. Every
+ * response carries {@code X-Request-Id}.
  */
 public final class HttpApi implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(HttpApi.class);
+    private static final String REQUEST_ID = "runbus.request-id";
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    /** What {@link #check} found: the tokens, and whether the server runs open on a non-loopback address. */
+    public record Access(ApiTokens tokens, boolean insecure) {
+    }
 
     private final Runs runs;
     private final Bus bus;
     private final DataSource db;
     private final Metrics metrics;
     private final Settings settings;
-    private final int maxBody;
+    private final Access access;
+    private final EventStreams events;
     private final Javalin app;
 
-    private HttpApi(Runs runs, Bus bus, DataSource db, Metrics metrics, Settings settings) {
+    private HttpApi(Runs runs, Bus bus, DataSource db, Metrics metrics, Settings settings, Access access) {
         this.runs = runs;
         this.bus = bus;
         this.db = db;
         this.metrics = metrics;
         this.settings = settings;
-        this.maxBody = settings.integer(Setting.MAX_BODY, 1);
+        this.access = access;
+        this.events = new EventStreams(runs, settings.integer(Setting.MAX_EVENT_STREAMS, 1));
         this.app = Javalin.create(config -> {
             config.showJavalinBanner = false;
-            config.http.maxRequestSize = maxBody;
+            config.http.prefer405over404 = true;
+            config.http.maxRequestSize = settings.integer(Setting.MAX_BODY, 1);
             config.jsonMapper(new JavalinJackson(Json.MAPPER, false));
+            JettySetup.configure(config, settings);
         });
         routes();
     }
 
+    /**
+     * Checks what the API needs before anything starts: the tokens, TLS files, and that a server without tokens
+     * listens on a loopback address only, unless {@code --insecure-no-auth} says otherwise.
+     *
+     * @throws IllegalArgumentException naming the setting that is wrong
+     */
+    public static Access check(Settings s) {
+        ApiTokens tokens = ApiTokens.load(s);
+        boolean insecureAllowed = s.bool(Setting.INSECURE_NO_AUTH);
+        String host = s.get(Setting.HOST);
+        boolean loopback;
+        try {
+            loopback = InetAddress.getByName(host).isLoopbackAddress();
+        } catch (UnknownHostException e) {
+            throw new IllegalArgumentException("--host " + host + " is not an address of this machine");
+        }
+        if (tokens.isEmpty() && !loopback && !insecureAllowed) {
+            throw new IllegalArgumentException("refusing to serve " + host + " without API tokens: anyone who reaches"
+                    + " it could submit runs, read their replies and replay dead letters. Give --api-tokens-file"
+                    + " (runbus token create makes a token), listen on 127.0.0.1, or accept the risk with"
+                    + " --insecure-no-auth");
+        }
+        if (s.isSet(Setting.TLS_CERT) != s.isSet(Setting.TLS_KEY)) {
+            throw new IllegalArgumentException("--tls-cert and --tls-key go together: give both or neither");
+        }
+        if (s.isSet(Setting.TLS_CERT)) {
+            PemKeyStore.load(java.nio.file.Path.of(s.get(Setting.TLS_CERT)), java.nio.file.Path.of(s.get(Setting.TLS_KEY)));
+        }
+        s.integer(Setting.MAX_HEADER_SIZE, 1024);
+        s.integer(Setting.MAX_EVENT_STREAMS, 1);
+        s.integer(Setting.SUBMIT_RATE, 0);
+        s.duration(Setting.REQUEST_TIMEOUT);
+        s.duration(Setting.IDLE_TIMEOUT);
+        return new Access(tokens, tokens.isEmpty() && !loopback);
+    }
+
     /** Starts listening; returns once the port is bound. */
-    public static HttpApi start(Runs runs, Bus bus, DataSource db, Metrics metrics, Settings settings) {
-        HttpApi api = new HttpApi(runs, bus, db, metrics, settings);
-        api.app.start(settings.get(Setting.HOST), settings.integer(Setting.PORT, 0));
+    public static HttpApi start(Runs runs, Bus bus, DataSource db, Metrics metrics, Settings settings, Access access) {
+        HttpApi api = new HttpApi(runs, bus, db, metrics, settings, access);
+        if (access.insecure()) {
+            log.warn("serving {} WITHOUT AUTHENTICATION (--insecure-no-auth): anyone who reaches the port can submit"
+                    + " runs, read their replies and replay dead letters", settings.get(Setting.HOST));
+        }
+        try {
+            api.app.start();
+        } catch (RuntimeException e) {
+            api.events.close();
+            throw new IllegalStateException("cannot listen on " + settings.get(Setting.HOST) + ":"
+                    + settings.get(Setting.PORT) + ": " + rootMessage(e), e);
+        }
         return api;
     }
 
@@ -78,182 +127,77 @@ public final class HttpApi implements AutoCloseable {
         return app.port();
     }
 
-    private void routes() {
-        app.post("/v1/runs", this::submit);
-        app.get("/v1/runs/{id}", this::getRun);
-        app.get("/v1/runs/{id}/events", this::events);
-        app.get("/v1/dead-letters", this::deadLetters);
-        app.post("/v1/dead-letters/{id}/replay", this::replay);
-        app.get("/v1/scheduled", this::scheduled);
-        app.delete("/v1/scheduled/{id}", this::cancelScheduled);
-        app.get("/v1/streams", this::streams);
-        app.get("/v1/streams/{topic}/partitions", this::partitions);
-        app.get("/health", this::health);
-        app.get("/metrics", ctx -> ctx.contentType("text/plain; version=0.0.4; charset=utf-8")
-                .result(metrics.render(bus, db, settings)));
+    /** Whether this server speaks HTTPS. */
+    public boolean tls() {
+        return settings.isSet(Setting.TLS_CERT);
+    }
 
-        app.exception(ApiError.class, (e, ctx) -> error(ctx, e.status, e.getMessage(), e.field));
+    private void routes() {
+        AccessLayer layer = new AccessLayer(access.tokens().isEmpty() ? List.of()
+                : List.of(new BearerTokens(access.tokens())));
+        RunEndpoints runRoutes = new RunEndpoints(runs, metrics, settings.integer(Setting.MAX_BODY, 1),
+                new SubmissionRate(settings.integer(Setting.SUBMIT_RATE, 0), System::nanoTime), events);
+        BusEndpoints busRoutes = new BusEndpoints(runs, bus, settings);
+
+        app.before(ctx -> {
+            String id = HexFormat.of().formatHex(randomId());
+            ctx.attribute(REQUEST_ID, id);
+            ctx.header("X-Request-Id", id);
+        });
+        app.beforeMatched(layer::check);
+
+        app.post("/v1/runs", runRoutes::submit, Scope.SUBMIT);
+        app.get("/v1/runs/{id}", runRoutes::get, Scope.READ);
+        app.get("/v1/runs/{id}/events", runRoutes::events, Scope.READ);
+        app.get("/v1/dead-letters", busRoutes::deadLetters, Scope.READ);
+        app.post("/v1/dead-letters/{id}/replay", busRoutes::replay, Scope.ADMIN);
+        app.get("/v1/scheduled", busRoutes::scheduled, Scope.READ);
+        app.delete("/v1/scheduled/{id}", busRoutes::cancelScheduled, Scope.ADMIN);
+        app.get("/v1/streams", busRoutes::streams, Scope.READ);
+        app.get("/v1/streams/{topic}/partitions", busRoutes::partitions, Scope.READ);
+        app.get("/metrics", ctx -> ctx.contentType("text/plain; version=0.0.4; charset=utf-8")
+                .result(metrics.render(bus, db, settings)), Scope.READ);
+        app.get("/health", this::health);
+
+        app.exception(ApiError.class, (e, ctx) -> {
+            if (e.retryAfterSeconds > 0) {
+                ctx.header("Retry-After", Long.toString(e.retryAfterSeconds));
+            }
+            error(ctx, e.status, e.getMessage(), e.field);
+        });
         app.exception(IdempotencyConflictException.class, (e, ctx) -> error(ctx, 409, e.getMessage(), "idempotency_key"));
         app.exception(HttpResponseException.class, (e, ctx) -> error(ctx, e.getStatus(), e.getMessage(), null));
         app.exception(IllegalArgumentException.class, (e, ctx) -> error(ctx, 400, e.getMessage(), null));
-        app.exception(RunStoreException.class, (e, ctx) -> {
-            log.warn("{} {}: PostgreSQL failed", ctx.method(), ctx.path(), e);
-            error(ctx, 503, "the database is unavailable: " + e.getMessage(), null);
-        });
+        app.exception(RunStoreException.class, (e, ctx) -> unavailable(ctx, "the database", e));
+        app.exception(RunbusException.class, (e, ctx) -> unavailable(ctx, "Redis", e));
+        app.exception(io.lettuce.core.RedisConnectionException.class, (e, ctx) -> unavailable(ctx, "Redis", e));
+        app.exception(io.lettuce.core.RedisCommandTimeoutException.class, (e, ctx) -> unavailable(ctx, "Redis", e));
         app.exception(Exception.class, (e, ctx) -> {
-            log.warn("{} {} failed", ctx.method(), ctx.path(), e);
-            error(ctx, 500, "internal error: " + e.getMessage(), null);
+            log.warn("{} {} failed [request {}]", ctx.method(), ctx.path(), requestId(ctx), e);
+            error(ctx, 500, "internal error", null);
         });
         app.error(404, ctx -> {
             if (ctx.result() == null || ctx.result().isEmpty()) {
-                error(ctx, 404, "no such endpoint: " + ctx.method() + " " + ctx.path(), null);
+                error(ctx, 404, "no such endpoint", null);
             }
         });
+        app.error(405, ctx -> error(ctx, 405, "method " + ctx.method() + " is not allowed here", null));
     }
 
-    private void submit(Context ctx) {
-        String type = ctx.contentType();
-        if (type == null || !type.toLowerCase().startsWith("application/json")) {
-            throw new ApiError(415, "Content-Type must be application/json, got " + (type == null ? "none" : type),
-                    null);
-        }
-        if (ctx.contentLength() > maxBody) {
-            throw new ApiError(413, "body of " + ctx.contentLength() + " bytes is larger than the limit of " + maxBody,
-                    null);
-        }
-        byte[] body = ctx.bodyAsBytes();
-        if (body.length > maxBody) {
-            throw new ApiError(413, "body is larger than the limit of " + maxBody + " bytes", null);
-        }
-        NewRun request = SubmitRequest.parse(body, ctx.header("Idempotency-Key"));
-        SubmitResult r = runs.submit(request);
-        (r.created() ? metrics.runsCreated : metrics.runsDeduplicated).increment();
-        Map<String, Object> out = new LinkedHashMap<>();
-        out.put("run_id", r.runId().toString());
-        out.put("status", r.status().sql());
-        out.put("created", r.created());
-        ctx.status(r.created() ? 201 : 200).json(out);
+    private static byte[] randomId() {
+        byte[] b = new byte[8];
+        RANDOM.nextBytes(b);
+        return b;
     }
 
-    private void getRun(Context ctx) {
-        UUID id = runId(ctx);
-        Run run = runs.get(id).orElseThrow(() -> ApiError.notFound("no run " + id));
-        Map<String, Object> out = Views.run(run);
-        List<Map<String, Object>> replies = new ArrayList<>();
-        runs.replies(id).forEach(r -> replies.add(Map.of("seq", r.seq(), "role", r.role(), "content", r.content())));
-        out.put("replies", replies);
-        ctx.json(out);
+    /** A server runbus needs failed: a fixed message for the caller, the details in the log. */
+    private static void unavailable(Context ctx, String what, Exception e) {
+        log.warn("{} {}: {} failed [request {}]", ctx.method(), ctx.path(), what, requestId(ctx), e);
+        ctx.header("Retry-After", "1");
+        error(ctx, 503, what + " is unavailable: try again", null);
     }
 
-    private void events(Context ctx) throws Exception {
-        UUID id = runId(ctx);
-        if (runs.get(id).isEmpty()) {
-            throw ApiError.notFound("no run " + id);
-        }
-        ctx.res().setStatus(200);
-        ctx.res().setContentType("text/event-stream; charset=utf-8");
-        ctx.res().setHeader("Cache-Control", "no-cache");
-        ctx.res().setHeader("X-Accel-Buffering", "no");
-        try {
-            new RunEventStream(runs).stream(id, ctx.res().getOutputStream());
-        } catch (java.io.IOException clientGone) {
-            log.debug("event stream of run {} closed by the client", id);
-        }
-    }
-
-    private void deadLetters(Context ctx) {
-        String topic = Optional.ofNullable(ctx.queryParam("topic")).orElse(settings.get(Setting.TOPIC));
-        int limit = intParam(ctx, "limit", 100);
-        List<Map<String, Object>> out = new ArrayList<>();
-        for (DeadLetter d : bus.deadLetters().list(topic, ctx.queryParam("after"), limit)) {
-            out.add(Views.deadLetter(d));
-        }
-        ctx.json(Map.of("topic", topic, "dead_letters", out));
-    }
-
-    private void replay(Context ctx) {
-        String topic = Optional.ofNullable(ctx.queryParam("topic")).orElse(settings.get(Setting.TOPIC));
-        String id = ctx.pathParam("id");
-        DeadLetter dl = bus.deadLetters().get(topic, id)
-                .orElseThrow(() -> ApiError.notFound("no dead letter " + id + " in topic " + topic));
-        try {
-            Optional<UUID> runId = runs.runOf(dl);
-            if (runId.isPresent()) {
-                if (dl.replayedAs().isPresent()) {
-                    throw new ApiError(409, "dead letter " + id + " was already replayed as " + dl.replayedAs().get(),
-                            null);
-                }
-                Optional<String> current = runs.get(runId.get()).flatMap(Run::deadLetterId);
-                if (current.isPresent() && !current.get().equals(id)) {
-                    throw new ApiError(409, "dead letter " + id + " is not the current one of run " + runId.get()
-                            + " (" + current.get() + "): replay that one", null);
-                }
-                runs.replay(runId.get());
-                ctx.status(202).json(Map.of("dead_letter_id", id, "run_id", runId.get().toString(), "status", "pending"));
-            } else {
-                String streamId = bus.deadLetters().replay(topic, id);
-                ctx.status(202).json(Map.of("dead_letter_id", id, "stream_id", streamId));
-            }
-        } catch (DeadLetterAlreadyReplayedException | IllegalRunTransitionException e) {
-            throw new ApiError(409, e.getMessage(), null);
-        } catch (NoSuchDeadLetterException | RunNotFoundException e) {
-            throw ApiError.notFound(e.getMessage());
-        }
-    }
-
-    /** The topic's scheduled entries, soonest first, and how many there are in all. */
-    private void scheduled(Context ctx) {
-        String topic = Optional.ofNullable(ctx.queryParam("topic")).orElse(settings.get(Setting.TOPIC));
-        int limit = intParam(ctx, "limit", 20);
-        List<Map<String, Object>> entries = new ArrayList<>();
-        for (Scheduled.ScheduledEntry e : bus.scheduled().list(topic, limit)) {
-            entries.add(Views.scheduled(e));
-        }
-        Map<String, Object> out = new LinkedHashMap<>();
-        out.put("topic", topic);
-        out.put("count", bus.scheduled().count(topic));
-        out.put("entries", entries);
-        ctx.json(out);
-    }
-
-    private void cancelScheduled(Context ctx) {
-        String topic = Optional.ofNullable(ctx.queryParam("topic")).orElse(settings.get(Setting.TOPIC));
-        String id = ctx.pathParam("id");
-        if (!bus.scheduled().cancel(topic, id)) {
-            throw ApiError.notFound("no scheduled entry " + id + " on " + topic);
-        }
-        ctx.status(204);
-    }
-
-    private void streams(Context ctx) {
-        List<Map<String, Object>> out = new ArrayList<>();
-        for (Inspector.StreamInfo s : bus.inspector().streams()) {
-            Map<String, Object> m = new LinkedHashMap<>();
-            m.put("topic", s.topic());
-            m.put("length", s.length());
-            m.put("dead_letters", s.deadLetters());
-            m.put("scheduled", bus.scheduled().count(s.topic()));
-            List<Map<String, Object>> groups = new ArrayList<>();
-            for (Inspector.GroupInfo g : bus.inspector().groups(s.topic())) {
-                Map<String, Object> gm = new LinkedHashMap<>();
-                gm.put("name", g.name());
-                gm.put("pending", g.pending());
-                gm.put("lag", g.lag());
-                gm.put("last_delivered_id", g.lastDeliveredId());
-                List<Map<String, Object>> consumers = new ArrayList<>();
-                for (Inspector.ConsumerInfo c : bus.inspector().consumers(s.topic(), g.name())) {
-                    consumers.add(Map.of("name", c.name(), "pending", c.pending(), "idle_ms", c.idleMillis(),
-                            "alive", c.alive()));
-                }
-                gm.put("consumers", consumers);
-                groups.add(gm);
-            }
-            m.put("groups", groups);
-            out.add(m);
-        }
-        ctx.json(Map.of("streams", out));
-    }
-
+    /** Open to all: up or down per server, never why (that goes to the log under the request id). */
     private void health(Context ctx) {
         Map<String, Object> out = new LinkedHashMap<>();
         boolean ok = true;
@@ -261,53 +205,29 @@ public final class HttpApi implements AutoCloseable {
             bus.inspector().stream(settings.get(Setting.TOPIC));
             out.put("redis", "ok");
         } catch (RuntimeException e) {
-            out.put("redis", "down: " + e.getMessage());
+            log.warn("health: Redis failed [request {}]", requestId(ctx), e);
+            out.put("redis", "down");
             ok = false;
         }
         try (Connection c = db.getConnection(); Statement st = c.createStatement()) {
+            st.setQueryTimeout(5);
             st.execute("SELECT 1");
             out.put("postgres", "ok");
         } catch (Exception e) {
-            out.put("postgres", "down: " + e.getMessage());
+            log.warn("health: PostgreSQL failed [request {}]", requestId(ctx), e);
+            out.put("postgres", "down");
             ok = false;
         }
         out.put("status", ok ? "ok" : "down");
+        if (access.insecure()) {
+            out.put("warning", "serving without authentication (--insecure-no-auth)");
+        }
         ctx.status(ok ? 200 : 503).json(out);
     }
 
-    /** The topic's partitions as {@code group} (default: the workers' group) sees them: a JSON array. */
-    private void partitions(Context ctx) {
-        String group = Optional.ofNullable(ctx.queryParam("group")).orElse(settings.get(Setting.GROUP));
-        List<Map<String, Object>> out = new ArrayList<>();
-        for (Inspector.PartitionInfo p : bus.inspector().partitions(ctx.pathParam("topic"), group)) {
-            out.add(Views.partition(p));
-        }
-        ctx.json(out);
-    }
-
-    private static UUID runId(Context ctx) {
-        String raw = ctx.pathParam("id");
-        try {
-            return UUID.fromString(raw);
-        } catch (IllegalArgumentException e) {
-            throw ApiError.badRequest("run id must be a UUID, got '" + raw + "'", "id");
-        }
-    }
-
-    private static int intParam(Context ctx, String name, int fallback) {
-        String v = ctx.queryParam(name);
-        if (v == null) {
-            return fallback;
-        }
-        try {
-            int n = Integer.parseInt(v);
-            if (n < 1 || n > 10_000) {
-                throw ApiError.badRequest("query parameter '" + name + "' must be between 1 and 10000", name);
-            }
-            return n;
-        } catch (NumberFormatException e) {
-            throw ApiError.badRequest("query parameter '" + name + "' must be a number, got '" + v + "'", name);
-        }
+    private static String requestId(Context ctx) {
+        String id = ctx.attribute(REQUEST_ID);
+        return id == null ? "-" : id;
     }
 
     private static void error(Context ctx, int status, String message, String field) {
@@ -316,12 +236,24 @@ public final class HttpApi implements AutoCloseable {
         if (field != null) {
             body.put("field", field);
         }
+        body.put("request_id", requestId(ctx));
         ctx.status(status).json(body);
     }
 
-    /** Stops accepting requests; requests in progress finish. */
+    private static String rootMessage(Throwable e) {
+        while (e.getCause() != null) {
+            e = e.getCause();
+        }
+        return e.getMessage();
+    }
+
+    /**
+     * Stops: event streams end first (their clients see the end of the response), then Jetty stops taking
+     * requests and waits up to {@code --shutdown-timeout} for those in flight.
+     */
     @Override
     public void close() {
+        events.close();
         app.stop();
     }
 }

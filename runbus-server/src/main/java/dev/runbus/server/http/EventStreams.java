@@ -1,0 +1,190 @@
+package dev.runbus.server.http;
+
+import dev.runbus.runs.Run;
+import dev.runbus.runs.Runs;
+import dev.runbus.runs.StoredReply;
+import dev.runbus.server.Json;
+import io.javalin.http.Context;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@code GET /v1/runs/{id}/events}: server-sent events of runs, read from PostgreSQL (so they are right whichever
+ * process executes the run). Events: {@code status} (status, attempts, error, next_attempt_at) on every change,
+ * {@code reply} (seq, role, content) for each new reply, and {@code end} when the run is done or failed.
+ * A comment line every 15 s keeps proxies from closing the connection; a stream ends after 10 minutes.
+ *
+ * <p>No thread waits per follower: the request goes asynchronous, and one thread polls every followed run
+ * every 100 ms, asking PostgreSQL for its status and the replies after the last one sent. Each caller (token,
+ * or address without tokens) may hold {@code perCaller} streams at once; past that the request is refused
+ * with 503 and {@code Retry-After}.
+ */
+final class EventStreams implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(EventStreams.class);
+    private static final long POLL_MILLIS = 100;
+    private static final long HEARTBEAT_MILLIS = 15_000;
+    private static final long MAX_MILLIS = 600_000;
+
+    private final Runs runs;
+    private final int perCaller;
+    private final Set<Follower> followers = ConcurrentHashMap.newKeySet();
+    private final ConcurrentHashMap<String, AtomicInteger> open = new ConcurrentHashMap<>();
+    private final ScheduledExecutorService poller;
+
+    EventStreams(Runs runs, int perCaller) {
+        this.runs = runs;
+        this.perCaller = perCaller;
+        this.poller = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "runbus-event-streams");
+            t.setDaemon(true);
+            return t;
+        });
+        poller.scheduleWithFixedDelay(this::pollAll, POLL_MILLIS, POLL_MILLIS, TimeUnit.MILLISECONDS);
+    }
+
+    /** Answers the request with the run's events, or refuses it (404 unknown run, 503 too many streams). */
+    void follow(Context ctx, UUID id, Caller caller) throws IOException {
+        AtomicInteger count = open.computeIfAbsent(caller.key(), k -> new AtomicInteger());
+        if (count.incrementAndGet() > perCaller) {
+            count.decrementAndGet();
+            throw new ApiError(503, "too many event streams open for this caller (at most " + perCaller
+                    + "): close one or try again later", null, 5);
+        }
+        Follower f;
+        try {
+            if (runs.get(id).isEmpty()) {
+                throw ApiError.notFound("no run " + id);
+            }
+            ctx.res().setStatus(200);
+            ctx.res().setContentType("text/event-stream; charset=utf-8");
+            ctx.res().setHeader("Cache-Control", "no-cache");
+            ctx.res().setHeader("X-Accel-Buffering", "no");
+            ctx.res().flushBuffer();
+            f = new Follower(id, ctx.res().getOutputStream(), count);
+        } catch (RuntimeException | IOException e) {
+            count.decrementAndGet();
+            throw e;
+        }
+        followers.add(f);
+        ctx.future(() -> f.done);
+    }
+
+    /** How many streams are open now. */
+    int size() {
+        return followers.size();
+    }
+
+    private void pollAll() {
+        for (Follower f : followers) {
+            try {
+                if (f.poll()) {
+                    end(f);
+                }
+            } catch (IOException clientGone) {
+                log.debug("event stream of run {} closed by the client", f.id);
+                end(f);
+            } catch (RuntimeException e) {
+                // PostgreSQL unavailable for a moment: the stream stays, and is polled again next time.
+                log.debug("polling run {} for its event stream failed", f.id, e);
+            }
+        }
+    }
+
+    private void end(Follower f) {
+        if (followers.remove(f)) {
+            f.count.decrementAndGet();
+            f.done.complete(null);
+        }
+    }
+
+    /** Ends every stream (their clients see the response end) and stops polling. */
+    @Override
+    public void close() {
+        poller.shutdownNow();
+        try {
+            poller.awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        followers.forEach(this::end);
+    }
+
+    /** One client following one run: what it was sent so far. */
+    private final class Follower {
+        final UUID id;
+        final OutputStream out;
+        final AtomicInteger count;
+        final CompletableFuture<Void> done = new CompletableFuture<>();
+        final long start = System.currentTimeMillis();
+        long lastWrite = start;
+        String lastStatus;
+        int lastSeq;
+
+        Follower(UUID id, OutputStream out, AtomicInteger count) {
+            this.id = id;
+            this.out = out;
+            this.count = count;
+        }
+
+        /** Sends what changed; returns whether the stream is over. */
+        boolean poll() throws IOException {
+            if (System.currentTimeMillis() - start > MAX_MILLIS) {
+                return true;
+            }
+            Optional<Run> found = runs.get(id);
+            if (found.isEmpty()) {
+                return true;
+            }
+            Run run = found.get();
+            String status = run.status().sql() + "/" + run.attempts() + "/" + run.error().orElse("") + "/"
+                    + run.nextAttemptAt().map(Object::toString).orElse("");
+            if (!status.equals(lastStatus)) {
+                Map<String, Object> data = new LinkedHashMap<>();
+                data.put("run_id", id.toString());
+                data.put("status", run.status().sql());
+                data.put("attempts", run.attempts());
+                data.put("error", run.error().orElse(null));
+                data.put("next_attempt_at", run.nextAttemptAt().map(Object::toString).orElse(null));
+                send("status", data);
+                lastStatus = status;
+            }
+            for (StoredReply r : runs.replies(id, lastSeq)) {
+                send("reply", Map.of("seq", r.seq(), "role", r.role(), "content", r.content()));
+                lastSeq = r.seq();
+            }
+            if (run.status().isFinished()) {
+                send("end", Map.of("run_id", id.toString(), "status", run.status().sql()));
+                return true;
+            }
+            if (System.currentTimeMillis() - lastWrite > HEARTBEAT_MILLIS) {
+                write(": keep-alive\n\n");
+            }
+            return false;
+        }
+
+        private void send(String event, Object data) throws IOException {
+            write("event: " + event + "\ndata: " + Json.write(data) + "\n\n");
+        }
+
+        private void write(String text) throws IOException {
+            out.write(text.getBytes(StandardCharsets.UTF_8));
+            out.flush();
+            lastWrite = System.currentTimeMillis();
+        }
+    }
+}

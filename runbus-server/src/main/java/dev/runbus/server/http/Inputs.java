@@ -1,0 +1,66 @@
+package dev.runbus.server.http;
+
+import java.math.BigInteger;
+import java.util.regex.Pattern;
+
+/**
+ * Checks of what requests carry in paths and query parameters, before any of it reaches Redis or PostgreSQL:
+ * a malformed id is the client's mistake (400 naming the field), never a server error.
+ */
+final class Inputs {
+
+    /** {@code 1700000000000-0}, optionally {@code @3} for a partition. */
+    private static final Pattern STREAM_ID = Pattern.compile("(\\d{1,20})-(\\d{1,20})(@\\d{1,6})?");
+    /** Ids of scheduled entries: hexadecimal time and sequence, a dash, hexadecimal random; optionally a partition. */
+    private static final Pattern SCHEDULED_ID = Pattern.compile("[0-9a-f]{1,24}-[0-9a-f]{1,16}(@\\d{1,6})?");
+    private static final BigInteger MAX_ID_PART = new BigInteger("18446744073709551615");
+
+    private Inputs() {
+    }
+
+    /** A stream id as Redis writes them (both parts at most 2^64 - 1), with an optional partition. */
+    static String streamId(String value, String field) {
+        var m = value == null ? null : STREAM_ID.matcher(value);
+        if (m == null || !m.matches() || new BigInteger(m.group(1)).compareTo(MAX_ID_PART) > 0
+                || new BigInteger(m.group(2)).compareTo(MAX_ID_PART) > 0) {
+            throw ApiError.badRequest(field + " must be a stream id like 1700000000000-0 (or 1700000000000-0@3 for"
+                    + " partition 3)", field);
+        }
+        return value;
+    }
+
+    static String scheduledId(String value, String field) {
+        if (value == null || !SCHEDULED_ID.matcher(value).matches()) {
+            throw ApiError.badRequest(field + " must be a scheduled entry's id as runbus scheduled list shows it",
+                    field);
+        }
+        return value;
+    }
+
+    /** Topic and group names: 1 to 200 printable characters, no whitespace; topics also no braces or '#'. */
+    static String name(String value, String field, boolean topic) {
+        boolean ok = value != null && !value.isEmpty() && value.length() <= 200
+                && value.chars().noneMatch(c -> Character.isWhitespace(c) || Character.isISOControl(c)
+                || topic && (c == '{' || c == '}' || c == '#'));
+        if (!ok) {
+            throw ApiError.badRequest(field + " must have 1 to 200 characters without whitespace"
+                    + (topic ? ", braces or '#'" : ""), field);
+        }
+        return value;
+    }
+
+    /** A whole number between 1 and 10000, or {@code fallback} when absent. */
+    static int limit(String value, String field, int fallback) {
+        if (value == null) {
+            return fallback;
+        }
+        if (!value.matches("\\d{1,5}")) {
+            throw ApiError.badRequest("query parameter '" + field + "' must be a number between 1 and 10000", field);
+        }
+        int n = Integer.parseInt(value);
+        if (n < 1 || n > 10_000) {
+            throw ApiError.badRequest("query parameter '" + field + "' must be a number between 1 and 10000", field);
+        }
+        return n;
+    }
+}

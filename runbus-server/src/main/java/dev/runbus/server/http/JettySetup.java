@@ -1,0 +1,112 @@
+package dev.runbus.server.http;
+
+import dev.runbus.server.Setting;
+import dev.runbus.server.Settings;
+import io.javalin.config.JavalinConfig;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import org.eclipse.jetty.http.HttpFields;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.server.HttpConfiguration;
+import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.SecureRequestCustomizer;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.server.SslConnectionFactory;
+import org.eclipse.jetty.server.handler.ErrorHandler;
+import org.eclipse.jetty.server.handler.StatisticsHandler;
+import org.eclipse.jetty.util.ssl.SslContextFactory;
+
+/**
+ * The Jetty underneath the API: one connector (HTTP, or HTTPS with {@code --tls-cert}/{@code --tls-key}) on
+ * {@code --host}:{@code --port}, and the limits that keep one client from holding the server:
+ *
+ * <ul>
+ *   <li>request line and headers at most {@code --max-header-size} bytes (431 past it);</li>
+ *   <li>a connection idle for {@code --idle-timeout} is closed; a connection waiting for the rest of its headers
+ *       holds no thread meanwhile (Jetty parses them without blocking);</li>
+ *   <li>a body must arrive within {@code --request-timeout}: each blocking read waits at most that long, and the
+ *       body must keep up {@code max-body / request-timeout} bytes a second (408 otherwise);</li>
+ *   <li>stopping waits up to {@code --shutdown-timeout} for requests in flight, then closes the rest.</li>
+ * </ul>
+ * Errors Jetty answers before a request reaches the API (a malformed request line, headers too large) are
+ * JSON like the API's own, without Jetty's version.
+ */
+final class JettySetup {
+
+    private JettySetup() {
+    }
+
+    static void configure(JavalinConfig config, Settings s) {
+        String host = s.get(Setting.HOST);
+        int port = s.integer(Setting.PORT, 0);
+        int maxHeader = s.integer(Setting.MAX_HEADER_SIZE, 1024);
+        long requestTimeout = s.duration(Setting.REQUEST_TIMEOUT).toMillis();
+        long idleTimeout = s.duration(Setting.IDLE_TIMEOUT).toMillis();
+        long stopTimeout = s.duration(Setting.SHUTDOWN_TIMEOUT).toMillis();
+        int maxBody = s.integer(Setting.MAX_BODY, 1);
+        SslContextFactory.Server tls = tls(s);
+        config.jetty.modifyServer(server -> {
+            // Graceful stop needs a handler that counts requests in flight; Javalin adds its own handler inside.
+            server.setHandler(new StatisticsHandler());
+            server.setStopTimeout(stopTimeout);
+            server.setErrorHandler(new JsonErrors());
+        });
+        config.jetty.addConnector((server, base) -> {
+            HttpConfiguration http = new HttpConfiguration(base);
+            http.setRequestHeaderSize(maxHeader);
+            http.setSendServerVersion(false);
+            http.setSendXPoweredBy(false);
+            http.setIdleTimeout(Math.max(1, requestTimeout));
+            http.setMinRequestDataRate(Math.max(1, maxBody * 1000L / Math.max(1, requestTimeout)));
+            ServerConnector connector;
+            if (tls == null) {
+                connector = new ServerConnector(server, new HttpConnectionFactory(http));
+            } else {
+                SecureRequestCustomizer secure = new SecureRequestCustomizer();
+                // Clients often connect by address: a certificate's names are the client's to check, not ours.
+                secure.setSniHostCheck(false);
+                http.addCustomizer(secure);
+                connector = new ServerConnector(server, new SslConnectionFactory(tls, "http/1.1"),
+                        new HttpConnectionFactory(http));
+            }
+            connector.setHost(host);
+            connector.setPort(port);
+            connector.setIdleTimeout(idleTimeout);
+            return connector;
+        });
+    }
+
+    /** The TLS context of {@code --tls-cert}/{@code --tls-key}, or null for plain HTTP. */
+    private static SslContextFactory.Server tls(Settings s) {
+        boolean cert = s.isSet(Setting.TLS_CERT);
+        boolean key = s.isSet(Setting.TLS_KEY);
+        if (cert != key) {
+            throw new IllegalArgumentException("--tls-cert and --tls-key go together: give both or neither");
+        }
+        if (!cert) {
+            return null;
+        }
+        SslContextFactory.Server f = new SslContextFactory.Server();
+        f.setKeyStore(PemKeyStore.load(Path.of(s.get(Setting.TLS_CERT)), Path.of(s.get(Setting.TLS_KEY))));
+        f.setKeyStorePassword(new String(PemKeyStore.PASSWORD));
+        f.setIncludeProtocols("TLSv1.3", "TLSv1.2");
+        return f;
+    }
+
+    /** Jetty's own error pages (bad request line, headers too large) as the API's JSON errors. */
+    private static final class JsonErrors extends ErrorHandler {
+        JsonErrors() {
+            setShowServlet(false);
+            setShowStacks(false);
+            setShowMessageInTitle(false);
+        }
+
+        @Override
+        public ByteBuffer badMessageError(int status, String reason, HttpFields.Mutable fields) {
+            fields.put(HttpHeader.CONTENT_TYPE, "application/json");
+            String message = status == 431 ? "request headers are too large" : "malformed request";
+            return ByteBuffer.wrap(("{\"error\":\"" + message + "\"}").getBytes(StandardCharsets.UTF_8));
+        }
+    }
+}

@@ -1,0 +1,106 @@
+package dev.runbus.server.http;
+
+import dev.runbus.runs.NewRun;
+import dev.runbus.runs.Run;
+import dev.runbus.runs.Runs;
+import dev.runbus.runs.SubmitResult;
+import dev.runbus.server.Metrics;
+import dev.runbus.server.Views;
+import io.javalin.http.Context;
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+
+/** {@code POST /v1/runs}, {@code GET /v1/runs/{id}} and its events. */
+final class RunEndpoints {
+
+    private final Runs runs;
+    private final Metrics metrics;
+    private final int maxBody;
+    private final SubmissionRate rate;
+    private final EventStreams events;
+
+    RunEndpoints(Runs runs, Metrics metrics, int maxBody, SubmissionRate rate, EventStreams events) {
+        this.runs = runs;
+        this.metrics = metrics;
+        this.maxBody = maxBody;
+        this.rate = rate;
+        this.events = events;
+    }
+
+    /** Checks everything before anything is written: a refused submission leaves no row and no stream entry. */
+    void submit(Context ctx) {
+        String type = ctx.contentType();
+        if (type == null || !type.toLowerCase(java.util.Locale.ROOT).startsWith("application/json")) {
+            throw new ApiError(415, "Content-Type must be application/json", null);
+        }
+        long wait = rate.acquire(AccessLayer.caller(ctx).key());
+        if (wait > 0) {
+            throw new ApiError(429, "too many submissions: slow down", null,
+                    Math.max(1, TimeUnit.NANOSECONDS.toSeconds(wait + 999_999_999)));
+        }
+        NewRun request = SubmitRequest.parse(body(ctx), ctx.header("Idempotency-Key"));
+        SubmitResult r = runs.submit(request);
+        (r.created() ? metrics.runsCreated : metrics.runsDeduplicated).increment();
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("run_id", r.runId().toString());
+        out.put("status", r.status().sql());
+        out.put("created", r.created());
+        ctx.status(r.created() ? 201 : 200).json(out);
+    }
+
+    /**
+     * At most {@code maxBody} bytes of the body, whatever the request claims: a chunked body has no length to
+     * check beforehand, so one byte more than the limit is read and means 413.
+     */
+    private byte[] body(Context ctx) {
+        if (ctx.contentLength() > maxBody) {
+            throw new ApiError(413, "the body is larger than the limit of " + maxBody + " bytes", null);
+        }
+        byte[] body;
+        try (InputStream in = ctx.req().getInputStream()) {
+            body = in.readNBytes(maxBody + 1);
+        } catch (IOException e) {
+            boolean slow = e.getCause() instanceof java.util.concurrent.TimeoutException
+                    || String.valueOf(e.getMessage()).contains("408");
+            throw new ApiError(slow ? 408 : 400, slow ? "the body did not arrive in time" : "the body could not be read",
+                    null);
+        } catch (RuntimeException e) {
+            // Jetty's BadMessageException: too slow a body (408) or a malformed chunk (400)
+            boolean slow = String.valueOf(e.getMessage()).contains("408") || e.toString().contains("Timeout");
+            throw new ApiError(slow ? 408 : 400, slow ? "the body did not arrive in time" : "the body could not be read",
+                    null);
+        }
+        if (body.length > maxBody) {
+            throw new ApiError(413, "the body is larger than the limit of " + maxBody + " bytes", null);
+        }
+        return body;
+    }
+
+    void get(Context ctx) {
+        UUID id = runId(ctx);
+        Run run = runs.get(id).orElseThrow(() -> ApiError.notFound("no run " + id));
+        Map<String, Object> out = Views.run(run);
+        List<Map<String, Object>> replies = new ArrayList<>();
+        runs.replies(id).forEach(r -> replies.add(Map.of("seq", r.seq(), "role", r.role(), "content", r.content())));
+        out.put("replies", replies);
+        ctx.json(out);
+    }
+
+    void events(Context ctx) throws IOException {
+        events.follow(ctx, runId(ctx), AccessLayer.caller(ctx));
+    }
+
+    private static UUID runId(Context ctx) {
+        String raw = ctx.pathParam("id");
+        if (!raw.matches("[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")) {
+            throw ApiError.badRequest("run id must be a UUID", "id");
+        }
+        return UUID.fromString(raw);
+    }
+}

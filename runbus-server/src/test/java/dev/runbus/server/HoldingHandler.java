@@ -1,0 +1,33 @@
+package dev.runbus.server;
+
+import dev.runbus.runs.Reply;
+import dev.runbus.runs.RunContext;
+import dev.runbus.runs.RunHandler;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A test handler whose runs with input starting "hold" stay running until {@link #release()}, so that a test
+ * can keep event streams open; other inputs are answered at once. State is static: one test at a time uses it.
+ */
+public final class HoldingHandler implements RunHandler {
+
+    private static volatile CountDownLatch gate = new CountDownLatch(1);
+
+    static void reset() {
+        gate = new CountDownLatch(1);
+    }
+
+    static void release() {
+        gate.countDown();
+    }
+
+    @Override
+    public List<Reply> execute(RunContext run) throws InterruptedException {
+        if (run.input().startsWith("hold")) {
+            gate.await(60, TimeUnit.SECONDS);
+        }
+        return List.of(Reply.assistant("held:" + run.input()));
+    }
+}
