@@ -99,6 +99,19 @@ final class TestServe implements AutoCloseable {
         }
     }
 
+    /** Ids of every run, oldest first. */
+    java.util.List<String> runIds() throws Exception {
+        java.util.List<String> out = new java.util.ArrayList<>();
+        try (Connection c = DriverManager.getConnection(DemoEndToEndTest.DATABASE);
+             ResultSet rs = c.createStatement().executeQuery("SELECT id FROM " + schema
+                     + ".runs ORDER BY created_at, id")) {
+            while (rs.next()) {
+                out.add(rs.getString(1));
+            }
+        }
+        return out;
+    }
+
     /** Entries in the runs topic's stream (one partition). */
     long streamLength() {
         return RedisTarget.local().redis().xlen(prefix + ":{runs}:stream");

@@ -51,6 +51,9 @@ final class SubmitRequest {
                     "idempotency_key");
         }
         String key = header != null ? header : bodyKey;
+        if (key != null && key.chars().anyMatch(Character::isISOControl)) {
+            throw ApiError.badRequest("idempotency key must not contain control characters", "idempotency_key");
+        }
         if (key != null && key.length() > NewRun.MAX_KEY_LENGTH) {
             throw ApiError.badRequest("idempotency key is longer than " + NewRun.MAX_KEY_LENGTH + " characters",
                     "idempotency_key");
