@@ -44,6 +44,9 @@ final class RedisDeadLetters implements DeadLetters {
     private record Raw(Partitions.Id id, StreamMessage<String, byte[]> message) {
     }
 
+    /** The largest stream id Redis allows. */
+    private static final String LAST_ID = "18446744073709551615-18446744073709551615";
+
     @Override
     public List<DeadLetter> list(String topic, String afterId, int limit) {
         Keys.checkTopic(topic);
@@ -54,6 +57,9 @@ final class RedisDeadLetters implements DeadLetters {
         Partitions.Id after = afterId == null ? null : partitions.parse(afterId);
         List<Raw> merged = new ArrayList<>();
         for (int p = 0; p < partitions.count(); p++) {
+            if (after != null && p <= after.partition() && after.streamId().equals(LAST_ID)) {
+                continue; // nothing comes after the last possible id, and Redis refuses to range past it
+            }
             // After (id, partition): in a later partition, an equal stream id comes after it; in the same or an
             // earlier one, it does not.
             Range<String> range = after == null ? Range.create("-", "+") : Range.from(p > after.partition()

@@ -236,6 +236,9 @@ class HttpLimitsTest {
             assertThat(r.statusCode()).as(e.getKey()).isEqualTo(400);
             assertThat(TestServe.json(r).get("field").asText()).as(e.getKey()).isEqualTo(e.getValue());
         }
+        HttpResponse<String> last = serve.get("/v1/dead-letters?after=18446744073709551615-18446744073709551615", misc);
+        assertThat(last.statusCode()).isEqualTo(200);
+        assertThat(TestServe.json(last).get("dead_letters")).isEmpty();
         for (String path : List.of("/v1/dead-letters/%2e%2e%2f/replay", "/v1/dead-letters/..%2F..%2F/replay",
                 "/v1/dead-letters/zzz/replay", "/v1/dead-letters/1-1%00/replay")) {
             HttpResponse<String> r = serve.send(serve.request(path).header("Authorization", "Bearer " + admin)

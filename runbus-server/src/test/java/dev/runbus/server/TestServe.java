@@ -26,6 +26,8 @@ final class TestServe implements AutoCloseable {
     final String schema;
     final String prefix;
     final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    /** A connection of its own for {@link #runRows}, which a fuzz test calls thousands of times. */
+    private Connection counter;
 
     private TestServe(RunbusServer server, String schema, String prefix) {
         this.server = server;
@@ -91,9 +93,11 @@ final class TestServe implements AutoCloseable {
     }
 
     /** Rows in the runs table. */
-    long runRows() throws Exception {
-        try (Connection c = DriverManager.getConnection(DemoEndToEndTest.DATABASE);
-             ResultSet rs = c.createStatement().executeQuery("SELECT count(*) FROM " + schema + ".runs")) {
+    synchronized long runRows() throws Exception {
+        if (counter == null) {
+            counter = DriverManager.getConnection(DemoEndToEndTest.DATABASE);
+        }
+        try (ResultSet rs = counter.createStatement().executeQuery("SELECT count(*) FROM " + schema + ".runs")) {
             rs.next();
             return rs.getLong(1);
         }
@@ -119,6 +123,13 @@ final class TestServe implements AutoCloseable {
 
     @Override
     public void close() {
+        try {
+            if (counter != null) {
+                counter.close();
+            }
+        } catch (Exception ignored) {
+            // closing anyway
+        }
         try {
             server.close();
         } finally {
