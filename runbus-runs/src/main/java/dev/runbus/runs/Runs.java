@@ -18,7 +18,6 @@ import dev.runbus.runs.internal.RunStore;
 import dev.runbus.runs.internal.RunWorker;
 import dev.runbus.runs.internal.Sweeper;
 import dev.runbus.runs.internal.Triggers;
-import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.util.List;
@@ -163,8 +162,9 @@ public final class Runs implements AutoCloseable {
 
     /**
      * Sends a failed run back: failed → pending, then its dead letter is replayed to the stream (and marked
-     * replayed there), in one PostgreSQL transaction committed only once Redis has done its part: if Redis
-     * fails, nothing changed and the call can be repeated. Without a dead letter (purged, or Redis lost it) a new
+     * replayed there). All or nothing: if Redis refuses the replay, the run is put back as it was (failed, with
+     * its dead letter) and the exception thrown, so the call can be repeated; when Redis cannot say whether it
+     * ran the replay, the run stays pending and the sweeper publishes a trigger that was lost. Without a dead letter (purged, or Redis lost it) a new
      * trigger is published after the commit (if that fails, the sweeper publishes it). A replayed
      * dead letter keeps the key it was published with, so an ordered run's comes back to its user's partition.
      * In per-user order the replayed run waits for earlier unfinished runs of its user, but a later run that
@@ -174,40 +174,70 @@ public final class Runs implements AutoCloseable {
      * @throws IllegalRunTransitionException when the run is not failed
      */
     public void replay(UUID runId) {
-        Optional<String> publishFor = Optional.empty();
-        try (Connection c = store.dataSource().getConnection()) {
-            c.setAutoCommit(false);
-            try {
-                RunFailures.Replay replay = failures.beginReplay(c, runId);
-                if (!replay.began()) {
-                    c.rollback();
-                    Run run = get(runId).orElseThrow(() -> new RunNotFoundException(runId));
-                    throw new IllegalRunTransitionException(runId, run.status(), RunStatus.PENDING);
-                }
-                publishFor = Optional.of(replay.userId());
-                Optional<String> dl = replay.deadLetterId();
-                if (dl.isPresent()) {
-                    try {
-                        // Inside the transaction: if Redis fails, the run stays failed and the dead letter
-                        // unreplayed, so the caller can simply try again. A worker that reads the replayed
-                        // entry before the commit waits for the run's row lock, then sees it pending.
-                        bus.deadLetters().replay(config.topic(), dl.get());
-                        publishFor = Optional.empty();
-                    } catch (DeadLetterAlreadyReplayedException | NoSuchDeadLetterException e) {
-                        log.info("dead letter of run {} cannot be replayed ({}); publishing a new trigger", runId,
-                                e.getMessage());
-                    }
-                }
-                c.commit();
-            } catch (SQLException | RuntimeException e) {
-                c.rollback();
-                throw e;
-            }
+        RunFailures.Replay replay;
+        try {
+            replay = failures.beginReplay(runId);
         } catch (SQLException e) {
             throw new RunStoreException("replaying run " + runId + " failed: " + e.getMessage(), e);
         }
-        // A stored pending run whose trigger is lost is the sweeper's to publish: no need to undo anything here.
-        publishFor.ifPresent(user -> publishTrigger(runId, user));
+        if (!replay.began()) {
+            Run run = get(runId).orElseThrow(() -> new RunNotFoundException(runId));
+            throw new IllegalRunTransitionException(runId, run.status(), RunStatus.PENDING);
+        }
+        // Committed before Redis is asked: a worker that reads the replayed entry must find the run pending.
+        Optional<String> dl = replay.deadLetterId();
+        try {
+            if (dl.isPresent()) {
+                bus.deadLetters().replay(config.topic(), dl.get());
+                return;
+            }
+        } catch (DeadLetterAlreadyReplayedException | NoSuchDeadLetterException e) {
+            log.info("dead letter of run {} cannot be replayed ({}); publishing a new trigger", runId, e.getMessage());
+        } catch (RuntimeException redisFailed) {
+            if (replayMayHaveHappened(runId, dl.get(), redisFailed)) {
+                return;
+            }
+            undo(runId, replay.before(), redisFailed);
+            throw redisFailed;
+        }
+        publishTrigger(runId, replay.userId());
+    }
+
+    /** Puts the run back as it was, so that a replay Redis refused changed nothing and can be repeated. */
+    private void undo(UUID runId, RunFailures.Before before, RuntimeException cause) {
+        try {
+            if (!failures.undoReplay(runId, before)) {
+                log.info("run {} started while its refused replay was being undone: it stays", runId);
+            }
+        } catch (SQLException e) {
+            cause.addSuppressed(e);
+            log.warn("run {}: Redis refused its replay and undoing it failed ({}); the run is pending and the"
+                    + " sweeper publishes its trigger", runId, e.getMessage());
+        }
+    }
+
+    /**
+     * After the dead letter's replay failed in Redis: whether it may have happened all the same (a reply lost
+     * after Redis ran it). The dead letter is read again on the same connection, behind the failed command: if
+     * it is not marked replayed, the replay did not happen and the run is put back as it was. If it is,
+     * or Redis cannot say, the run is made pending: its trigger is then in the stream or, if lost, the
+     * sweeper's to publish, and a second trigger for a pending run is absorbed like any duplicate.
+     */
+    private boolean replayMayHaveHappened(UUID runId, String deadLetterId, RuntimeException failure) {
+        try {
+            boolean replayed = bus.deadLetters().get(config.topic(), deadLetterId)
+                    .map(d -> d.replayedAs().isPresent()).orElse(false);
+            if (replayed) {
+                log.info("replaying the dead letter of run {} failed ({}) after Redis ran it", runId,
+                        failure.getMessage());
+            }
+            return replayed;
+        } catch (RuntimeException unknown) {
+            log.warn("replaying the dead letter of run {} failed ({}) and Redis cannot say whether it happened: the"
+                    + " run is pending, and the sweeper publishes its trigger if it was lost", runId,
+                    failure.getMessage());
+            return true;
+        }
     }
 
     /**

@@ -25,6 +25,7 @@ public final class Views {
         m.put("created_at", run.createdAt().toString());
         m.put("updated_at", run.updatedAt().toString());
         m.put("next_attempt_at", run.nextAttemptAt().map(Object::toString).orElse(null));
+        m.put("dead_letter_id", run.deadLetterId().orElse(null));
         return m;
     }
 

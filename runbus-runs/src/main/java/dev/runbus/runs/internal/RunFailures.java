@@ -5,6 +5,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Timestamp;
 import java.sql.Types;
 import java.time.Duration;
 import java.util.Optional;
@@ -28,9 +29,14 @@ public final class RunFailures {
     private static final Logger log = LoggerFactory.getLogger(RunFailures.class);
 
     /** What a replay found: the run was failed, its user, and its dead letter if it had one. */
-    public record Replay(boolean began, String userId, Optional<String> deadLetterId) {
+    public record Replay(boolean began, String userId, Optional<String> deadLetterId, Before before) {
 
-        static final Replay NOT_FAILED = new Replay(false, null, Optional.empty());
+        static final Replay NOT_FAILED = new Replay(false, null, Optional.empty(), null);
+    }
+
+    /** What a replay changed, to put back if its Redis step is refused ({@link #undoReplay}). */
+    public record Before(int attempts, String error, String deadLetterId, String streamId, Timestamp finishedAt,
+                         Timestamp nextAttemptAt, int attemptsAtReplay) {
     }
 
     private final DataSource dataSource;
@@ -113,25 +119,48 @@ public final class RunFailures {
      * from {@code attempts_at_replay}.
      */
     public Replay beginReplay(UUID id) throws SQLException {
-        try (Connection c = dataSource.getConnection()) {
-            return beginReplay(c, id);
-        }
-    }
-
-    /** {@link #beginReplay(UUID)} on the caller's connection, inside the caller's transaction. */
-    public Replay beginReplay(Connection c, UUID id) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("UPDATE " + runs + " r SET status = ?, error = NULL,"
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement ps = c.prepareStatement("UPDATE " + runs + " r SET status = ?, error = NULL,"
                      + " dead_letter_id = NULL, stream_id = NULL, finished_at = NULL, next_attempt_at = NULL,"
                      + " attempts_at_replay = r.attempts, updated_at = now()"
-                     + " FROM (SELECT id, dead_letter_id FROM " + runs + " WHERE id = ? FOR UPDATE) old"
+                     + " FROM (SELECT id, attempts, error, dead_letter_id, stream_id, finished_at, next_attempt_at,"
+                     + " attempts_at_replay FROM " + runs + " WHERE id = ? FOR UPDATE) old"
                      + " WHERE r.id = old.id AND r.status IN (" + RunStore.sources(RunStatus.PENDING) + ")"
-                     + " RETURNING r.user_id, old.dead_letter_id")) {
+                     + " RETURNING r.user_id, old.attempts, old.error, old.dead_letter_id, old.stream_id,"
+                     + " old.finished_at, old.next_attempt_at, old.attempts_at_replay")) {
             ps.setString(1, RunStatus.PENDING.sql());
             ps.setObject(2, id);
             try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() ? new Replay(true, rs.getString(1), Optional.ofNullable(rs.getString(2)))
-                        : Replay.NOT_FAILED;
+                if (!rs.next()) {
+                    return Replay.NOT_FAILED;
+                }
+                Before before = new Before(rs.getInt(2), rs.getString(3), rs.getString(4), rs.getString(5),
+                        rs.getTimestamp(6), rs.getTimestamp(7), rs.getInt(8));
+                return new Replay(true, rs.getString(1), Optional.ofNullable(before.deadLetterId()), before);
             }
+        }
+    }
+
+    /**
+     * Puts a run back as {@link #beginReplay} found it, if nothing started it meanwhile (still pending, same
+     * attempts): for a replay whose Redis step was refused. Returns whether it did.
+     */
+    public boolean undoReplay(UUID id, Before before) throws SQLException {
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement ps = c.prepareStatement("UPDATE " + runs + " SET status = ?, error = ?,"
+                     + " dead_letter_id = ?, stream_id = ?, finished_at = ?, next_attempt_at = ?,"
+                     + " attempts_at_replay = ?, updated_at = now() WHERE id = ? AND status = ? AND attempts = ?")) {
+            ps.setString(1, RunStatus.FAILED.sql());
+            ps.setString(2, before.error());
+            ps.setString(3, before.deadLetterId());
+            ps.setString(4, before.streamId());
+            ps.setTimestamp(5, before.finishedAt());
+            ps.setTimestamp(6, before.nextAttemptAt());
+            ps.setInt(7, before.attemptsAtReplay());
+            ps.setObject(8, id);
+            ps.setString(9, RunStatus.PENDING.sql());
+            ps.setInt(10, before.attempts());
+            return ps.executeUpdate() == 1;
         }
     }
 }
