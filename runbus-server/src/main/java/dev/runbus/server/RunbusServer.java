@@ -47,6 +47,11 @@ public final class RunbusServer implements AutoCloseable {
         return api.port();
     }
 
+    /** How the API checks its callers, for the start-up banner. */
+    public String authentication() {
+        return api.authentication();
+    }
+
     /** Whether the API speaks HTTPS. */
     public boolean tls() {
         return api.tls();

@@ -88,7 +88,7 @@ final class ServeCommand extends BaseCommand {
         RunbusServer server = RunbusServer.start(s, out());
         out().println("runbus serving on " + (server.tls() ? "https" : "http") + "://" + s.get(Setting.HOST) + ":" + server.port() + " (Redis "
                 + dev.runbus.server.Settings.mask(server.infrastructure().redisUri()) + ", PostgreSQL "
-                + dev.runbus.server.Settings.mask(server.infrastructure().jdbcUrl()) + ")");
+                + dev.runbus.server.Settings.mask(server.infrastructure().jdbcUrl()) + "); " + server.authentication());
         out().flush();
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {

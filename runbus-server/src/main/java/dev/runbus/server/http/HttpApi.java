@@ -127,6 +127,15 @@ public final class HttpApi implements AutoCloseable {
         return app.port();
     }
 
+    /** How callers are checked, for the start-up banner. */
+    public String authentication() {
+        if (!access.tokens().isEmpty()) {
+            return access.tokens().size() + " API token" + (access.tokens().size() == 1 ? "" : "s");
+        }
+        return access.insecure() ? "WARNING: no authentication (--insecure-no-auth)"
+                : "no API tokens: loopback address only";
+    }
+
     /** Whether this server speaks HTTPS. */
     public boolean tls() {
         return settings.isSet(Setting.TLS_CERT);
