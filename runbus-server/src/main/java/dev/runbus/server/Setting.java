@@ -64,7 +64,7 @@ public enum Setting {
     IDLE_TIMEOUT("idle-timeout", "30s", "a connection idle this long is closed", false),
     MAX_EVENT_STREAMS("max-event-streams", "16", "event streams open at once per token (per client address"
             + " without tokens); more answer 503", false),
-    SUBMIT_RATE("submit-rate", "100", "run submissions per second per token (per client address without tokens),"
+    SUBMIT_RATE("submit-rate", "1000", "run submissions per second per token (per client address without tokens),"
             + " in bursts of up to as many; more answer 429 with Retry-After; 0: no limit", false);
 
     private final String key;

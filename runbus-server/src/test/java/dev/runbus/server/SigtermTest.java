@@ -109,7 +109,7 @@ class SigtermTest {
                 RunbusCli.class.getName(), "serve", "--port", "0", "--host", "127.0.0.1", "--redis-url",
                 RedisTarget.local().uri(), "--database-url", DemoEndToEndTest.DATABASE, "--schema", schema,
                 "--key-prefix", prefix, "--handler", SlowHandler.class.getName(), "--concurrency", "4", "--consumer",
-                CONSUMER, "--min-idle", "10s", "--shutdown-timeout", "60s")).redirectErrorStream(true)
+                CONSUMER, "--min-idle", "10s", "--shutdown-timeout", "60s", "--submit-rate", "0")).redirectErrorStream(true)
                 .redirectOutput(log.toFile()).start();
     }
 

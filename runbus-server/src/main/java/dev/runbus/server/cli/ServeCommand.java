@@ -62,7 +62,7 @@ final class ServeCommand extends BaseCommand {
     Integer maxEventStreams;
 
     @Option(names = "--submit-rate", paramLabel = "N", description = "run submissions per second per token (per "
-            + "address without tokens), in bursts of up to N; 0: no limit; default 100")
+            + "address without tokens), in bursts of up to N; 0: no limit; default 1000")
     Integer submitRate;
 
     @Override
