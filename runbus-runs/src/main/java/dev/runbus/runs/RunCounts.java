@@ -22,7 +22,9 @@ public record RunCounts(long pending, long running, long done, long failed) {
             return new RunCounts(m.getOrDefault(RunStatus.PENDING, 0L), m.getOrDefault(RunStatus.RUNNING, 0L),
                     m.getOrDefault(RunStatus.DONE, 0L), m.getOrDefault(RunStatus.FAILED, 0L));
         } catch (java.sql.SQLException e) {
-            throw new RunStoreException("counting the runs of schema " + s + " failed: " + e.getMessage(), e);
+            String older = "42P01".equals(e.getSQLState()) ? " (the counters come with migration 4: is the schema older"
+                    + " than this runbus? run the migration — runbus migrate)" : "";
+            throw new RunStoreException("counting the runs of schema " + s + " failed: " + e.getMessage() + older, e);
         }
     }
 

@@ -38,7 +38,11 @@ public final class Migrations {
                 c.setAutoCommit(false);
                 try (Statement st = c.createStatement()) {
                     st.execute("SELECT pg_advisory_xact_lock(hashtext('runbus.migrations'))");
-                    st.execute("CREATE SCHEMA IF NOT EXISTS " + schema);
+                    if (!schemaExists(c, schema)) {
+                        // Only when missing: CREATE SCHEMA needs CREATE on the database even with IF NOT EXISTS,
+                        // which a migration role that owns an existing schema need not have.
+                        st.execute("CREATE SCHEMA IF NOT EXISTS " + schema);
+                    }
                     st.execute("CREATE TABLE IF NOT EXISTS " + schema + ".schema_migrations (version INTEGER PRIMARY KEY,"
                             + " name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())");
                     int version = versionOf(file);
@@ -147,6 +151,15 @@ public final class Migrations {
         } catch (SQLException e) {
             throw new IllegalStateException("creating the ordered-runs index of schema " + schema + " failed: "
                     + e.getMessage() + hintIfNotAllowed(e), e);
+        }
+    }
+
+    private static boolean schemaExists(Connection c, String schema) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT 1 FROM pg_namespace WHERE nspname = ?")) {
+            ps.setString(1, schema);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next();
+            }
         }
     }
 
