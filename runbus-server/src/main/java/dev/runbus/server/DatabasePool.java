@@ -30,6 +30,16 @@ public final class DatabasePool {
      */
     public static final Duration CONNECTION_TIMEOUT = Duration.ofSeconds(3);
     /**
+     * How long a statement may wait for PostgreSQL's answer (the driver's {@code socketTimeout}): without it, a
+     * statement sent just before the server became unreachable without closing the connection (a partition, a
+     * host gone) waits for TCP to give up, many minutes, and with it every run write queued behind it. 30 s is far
+     * above what a runs statement takes; migrations lift it for their own connection. A {@code socketTimeout} in
+     * the URL wins.
+     */
+    public static final Duration SOCKET_TIMEOUT = Duration.ofSeconds(30);
+    /** How long checking an idle connection before handing it out may take; below the connection timeout. */
+    static final Duration VALIDATION_TIMEOUT = Duration.ofSeconds(2);
+    /**
      * How long start-up tries to make the first connection before it gives up, when the server may yet answer
      * (refused, unreachable); a refusal that will not change (password, certificate) fails at once.
      */
@@ -52,6 +62,8 @@ public final class DatabasePool {
         hc.setMaximumPoolSize(poolSize);
         hc.setPoolName("runbus");
         hc.setConnectionTimeout(CONNECTION_TIMEOUT.toMillis());
+        hc.setValidationTimeout(VALIDATION_TIMEOUT.toMillis());
+        hc.addDataSourceProperty("socketTimeout", String.valueOf(SOCKET_TIMEOUT.toSeconds()));
         // One attempt per pool: this loop, not the pool, decides whether another attempt can help.
         hc.setInitializationFailTimeout(1);
         long deadline = System.nanoTime() + START_TIMEOUT.toNanos();

@@ -36,6 +36,7 @@ public final class Migrations {
         for (String file : index()) {
             try (Connection c = dataSource.getConnection()) {
                 c.setAutoCommit(false);
+                untimed(c);
                 try (Statement st = c.createStatement()) {
                     st.execute("SELECT pg_advisory_xact_lock(hashtext('runbus.migrations'))");
                     if (!schemaExists(c, schema)) {
@@ -143,6 +144,7 @@ public final class Migrations {
     public static void applyOrderedIndex(DataSource dataSource, String schema) {
         try (Connection c = dataSource.getConnection()) {
             c.setAutoCommit(false);
+            untimed(c);
             try (Statement st = c.createStatement()) {
                 st.execute("SELECT pg_advisory_xact_lock(hashtext('runbus.migrations'))");
                 st.execute(readResource("/dev/runbus/runs/ordered_index.sql").replace("${schema}", schema));
@@ -151,6 +153,19 @@ public final class Migrations {
         } catch (SQLException e) {
             throw new IllegalStateException("creating the ordered-runs index of schema " + schema + " failed: "
                     + e.getMessage() + hintIfNotAllowed(e), e);
+        }
+    }
+
+    /**
+     * No network timeout on a migration's connection: waiting for another process's migration, or rewriting a
+     * large table, may rightly take longer than the pool's socket timeout allows an ordinary statement (pools
+     * such as HikariCP restore it when the connection comes back).
+     */
+    private static void untimed(Connection c) throws SQLException {
+        try {
+            c.setNetworkTimeout(Runnable::run, 0);
+        } catch (java.sql.SQLFeatureNotSupportedException e) {
+            // a driver without network timeouts has none to lift
         }
     }
 
