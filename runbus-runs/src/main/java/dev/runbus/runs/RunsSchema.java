@@ -1,6 +1,7 @@
 package dev.runbus.runs;
 
 import dev.runbus.runs.internal.Migrations;
+import dev.runbus.runs.internal.SchemaCheck;
 import java.util.List;
 import java.util.Objects;
 import java.util.regex.Pattern;
@@ -43,7 +44,7 @@ public final class RunsSchema {
      */
     public static void check(DataSource dataSource, String schema, boolean ordered) {
         Objects.requireNonNull(dataSource, "dataSource");
-        Migrations.check(dataSource, validSchema(schema), ordered);
+        SchemaCheck.check(dataSource, validSchema(schema), ordered);
     }
 
     /** The version a schema must be at for this runbus: its last migration's number. */

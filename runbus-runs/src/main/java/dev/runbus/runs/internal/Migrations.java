@@ -76,58 +76,8 @@ public final class Migrations {
         return versionOf(files.get(files.size() - 1));
     }
 
-    /**
-     * Checks, without creating anything, that the schema has every migration of this runbus (and, for ordered
-     * runs, their index): what a runs layer that may not create tables does instead of {@link #apply}.
-     *
-     * @throws IllegalStateException naming the schema, the version it is at and the one needed, and what to run
-     */
-    public static void check(DataSource dataSource, String schema, boolean ordered) {
-        int needed = latestVersion();
-        Set<Integer> applied;
-        try (Connection c = dataSource.getConnection()) {
-            applied = appliedVersions(c, schema);
-        } catch (SQLException e) {
-            if ("42P01".equals(e.getSQLState()) || "3F000".equals(e.getSQLState())) { // no such table, no such schema
-                throw new IllegalStateException("schema " + schema + " has no runs tables (no " + schema
-                        + ".schema_migrations), this runbus needs version " + needed + ": " + RUN_THE_MIGRATION, e);
-            }
-            throw new IllegalStateException("cannot read the migrations applied to schema " + schema + ": "
-                    + e.getMessage() + hintIfNotAllowed(e), e);
-        }
-        int at = applied.stream().mapToInt(Integer::intValue).max().orElse(0);
-        for (String file : index()) {
-            if (!applied.contains(versionOf(file))) {
-                throw new IllegalStateException("schema " + schema + " is at version " + at + ", this runbus needs "
-                        + needed + " (" + file + " is not applied): " + RUN_THE_MIGRATION);
-            }
-        }
-        if (ordered && !hasOrderedIndex(dataSource, schema)) {
-            throw new IllegalStateException("schema " + schema + " has no index of ordered runs (runs_user_unfinished_idx),"
-                    + " which runs in per-user order need: run the migration for ordered runs with a role that may"
-                    + " create tables — runbus migrate --ordered, or serve --ordered without --no-migrate");
-        }
-    }
-
-    private static final String RUN_THE_MIGRATION = "run the migration with a role that may create tables — runbus"
-            + " migrate, or serve without --no-migrate (RunsConfig.migrate(true))";
-
-    private static boolean hasOrderedIndex(DataSource dataSource, String schema) {
-        try (Connection c = dataSource.getConnection();
-             PreparedStatement ps = c.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {
-            ps.setString(1, schema + ".runs_user_unfinished_idx");
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getBoolean(1);
-            }
-        } catch (SQLException e) {
-            throw new IllegalStateException("cannot look for the index of ordered runs in schema " + schema + ": "
-                    + e.getMessage(), e);
-        }
-    }
-
     /** For "permission denied" (SQLState 42501): which role to use instead. */
-    private static String hintIfNotAllowed(SQLException e) {
+    static String hintIfNotAllowed(SQLException e) {
         if (!"42501".equals(e.getSQLState())) {
             return "";
         }
@@ -178,7 +128,7 @@ public final class Migrations {
         }
     }
 
-    private static Set<Integer> appliedVersions(Connection c, String schema) throws SQLException {
+    static Set<Integer> appliedVersions(Connection c, String schema) throws SQLException {
         Set<Integer> versions = new HashSet<>();
         try (Statement st = c.createStatement();
              ResultSet rs = st.executeQuery("SELECT version FROM " + schema + ".schema_migrations")) {
