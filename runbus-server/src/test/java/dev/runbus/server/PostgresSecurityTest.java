@@ -216,6 +216,14 @@ class PostgresSecurityTest {
     }
 
     @Test
+    void runbusConfig_showsThatAPasswordIsSet_notThePassword() {
+        Cli config = Cli.run(new Environment(Map.of("RUNBUS_DATABASE_PASSWORD", APP_PASSWORD),
+                Hermetic.environment().workingDirectory()), "config", "--database-url", verifyFull("app", "ca.pem"));
+        assertThat(config.exitCode).as(config.err).isZero();
+        assertThat(config.out).contains("database-password").doesNotContain(APP_PASSWORD);
+    }
+
+    @Test
     void aMissingOrEmptyPasswordFile_isAUsageErrorNamingTheFile() throws IOException {
         Path missing = dir.resolve("no-such-password");
         assertThatThrownBy(() -> start(settings(verifyFull("app", "ca.pem"), Map.of(),
