@@ -8,7 +8,6 @@ import dev.runbus.SubscribeOptions;
 import dev.runbus.Subscription;
 import dev.runbus.runs.internal.FailedRunMarker;
 import dev.runbus.runs.internal.IdempotencyKeys;
-import dev.runbus.runs.internal.Migrations;
 import dev.runbus.runs.internal.OrderedRunWorker;
 import dev.runbus.runs.internal.RetrySchedule;
 import dev.runbus.runs.internal.RunAttempts;
@@ -82,15 +81,19 @@ public final class Runs implements AutoCloseable {
 
     /**
      * Applies the schema's migrations (safe to repeat), and for runs in per-user order the index their order
-     * check reads, and returns a runs layer that can submit and read.
+     * check reads, and returns a runs layer that can submit and read. With {@link RunsConfig#migrate()} off it
+     * creates nothing and checks instead that the schema is current ({@link RunsSchema#check}).
+     *
+     * @throws IllegalStateException when a migration fails, or (migrate off) the schema is not current
      */
     public static Runs create(Bus bus, DataSource dataSource, RunsConfig config) {
         Objects.requireNonNull(bus, "bus");
         Objects.requireNonNull(dataSource, "dataSource");
         Objects.requireNonNull(config, "config");
-        Migrations.apply(dataSource, config.schema());
-        if (config.ordered()) {
-            Migrations.applyOrderedIndex(dataSource, config.schema());
+        if (config.migrate()) {
+            RunsSchema.migrate(dataSource, config.schema(), config.ordered());
+        } else {
+            RunsSchema.check(dataSource, config.schema(), config.ordered());
         }
         return new Runs(bus, config, new RunStore(dataSource, config.schema(), config.ordered()));
     }
@@ -323,6 +326,11 @@ public final class Runs implements AutoCloseable {
         } catch (SQLException e) {
             throw new RunStoreException("sweep failed: " + e.getMessage(), e);
         }
+    }
+
+    /** How many runs of this layer's schema are in each status; see {@link RunCounts}. */
+    public RunCounts counts() {
+        return RunCounts.read(store.dataSource(), config.schema());
     }
 
     /** The run a dead letter of this layer's topic triggered, if it is a run trigger. */

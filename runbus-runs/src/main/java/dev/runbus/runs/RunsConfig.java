@@ -49,10 +49,14 @@ import java.util.regex.Pattern;
  *                        With the default {@code maxDeliveries} of 3 a poison run is failed about 3 s after its
  *                        first attempt. {@link RetryPolicy#onIdle()} retries after {@code workerOptions.minIdle}
  *                        instead. When the next attempt is due is kept on the run: {@link Run#nextAttemptAt()}
+ * @param migrate         whether {@link Runs#create} creates and upgrades the tables (default true). False, for a
+ *                        database role that may read and write the runs tables but not create them: nothing is
+ *                        created, and {@code create} fails unless the schema is at this version's migration (and
+ *                        has the index of ordered runs when {@code ordered}); see {@link RunsSchema}
  */
 public record RunsConfig(String schema, String topic, String group, String consumer, SubscribeOptions workerOptions,
                          Duration sweepInterval, Duration sweepThreshold, int sweepBatch, boolean ordered,
-                         RetryPolicy retryPolicy) {
+                         RetryPolicy retryPolicy, boolean migrate) {
 
     public static final String DEFAULT_SCHEMA = "runbus";
     public static final String DEFAULT_TOPIC = "runs";
@@ -147,6 +151,7 @@ public record RunsConfig(String schema, String topic, String group, String consu
         private int sweepBatch = DEFAULT_SWEEP_BATCH;
         private boolean ordered;
         private RetryPolicy retryPolicy = DEFAULT_RETRY_POLICY;
+        private boolean migrate = true;
 
         private Builder() {
         }
@@ -203,9 +208,15 @@ public record RunsConfig(String schema, String topic, String group, String consu
             return this;
         }
 
+        /** Whether the runs layer creates and upgrades its tables; see {@link RunsConfig#migrate()}. Default true. */
+        public Builder migrate(boolean v) {
+            migrate = v;
+            return this;
+        }
+
         public RunsConfig build() {
             return new RunsConfig(schema, topic, group, consumer == null ? hostName() : consumer, workerOptions,
-                    sweepInterval, sweepThreshold, sweepBatch, ordered, retryPolicy);
+                    sweepInterval, sweepThreshold, sweepBatch, ordered, retryPolicy, migrate);
         }
     }
 }

@@ -1,6 +1,5 @@
 package dev.runbus.server;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.runbus.Bus;
 import dev.runbus.BusConfig;
@@ -88,12 +87,7 @@ public final class Infrastructure implements AutoCloseable {
                     jdbcUrl = postgres.getJdbcUrl("postgres", "postgres");
                     out.println("started embedded PostgreSQL on port " + postgres.getPort());
                 }
-                HikariConfig hc = new HikariConfig();
-                hc.setJdbcUrl(jdbcUrl);
-                hc.setMaximumPoolSize(poolSize);
-                hc.setPoolName("runbus");
-                hc.setInitializationFailTimeout(10_000);
-                ds = new HikariDataSource(hc);
+                ds = DatabasePool.open(s, jdbcUrl, poolSize);
             }
             // The runs topic's partition count, which Redis records on first use and checks on every later one.
             Bus bus = Bus.connect(BusConfig.builder(redisUri).keyPrefix(s.get(Setting.KEY_PREFIX)).listener(listener)

@@ -6,9 +6,7 @@ import dev.runbus.DeadLetter;
 import dev.runbus.Delivery;
 import dev.runbus.Inspector;
 import dev.runbus.Outcome;
-import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.Statement;
+import dev.runbus.runs.RunCounts;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -127,17 +125,12 @@ public final class Metrics implements BusListener {
             gauge(b, "runbus_redis_up", "Whether Redis answered the scrape", " 0");
         }
         if (db != null) {
-            try (Connection c = db.getConnection(); Statement st = c.createStatement();
-                 ResultSet rs = st.executeQuery("SELECT status, count(*) FROM " + s.get(Setting.SCHEMA)
-                         + ".runs GROUP BY status ORDER BY status")) {
+            try {
                 StringBuilder runs = new StringBuilder();
-                while (rs.next()) {
-                    runs.append(runs.length() == 0 ? "" : "\nrunbus_runs").append("{status=\"").append(rs.getString(1))
-                            .append("\"} ").append(rs.getLong(2));
-                }
-                if (runs.length() > 0) {
-                    gauge(b, "runbus_runs", "Runs by status", runs.toString());
-                }
+                RunCounts.read(db, s.get(Setting.SCHEMA)).asMap().forEach((status, n) -> runs
+                        .append(runs.length() == 0 ? "" : "\nrunbus_runs").append("{status=\"").append(status.sql())
+                        .append("\"} ").append(n));
+                gauge(b, "runbus_runs", "Runs by status", runs.toString());
             } catch (Exception postgresDown) {
                 gauge(b, "runbus_postgres_up", "Whether PostgreSQL answered the scrape", " 0");
             }

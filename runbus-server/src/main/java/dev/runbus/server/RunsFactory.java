@@ -35,7 +35,8 @@ public final class RunsFactory {
         RunsConfig.Builder b = RunsConfig.builder().schema(s.get(Setting.SCHEMA)).topic(s.get(Setting.TOPIC))
                 .group(s.get(Setting.GROUP)).workerOptions(worker)
                 .sweepInterval(s.duration(Setting.SWEEP_INTERVAL)).sweepThreshold(s.duration(Setting.SWEEP_THRESHOLD))
-                .ordered(s.bool(Setting.ORDERED)).retryPolicy(s.retryPolicy(Setting.RETRY));
+                .ordered(s.bool(Setting.ORDERED)).retryPolicy(s.retryPolicy(Setting.RETRY))
+                .migrate(s.bool(Setting.MIGRATE));
         if (consumerOverride != null) {
             b.consumer(consumerOverride);
         } else if (s.isSet(Setting.CONSUMER)) {

@@ -17,8 +17,11 @@ import org.slf4j.LoggerFactory;
  * dozens of runs instead of one, which is what lets PostgreSQL keep up with the stream; when idle, an item
  * is committed at once.
  *
- * <p>If a batch fails, its items are committed one by one, so that one bad item fails alone. After
- * {@link #close()}, items are committed on the caller's thread.
+ * <p>If a batch fails, its items are committed one by one, so that one bad item (a constraint, a value the
+ * database refuses) fails alone. Not when the database cannot be reached ({@link #isConnectionFailure}): every
+ * item would wait for a connection again in turn, one thread for all of them, so a batch of k items would hold
+ * its callers k connection timeouts long; the whole batch fails at once instead. After {@link #close()}, items
+ * are committed on the caller's thread.
  */
 final class GroupCommitter<I, O> implements AutoCloseable {
 
@@ -172,8 +175,8 @@ final class GroupCommitter<I, O> implements AutoCloseable {
                 batch.get(i).result().complete(results.get(i));
             }
         } catch (Throwable failed) {
-            if (batch.size() == 1) {
-                batch.get(0).result().completeExceptionally(failed);
+            if (batch.size() == 1 || isConnectionFailure(failed)) {
+                batch.forEach(p -> p.result().completeExceptionally(failed));
                 return;
             }
             log.debug("a batch of {} failed; committing its items one by one", batch.size(), failed);
@@ -185,6 +188,26 @@ final class GroupCommitter<I, O> implements AutoCloseable {
                 }
             }
         }
+    }
+
+    /**
+     * Whether the failure is about reaching the database rather than about the items: no connection from the
+     * pool in time ({@link java.sql.SQLTransientConnectionException}, HikariCP's timeout), SQLState class 08
+     * (connection exception), or 57P (the server shutting down), anywhere in the causes.
+     */
+    static boolean isConnectionFailure(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof java.sql.SQLTransientConnectionException) {
+                return true;
+            }
+            if (t instanceof SQLException) {
+                String state = ((SQLException) t).getSQLState();
+                if (state != null && (state.startsWith("08") || state.startsWith("57P"))) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 
     /** Commits what is queued, then stops the thread; items submitted afterwards commit on the caller's thread. */

@@ -36,9 +36,14 @@ public final class Migrations {
         for (String file : index()) {
             try (Connection c = dataSource.getConnection()) {
                 c.setAutoCommit(false);
+                untimed(c);
                 try (Statement st = c.createStatement()) {
                     st.execute("SELECT pg_advisory_xact_lock(hashtext('runbus.migrations'))");
-                    st.execute("CREATE SCHEMA IF NOT EXISTS " + schema);
+                    if (!schemaExists(c, schema)) {
+                        // Only when missing: CREATE SCHEMA needs CREATE on the database even with IF NOT EXISTS,
+                        // which a migration role that owns an existing schema need not have.
+                        st.execute("CREATE SCHEMA IF NOT EXISTS " + schema);
+                    }
                     st.execute("CREATE TABLE IF NOT EXISTS " + schema + ".schema_migrations (version INTEGER PRIMARY KEY,"
                             + " name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())");
                     int version = versionOf(file);
@@ -59,10 +64,26 @@ public final class Migrations {
                 log.info("applied migration {} to schema {}", file, schema);
             } catch (SQLException e) {
                 throw new IllegalStateException("migration " + file + " of schema " + schema + " failed: "
-                        + e.getMessage(), e);
+                        + e.getMessage() + hintIfNotAllowed(e), e);
             }
         }
         return applied;
+    }
+
+    /** The version of the last migration this runbus knows: the one a schema must be at to be used. */
+    public static int latestVersion() {
+        List<String> files = index();
+        return versionOf(files.get(files.size() - 1));
+    }
+
+    /** For "permission denied" (SQLState 42501): which role to use instead. */
+    static String hintIfNotAllowed(SQLException e) {
+        if (!"42501".equals(e.getSQLState())) {
+            return "";
+        }
+        return " — this database role may not do it. Create and upgrade the tables with a role that owns the schema"
+                + " (runbus migrate), grant this role the runtime rights (RunsSchema.runtimeGrants), and start with"
+                + " migrate off (RunsConfig.migrate(false), --no-migrate)";
     }
 
     /**
@@ -73,6 +94,7 @@ public final class Migrations {
     public static void applyOrderedIndex(DataSource dataSource, String schema) {
         try (Connection c = dataSource.getConnection()) {
             c.setAutoCommit(false);
+            untimed(c);
             try (Statement st = c.createStatement()) {
                 st.execute("SELECT pg_advisory_xact_lock(hashtext('runbus.migrations'))");
                 st.execute(readResource("/dev/runbus/runs/ordered_index.sql").replace("${schema}", schema));
@@ -80,11 +102,33 @@ public final class Migrations {
             c.commit();
         } catch (SQLException e) {
             throw new IllegalStateException("creating the ordered-runs index of schema " + schema + " failed: "
-                    + e.getMessage(), e);
+                    + e.getMessage() + hintIfNotAllowed(e), e);
         }
     }
 
-    private static Set<Integer> appliedVersions(Connection c, String schema) throws SQLException {
+    /**
+     * No network timeout on a migration's connection: waiting for another process's migration, or rewriting a
+     * large table, may rightly take longer than the pool's socket timeout allows an ordinary statement (pools
+     * such as HikariCP restore it when the connection comes back).
+     */
+    private static void untimed(Connection c) throws SQLException {
+        try {
+            c.setNetworkTimeout(Runnable::run, 0);
+        } catch (java.sql.SQLFeatureNotSupportedException e) {
+            // a driver without network timeouts has none to lift
+        }
+    }
+
+    private static boolean schemaExists(Connection c, String schema) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT 1 FROM pg_namespace WHERE nspname = ?")) {
+            ps.setString(1, schema);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next();
+            }
+        }
+    }
+
+    static Set<Integer> appliedVersions(Connection c, String schema) throws SQLException {
         Set<Integer> versions = new HashSet<>();
         try (Statement st = c.createStatement();
              ResultSet rs = st.executeQuery("SELECT version FROM " + schema + ".schema_migrations")) {
@@ -112,6 +156,11 @@ public final class Migrations {
             throw new IllegalStateException("migration file name must look like V001__name.sql: " + file);
         }
         return Integer.parseInt(file.substring(1, file.indexOf("__")));
+    }
+
+    /** The GRANT statements of {@code grants.sql}, for the schema and role; see {@code RunsSchema#runtimeGrants}. */
+    public static String runtimeGrants(String schema, String role) {
+        return readResource("/dev/runbus/runs/grants.sql").replace("${schema}", schema).replace("${role}", role);
     }
 
     private static String read(String name) {

@@ -91,7 +91,7 @@ public final class RunStore {
                 c.commit();
                 return owners;
             } catch (SQLException | RuntimeException e) {
-                c.rollback();
+                Rollback.after(c, e);
                 createdOut.clear();
                 throw e;
             }

@@ -74,16 +74,17 @@ final class SweeperStore {
     /** Runs {@code work} in one transaction of {@code c}, which is in auto-commit before and after. */
     static <T> T inTransaction(Connection c, Work<T> work) throws SQLException {
         c.setAutoCommit(false);
+        T result;
         try {
-            T result = work.on(c);
+            result = work.on(c);
             c.commit();
-            return result;
         } catch (SQLException | RuntimeException e) {
-            c.rollback();
+            Rollback.after(c, e);
+            Rollback.autoCommitAfter(c, e);
             throw e;
-        } finally {
-            c.setAutoCommit(true);
         }
+        c.setAutoCommit(true);
+        return result;
     }
 
     /**

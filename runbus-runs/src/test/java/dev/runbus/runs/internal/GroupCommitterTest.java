@@ -83,6 +83,33 @@ class GroupCommitterTest {
     }
 
     @Test
+    void aBatchThatCannotReachTheDatabaseFailsWhole_withoutOneTryPerItem() throws Exception {
+        java.util.concurrent.atomic.AtomicInteger tries = new java.util.concurrent.atomic.AtomicInteger();
+        List<CompletableFuture<String>> f;
+        try (GroupCommitter<String, String> c = new GroupCommitter<>("test-commit", 500, items -> {
+            tries.incrementAndGet();
+            throw new SQLException("Connection to localhost:5432 refused", "08001");
+        })) {
+            f = c.submitAll(group("down", 20));
+            for (CompletableFuture<String> one : f) {
+                assertThatThrownBy(one::get).hasCauseInstanceOf(SQLException.class).hasMessageContaining("refused");
+            }
+        }
+        assertThat(tries.get()).as("transactions tried for one batch of 20").isEqualTo(1);
+    }
+
+    @Test
+    void connectionFailuresAreToldFromDataErrors() {
+        assertThat(GroupCommitter.isConnectionFailure(new java.sql.SQLTransientConnectionException(
+                "runbus - Connection is not available, request timed out after 3000ms."))).isTrue();
+        assertThat(GroupCommitter.isConnectionFailure(new RuntimeException(
+                new SQLException("terminating connection due to administrator command", "57P01")))).isTrue();
+        assertThat(GroupCommitter.isConnectionFailure(new SQLException("An I/O error occurred", "08006"))).isTrue();
+        assertThat(GroupCommitter.isConnectionFailure(new SQLException("duplicate key", "23505"))).isFalse();
+        assertThat(GroupCommitter.isConnectionFailure(new SQLException("no state"))).isFalse();
+    }
+
+    @Test
     void afterCloseItemsAreCommittedOnTheCallersThread() throws Exception {
         GroupCommitter<String, String> c = committer(500);
         c.close();

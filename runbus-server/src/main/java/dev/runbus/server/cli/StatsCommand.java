@@ -1,13 +1,11 @@
 package dev.runbus.server.cli;
 
 import dev.runbus.Inspector;
+import dev.runbus.runs.RunCounts;
 import dev.runbus.server.Infrastructure;
 import dev.runbus.server.Setting;
 import dev.runbus.server.Settings;
 import dev.runbus.server.Table;
-import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -33,14 +31,10 @@ final class StatsCommand extends AdminCommand {
         Table t = new Table("what", "name", "value");
         if (infra.hasDatabase()) {
             Map<String, Long> runs = new LinkedHashMap<>();
-            try (Connection c = infra.dataSource().getConnection(); Statement st = c.createStatement();
-                 ResultSet rs = st.executeQuery("SELECT status, count(*) FROM " + s.get(Setting.SCHEMA)
-                         + ".runs GROUP BY status ORDER BY status")) {
-                while (rs.next()) {
-                    runs.put(rs.getString(1), rs.getLong(2));
-                    t.row("runs", rs.getString(1), rs.getLong(2));
-                }
-            }
+            RunCounts.read(infra.dataSource(), s.get(Setting.SCHEMA)).asMap().forEach((status, n) -> {
+                runs.put(status.sql(), n);
+                t.row("runs", status.sql(), n);
+            });
             out.put("runs", runs);
         }
         Map<String, Object> streams = new LinkedHashMap<>();

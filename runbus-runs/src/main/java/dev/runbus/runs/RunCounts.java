@@ -1,0 +1,57 @@
+package dev.runbus.runs;
+
+import dev.runbus.runs.internal.CountStore;
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.Objects;
+import javax.sql.DataSource;
+
+/**
+ * How many runs are in each status, exactly, read cheaply: unfinished runs through the partial index of pending
+ * and running runs (a read proportional to the backlog), finished ones from counters that the same transaction
+ * that finishes a run updates (migration V004). Nothing scans every run ever made.
+ */
+public record RunCounts(long pending, long running, long done, long failed) {
+
+    /** The counts of the runs in {@code schema}, for readers without a runs layer ({@code runbus stats}, metrics). */
+    public static RunCounts read(DataSource dataSource, String schema) {
+        Objects.requireNonNull(dataSource, "dataSource");
+        String s = RunsConfig.builder().schema(schema).consumer("counts").build().schema();
+        try {
+            Map<RunStatus, Long> m = CountStore.read(dataSource, s);
+            return new RunCounts(m.getOrDefault(RunStatus.PENDING, 0L), m.getOrDefault(RunStatus.RUNNING, 0L),
+                    m.getOrDefault(RunStatus.DONE, 0L), m.getOrDefault(RunStatus.FAILED, 0L));
+        } catch (java.sql.SQLException e) {
+            String older = "42P01".equals(e.getSQLState()) ? " (the counters come with migration 4: is the schema older"
+                    + " than this runbus? run the migration — runbus migrate)" : "";
+            throw new RunStoreException("counting the runs of schema " + s + " failed: " + e.getMessage() + older, e);
+        }
+    }
+
+    public long get(RunStatus status) {
+        switch (status) {
+            case PENDING:
+                return pending;
+            case RUNNING:
+                return running;
+            case DONE:
+                return done;
+            case FAILED:
+            default:
+                return failed;
+        }
+    }
+
+    /** Every status, in the order of {@link RunStatus}, zeros included. */
+    public Map<RunStatus, Long> asMap() {
+        Map<RunStatus, Long> m = new EnumMap<>(RunStatus.class);
+        for (RunStatus s : RunStatus.values()) {
+            m.put(s, get(s));
+        }
+        return m;
+    }
+
+    public long total() {
+        return pending + running + done + failed;
+    }
+}

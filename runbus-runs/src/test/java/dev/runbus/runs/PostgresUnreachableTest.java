@@ -1,0 +1,75 @@
+package dev.runbus.runs;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.runbus.runs.testing.RunsTestSupport;
+import dev.runbus.runs.testing.TestDatabase;
+import dev.runbus.testing.TcpProxy;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * PostgreSQL stops answering without closing the connections (a partition: here a proxy that holds the traffic).
+ * A statement already sent waits for the driver's socket timeout, and then the whole group fails; the groups
+ * behind it fail on the pool's connection timeout. Without a socket timeout the first statement waits for TCP
+ * to give up, and every submission with it.
+ */
+class PostgresUnreachableTest extends RunsTestSupport {
+
+    static final int SUBMITS = 20;
+    static final int SOCKET_TIMEOUT_S = 5; // the server's default is 30 s; shorter here to keep the test short
+
+    @Test
+    void submitsFailWithinTheSocketTimeout_whenPostgresStopsAnswering() throws Exception {
+        URI db = URI.create(TestDatabase.URL.substring("jdbc:".length()));
+        ExecutorService clients = Executors.newFixedThreadPool(SUBMITS);
+        try (TcpProxy proxy = TcpProxy.start(db.getHost(), db.getPort() < 0 ? 5432 : db.getPort())) {
+            HikariConfig hc = new HikariConfig();
+            hc.setJdbcUrl("jdbc:postgresql://127.0.0.1:" + proxy.port() + db.getPath() + "?" + db.getQuery());
+            hc.setConnectionTimeout(3_000);
+            hc.setValidationTimeout(2_000);
+            hc.addDataSourceProperty("socketTimeout", String.valueOf(SOCKET_TIMEOUT_S));
+            hc.setMaximumPoolSize(8);
+            try (HikariDataSource ds = new HikariDataSource(hc)) {
+                Runs runs = Runs.create(bus(), ds, config(schema, "w1", workerOptions().build()));
+                assertThat(runs.submit(NewRun.of("s", "u", "before")).created()).isTrue();
+
+                proxy.pause();
+                long start = System.nanoTime();
+                List<CompletableFuture<Throwable>> outcomes = new ArrayList<>();
+                for (int i = 0; i < SUBMITS; i++) {
+                    NewRun run = NewRun.of("s", "u", "unanswered " + i);
+                    outcomes.add(CompletableFuture.supplyAsync(() -> {
+                        try {
+                            runs.submit(run);
+                            return null;
+                        } catch (Throwable t) {
+                            return t;
+                        }
+                    }, clients));
+                }
+                List<Throwable> failures = new ArrayList<>();
+                for (CompletableFuture<Throwable> f : outcomes) {
+                    failures.add(f.get(5, TimeUnit.MINUTES));
+                }
+                long tookMs = (System.nanoTime() - start) / 1_000_000;
+                System.out.printf("%d submits with PostgreSQL not answering all failed after %d ms (socket timeout"
+                        + " %d s, connection timeout 3 s)%n", SUBMITS, tookMs, SOCKET_TIMEOUT_S);
+                assertThat(failures).allSatisfy(t -> assertThat(t).isInstanceOf(RunStoreException.class));
+                assertThat(tookMs).isLessThan(25_000);
+                proxy.resume();
+                runs.close();
+            }
+        } finally {
+            clients.shutdownNow();
+        }
+    }
+}
