@@ -84,7 +84,7 @@ public final class RedisBus implements Bus {
 
     public static RedisBus connect(BusConfig config) {
         Objects.requireNonNull(config, "config");
-        RedisBus bus = new RedisBus(config, RedisLink.open(config.redisUri(), config.commandTimeout()));
+        RedisBus bus = new RedisBus(config, RedisLink.open(config));
         bus.heartbeat.start();
         bus.janitor.start();
         bus.delays.start();
