@@ -36,6 +36,8 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class RedisBus implements Bus {
 
     static final RedisCodec<String, byte[]> CODEC = RedisCodec.of(StringCodec.UTF8, ByteArrayCodec.INSTANCE);
+    /** The highest stream id Redis accepts. */
+    private static final String MAX_STREAM_ID = "18446744073709551615-18446744073709551615";
 
     private final BusConfig config;
     private final RedisLink link;
@@ -138,6 +140,10 @@ public final class RedisBus implements Bus {
             }
             return null;
         });
+        Calls.call("reading group " + group + " of " + topic, () -> {
+            requireReadRights(partitions, group, consumer);
+            return null;
+        });
         StreamReader reads = link.openReader(options.blockTime().plus(config.commandTimeout()));
         Heartbeats.Name name = new Heartbeats.Name(topic, group, consumer);
         // The heartbeat goes before the name is freed: a subscription under the same name on this bus can
@@ -162,6 +168,19 @@ public final class RedisBus implements Bus {
             sub.close(); // stops whatever started, closes the read connection, frees the name
             throw e;
         }
+    }
+
+    /**
+     * A Redis user that may create the group but not read from it would see subscribe succeed and then its read
+     * loop fail over and over, reported only to listeners: the commands the read loop sends first are tried here
+     * once, so that subscribe fails and names the command Redis refused. Nothing is taken: the XREADGROUP reads
+     * the consumer's own pending entries after the highest id there can be. One partition is enough (rights are
+     * by command and by key pattern, and a topic's keys share its prefix).
+     */
+    private void requireReadRights(Partitions partitions, String group, String consumer) {
+        link.sync().clientId();
+        link.sync().xreadgroup(io.lettuce.core.Consumer.from(group, consumer),
+                XReadArgs.StreamOffset.from(keys.stream(partitions.names().get(0)), MAX_STREAM_ID));
     }
 
     /**
