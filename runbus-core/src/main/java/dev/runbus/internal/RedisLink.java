@@ -93,8 +93,27 @@ public abstract class RedisLink implements AutoCloseable {
                 throw e;
             }
             throw new dev.runbus.RunbusException("cannot connect to Redis at " + target.where() + ": "
-                    + TlsFailure.explain(e, tlsCa).orElse(e.getMessage()), e);
+                    + TlsFailure.explain(e, tlsCa).orElseGet(() -> withRootCause(e)), e);
         }
+    }
+
+    /**
+     * Lettuce's "Unable to connect to host:port" with the reason found among its causes, which it does not
+     * repeat: Redis's own error (WRONGPASS, NOAUTH) when there is one, else the deepest cause ("Connection
+     * refused"). Lettuce can also report a refused handshake only as "Connection closed prematurely", when the
+     * connection closes before the error is read.
+     */
+    private static String withRootCause(Throwable e) {
+        Throwable root = e;
+        for (Throwable t = e.getCause(); t != null && t != root; t = t.getCause()) {
+            root = t;
+            if (t instanceof io.lettuce.core.RedisCommandExecutionException) {
+                break;
+            }
+        }
+        String message = String.valueOf(e.getMessage());
+        return root == e || root.getMessage() == null || message.contains(root.getMessage()) ? message
+                : message + ": " + root.getMessage();
     }
 
     final ClientResources resources;
