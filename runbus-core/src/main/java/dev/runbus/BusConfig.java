@@ -55,7 +55,8 @@ import java.util.TreeMap;
  *                           Due times of delayed entries and retries never use it: they are kept on the Redis
  *                           server's clock. Default {@link Clock#systemUTC()}
  * @param redisCredentials   the Redis user and password, given apart from the URL; when set they replace the
- *                           URL's on every Redis server the bus connects to (the single server, every cluster
+ *                           URL's (a password without a user keeps the URL's user, if it names one) on every Redis
+ *                           server the bus connects to (the single server, every cluster
  *                           node, the master and replicas found through Sentinel), never sent to the Sentinels
  *                           themselves. Default null: the URL's, if any
  * @param redisTlsCa         a PEM file of the CA certificates that sign the Redis servers' certificates, for a TLS

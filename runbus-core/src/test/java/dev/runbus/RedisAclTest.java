@@ -207,6 +207,15 @@ class RedisAclTest {
     }
 
     @Test
+    void aPasswordGivenApartFromTheUrlKeepsTheUrlsUser() {
+        String worker = user("urluser", prefix, RedisAcl.WORKER_COMMANDS);
+        String uri = RedisTarget.local().uri().replace("://", "://" + worker + ":not-the-password@");
+        Bus bus = connect(config(uri).redisPassword(password.toCharArray()).build());
+        bus.publisher().publish("orders", message("x"));
+        assertThat(admin().clientList()).as("connected as the URL's user").contains("user=" + worker + " ");
+    }
+
+    @Test
     void aWorkerWhoMayNotReadFromGroupsIsRefusedAtSubscribeNamingXreadgroup() {
         String user = user("noread", prefix, RedisAcl.WORKER_COMMANDS + " -xreadgroup");
         Bus bus = connect(config(uriOf(user)).build());

@@ -4,6 +4,7 @@ import dev.runbus.BusConfig;
 import dev.runbus.RedisCredentials;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisCredentialsProvider;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.SslOptions;
 import io.lettuce.core.api.StatefulConnection;
@@ -75,9 +76,14 @@ public abstract class RedisLink implements AutoCloseable {
         for (RedisURI seed : target.seeds()) {
             seed.setTimeout(commandTimeout);
             if (credentials != null) {
+                // A password alone replaces the URL's password and keeps the URL's user, if it names one.
+                String user = credentials.user().orElse(userOf(seed));
                 char[] password = credentials.password();
-                credentials.user().ifPresentOrElse(user -> seed.setAuthentication(user, password),
-                        () -> seed.setAuthentication(password));
+                if (user != null) {
+                    seed.setAuthentication(user, password);
+                } else {
+                    seed.setAuthentication(password);
+                }
             }
         }
         ClientResources resources = ClientResources.builder().reconnectDelay(RECONNECT_DELAY).build();
@@ -95,6 +101,14 @@ public abstract class RedisLink implements AutoCloseable {
             throw new dev.runbus.RunbusException("cannot connect to Redis at " + target.where() + ": "
                     + TlsFailure.explain(e, tlsCa).orElseGet(() -> withRootCause(e)), e);
         }
+    }
+
+    /** The user a parsed URL names, or null. (Lettuce keeps a URL's credentials in a provider of a fixed value.) */
+    private static String userOf(RedisURI uri) {
+        RedisCredentialsProvider provider = uri.getCredentialsProvider();
+        io.lettuce.core.RedisCredentials c = provider == null ? null
+                : provider.resolveCredentials().block(Duration.ofSeconds(1));
+        return c != null && c.hasUsername() ? c.getUsername() : null;
     }
 
     /**
