@@ -36,6 +36,8 @@ public final class RedisServerProcess implements AutoCloseable {
     private final List<String> extraArgs;
     /** Whether {@link #port} is a TLS port (and the plain one is off). */
     private final boolean tls;
+    /** The CA that signs a TLS server's certificate; null for a plain one. */
+    private Path caCertificate;
     private Process process;
 
     private RedisServerProcess(Path executable, int port, Path dir, String configFile, List<String> extraArgs,
@@ -71,7 +73,14 @@ public final class RedisServerProcess implements AutoCloseable {
                 "--tls-key-file", certificate.key().toString(), "--tls-ca-cert-file", caCertificate.toString(),
                 "--tls-auth-clients", "no"));
         args.addAll(List.of(extraArgs));
-        return start(binary(), null, args, true);
+        RedisServerProcess p = start(binary(), null, args, true);
+        p.caCertificate = caCertificate;
+        return p;
+    }
+
+    /** The CA that signs this server's certificate, what a client must trust; null unless it speaks TLS. */
+    public Path caCertificate() {
+        return caCertificate;
     }
 
     /** Starts a server from a configuration file (which comes first on its command line), then the arguments. */
