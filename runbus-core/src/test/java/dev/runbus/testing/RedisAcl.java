@@ -36,6 +36,14 @@ public final class RedisAcl {
             + " +zcard +smembers";
 
     /**
+     * What a client of a Redis Cluster needs on top of either list: Lettuce reads the cluster's topology with
+     * CLUSTER NODES (and INFO, which both lists hold) from the seeds, and again every few seconds; on the
+     * connections a worker opens to single nodes (for its blocking reads) it also sends CLUSTER MYID and
+     * CLIENT SETNAME, as Redis's ACL LOG shows (they name only the node and the connection itself).
+     */
+    public static final String CLUSTER_EXTRA_COMMANDS = "+cluster|nodes +cluster|myid +client|setname";
+
+    /**
      * What an operator's tools need on top of a worker's: purging dead letters (XDEL), deleting a group
      * (XGROUP DESTROY) and deleting every key of a prefix (SCAN).
      */
