@@ -60,7 +60,11 @@ class RedisTlsClusterTest {
                 bus.publisher().publish("spread", Message.of("t", "x".getBytes(StandardCharsets.UTF_8))
                         .withKey("key-" + i));
             }
-            Wait.until("30 keys handled", Duration.ofSeconds(20), () -> got.size() == 30);
+            // A plain topic is read blocking, on a connection of its own to its slot's master.
+            bus.subscribe("plain", "g", "c", d -> got.add("plain"),
+                    SubscribeOptions.builder().blockTime(Duration.ofMillis(200)).build());
+            bus.publisher().publish("plain", Message.of("t", "x".getBytes(StandardCharsets.UTF_8)));
+            Wait.until("30 keys and the plain topic's entry handled", Duration.ofSeconds(20), () -> got.size() == 31);
             Wait.until("every partition acknowledged", Duration.ofSeconds(10),
                     () -> bus.inspector().groups("spread").get(0).pending() == 0);
             assertThat(bus.inspector().partitions("spread", "g")).hasSize(6);
