@@ -36,8 +36,12 @@ class RedisAclTest {
     private final List<Bus> buses = new ArrayList<>();
     private final List<String> loopErrors = new CopyOnWriteArrayList<>();
 
-    private static RedisClusterCommands<String, String> admin() {
-        return RedisTarget.local().redis();
+    RedisTarget target() {
+        return RedisTarget.local();
+    }
+
+    private RedisClusterCommands<String, String> admin() {
+        return target().redis();
     }
 
     @AfterEach
@@ -46,7 +50,7 @@ class RedisAclTest {
         if (!users.isEmpty()) {
             admin().aclDeluser(users.toArray(new String[0]));
         }
-        RedisTarget.local().deleteKeys(prefix);
+        target().deleteKeys(prefix);
     }
 
     private String user(String role, String keyPrefix, String commands) {
@@ -58,7 +62,7 @@ class RedisAclTest {
 
     /** The test Redis's URL with this user and password in it. */
     private String uriOf(String user) {
-        String uri = RedisTarget.local().uri();
+        String uri = target().uri();
         int scheme = uri.indexOf("://") + 3;
         return uri.substring(0, scheme) + user + ":" + password + "@" + uri.substring(scheme);
     }
@@ -78,15 +82,24 @@ class RedisAclTest {
         return bus;
     }
 
-    /** What Redis denied this user, from its ACL LOG (the shared server's: other users' entries are skipped). */
-    private static List<String> denied(String user) {
+    /**
+     * What Redis denied this user, from its ACL LOG (the shared server's: other users' entries are skipped), but
+     * for {@link #deniedToTheClientLibrary}.
+     */
+    private List<String> denied(String user) {
         List<String> out = new ArrayList<>();
         for (Map<String, Object> entry : admin().aclLog()) {
             if (user.equals(String.valueOf(entry.get("username")))) {
                 out.add(entry.get("reason") + " " + entry.get("object") + " in " + entry.get("context"));
             }
         }
+        out.removeAll(deniedToTheClientLibrary());
         return out;
+    }
+
+    /** Denials of what the client library sends on its own, and goes on without; none on Redis 7.0. */
+    List<String> deniedToTheClientLibrary() {
+        return List.of();
     }
 
     private static Message message(String type) {
@@ -178,7 +191,7 @@ class RedisAclTest {
         String publisherUser = user("publisher", prefix, RedisAcl.PUBLISHER_COMMANDS);
         String workerUser = user("worker", prefix, RedisAcl.WORKER_COMMANDS);
         // Credentials apart from the URL: the URL holds none.
-        Bus bus = connect(config(RedisTarget.local().uri()).partitions("keyed", 2)
+        Bus bus = connect(config(target().uri()).partitions("keyed", 2)
                 .redisCredentials(RedisCredentials.of(publisherUser, password.toCharArray())).build());
         Publisher publisher = bus.publisher();
         publisher.publish("orders", message("one"));
@@ -203,13 +216,14 @@ class RedisAclTest {
         assertThatThrownBy(() -> bus.subscribe("orders", "g", "c2", d -> { }))
                 .isInstanceOf(RunbusException.class)
                 .hasMessageContaining("creating group g of orders failed")
-                .hasMessageContaining("no permissions to run the 'xgroup|create' command");
+                // Redis 7 names 'xgroup|create'; 6.2 "the 'xgroup' command or its subcommand"
+                .hasMessageContaining("no permissions to run the 'xgroup");
     }
 
     @Test
     void aPasswordGivenApartFromTheUrlKeepsTheUrlsUser() {
         String worker = user("urluser", prefix, RedisAcl.WORKER_COMMANDS);
-        String uri = RedisTarget.local().uri().replace("://", "://" + worker + ":not-the-password@");
+        String uri = target().uri().replace("://", "://" + worker + ":not-the-password@");
         Bus bus = connect(config(uri).redisPassword(password.toCharArray()).build());
         bus.publisher().publish("orders", message("x"));
         assertThat(admin().clientList()).as("connected as the URL's user").contains("user=" + worker + " ");
