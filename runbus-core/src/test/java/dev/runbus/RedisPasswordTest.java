@@ -97,6 +97,17 @@ class RedisPasswordTest {
                 .contains("redis://:****@127.0.0.1:6379").contains("user=worker");
     }
 
+    @Test
+    void credentialsKeepACopyOfThePasswordAndRefuseAnEmptyOne() {
+        char[] given = "s3cret".toCharArray();
+        RedisCredentials c = RedisCredentials.password(given);
+        java.util.Arrays.fill(given, '*');
+        assertThat(c.password()).containsExactly('s', '3', 'c', 'r', 'e', 't');
+        assertThat(c.toString()).doesNotContain("s3cret").contains("user=default");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> RedisCredentials.password(new char[0]))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("empty");
+    }
+
     /** Every message and text of the throwable, its causes and their suppressed ones: none holds a secret. */
     private static void assertNoSecretIn(Throwable thrown, String... secrets) {
         List<String> texts = new ArrayList<>();
