@@ -131,6 +131,7 @@ class RedisAclTest {
                 }).build();
         Bus bus = connect(cfg);
         Map<String, Long> handled = new ConcurrentHashMap<>();
+        AtomicLong slowDeliveries = new AtomicLong();
         SubscribeOptions options = SubscribeOptions.builder().blockTime(Duration.ofMillis(200))
                 .minIdle(Duration.ofMillis(400)).keepAliveInterval(Duration.ofMillis(100))
                 .claimInterval(Duration.ofMillis(100)).maxDeliveries(2)
@@ -142,6 +143,7 @@ class RedisAclTest {
             }
             if (type.equals("slow")) {
                 Thread.sleep(700); // work that outlasts minIdle: the keep-alive holds the claim meanwhile
+                slowDeliveries.set(d.deliveryCount());
             }
             handled.merge(type, d.attempt(), Math::max);
         }, options);
@@ -164,6 +166,7 @@ class RedisAclTest {
                 () -> handled.keySet().containsAll(List.of("ok", "retry", "slow", "delayed"))
                         && keyedHandled.size() == 4);
         assertThat(handled.get("retry")).as("the retry ran as attempt 2").isEqualTo(2L);
+        assertThat(slowDeliveries.get()).as("the slow entry's claim kept alive: delivered once").isEqualTo(1L);
         Wait.until("the poison message dead-lettered", Duration.ofSeconds(10),
                 () -> bus.deadLetters().count("orders") == 1);
         assertThat(bus.deadLetters().list("orders", null, 10)).extracting(dl -> dl.message().type())
