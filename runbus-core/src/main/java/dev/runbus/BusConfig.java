@@ -1,5 +1,7 @@
 package dev.runbus;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
@@ -52,12 +54,21 @@ import java.util.TreeMap;
  * @param clock              the clock for the times the bus records on the client side (a dead letter's time).
  *                           Due times of delayed entries and retries never use it: they are kept on the Redis
  *                           server's clock. Default {@link Clock#systemUTC()}
+ * @param redisCredentials   the Redis user and password, given apart from the URL; when set they replace the
+ *                           URL's (a password without a user keeps the URL's user, if it names one) on every Redis
+ *                           server the bus connects to (the single server, every cluster
+ *                           node, the master and replicas found through Sentinel), never sent to the Sentinels
+ *                           themselves. Default null: the URL's, if any
+ * @param redisTlsCa         a PEM file of the CA certificates that sign the Redis servers' certificates, for a TLS
+ *                           URL ({@code rediss://}, {@code rediss-cluster://}); the servers' certificates are still
+ *                           checked against the host name connected to. Default null: the JVM's trust store
  */
 public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeout, Duration heartbeatInterval,
                         Duration consumerDeadAfter, Duration janitorInterval, BusListener listener,
                         Map<String, Integer> partitions, boolean retention, Duration retentionAge,
                         int retentionKeepLast, Duration retentionInterval, Duration deadLetterRetention,
-                        Duration delayPollInterval, Clock clock) {
+                        Duration delayPollInterval, Clock clock, RedisCredentials redisCredentials,
+                        Path redisTlsCa) {
 
     public static final String DEFAULT_KEY_PREFIX = "runbus";
     public static final Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofSeconds(10);
@@ -121,6 +132,27 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
                     + deadLetterRetention);
         }
         Objects.requireNonNull(clock, "clock");
+        if (redisTlsCa != null) {
+            if (!redisUri.regionMatches(true, 0, "rediss", 0, "rediss".length())) {
+                throw new IllegalArgumentException("redisTlsCa is set, but the Redis URL does not use TLS: use rediss:// or"
+                        + " rediss-cluster:// (" + Secrets.mask(redisUri) + ")");
+            }
+            if (!Files.isRegularFile(redisTlsCa) || !Files.isReadable(redisTlsCa)) {
+                throw new IllegalArgumentException("redisTlsCa: cannot read the PEM file " + redisTlsCa);
+            }
+        }
+    }
+
+    /** Like the record's own, with the URL's password masked (and the credentials' never shown). */
+    @Override
+    public String toString() {
+        return "BusConfig[redisUri=" + Secrets.mask(redisUri) + ", keyPrefix=" + keyPrefix + ", commandTimeout="
+                + commandTimeout + ", heartbeatInterval=" + heartbeatInterval + ", consumerDeadAfter="
+                + consumerDeadAfter + ", janitorInterval=" + janitorInterval + ", listener=" + listener
+                + ", partitions=" + partitions + ", retention=" + retention + ", retentionAge=" + retentionAge
+                + ", retentionKeepLast=" + retentionKeepLast + ", retentionInterval=" + retentionInterval
+                + ", deadLetterRetention=" + deadLetterRetention + ", delayPollInterval=" + delayPollInterval
+                + ", clock=" + clock + ", redisCredentials=" + redisCredentials + ", redisTlsCa=" + redisTlsCa + "]";
     }
 
     /** A duration the bus hands Redis in milliseconds: one that does not fit is refused by name. */
@@ -158,6 +190,8 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
         private Duration deadLetterRetention;
         private Duration delayPollInterval = DEFAULT_DELAY_POLL_INTERVAL;
         private Clock clock = Clock.systemUTC();
+        private RedisCredentials redisCredentials;
+        private Path redisTlsCa;
 
         private Builder(String redisUri) {
             this.redisUri = redisUri;
@@ -237,10 +271,28 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
             return this;
         }
 
+        /** The password of Redis's {@code default} user, replacing the URL's; see {@link BusConfig#redisCredentials()}. */
+        public Builder redisPassword(char[] password) {
+            redisCredentials = RedisCredentials.password(password);
+            return this;
+        }
+
+        /** A Redis ACL user and password, replacing the URL's; see {@link BusConfig#redisCredentials()}. */
+        public Builder redisCredentials(RedisCredentials v) {
+            redisCredentials = v;
+            return this;
+        }
+
+        /** The CA certificates (PEM) to trust for {@code rediss://}; default: the JVM's trust store. */
+        public Builder redisTlsCa(Path pemFile) {
+            redisTlsCa = pemFile;
+            return this;
+        }
+
         public BusConfig build() {
             return new BusConfig(redisUri, keyPrefix, commandTimeout, heartbeatInterval, consumerDeadAfter,
                     janitorInterval, listener, partitions, retention, retentionAge, retentionKeepLast,
-                    retentionInterval, deadLetterRetention, delayPollInterval, clock);
+                    retentionInterval, deadLetterRetention, delayPollInterval, clock, redisCredentials, redisTlsCa);
         }
     }
 }

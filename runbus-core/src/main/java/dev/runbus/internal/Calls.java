@@ -19,8 +19,18 @@ final class Calls {
         } catch (RunbusException | IllegalArgumentException e) {
             throw e;
         } catch (RuntimeException e) {
-            throw new RunbusException(what + " failed: " + e.getMessage(), e);
+            throw new RunbusException(what + " failed: " + describe(e), e);
         }
+    }
+
+    /**
+     * A failure's message; for Redis's NOPERM (an ACL user without a right runbus needs, whose message names the
+     * command or says it is the keys) with where the rights runbus needs are listed.
+     */
+    static String describe(Throwable e) {
+        String message = String.valueOf(e.getMessage());
+        return message.contains("NOPERM") ? message + " (the Redis user lacks a right runbus needs; the ACLs of a"
+                + " worker and of a publisher are in docs/security.md)" : message;
     }
 
     static <T> T await(String what, Future<T> future, long timeoutMillis) {
@@ -30,7 +40,7 @@ final class Calls {
             Thread.currentThread().interrupt();
             throw new RunbusException(what + " interrupted", e);
         } catch (ExecutionException e) {
-            throw new RunbusException(what + " failed: " + e.getCause().getMessage(), e.getCause());
+            throw new RunbusException(what + " failed: " + describe(e.getCause()), e.getCause());
         } catch (TimeoutException e) {
             throw new RunbusException(what + " timed out after " + timeoutMillis + " ms", e);
         }

@@ -50,7 +50,7 @@ final class LuaScript {
                 return redis.eval(source, type, keys, args);
             }
         } catch (RuntimeException e) {
-            throw new RunbusException("script " + name + " failed: " + e.getMessage(), e);
+            throw new RunbusException("script " + name + " failed: " + Calls.describe(e), e);
         }
     }
 
@@ -79,7 +79,7 @@ final class LuaScript {
     /** A failure of the reply, as the {@link RunbusException} that names this script. */
     private <T> CompletableFuture<T> named(CompletableFuture<T> reply) {
         return reply.exceptionallyCompose(e -> CompletableFuture.failedFuture(
-                new RunbusException("script " + name + " failed: " + cause(e).getMessage(), cause(e))));
+                new RunbusException("script " + name + " failed: " + Calls.describe(cause(e)), cause(e))));
     }
 
     /** What failed, without the CompletionException a dependent stage wraps it in. */

@@ -36,6 +36,11 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class RedisBus implements Bus {
 
     static final RedisCodec<String, byte[]> CODEC = RedisCodec.of(StringCodec.UTF8, ByteArrayCodec.INSTANCE);
+    /**
+     * A stream id above every real one, for a read that takes nothing. Not the highest id there is: XREADGROUP
+     * takes that one to mean {@code >} (it is how Redis writes {@code >} inside) and would hand out new entries.
+     */
+    private static final String ABOVE_EVERY_ID = "18446744073709551615-18446744073709551614";
 
     private final BusConfig config;
     private final RedisLink link;
@@ -84,7 +89,7 @@ public final class RedisBus implements Bus {
 
     public static RedisBus connect(BusConfig config) {
         Objects.requireNonNull(config, "config");
-        RedisBus bus = new RedisBus(config, RedisLink.open(config.redisUri(), config.commandTimeout()));
+        RedisBus bus = new RedisBus(config, RedisLink.open(config));
         bus.heartbeat.start();
         bus.janitor.start();
         bus.delays.start();
@@ -138,6 +143,10 @@ public final class RedisBus implements Bus {
             }
             return null;
         });
+        Calls.call("reading group " + group + " of " + topic, () -> {
+            requireReadRights(partitions, group, consumer);
+            return null;
+        });
         StreamReader reads = link.openReader(options.blockTime().plus(config.commandTimeout()));
         Heartbeats.Name name = new Heartbeats.Name(topic, group, consumer);
         // The heartbeat goes before the name is freed: a subscription under the same name on this bus can
@@ -162,6 +171,19 @@ public final class RedisBus implements Bus {
             sub.close(); // stops whatever started, closes the read connection, frees the name
             throw e;
         }
+    }
+
+    /**
+     * A Redis user that may create the group but not read from it would see subscribe succeed and then its read
+     * loop fail over and over, reported only to listeners: the commands the read loop sends first are tried here
+     * once, so that subscribe fails and names the command Redis refused. Nothing is taken: the XREADGROUP reads
+     * the consumer's own pending entries after an id above every real one. One partition is enough (rights are
+     * by command and by key pattern, and a topic's keys share its prefix).
+     */
+    private void requireReadRights(Partitions partitions, String group, String consumer) {
+        link.sync().clientId();
+        link.sync().xreadgroup(io.lettuce.core.Consumer.from(group, consumer),
+                XReadArgs.StreamOffset.from(keys.stream(partitions.names().get(0)), ABOVE_EVERY_ID));
     }
 
     /**

@@ -1,7 +1,12 @@
 package dev.runbus.internal;
 
+import dev.runbus.BusConfig;
+import dev.runbus.RedisCredentials;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisCredentialsProvider;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.SslOptions;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.cluster.ClusterClientOptions;
@@ -14,6 +19,7 @@ import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.codec.RedisCodec;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.Delay;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
@@ -45,16 +51,44 @@ public abstract class RedisLink implements AutoCloseable {
     }
 
     /**
-     * Opens a link to the deployment {@code url} names and checks the server's version.
+     * Opens a link to the deployment {@code url} names, with the URL's credentials and the JVM's trust store,
+     * and checks the server's version.
      *
      * @throws IllegalArgumentException if the URL is not one runbus reads (the message never holds a password)
      * @throws dev.runbus.RunbusException if Redis cannot be reached or is too old
      */
     public static RedisLink open(String url, Duration commandTimeout) {
+        return open(url, commandTimeout, null, null);
+    }
+
+    /** Opens a link as {@link BusConfig} says: its URL, command timeout, credentials and TLS trust. */
+    public static RedisLink open(BusConfig config) {
+        return open(config.redisUri(), config.commandTimeout(), config.redisCredentials(), config.redisTlsCa());
+    }
+
+    /**
+     * @param credentials replace the URL's on every seed (and so on every node Lettuce derives from one: the
+     *                    master behind Sentinels, the other cluster nodes); null keeps the URL's
+     * @param tlsCa       PEM file of the CAs to trust for TLS; null: the JVM's trust store
+     */
+    static RedisLink open(String url, Duration commandTimeout, RedisCredentials credentials, Path tlsCa) {
         RedisUris.Target target = RedisUris.parse(url);
-        target.seeds().forEach(u -> u.setTimeout(commandTimeout));
+        for (RedisURI seed : target.seeds()) {
+            seed.setTimeout(commandTimeout);
+            if (credentials != null) {
+                // A password alone replaces the URL's password and keeps the URL's user, if it names one.
+                String user = credentials.user().orElse(userOf(seed));
+                char[] password = credentials.password();
+                if (user != null) {
+                    seed.setAuthentication(user, password);
+                } else {
+                    seed.setAuthentication(password);
+                }
+            }
+        }
         ClientResources resources = ClientResources.builder().reconnectDelay(RECONNECT_DELAY).build();
-        RedisLink link = target.cluster() ? new Cluster(resources, target) : new Single(resources, target);
+        SslOptions ssl = tlsCa == null ? null : SslOptions.builder().jdkSslProvider().trustManager(tlsCa.toFile()).build();
+        RedisLink link = target.cluster() ? new Cluster(resources, target, ssl) : new Single(resources, target, ssl);
         try {
             link.shared = link.connect();
             RedisVersion.require(link.sync());
@@ -65,8 +99,35 @@ public abstract class RedisLink implements AutoCloseable {
                 throw e;
             }
             throw new dev.runbus.RunbusException("cannot connect to Redis at " + target.where() + ": "
-                    + e.getMessage(), e);
+                    + TlsFailure.explain(e, tlsCa).orElseGet(() -> withRootCause(e)), e);
         }
+    }
+
+    /** The user a parsed URL names, or null. (Lettuce keeps a URL's credentials in a provider of a fixed value.) */
+    private static String userOf(RedisURI uri) {
+        RedisCredentialsProvider provider = uri.getCredentialsProvider();
+        io.lettuce.core.RedisCredentials c = provider == null ? null
+                : provider.resolveCredentials().block(Duration.ofSeconds(1));
+        return c != null && c.hasUsername() ? c.getUsername() : null;
+    }
+
+    /**
+     * Lettuce's "Unable to connect to host:port" with the reason found among its causes, which it does not
+     * repeat: Redis's own error (WRONGPASS, NOAUTH) when there is one, else the deepest cause ("Connection
+     * refused"). Lettuce can also report a refused handshake only as "Connection closed prematurely", when the
+     * connection closes before the error is read.
+     */
+    private static String withRootCause(Throwable e) {
+        Throwable root = e;
+        for (Throwable t = e.getCause(); t != null && t != root; t = t.getCause()) {
+            root = t;
+            if (t instanceof io.lettuce.core.RedisCommandExecutionException) {
+                break;
+            }
+        }
+        String message = String.valueOf(e.getMessage());
+        return root == e || root.getMessage() == null || message.contains(root.getMessage()) ? message
+                : message + ": " + root.getMessage();
     }
 
     final ClientResources resources;
@@ -118,10 +179,14 @@ public abstract class RedisLink implements AutoCloseable {
         private final RedisClient client;
         private StatefulRedisConnection<String, byte[]> connection;
 
-        Single(ClientResources resources, RedisUris.Target target) {
+        Single(ClientResources resources, RedisUris.Target target, SslOptions ssl) {
             super(resources, target);
             this.client = RedisClient.create(resources);
-            client.setOptions(ClientOptions.builder().autoReconnect(true).build());
+            ClientOptions.Builder options = ClientOptions.builder().autoReconnect(true);
+            if (ssl != null) {
+                options.sslOptions(ssl);
+            }
+            client.setOptions(options.build());
         }
 
         @Override
@@ -172,10 +237,14 @@ public abstract class RedisLink implements AutoCloseable {
         private final RedisClusterClient client;
         private StatefulRedisClusterConnection<String, byte[]> connection;
 
-        Cluster(ClientResources resources, RedisUris.Target target) {
+        Cluster(ClientResources resources, RedisUris.Target target, SslOptions ssl) {
             super(resources, target);
             this.client = RedisClusterClient.create(resources, target.seeds());
-            client.setOptions(ClusterClientOptions.builder()
+            ClusterClientOptions.Builder options = ClusterClientOptions.builder();
+            if (ssl != null) {
+                options.sslOptions(ssl);
+            }
+            client.setOptions(options
                     .autoReconnect(true)
                     .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
                             .enablePeriodicRefresh(Duration.ofSeconds(5))

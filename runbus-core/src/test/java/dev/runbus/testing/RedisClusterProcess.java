@@ -26,13 +26,31 @@ public final class RedisClusterProcess implements AutoCloseable {
     private RedisClusterProcess() {
     }
 
+    private static final String[] CLUSTER_ARGS = {"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+        "--cluster-node-timeout", "2000"};
+
     /** Starts {@code masters} masters and one replica of each; slots are split evenly, in order. */
     public static RedisClusterProcess start(int masters) {
+        return start(masters, () -> RedisServerProcess.start(CLUSTER_ARGS));
+    }
+
+    /**
+     * Like {@link #start(int)}, every node speaking TLS only (to clients, to each other and to its replica), with
+     * one certificate for 127.0.0.1 signed by {@code ca}.
+     */
+    public static RedisClusterProcess startTls(int masters, TestCertificates ca) {
+        TestCertificates.KeyPair certificate = ca.issue("IP:127.0.0.1", "DNS:localhost");
+        List<String> args = new ArrayList<>(List.of(CLUSTER_ARGS));
+        args.addAll(List.of("--tls-cluster", "yes", "--tls-replication", "yes"));
+        return start(masters, () -> RedisServerProcess.startTls(certificate, ca.caCertificate(),
+                args.toArray(new String[0])));
+    }
+
+    private static RedisClusterProcess start(int masters, java.util.function.Supplier<RedisServerProcess> newNode) {
         RedisClusterProcess cluster = new RedisClusterProcess();
         try {
             for (int i = 0; i < 2 * masters; i++) {
-                RedisServerProcess node = RedisServerProcess.start("--cluster-enabled", "yes",
-                        "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "2000");
+                RedisServerProcess node = newNode.get();
                 (i < masters ? cluster.masters : cluster.replicas).add(node);
             }
             cluster.join();
@@ -107,6 +125,10 @@ public final class RedisClusterProcess implements AutoCloseable {
     /** Runs commands on one node over a connection of its own. */
     public static <T> T call(RedisServerProcess node, java.util.function.Function<RedisCommands<String, String>, T> f) {
         RedisClient client = RedisClient.create(node.uri());
+        if (node.caCertificate() != null) {
+            client.setOptions(io.lettuce.core.ClientOptions.builder().sslOptions(io.lettuce.core.SslOptions.builder()
+                    .jdkSslProvider().trustManager(node.caCertificate().toFile()).build()).build());
+        }
         try (StatefulRedisConnection<String, String> c = client.connect()) {
             return f.apply(c.sync());
         } finally {

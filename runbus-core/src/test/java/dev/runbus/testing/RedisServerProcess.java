@@ -34,14 +34,20 @@ public final class RedisServerProcess implements AutoCloseable {
     private final Path dir;
     private final String configFile;
     private final List<String> extraArgs;
+    /** Whether {@link #port} is a TLS port (and the plain one is off). */
+    private final boolean tls;
+    /** The CA that signs a TLS server's certificate; null for a plain one. */
+    private Path caCertificate;
     private Process process;
 
-    private RedisServerProcess(Path executable, int port, Path dir, String configFile, List<String> extraArgs) {
+    private RedisServerProcess(Path executable, int port, Path dir, String configFile, List<String> extraArgs,
+                               boolean tls) {
         this.executable = executable;
         this.port = port;
         this.dir = dir;
         this.configFile = configFile;
         this.extraArgs = List.copyOf(extraArgs);
+        this.tls = tls;
     }
 
     /** Starts a server on a free loopback port and waits until it answers PING. */
@@ -55,6 +61,26 @@ public final class RedisServerProcess implements AutoCloseable {
      */
     public static RedisServerProcess start(String... extraArgs) {
         return start(binary(), null, List.of(extraArgs));
+    }
+
+    /**
+     * Starts a server that speaks TLS only, on a free loopback port, with {@code certificate} (signed by the CA
+     * {@code caCertificate}), not asking clients for certificates; then the arguments.
+     */
+    public static RedisServerProcess startTls(TestCertificates.KeyPair certificate, Path caCertificate,
+                                              String... extraArgs) {
+        List<String> args = new ArrayList<>(List.of("--tls-cert-file", certificate.certificate().toString(),
+                "--tls-key-file", certificate.key().toString(), "--tls-ca-cert-file", caCertificate.toString(),
+                "--tls-auth-clients", "no"));
+        args.addAll(List.of(extraArgs));
+        RedisServerProcess p = start(binary(), null, args, true);
+        p.caCertificate = caCertificate;
+        return p;
+    }
+
+    /** The CA that signs this server's certificate, what a client must trust; null unless it speaks TLS. */
+    public Path caCertificate() {
+        return caCertificate;
     }
 
     /** Starts a server from a configuration file (which comes first on its command line), then the arguments. */
@@ -72,11 +98,15 @@ public final class RedisServerProcess implements AutoCloseable {
      * port (port + 10000), which nobody checked: a start that fails on a port in use is tried on another.
      */
     private static RedisServerProcess start(Path executable, String configFile, List<String> extraArgs) {
+        return start(executable, configFile, extraArgs, false);
+    }
+
+    private static RedisServerProcess start(Path executable, String configFile, List<String> extraArgs, boolean tls) {
         for (int attempt = 1; ; attempt++) {
             RedisServerProcess p;
             try {
                 p = new RedisServerProcess(executable, freePort(), Files.createTempDirectory("runbus-test-redis-"),
-                        configFile, extraArgs);
+                        configFile, extraArgs, tls);
             } catch (IOException e) {
                 throw new IllegalStateException("cannot start a redis-server for the tests", e);
             }
@@ -105,8 +135,9 @@ public final class RedisServerProcess implements AutoCloseable {
         return port;
     }
 
+    /** {@code redis://127.0.0.1:port}, or {@code rediss://…} for a TLS server. */
     public String uri() {
-        return "redis://127.0.0.1:" + port;
+        return (tls ? "rediss" : "redis") + "://127.0.0.1:" + port;
     }
 
     /** Kills the server (SIGKILL: nothing is saved) and starts a new one on the same port, empty. */
@@ -139,9 +170,17 @@ public final class RedisServerProcess implements AutoCloseable {
         if (configFile != null) {
             cmd.add(configFile);
         }
-        cmd.addAll(List.of("--port", String.valueOf(port),
+        cmd.addAll(List.of("--port", String.valueOf(tls ? 0 : port),
                 "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no",
                 "--dir", dir.toString(), "--logfile", dir.resolve("redis.log").toString()));
+        if (tls) {
+            cmd.addAll(List.of("--tls-port", String.valueOf(port)));
+            try {
+                Files.deleteIfExists(dir.resolve("redis.log")); // readiness is read from it: a fresh one per launch
+            } catch (IOException e) {
+                throw new IllegalStateException("cannot remove the old log in " + dir, e);
+            }
+        }
         cmd.addAll(extraArgs);
         try {
             process = new ProcessBuilder(cmd).redirectErrorStream(true)
@@ -150,7 +189,8 @@ public final class RedisServerProcess implements AutoCloseable {
             throw new IllegalStateException("cannot start " + cmd, e);
         }
         long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
-        while (!answersPing("127.0.0.1", port, 200)) {
+        // A TLS port cannot be probed with a plain PING; the log says when the server listens.
+        while (tls ? !log().contains("Ready to accept connections") : !answersPing("127.0.0.1", port, 200)) {
             if (!process.isAlive() || System.nanoTime() > deadline) {
                 process.destroyForcibly();
                 throw new IllegalStateException("redis-server on port " + port + " did not start; see "

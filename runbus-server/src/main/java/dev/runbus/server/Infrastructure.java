@@ -90,7 +90,8 @@ public final class Infrastructure implements AutoCloseable {
                 ds = DatabasePool.open(s, jdbcUrl, poolSize);
             }
             // The runs topic's partition count, which Redis records on first use and checks on every later one.
-            Bus bus = Bus.connect(BusConfig.builder(redisUri).keyPrefix(s.get(Setting.KEY_PREFIX)).listener(listener)
+            Bus bus = Bus.connect(RedisAccess.apply(s, BusConfig.builder(redisUri)).keyPrefix(s.get(Setting.KEY_PREFIX))
+                    .listener(listener)
                     .partitions(s.get(Setting.TOPIC), s.integer(Setting.PARTITIONS, 1))
                     .retentionAge(s.duration(Setting.RETENTION_AGE))
                     .deadLetterRetention(s.optionalDuration(Setting.DEAD_LETTER_RETENTION).orElse(null)).build());

@@ -1,0 +1,80 @@
+package dev.runbus.testing;
+
+import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The least-privilege Redis ACLs of runbus's clients, the one copy the tests use (REDIS-SECURITY-DOCS.md repeats
+ * them for operators). Commands are listed by name, so that an audit can read them; scripts run with the caller's
+ * rights, so the commands the Lua scripts call are listed as well as the ones sent directly.
+ */
+public final class RedisAcl {
+
+    /**
+     * A client that only publishes: {@code publish}, {@code publishAll} and delayed publishes (a publishing bus does
+     * not move due entries into streams; the workers of the topic do). INFO: the version check on connect. EVAL,
+     * EVALSHA: every script is sent by its SHA and, when Redis does not know it, whole (no SCRIPT LOAD). GET, SET,
+     * EXISTS: the topic's partition count (partition_count.lua); SADD: the list of topics; XADD: the entries;
+     * TIME, HSETNX, ZADD, ZSCORE: scheduling (schedule.lua).
+     */
+    public static final String PUBLISHER_COMMANDS = "-@all +info +eval +evalsha +get +set +exists +sadd +xadd"
+            + " +time +hsetnx +zadd +zscore";
+
+    /**
+     * A worker: everything a subscribing bus does (read, acknowledge, claim, keep claims alive, heartbeats, retry
+     * with backoff, dead-letter, move due entries, ordered groups' leases, retention, the janitor, the inspector
+     * and listing dead letters and scheduled entries) and everything a publisher does. CLIENT ID and CLIENT
+     * UNBLOCK end a subscription's blocked read at once when it closes (CLIENT UNBLOCK can end any client's
+     * blocked read: it takes a client id, not a key).
+     */
+    public static final String WORKER_COMMANDS = PUBLISHER_COMMANDS
+            + " +xreadgroup +xread +xack +xclaim +xautoclaim +xpending +xrange +xrevrange +xlen +xtrim"
+            + " +xgroup|create +xgroup|delconsumer +xinfo|groups +xinfo|consumers +xinfo|stream"
+            + " +client|id +client|unblock"
+            + " +type +incr +del +pexpire +pttl +hget +hset +hdel +hmget +zrange +zrangebyscore +zrem +zremrangebyscore"
+            + " +zcard +smembers";
+
+    /**
+     * What a client of a Redis Cluster needs on top of either list: Lettuce reads the cluster's topology with
+     * CLUSTER NODES (and INFO, which both lists hold) from the seeds, and again every few seconds; on the
+     * connections a worker opens to single nodes (for its blocking reads) it also sends CLUSTER MYID and
+     * CLIENT SETNAME, as Redis's ACL LOG shows (they name only the node and the connection itself).
+     */
+    public static final String CLUSTER_EXTRA_COMMANDS = "+cluster|nodes +cluster|myid +client|setname";
+
+    /**
+     * What an operator's tools need on top of a worker's: purging dead letters (XDEL), deleting a group
+     * (XGROUP DESTROY) and deleting every key of a prefix (SCAN).
+     */
+    public static final String OPERATOR_EXTRA_COMMANDS = "+xdel +xgroup|destroy +scan";
+
+    private RedisAcl() {
+    }
+
+    /**
+     * The rules of an ACL user: enabled, with this password, keys under the prefix only, no Pub/Sub channels,
+     * and these commands.
+     */
+    public static List<String> rules(String password, String keyPrefix, String commands) {
+        List<String> rules = new ArrayList<>(List.of("reset", "on", ">" + password, "~" + keyPrefix + ":*",
+                "resetchannels"));
+        rules.addAll(List.of(commands.split(" ")));
+        return rules;
+    }
+
+    /** The whole command an operator types: {@code ACL SETUSER name rule rule …}. */
+    public static String setUserLine(String user, String password, String keyPrefix, String commands) {
+        return "ACL SETUSER " + user + " " + String.join(" ", rules(password, keyPrefix, commands));
+    }
+
+    /** Creates (or replaces) the user on the server {@code admin} is connected to. */
+    public static void setUser(RedisClusterCommands<String, String> admin, String user, String password,
+                               String keyPrefix, String commands) {
+        List<String> args = new ArrayList<>(List.of("SETUSER", user));
+        args.addAll(rules(password, keyPrefix, commands));
+        admin.dispatch(io.lettuce.core.protocol.CommandType.ACL, new io.lettuce.core.output.StatusOutput<>(
+                io.lettuce.core.codec.StringCodec.UTF8), new io.lettuce.core.protocol.CommandArgs<>(
+                io.lettuce.core.codec.StringCodec.UTF8).addValues(args));
+    }
+}
