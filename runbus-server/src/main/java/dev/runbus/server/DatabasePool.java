@@ -2,11 +2,6 @@ package dev.runbus.server;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
-import java.nio.file.Path;
 import java.security.cert.CertPathBuilderException;
 import java.security.cert.CertPathValidatorException;
 import java.sql.SQLException;
@@ -121,35 +116,7 @@ public final class DatabasePool {
      * @throws IllegalArgumentException when both are set, or the file is missing, unreadable or empty
      */
     public static Optional<String> password(Settings s) {
-        boolean inEnv = s.isSet(Setting.DATABASE_PASSWORD);
-        boolean inFile = s.isSet(Setting.DATABASE_PASSWORD_FILE);
-        if (inEnv && inFile) {
-            throw new IllegalArgumentException("the PostgreSQL password is given twice: in RUNBUS_DATABASE_PASSWORD and"
-                    + " in --database-password-file " + s.get(Setting.DATABASE_PASSWORD_FILE) + "; give one");
-        }
-        if (inEnv) {
-            return Optional.of(s.get(Setting.DATABASE_PASSWORD));
-        }
-        if (!inFile) {
-            return Optional.empty();
-        }
-        return Optional.of(firstLine(Path.of(s.get(Setting.DATABASE_PASSWORD_FILE))));
-    }
-
-    private static String firstLine(Path file) {
-        String name = "--database-password-file " + file;
-        List<String> lines;
-        try {
-            lines = Files.readAllLines(file, StandardCharsets.UTF_8);
-        } catch (NoSuchFileException e) {
-            throw new IllegalArgumentException(name + ": no such file");
-        } catch (IOException e) {
-            throw new IllegalArgumentException(name + " cannot be read: " + e.getMessage(), e);
-        }
-        if (lines.isEmpty() || lines.get(0).isEmpty()) {
-            throw new IllegalArgumentException(name + " is empty: its first line must be the PostgreSQL password");
-        }
-        return lines.get(0);
+        return SecretSettings.read(s, Setting.DATABASE_PASSWORD, Setting.DATABASE_PASSWORD_FILE, "PostgreSQL");
     }
 
     /** The URL without its {@code password=} parameter. */

@@ -56,15 +56,22 @@ class RedisAccessTest {
     }
 
     @Test
-    void theEnvironmentsPasswordReachesRedisAndTheFileWinsOverIt() throws IOException {
+    void theEnvironmentsOrTheFilesPasswordReachesRedisButNotBoth() throws IOException {
         Cli fromEnv = Cli.run(env(Map.of("RUNBUS_REDIS_PASSWORD", PASSWORD)), "stats", "--redis-url", redis.uri());
         assertThat(fromEnv.exitCode).as(fromEnv.err).isZero();
 
         Path file = file(PASSWORD + "\r\n");
-        Cli fileFirst = Cli.run(env(Map.of("RUNBUS_REDIS_PASSWORD", "not-this-one")), "stats", "--redis-url",
+        Cli fromFile = Cli.run(env(Map.of()), "stats", "--redis-url", redis.uri(), "--redis-password-file",
+                file.toString());
+        assertThat(fromFile.exitCode).as(fromFile.err).isZero();
+        assertThat(fromFile.out + fromFile.err).doesNotContain(PASSWORD);
+
+        Cli both = Cli.run(env(Map.of("RUNBUS_REDIS_PASSWORD", "not-this-one")), "stats", "--redis-url",
                 redis.uri(), "--redis-password-file", file.toString());
-        assertThat(fileFirst.exitCode).as(fileFirst.err).isZero();
-        assertThat(fileFirst.out + fileFirst.err).doesNotContain(PASSWORD).doesNotContain("not-this-one");
+        assertThat(both.exitCode).isEqualTo(2);
+        assertThat(both.err).contains("the Redis password is given twice: in RUNBUS_REDIS_PASSWORD and in"
+                + " --redis-password-file");
+        assertThat(both.out + both.err).doesNotContain(PASSWORD).doesNotContain("not-this-one");
     }
 
     @Test
