@@ -4,7 +4,6 @@ import dev.runbus.server.RunbusServer;
 import dev.runbus.server.Setting;
 import dev.runbus.server.Settings;
 import java.util.Map;
-import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -38,19 +37,21 @@ final class ServeCommand extends BaseCommand {
     @Override
     public Integer call() throws InterruptedException {
         Settings s = settings();
-        RunbusServer server = RunbusServer.start(s, out());
-        out().println("runbus serving on http://" + s.get(Setting.HOST) + ":" + server.port() + " (Redis "
-                + dev.runbus.server.Settings.mask(server.infrastructure().redisUri()) + ", PostgreSQL "
-                + dev.runbus.server.Settings.mask(server.infrastructure().jdbcUrl()) + ")");
-        out().flush();
-        CountDownLatch stopped = new CountDownLatch(1);
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            err().println("runbus: stopping gracefully");
+        s.validate();
+        // Listening before anything starts: a SIGTERM during start-up waits for it, then stops it all in order.
+        try (GracefulStop stop = GracefulStop.install(s.duration(Setting.SHUTDOWN_TIMEOUT).plusSeconds(60))) {
+            RunbusServer server = RunbusServer.start(s, out());
+            out().println("runbus serving on http://" + s.get(Setting.HOST) + ":" + server.port() + " (Redis "
+                    + Settings.mask(server.infrastructure().redisUri()) + ", PostgreSQL "
+                    + Settings.mask(server.infrastructure().jdbcUrl()) + ")");
+            out().flush();
+            String why = stop.await();
+            err().println("runbus: " + why + ", stopping gracefully");
             err().flush();
             server.close();
-            stopped.countDown();
-        }, "runbus-shutdown"));
-        stopped.await();
+            err().println("runbus: stopped");
+            err().flush();
+        }
         return 0;
     }
 }
