@@ -24,6 +24,7 @@ import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -178,10 +179,11 @@ public final class Demo {
         ExecutorService submitters = Executors.newFixedThreadPool(4);
         AtomicInteger next = new AtomicInteger();
         AtomicReference<RuntimeException> failed = new AtomicReference<>();
+        AtomicBoolean stop = new AtomicBoolean();
         List<DemoPlan.Submission> all = plan.submissions();
         for (int t = 0; t < 4; t++) {
             submitters.execute(() -> {
-                for (int i = next.getAndIncrement(); i < all.size() && failed.get() == null;
+                for (int i = next.getAndIncrement(); i < all.size() && failed.get() == null && !stop.get();
                      i = next.getAndIncrement()) {
                     NewRun run = all.get(i).run();
                     try {
@@ -200,13 +202,35 @@ public final class Demo {
             });
         }
         submitters.shutdown();
-        boolean finished = submitters.awaitTermination(options.timeout().toMillis(), TimeUnit.MILLISECONDS);
-        submitters.shutdownNow();
+        boolean finished;
+        try {
+            finished = submitters.awaitTermination(options.timeout().toMillis(), TimeUnit.MILLISECONDS);
+        } finally {
+            // Stopped for good before the demo cleans up: a submission after it would publish its key again.
+            stop.set(true);
+            submitters.shutdownNow();
+            awaitUninterruptibly(submitters);
+        }
         if (failed.get() != null) {
             throw failed.get();
         }
         if (!finished) {
             throw new IllegalStateException("submitting took longer than " + options.timeout());
+        }
+    }
+
+    private static void awaitUninterruptibly(ExecutorService pool) {
+        boolean interrupted = false;
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!pool.isTerminated() && System.nanoTime() < deadline) {
+            try {
+                pool.awaitTermination(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
         }
     }
 

@@ -171,12 +171,14 @@ class DemoIsolationTest {
         return ds;
     }
 
-    static boolean schemaExists(String name) throws Exception {
+    static boolean schemaExists(String name) {
         try (Connection db = DriverManager.getConnection(DATABASE);
              ResultSet rs = db.createStatement().executeQuery("SELECT count(*) FROM information_schema.schemata"
                      + " WHERE schema_name = '" + name + "'")) {
             rs.next();
             return rs.getLong(1) > 0;
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException(e);
         }
     }
 }

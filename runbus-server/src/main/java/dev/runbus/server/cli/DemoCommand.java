@@ -88,7 +88,8 @@ final class DemoCommand extends BaseCommand {
         try (GracefulStop stop = GracefulStop.install(Duration.ofSeconds(60), demo::interrupt)) {
             try {
                 report = new Demo(s, o, environment(), out()).run();
-            } catch (InterruptedException e) {
+            } catch (Exception e) {
+                // Interrupted wherever it was: in a wait, or in a call that reports the interrupt its own way.
                 if (!stop.requested()) {
                     throw e;
                 }
