@@ -1,7 +1,6 @@
 package dev.runbus.server;
 
 import dev.runbus.Inspector;
-import dev.runbus.KeyPrefix;
 import dev.runbus.runs.IdempotencyConflictException;
 import dev.runbus.runs.NewRun;
 import dev.runbus.runs.RunHandler;
@@ -14,9 +13,6 @@ import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.sql.Connection;
-import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -40,15 +36,6 @@ public final class Demo {
                           boolean killWorker, Duration timeout, boolean progress, long seed) {
     }
 
-    /**
-     * What a demo takes only from its own flags: its namespace, its handler and where embedded servers keep their
-     * data. The environment and config file describe the deployment the demo may share a host with; values from
-     * there would put the demo's workers into that deployment's group, its sweeper over that deployment's runs,
-     * its synthetic poison inputs in front of that deployment's workers.
-     */
-    private static final List<Setting> OWN = List.of(Setting.KEY_PREFIX, Setting.SCHEMA, Setting.TOPIC,
-            Setting.GROUP, Setting.HANDLER);
-
     private final Settings settings;
     private final Options options;
     private final Environment environment;
@@ -57,7 +44,7 @@ public final class Demo {
     private final DemoPlan plan;
 
     /**
-     * @param settings    as {@link #isolated} returns them
+     * @param settings    as {@link DemoNamespace#isolated} returns them
      * @param environment what the worker process to kill inherits: its variables (not its RUNBUS_* ones)
      */
     public Demo(Settings settings, Options options, Environment environment, PrintWriter out) {
@@ -74,33 +61,6 @@ public final class Demo {
         this.out = out;
         this.handler = handler;
         this.plan = plan;
-    }
-
-    /**
-     * The demo's settings: a fresh key prefix and schema ({@code runbus-demo-<stamp>}, {@code runbus_demo_<stamp>}),
-     * its own topic and group, {@link DemoHandler}, and a data folder only if {@code --data-dir} was given, whatever
-     * the environment and config file say. Connection settings (URLs, passwords) and tuning still come from there.
-     *
-     * @throws IllegalArgumentException if one of the demo's own settings was given as a flag
-     */
-    public static Settings isolated(Settings resolved, long stamp) {
-        for (Setting s : OWN) {
-            if (resolved.source(s) == Settings.Source.FLAG) {
-                throw new IllegalArgumentException("--" + s.key() + " cannot be given to demo: it always works in"
-                        + " a namespace of its own (a fresh key prefix and schema, topic demo-runs, group"
-                        + " demo-workers) and runs its own handler, whose failures its report checks");
-            }
-        }
-        Map<Setting, String> own = new java.util.EnumMap<>(Setting.class);
-        own.put(Setting.KEY_PREFIX, "runbus-demo-" + stamp);
-        own.put(Setting.SCHEMA, "runbus_demo_" + stamp);
-        own.put(Setting.TOPIC, "demo-runs");
-        own.put(Setting.GROUP, "demo-workers");
-        own.put(Setting.HANDLER, DemoHandler.class.getName());
-        if (resolved.source(Setting.DATA_DIR) != Settings.Source.FLAG) {
-            own.put(Setting.DATA_DIR, "");
-        }
-        return resolved.with(own);
     }
 
     /** Runs the demo; returns the report. Whatever the outcome, the demo's keys and schema are gone after. */
@@ -154,7 +114,7 @@ public final class Demo {
                     victim.destroyForcibly();
                 }
                 workers.forEach(Runs::close);
-                List<String> left = cleanUp(infra);
+                List<String> left = DemoNamespace.remove(infra, settings);
                 if (interrupted) {
                     Thread.currentThread().interrupt();
                 }
@@ -307,32 +267,6 @@ public final class Demo {
         out.printf("%nkilled worker demo-victim (pid %d) with SIGKILL, holding %d deliveries; the others take them "
                 + "over after --min-idle %s%n", victim.pid(), holding, settings.get(Setting.MIN_IDLE));
         out.flush();
-    }
-
-    /**
-     * Removes the demo's schema and keys, on whatever server holds them: one it did not start keeps them, and an
-     * embedded one keeps them under a --data-dir. Each step is tried whatever the other did; returns what could not
-     * be removed. Only names the demo made ({@link #isolated}) are ever removed.
-     */
-    private List<String> cleanUp(Infrastructure infra) {
-        List<String> left = new ArrayList<>();
-        String schema = settings.get(Setting.SCHEMA);
-        String prefix = settings.get(Setting.KEY_PREFIX);
-        if (schema.matches("runbus_demo_\\d+")) {
-            try (Connection c = infra.dataSource().getConnection(); Statement st = c.createStatement()) {
-                st.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
-            } catch (SQLException | RuntimeException e) {
-                left.add("schema " + schema + " (" + e.getMessage() + ")");
-            }
-        }
-        if (prefix.matches("runbus-demo-\\d+")) {
-            try {
-                KeyPrefix.deleteAll(infra.redisUri(), prefix);
-            } catch (RuntimeException e) {
-                left.add("keys " + prefix + ":* (" + e.getMessage() + ")");
-            }
-        }
-        return left;
     }
 
     /** A progress bar with live counters, redrawn in place on a terminal, a line every 2 s otherwise. */

@@ -95,7 +95,7 @@ class DemoCleanupTest {
     }
 
     private static Settings settings(Setting url, String value) {
-        return Demo.isolated(Settings.resolve(Map.of(url, value, Setting.MIN_IDLE, "2s"), Map.of(), null),
+        return DemoNamespace.isolated(Settings.resolve(Map.of(url, value, Setting.MIN_IDLE, "2s"), Map.of(), null),
                 System.currentTimeMillis() * 1000 + 7);
     }
 

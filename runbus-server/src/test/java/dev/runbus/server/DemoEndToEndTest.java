@@ -115,7 +115,7 @@ class DemoEndToEndTest {
     void theReportNamesRunsThatDoNotEndAsPlanned() throws Exception {
         DemoPlan plan = DemoPlan.create(100, 50, 0.05, 0.05, 0.05, 42);
         long stamp = System.currentTimeMillis() * 1000 + 999;
-        Settings s = Demo.isolated(Settings.resolve(java.util.Map.of(Setting.REDIS_URL, RedisTarget.local().uri(),
+        Settings s = DemoNamespace.isolated(Settings.resolve(java.util.Map.of(Setting.REDIS_URL, RedisTarget.local().uri(),
                 Setting.DATABASE_URL, DATABASE, Setting.MIN_IDLE, "2s", Setting.CLAIM_INTERVAL, "500ms"),
                 java.util.Map.of(), null), stamp);
         java.io.StringWriter out = new java.io.StringWriter();

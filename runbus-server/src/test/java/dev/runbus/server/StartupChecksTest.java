@@ -41,6 +41,11 @@ class StartupChecksTest {
     }
 
     @Test
+    void theDefaultsPass() {
+        Settings.resolve(Map.of(), Map.of(), null).validate();
+    }
+
+    @Test
     void demoNamesABadTimeout() {
         Cli c = Cli.run("demo", "--timeout", "forever");
         assertThat(c.exitCode).isEqualTo(2);

@@ -1,6 +1,7 @@
 package dev.runbus.server.cli;
 
 import dev.runbus.server.Demo;
+import dev.runbus.server.DemoNamespace;
 import dev.runbus.server.DemoReport;
 import dev.runbus.server.Setting;
 import dev.runbus.server.Settings;
@@ -78,7 +79,7 @@ final class DemoCommand extends BaseCommand {
                 Setting.SWEEP_INTERVAL, "2s", Setting.SWEEP_THRESHOLD, "20s", Setting.SHUTDOWN_TIMEOUT, "10s"));
         // Millisecond and a random tail: demos started at once on shared servers must not share a namespace.
         long stamp = System.currentTimeMillis() * 1000 + ThreadLocalRandom.current().nextInt(1000);
-        s = Demo.isolated(s, stamp);
+        s = DemoNamespace.isolated(s, stamp);
         s.validate();
         Demo.Options o = new Demo.Options(runs, users, workers, poisonRate, flakyRate, duplicateRate, killWorker,
                 limit, !noProgress, seed);
