@@ -10,14 +10,17 @@ import picocli.CommandLine.Option;
 
 @Command(name = "serve", mixinStandardHelpOptions = true,
         description = {"Run the HTTP API, a worker, the reclaimer, the janitor and the sweeper until stopped.",
-                "SIGTERM or Ctrl-C stops gracefully: no new requests, running handlers finish, acks are flushed; "
-                        + "what did not finish stays pending and is delivered again."})
+                "SIGTERM or Ctrl-C stops gracefully, in order: the HTTP API stops taking requests, running handlers "
+                        + "finish and acks are flushed, the sweeper stops, then the connections close and last the "
+                        + "embedded servers stop; exit code 0. What did not finish stays pending and is delivered "
+                        + "again."})
 final class ServeCommand extends BaseCommand {
 
     @Mixin
     WorkerOptions worker;
 
-    @Option(names = "--host", paramLabel = "ADDRESS", description = "address to listen on; default 0.0.0.0")
+    @Option(names = "--host", paramLabel = "ADDRESS", description = "address to listen on; default 127.0.0.1 "
+            + "(any other needs API tokens or --insecure-no-auth)")
     String host;
 
     @Option(names = "--port", paramLabel = "PORT", description = "HTTP port; default 8080")

@@ -12,7 +12,8 @@ import picocli.CommandLine.Mixin;
 
 @Command(name = "worker", mixinStandardHelpOptions = true,
         description = {"Run a worker and the sweeper, without HTTP, until stopped: add machines to a serve.",
-                "Needs --redis-url and --database-url. SIGTERM stops gracefully."})
+                "Needs --redis-url and --database-url. SIGTERM or Ctrl-C stops gracefully (running handlers "
+                        + "finish, acks are flushed, then the sweeper stops); exit code 0."})
 final class WorkerCommand extends BaseCommand {
 
     @Mixin
