@@ -57,6 +57,8 @@ class ShutdownOrderTest {
         // The order, from the child's own log.
         List<Integer> at = ORDER.stream().map(s.output::indexOf).toList();
         assertThat(at).as(s.output).doesNotContain(-1).isSorted();
+        // Nothing it drained into went away under it: no failed Redis or PostgreSQL call on the way down.
+        assertThat(s.output).doesNotContain("Exception").doesNotContain("ERROR").doesNotContain("WARN");
         assertThat(s.load.malformed).as("answers that were neither a run nor an error").isEmpty();
         assertThat(s.load.accepted).as("accepted runs").hasSizeGreaterThanOrEqualTo(200);
         // What the stopped serve left in its PostgreSQL.
