@@ -2,6 +2,7 @@ package dev.runbus.server;
 
 import dev.runbus.Inspector;
 import dev.runbus.runs.IdempotencyConflictException;
+import dev.runbus.runs.NewRun;
 import dev.runbus.runs.RunHandler;
 import dev.runbus.runs.Runs;
 import dev.runbus.runs.SubmitResult;
@@ -10,10 +11,8 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
-import java.sql.Connection;
-import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,8 +20,10 @@ import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The whole pipeline on one machine: submits a realistic mix, runs workers in this process, optionally kills a
@@ -39,25 +40,40 @@ public final class Demo {
     private final Options options;
     private final Environment environment;
     private final PrintWriter out;
+    private final RunHandler handler;
+    private final DemoPlan plan;
 
-    /** @param environment what the worker process to kill inherits: its variables and working directory */
+    /**
+     * @param settings    as {@link DemoNamespace#isolated} returns them
+     * @param environment what the worker process to kill inherits: its variables (not its RUNBUS_* ones)
+     */
     public Demo(Settings settings, Options options, Environment environment, PrintWriter out) {
+        this(settings, options, environment, out, new DemoHandler(), DemoPlan.create(options.runs(), options.users(),
+                options.poisonRate(), options.flakyRate(), options.duplicateRate(), options.seed()));
+    }
+
+    /** With another handler or plan than the demo's: for tests that break the demo on purpose. */
+    Demo(Settings settings, Options options, Environment environment, PrintWriter out, RunHandler handler,
+         DemoPlan plan) {
         this.settings = settings;
         this.options = options;
         this.environment = environment;
         this.out = out;
+        this.handler = handler;
+        this.plan = plan;
     }
 
-    /** Runs the demo; returns the report. */
+    /** Runs the demo; returns the report. Whatever the outcome, the demo's keys and schema are gone after. */
     public DemoReport run() throws Exception {
-        DemoPlan plan = DemoPlan.create(options.runs(), options.users(), options.poisonRate(), options.flakyRate(),
-                options.duplicateRate(), options.seed());
         Metrics metrics = new Metrics();
-        RunHandler handler = RunsFactory.handler(settings);
         int pool = RunsFactory.poolSize(settings, options.workers());
+        out.printf("demo: Redis key prefix %s, PostgreSQL schema %s (removed after the demo)%n",
+                settings.get(Setting.KEY_PREFIX), settings.get(Setting.SCHEMA));
+        out.flush();
         try (Infrastructure infra = Infrastructure.start(settings, true, true, metrics, pool, out)) {
             List<Runs> workers = new ArrayList<>();
             Process victim = null;
+            Throwable failure = null;
             try {
                 for (int i = 1; i <= options.workers(); i++) {
                     Runs r = RunsFactory.create(infra, settings, "demo-worker-" + i);
@@ -76,8 +92,6 @@ public final class Demo {
                     out.printf("demo: runs in per-user order over %s partitions of topic %s%n",
                             settings.get(Setting.PARTITIONS), settings.get(Setting.TOPIC));
                 }
-                out.printf("demo: Redis key prefix %s, PostgreSQL schema %s%s%n", settings.get(Setting.KEY_PREFIX),
-                        settings.get(Setting.SCHEMA), infra.isEmbedded() ? "" : " (a demo's own are removed after it)");
                 out.flush();
                 long start = System.nanoTime();
                 AtomicLong absorbed = new AtomicLong();
@@ -90,37 +104,93 @@ public final class Demo {
                 long dead = infra.bus().deadLetters().count(settings.get(Setting.TOPIC));
                 return DemoReport.read(infra.dataSource(), settings.get(Setting.SCHEMA), plan, dead, absorbed.get(),
                         settings.bool(Setting.ORDERED), elapsed);
+            } catch (Throwable t) {
+                failure = t;
+                throw t;
             } finally {
+                // A Ctrl-C interrupts this thread; the stop and the clean-up below must not be cut short by it.
+                boolean interrupted = Thread.interrupted();
                 if (victim != null && victim.isAlive()) {
                     victim.destroyForcibly();
                 }
                 workers.forEach(Runs::close);
-                cleanUp(infra);
+                List<String> left = DemoNamespace.remove(infra, settings);
+                if (interrupted) {
+                    Thread.currentThread().interrupt();
+                }
+                if (!left.isEmpty()) {
+                    IllegalStateException e = new IllegalStateException("the demo could not remove its data: "
+                            + String.join("; ", left));
+                    if (failure == null) {
+                        throw e;
+                    }
+                    failure.addSuppressed(e);
+                    out.println("demo: " + e.getMessage());
+                }
             }
         }
     }
 
+    /**
+     * Submits the plan from 4 threads. The first failed submission stops them all and fails the demo with its
+     * cause: a demo whose runs were not all submitted can only wait out its timeout for them.
+     */
     private void submitAll(Runs runs, DemoPlan plan, AtomicLong absorbed) throws InterruptedException {
         ExecutorService submitters = Executors.newFixedThreadPool(4);
         AtomicInteger next = new AtomicInteger();
+        AtomicReference<RuntimeException> failed = new AtomicReference<>();
+        AtomicBoolean stop = new AtomicBoolean();
         List<DemoPlan.Submission> all = plan.submissions();
         for (int t = 0; t < 4; t++) {
             submitters.execute(() -> {
-                for (int i = next.getAndIncrement(); i < all.size(); i = next.getAndIncrement()) {
+                for (int i = next.getAndIncrement(); i < all.size() && failed.get() == null && !stop.get();
+                     i = next.getAndIncrement()) {
+                    NewRun run = all.get(i).run();
                     try {
-                        SubmitResult r = runs.submit(all.get(i).run());
+                        SubmitResult r = runs.submit(run);
                         if (!r.created()) {
                             absorbed.incrementAndGet();
                         }
                     } catch (IdempotencyConflictException e) {
-                        throw new IllegalStateException("demo plan reused a key with another body", e);
+                        failed.compareAndSet(null, new IllegalStateException("the demo plan reused key "
+                                + run.idempotencyKey() + " with another body", e));
+                    } catch (RuntimeException e) {
+                        failed.compareAndSet(null, new IllegalStateException("submitting demo run "
+                                + run.idempotencyKey() + " failed: " + e.getMessage(), e));
                     }
                 }
             });
         }
         submitters.shutdown();
-        if (!submitters.awaitTermination(options.timeout().toMillis(), TimeUnit.MILLISECONDS)) {
+        boolean finished;
+        try {
+            finished = submitters.awaitTermination(options.timeout().toMillis(), TimeUnit.MILLISECONDS);
+        } finally {
+            // Stopped for good before the demo cleans up: a submission after it would publish its key again.
+            stop.set(true);
+            submitters.shutdownNow();
+            awaitUninterruptibly(submitters);
+        }
+        if (failed.get() != null) {
+            throw failed.get();
+        }
+        if (!finished) {
             throw new IllegalStateException("submitting took longer than " + options.timeout());
+        }
+    }
+
+    private static void awaitUninterruptibly(ExecutorService pool) {
+        boolean interrupted = false;
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!pool.isTerminated() && System.nanoTime() < deadline) {
+            try {
+                pool.awaitTermination(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
         }
     }
 
@@ -154,8 +224,11 @@ public final class Demo {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         List<String> cmd = List.of(java, "-cp", System.getProperty("java.class.path"), RunbusCli.class.getName(),
                 "worker", "--consumer", "demo-victim");
-        ProcessBuilder builder = new ProcessBuilder(cmd).directory(environment.workingDirectory().toFile())
-                .redirectErrorStream(true);
+        // In a folder of its own: a runbus.properties where the demo was started must not fill in what the
+        // demo's settings leave empty.
+        java.io.File folder = Files.createTempDirectory("runbus-demo-victim").toFile();
+        folder.deleteOnExit();
+        ProcessBuilder builder = new ProcessBuilder(cmd).directory(folder).redirectErrorStream(true);
         builder.environment().clear();
         builder.environment().putAll(environment.forChild(settings.with(Map.of(Setting.REDIS_URL, infra.redisUri(),
                 Setting.DATABASE_URL, infra.jdbcUrl()))));
@@ -194,26 +267,6 @@ public final class Demo {
         out.printf("%nkilled worker demo-victim (pid %d) with SIGKILL, holding %d deliveries; the others take them "
                 + "over after --min-idle %s%n", victim.pid(), holding, settings.get(Setting.MIN_IDLE));
         out.flush();
-    }
-
-    /**
-     * A demo on servers it did not start used a schema and key prefix of its own (unless given); it leaves
-     * nothing behind.
-     */
-    private void cleanUp(Infrastructure infra) throws SQLException {
-        if (infra.isEmbedded()) {
-            return;
-        }
-        if (settings.source(Setting.SCHEMA) == Settings.Source.DEFAULT
-                && settings.get(Setting.SCHEMA).startsWith("runbus_demo_")) {
-            try (Connection c = infra.dataSource().getConnection(); Statement st = c.createStatement()) {
-                st.execute("DROP SCHEMA IF EXISTS " + settings.get(Setting.SCHEMA) + " CASCADE");
-            }
-        }
-        if (settings.source(Setting.KEY_PREFIX) == Settings.Source.DEFAULT
-                && settings.get(Setting.KEY_PREFIX).startsWith("runbus-demo-")) {
-            dev.runbus.KeyPrefix.deleteAll(infra.redisUri(), settings.get(Setting.KEY_PREFIX));
-        }
     }
 
     /** A progress bar with live counters, redrawn in place on a terminal, a line every 2 s otherwise. */

@@ -27,7 +27,8 @@ public final class DemoPlan {
     private final List<Submission> submissions;
     private final int poisonRuns;
 
-    private DemoPlan(List<Submission> submissions, int poisonRuns) {
+    /** A plan as given: for tests that need one {@link #create} does not make. */
+    DemoPlan(List<Submission> submissions, int poisonRuns) {
         this.submissions = submissions;
         this.poisonRuns = poisonRuns;
     }

@@ -13,25 +13,28 @@ import java.nio.file.Path;
 import java.util.Comparator;
 import java.util.stream.Stream;
 import javax.sql.DataSource;
-import redis.embedded.RedisServer;
 
 /**
  * The servers runbus talks to: the ones the URLs name, or, when a URL is empty, an embedded Redis and an
  * embedded PostgreSQL on free ports with their data under {@code --data-dir} (or a temporary folder deleted
- * on close). Closing stops what was started here, in reverse order.
+ * on close). Closing stops what was started here, in reverse order, and only then: the embedded servers
+ * register no JVM shutdown hook of their own (see {@link EmbeddedRedis}), so nothing stops them while the
+ * command that owns them is still draining into them. Every error leaving here has its passwords masked.
  */
 public final class Infrastructure implements AutoCloseable {
 
     private final String redisUri;
     private final String jdbcUrl;
-    private final RedisServer embeddedRedis;
+    private final EmbeddedRedis embeddedRedis;
     private final EmbeddedPostgres embeddedPostgres;
     private final HikariDataSource dataSource;
     private final Path tempDir;
     private final Bus bus;
+    private final PrintWriter out;
+    private boolean closed;
 
-    private Infrastructure(String redisUri, String jdbcUrl, RedisServer embeddedRedis, EmbeddedPostgres embeddedPostgres,
-                           HikariDataSource dataSource, Path tempDir, Bus bus) {
+    private Infrastructure(String redisUri, String jdbcUrl, EmbeddedRedis embeddedRedis, EmbeddedPostgres embeddedPostgres,
+                           HikariDataSource dataSource, Path tempDir, Bus bus, PrintWriter out) {
         this.redisUri = redisUri;
         this.jdbcUrl = jdbcUrl;
         this.embeddedRedis = embeddedRedis;
@@ -39,6 +42,7 @@ public final class Infrastructure implements AutoCloseable {
         this.dataSource = dataSource;
         this.tempDir = tempDir;
         this.bus = bus;
+        this.out = out;
     }
 
     /**
@@ -53,7 +57,7 @@ public final class Infrastructure implements AutoCloseable {
                     + "): embedded servers live only inside demo and serve");
         }
         Path tempDir = null;
-        RedisServer redis = null;
+        EmbeddedRedis redis = null;
         EmbeddedPostgres postgres = null;
         HikariDataSource ds = null;
         try {
@@ -71,9 +75,7 @@ public final class Infrastructure implements AutoCloseable {
             if (redisUri.isEmpty()) {
                 int port = freePort();
                 Path dir = Files.createDirectories(dataDir.resolve("redis"));
-                redis = RedisServer.newRedisServer().port(port).bind("127.0.0.1").setting("save \"\"")
-                        .setting("appendonly no").setting("dir " + dir.toAbsolutePath()).build();
-                redis.start();
+                redis = EmbeddedRedis.start(port, dir);
                 redisUri = "redis://127.0.0.1:" + port;
                 out.println("started embedded Redis on " + redisUri);
             }
@@ -82,8 +84,9 @@ public final class Infrastructure implements AutoCloseable {
                 if (jdbcUrl.isEmpty()) {
                     Path dir = dataDir.resolve("postgres");
                     // The data stays where --data-dir puts it; a temporary folder is deleted by close().
+                    // No shutdown hook: close() stops it after the runs layer drained (see the class comment).
                     postgres = EmbeddedPostgres.builder().setDataDirectory(dir.toFile()).setCleanDataDirectory(false)
-                            .start();
+                            .setRegisterShutdownHook(false).start();
                     jdbcUrl = postgres.getJdbcUrl("postgres", "postgres");
                     out.println("started embedded PostgreSQL on port " + postgres.getPort());
                 }
@@ -95,13 +98,10 @@ public final class Infrastructure implements AutoCloseable {
                     .partitions(s.get(Setting.TOPIC), s.integer(Setting.PARTITIONS, 1))
                     .retentionAge(s.duration(Setting.RETENTION_AGE))
                     .deadLetterRetention(s.optionalDuration(Setting.DEAD_LETTER_RETENTION).orElse(null)).build());
-            return new Infrastructure(redisUri, jdbcUrl, redis, postgres, ds, tempDir, bus);
+            return new Infrastructure(redisUri, jdbcUrl, redis, postgres, ds, tempDir, bus, out);
         } catch (IOException | RuntimeException e) {
-            stopQuietly(redis, postgres, ds, tempDir);
-            if (e instanceof IllegalArgumentException) {
-                throw (IllegalArgumentException) e;
-            }
-            throw new IllegalStateException("cannot start: " + e.getMessage(), e);
+            stopQuietly(redis, postgres, ds, tempDir, null);
+            throw masked(e);
         }
     }
 
@@ -132,29 +132,45 @@ public final class Infrastructure implements AutoCloseable {
         return embeddedRedis != null || embeddedPostgres != null;
     }
 
-    @Override
-    public void close() {
-        bus.close();
-        stopQuietly(embeddedRedis, embeddedPostgres, dataSource, tempDir);
+    /**
+     * The failure with every password in its message masked (Hikari quotes a JDBC URL it rejects, whole). The
+     * cause is not kept, as its message is the unmasked one; its stack trace is.
+     */
+    private static RuntimeException masked(Exception e) {
+        String message = Settings.mask(String.valueOf(e.getMessage()));
+        RuntimeException out = e instanceof IllegalArgumentException ? new IllegalArgumentException(message)
+                : new IllegalStateException("cannot start: " + message);
+        out.setStackTrace(e.getStackTrace());
+        return out;
     }
 
-    private static void stopQuietly(RedisServer redis, EmbeddedPostgres postgres, HikariDataSource ds, Path tempDir) {
+    /** Once: the bus, the pool, then the embedded servers, each reported on {@code out} as it stops. */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        bus.close();
+        stopQuietly(embeddedRedis, embeddedPostgres, dataSource, tempDir, out);
+    }
+
+    private static void stopQuietly(EmbeddedRedis redis, EmbeddedPostgres postgres, HikariDataSource ds, Path tempDir,
+                                    PrintWriter out) {
         if (ds != null) {
             ds.close();
         }
         if (postgres != null) {
             try {
                 postgres.close();
+                report(out, "stopped embedded PostgreSQL");
             } catch (IOException ignored) {
                 // stopping anyway
             }
         }
         if (redis != null) {
-            try {
-                redis.stop();
-            } catch (IOException ignored) {
-                // stopping anyway
-            }
+            redis.close();
+            report(out, "stopped embedded Redis");
         }
         if (tempDir != null) {
             try (Stream<Path> files = Files.walk(tempDir)) {
@@ -162,6 +178,13 @@ public final class Infrastructure implements AutoCloseable {
             } catch (IOException ignored) {
                 // a temporary folder left behind
             }
+        }
+    }
+
+    private static void report(PrintWriter out, String line) {
+        if (out != null) {
+            out.println(line);
+            out.flush();
         }
     }
 

@@ -14,10 +14,9 @@ public final class RunbusCli {
 
     public static void main(String[] args) {
         configureLogging(args);
-        int code = commandLine().execute(args);
-        if (code != 0 || !Commands.keepsRunning(args)) {
-            System.exit(code);
-        }
+        // serve and worker return from their command once they have stopped in order, so every command ends
+        // here; exiting explicitly ends threads of libraries that would otherwise keep the JVM up.
+        System.exit(commandLine().execute(args));
     }
 
     /**

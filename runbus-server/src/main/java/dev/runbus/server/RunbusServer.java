@@ -8,17 +8,21 @@ import java.io.PrintWriter;
  * What {@code runbus serve} runs: the servers (or embedded ones), a worker, the sweeper and the HTTP API.
  * {@link #close()} stops them in order: HTTP first (no new runs), then the worker gracefully (running
  * handlers finish, acks are flushed), then the sweeper, then the connections and embedded servers.
+ * It is the one place that stops serve: the command calls it on SIGTERM (see {@code GracefulStop}).
  */
 public final class RunbusServer implements AutoCloseable {
 
     private final Infrastructure infra;
     private final Runs runs;
     private final HttpApi api;
+    private final PrintWriter out;
+    private boolean closed;
 
-    private RunbusServer(Infrastructure infra, Runs runs, HttpApi api) {
+    private RunbusServer(Infrastructure infra, Runs runs, HttpApi api, PrintWriter out) {
         this.infra = infra;
         this.runs = runs;
         this.api = api;
+        this.out = out;
     }
 
     public static RunbusServer start(Settings s, PrintWriter out) {
@@ -33,7 +37,7 @@ public final class RunbusServer implements AutoCloseable {
             runs.startWorker(handler);
             runs.startSweeper();
             HttpApi api = HttpApi.start(runs, infra.bus(), infra.dataSource(), metrics, s, access);
-            return new RunbusServer(infra, runs, api);
+            return new RunbusServer(infra, runs, api, out);
         } catch (RuntimeException e) {
             if (runs != null) {
                 runs.close();
@@ -65,10 +69,25 @@ public final class RunbusServer implements AutoCloseable {
         return runs;
     }
 
+    /**
+     * Once, in order, each step reported on {@code out} so that an operator (and a test) can see the order:
+     * nothing may stop before what depends on it has.
+     */
     @Override
-    public void close() {
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
         api.close();
+        report("stopped HTTP API");
         runs.close();
+        report("drained worker, stopped sweeper");
         infra.close();
+    }
+
+    private void report(String line) {
+        out.println(line);
+        out.flush();
     }
 }

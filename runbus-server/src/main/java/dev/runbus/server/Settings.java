@@ -15,7 +15,8 @@ import java.util.regex.Pattern;
 
 /**
  * The effective configuration: for each {@link Setting}, the value and where it came from. Flags over
- * environment over config file over defaults. Values are validated when read, with errors naming the option.
+ * environment over config file over defaults. {@link #validate()} checks them all at once before a command starts
+ * anything; the readers check again, with errors naming the option.
  */
 public final class Settings {
 
@@ -197,6 +198,15 @@ public final class Settings {
             case "m": return Duration.ofMinutes(n);
             default: return Duration.ofHours(n);
         }
+    }
+
+    /**
+     * Reads every typed setting (numbers, durations, booleans, the retry policy, files that must exist) and
+     * throws one {@link IllegalArgumentException} naming all that are wrong. Commands call it before they start
+     * anything, so that a typo costs nothing.
+     */
+    public void validate() {
+        SettingChecks.validate(this);
     }
 
     /** Values for printing: passwords in URLs masked. */

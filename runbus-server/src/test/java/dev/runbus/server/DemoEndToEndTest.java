@@ -107,17 +107,36 @@ class DemoEndToEndTest {
         assertThat(s.get("order_violations").asLong()).isZero();
     }
 
+    /**
+     * A handler that ignores poison and flakiness breaks the plan, and the report says so. The demo refuses
+     * --handler (its report checks its own handler's failures), so the handler is given to {@link Demo} itself.
+     */
     @Test
-    void demoExitsOneWhenTheRunsDoNotEndAsPlanned() throws Exception {
+    void theReportNamesRunsThatDoNotEndAsPlanned() throws Exception {
         DemoPlan plan = DemoPlan.create(100, 50, 0.05, 0.05, 0.05, 42);
-        Cli c = Cli.run(demo(100, 0.05, "--handler", PoisonBlindHandler.class.getName(), "--redis-url",
-                RedisTarget.local().uri(), "--database-url", DATABASE));
-        assertThat(c.exitCode).isEqualTo(1);
+        long stamp = System.currentTimeMillis() * 1000 + 999;
+        Settings s = DemoNamespace.isolated(Settings.resolve(java.util.Map.of(Setting.REDIS_URL, RedisTarget.local().uri(),
+                Setting.DATABASE_URL, DATABASE, Setting.MIN_IDLE, "2s", Setting.CLAIM_INTERVAL, "500ms"),
+                java.util.Map.of(), null), stamp);
+        java.io.StringWriter out = new java.io.StringWriter();
+        DemoReport report = new Demo(s, new Demo.Options(100, 50, 2, 0.05, 0.05, 0.05, false, java.time.Duration
+                .ofMinutes(2), false, 42), Hermetic.environment(), new java.io.PrintWriter(out, true),
+                new PoisonBlindHandler(), plan).run();
         // Poison runs end done instead of failed, flaky ones done on their first attempt.
         long offPlan = plan.poisonRuns() + plan.flakyRuns();
         assertThat(plan.poisonRuns()).isPositive();
-        assertThat(summary(c).get("runs_off_plan").asLong()).isEqualTo(offPlan);
-        assertThat(c.err).contains(offPlan + " runs missing or ended otherwise than planned")
-                .contains("0 dead letters for " + plan.poisonRuns() + " poison runs");
+        assertThat(report.brokenInvariants()).as(out.toString())
+                .contains(offPlan + " runs missing or ended otherwise than planned")
+                .anyMatch(b -> b.contains("0 dead letters for " + plan.poisonRuns() + " poison runs"));
+        assertThat(RedisTarget.local().redis().keys("runbus-demo-" + stamp + ":*")).as("keys left").isEmpty();
+    }
+
+    @Test
+    void demoRefusesANamespaceOrHandlerOfItsOwnChoosing() {
+        for (String flag : new String[] {"--key-prefix", "--schema", "--topic", "--group", "--handler"}) {
+            Cli c = Cli.run("demo", flag, "runbus");
+            assertThat(c.exitCode).as(flag).isEqualTo(2);
+            assertThat(c.err).as(flag).contains(flag + " cannot be given to demo").contains("namespace of its own");
+        }
     }
 }

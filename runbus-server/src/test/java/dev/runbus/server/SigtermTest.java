@@ -69,7 +69,7 @@ class SigtermTest {
             Wait.until("some runs done", Duration.ofSeconds(60), () -> count("status = 'done'") >= 10);
             serve.destroy(); // SIGTERM
             assertThat(serve.waitFor(90, TimeUnit.SECONDS)).as("serve stopped within its shutdown timeout").isTrue();
-            assertThat(serve.exitValue()).isEqualTo(143); // ended by the signal, after its shutdown hook
+            assertThat(serve.exitValue()).as("exit after a clean drain").isZero();
             assertThat(String.join("\n", output())).contains("stopping gracefully");
 
             // What the stopped process left, before any other worker runs.

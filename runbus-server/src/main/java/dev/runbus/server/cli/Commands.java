@@ -1,6 +1,7 @@
 package dev.runbus.server.cli;
 
 import dev.runbus.server.Environment;
+import dev.runbus.server.Settings;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -41,32 +42,20 @@ public final class Commands implements Runnable {
     /** The command reading only the given environment (tests pass an empty one). */
     public static CommandLine commandLine(Environment environment) {
         CommandLine cl = new CommandLine(new Commands(environment));
+        // Every message is masked on its way out: a library's error may quote a URL with its password.
         cl.setExecutionExceptionHandler((e, cmd, parsed) -> {
             Throwable root = e;
             if (e instanceof IllegalArgumentException) {
-                cmd.getErr().println("runbus: " + e.getMessage());
+                cmd.getErr().println("runbus: " + Settings.mask(e.getMessage()));
                 return 2;
             }
             while (root.getCause() != null && root.getMessage() == null) {
                 root = root.getCause();
             }
-            cmd.getErr().println("runbus: error: " + root.getMessage());
+            cmd.getErr().println("runbus: error: " + Settings.mask(root.getMessage()));
             return 1;
         });
         return cl;
-    }
-
-    /** serve and worker return from their command and run until a signal stops the JVM. */
-    public static boolean keepsRunning(String[] args) {
-        for (String a : args) {
-            if (a.equals("serve") || a.equals("worker")) {
-                return true;
-            }
-            if (!a.startsWith("-")) {
-                return false;
-            }
-        }
-        return false;
     }
 
     /** The version from the jar's manifest, or "development" when run from classes. */

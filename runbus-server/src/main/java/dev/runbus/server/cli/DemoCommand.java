@@ -1,10 +1,13 @@
 package dev.runbus.server.cli;
 
 import dev.runbus.server.Demo;
+import dev.runbus.server.DemoNamespace;
 import dev.runbus.server.DemoReport;
 import dev.runbus.server.Setting;
 import dev.runbus.server.Settings;
+import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -15,7 +18,11 @@ import picocli.CommandLine.Option;
                 "Ends with a summary table and one JSON line; exits 1 if a run did not finish or the figures break "
                         + "the plan: a run ended otherwise than planned, a duplicate submission was not absorbed, or "
                         + "a run's replies are not exactly one execution's, or (with --ordered) a run started before "
-                        + "an earlier run of its user finished (order_violations, measured in PostgreSQL)."})
+                        + "an earlier run of its user finished (order_violations, measured in PostgreSQL).",
+                "The demo works in a namespace of its own, whatever RUNBUS_* variables or a config file say: a fresh "
+                        + "key prefix and schema (removed afterwards, on any server), topic demo-runs, group "
+                        + "demo-workers and its own handler; --key-prefix, --schema, --topic, --group and --handler "
+                        + "are refused."})
 final class DemoCommand extends BaseCommand {
 
     @Mixin
@@ -66,21 +73,44 @@ final class DemoCommand extends BaseCommand {
         check(users >= 1, "--users must be at least 1");
         check(workers >= 1, "--workers must be at least 1");
         check(rate(poisonRate) && rate(flakyRate) && rate(duplicateRate), "rates must be between 0 and 1");
+        Duration limit = timeout();
         // Short times so that poison runs use up their deliveries in seconds, not minutes; flags still win.
         Settings s = settings().withDefaults(Map.of(Setting.MIN_IDLE, "2s", Setting.CLAIM_INTERVAL, "500ms",
                 Setting.SWEEP_INTERVAL, "2s", Setting.SWEEP_THRESHOLD, "20s", Setting.SHUTDOWN_TIMEOUT, "10s"));
-        // Each demo works in a key prefix and schema of its own, so that its report counts its own runs only
-        // (a --data-dir keeps earlier ones); on servers it did not start, it removes them afterwards.
-        long stamp = System.currentTimeMillis();
-        s = s.withDefaults(Map.of(Setting.KEY_PREFIX, "runbus-demo-" + stamp, Setting.SCHEMA, "runbus_demo_" + stamp));
+        // Millisecond and a random tail: demos started at once on shared servers must not share a namespace.
+        long stamp = System.currentTimeMillis() * 1000 + ThreadLocalRandom.current().nextInt(1000);
+        s = DemoNamespace.isolated(s, stamp);
+        s.validate();
         Demo.Options o = new Demo.Options(runs, users, workers, poisonRate, flakyRate, duplicateRate, killWorker,
-                Settings.parseDuration(timeout), !noProgress, seed);
-        DemoReport report = new Demo(s, o, environment(), out()).run();
+                limit, !noProgress, seed);
+        Thread demo = Thread.currentThread();
+        DemoReport report;
+        // Ctrl-C interrupts the demo, which then stops its workers and removes its data before it exits.
+        try (GracefulStop stop = GracefulStop.install(Duration.ofSeconds(60), demo::interrupt)) {
+            try {
+                report = new Demo(s, o, environment(), out()).run();
+            } catch (Exception e) {
+                // Interrupted wherever it was: in a wait, or in a call that reports the interrupt its own way.
+                if (!stop.requested()) {
+                    throw e;
+                }
+                err().println("runbus: demo stopped by " + stop.await() + "; its keys and schema were removed");
+                return 130;
+            }
+        }
         report.printTo(out());
         for (String broken : report.brokenInvariants()) {
             err().println("runbus: " + broken);
         }
         return report.brokenInvariants().isEmpty() ? 0 : 1;
+    }
+
+    private Duration timeout() {
+        try {
+            return Settings.parseDuration(timeout);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("--timeout: " + e.getMessage());
+        }
     }
 
     private static boolean rate(double r) {

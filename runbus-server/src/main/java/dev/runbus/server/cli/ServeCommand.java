@@ -4,15 +4,16 @@ import dev.runbus.server.RunbusServer;
 import dev.runbus.server.Setting;
 import dev.runbus.server.Settings;
 import java.util.Map;
-import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 @Command(name = "serve", mixinStandardHelpOptions = true,
         description = {"Run the HTTP API, a worker, the reclaimer, the janitor and the sweeper until stopped.",
-                "SIGTERM or Ctrl-C stops gracefully: no new requests, running handlers finish, acks are flushed; "
-                        + "what did not finish stays pending and is delivered again."})
+                "SIGTERM or Ctrl-C stops gracefully, in order: the HTTP API stops taking requests, running handlers "
+                        + "finish and acks are flushed, the sweeper stops, then the connections close and last the "
+                        + "embedded servers stop; exit code 0. What did not finish stays pending and is delivered "
+                        + "again."})
 final class ServeCommand extends BaseCommand {
 
     @Mixin
@@ -85,19 +86,21 @@ final class ServeCommand extends BaseCommand {
     @Override
     public Integer call() throws InterruptedException {
         Settings s = settings();
-        RunbusServer server = RunbusServer.start(s, out());
-        out().println("runbus serving on " + (server.tls() ? "https" : "http") + "://" + s.get(Setting.HOST) + ":" + server.port() + " (Redis "
-                + dev.runbus.server.Settings.mask(server.infrastructure().redisUri()) + ", PostgreSQL "
-                + dev.runbus.server.Settings.mask(server.infrastructure().jdbcUrl()) + "); " + server.authentication());
-        out().flush();
-        CountDownLatch stopped = new CountDownLatch(1);
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            err().println("runbus: stopping gracefully");
+        s.validate();
+        // Listening before anything starts: a SIGTERM during start-up waits for it, then stops it all in order.
+        try (GracefulStop stop = GracefulStop.install(s.duration(Setting.SHUTDOWN_TIMEOUT).plusSeconds(60))) {
+            RunbusServer server = RunbusServer.start(s, out());
+            out().println("runbus serving on " + (server.tls() ? "https" : "http") + "://" + s.get(Setting.HOST) + ":"
+                    + server.port() + " (Redis " + Settings.mask(server.infrastructure().redisUri()) + ", PostgreSQL "
+                    + Settings.mask(server.infrastructure().jdbcUrl()) + "); " + server.authentication());
+            out().flush();
+            String why = stop.await();
+            err().println("runbus: " + why + ", stopping gracefully");
             err().flush();
             server.close();
-            stopped.countDown();
-        }, "runbus-shutdown"));
-        stopped.await();
+            err().println("runbus: stopped");
+            err().flush();
+        }
         return 0;
     }
 }

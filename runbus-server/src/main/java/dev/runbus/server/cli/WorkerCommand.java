@@ -7,13 +7,13 @@ import dev.runbus.server.RunsFactory;
 import dev.runbus.server.Setting;
 import dev.runbus.server.Settings;
 import java.util.Map;
-import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 
 @Command(name = "worker", mixinStandardHelpOptions = true,
         description = {"Run a worker and the sweeper, without HTTP, until stopped: add machines to a serve.",
-                "Needs --redis-url and --database-url. SIGTERM stops gracefully."})
+                "Needs --redis-url and --database-url. SIGTERM or Ctrl-C stops gracefully (running handlers "
+                        + "finish, acks are flushed, then the sweeper stops); exit code 0."})
 final class WorkerCommand extends BaseCommand {
 
     @Mixin
@@ -27,28 +27,29 @@ final class WorkerCommand extends BaseCommand {
     @Override
     public Integer call() throws InterruptedException {
         Settings s = settings();
+        s.validate();
         var handler = RunsFactory.handler(s);
-        Infrastructure infra = Infrastructure.start(s, true, false, new Metrics(), RunsFactory.poolSize(s, 1),
-                out());
-        Runs runs;
-        try {
-            runs = RunsFactory.create(infra, s, null);
-            runs.startWorker(handler);
-            runs.startSweeper();
-        } catch (RuntimeException e) {
-            infra.close();
-            throw e;
-        }
-        out().println("runbus worker " + runs.config().consumer() + " ready (group " + runs.config().group()
-                + " of topic " + runs.config().topic() + ")");
-        out().flush();
-        CountDownLatch stopped = new CountDownLatch(1);
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+        try (GracefulStop stop = GracefulStop.install(s.duration(Setting.SHUTDOWN_TIMEOUT).plusSeconds(60))) {
+            Infrastructure infra = Infrastructure.start(s, true, false, new Metrics(), RunsFactory.poolSize(s, 1),
+                    out());
+            Runs runs;
+            try {
+                runs = RunsFactory.create(infra, s, null);
+                runs.startWorker(handler);
+                runs.startSweeper();
+            } catch (RuntimeException e) {
+                infra.close();
+                throw e;
+            }
+            out().println("runbus worker " + runs.config().consumer() + " ready (group " + runs.config().group()
+                    + " of topic " + runs.config().topic() + ")");
+            out().flush();
+            String why = stop.await();
+            err().println("runbus: " + why + ", stopping gracefully");
+            err().flush();
             runs.close();
             infra.close();
-            stopped.countDown();
-        }, "runbus-shutdown"));
-        stopped.await();
+        }
         return 0;
     }
 }

@@ -102,6 +102,17 @@ final class JettySetup {
             setShowMessageInTitle(false);
         }
 
+        /** Errors Jetty answers itself once a request is parsed: a 503 while stopping, mostly. */
+        @Override
+        protected void generateAcceptableResponse(org.eclipse.jetty.server.Request baseRequest,
+                jakarta.servlet.http.HttpServletRequest request, jakarta.servlet.http.HttpServletResponse response,
+                int code, String message) throws java.io.IOException {
+            baseRequest.setHandled(true);
+            response.setContentType("application/json");
+            String text = code == 503 ? "the server is stopping: try again" : "request refused";
+            response.getOutputStream().write(("{\"error\":\"" + text + "\"}").getBytes(StandardCharsets.UTF_8));
+        }
+
         @Override
         public ByteBuffer badMessageError(int status, String reason, HttpFields.Mutable fields) {
             fields.put(HttpHeader.CONTENT_TYPE, "application/json");

@@ -1,0 +1,68 @@
+package dev.runbus.server;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Every typed setting with the check its value must pass, so that a command can check them all before it starts
+ * anything: a typo in {@code --min-idle} found after an embedded PostgreSQL started costs seconds and, on a
+ * failed stop, leaves processes behind. The checks are the readers the commands use later ({@link
+ * Settings#integer}, {@link Settings#duration} ...), so the two cannot disagree.
+ */
+final class SettingChecks {
+
+    /** Whole numbers and their least value. */
+    private static final Map<Setting, Integer> INTEGERS = Map.of(Setting.CONCURRENCY, 1, Setting.PARTITIONS, 1,
+            Setting.MAX_DELIVERIES, 1, Setting.PORT, 0, Setting.MAX_BODY, 1, Setting.MAX_HEADER_SIZE, 1024,
+            Setting.MAX_EVENT_STREAMS, 1, Setting.SUBMIT_RATE, 0);
+
+    private static final List<Setting> DURATIONS = List.of(Setting.MIN_IDLE, Setting.CLAIM_INTERVAL,
+            Setting.SWEEP_INTERVAL, Setting.SWEEP_THRESHOLD, Setting.RETENTION_AGE, Setting.SHUTDOWN_TIMEOUT,
+            Setting.REQUEST_TIMEOUT, Setting.IDLE_TIMEOUT);
+
+    private static final List<Setting> OPTIONAL_DURATIONS = List.of(Setting.DEAD_LETTER_RETENTION);
+
+    private static final List<Setting> BOOLEANS = List.of(Setting.MIGRATE, Setting.ORDERED, Setting.INSECURE_NO_AUTH);
+
+    /** Files that must exist and be readable when the setting names one. */
+    private static final List<Setting> FILES = List.of(Setting.REDIS_PASSWORD_FILE, Setting.DATABASE_PASSWORD_FILE,
+            Setting.REDIS_TLS_CA, Setting.TLS_CERT, Setting.TLS_KEY, Setting.API_TOKENS_FILE);
+
+    private SettingChecks() {
+    }
+
+    /** @throws IllegalArgumentException naming every setting that is wrong, one per line */
+    static void validate(Settings s) {
+        List<String> errors = new ArrayList<>();
+        INTEGERS.keySet().stream().sorted().forEach(k -> check(errors, () -> s.integer(k, INTEGERS.get(k))));
+        if (errors.isEmpty() && s.integer(Setting.PORT, 0) > 65_535) {
+            errors.add("--port must be at most 65535, got " + s.get(Setting.PORT));
+        }
+        DURATIONS.forEach(k -> check(errors, () -> s.duration(k)));
+        OPTIONAL_DURATIONS.forEach(k -> check(errors, () -> s.optionalDuration(k)));
+        BOOLEANS.forEach(k -> check(errors, () -> s.bool(k)));
+        check(errors, () -> s.retryPolicy(Setting.RETRY));
+        for (Setting f : FILES) {
+            if (s.isSet(f) && !Files.isReadable(Path.of(s.get(f)))) {
+                errors.add("--" + f.key() + " " + s.get(f) + ": no such readable file");
+            }
+        }
+        if (s.isSet(Setting.TLS_CERT) != s.isSet(Setting.TLS_KEY)) {
+            errors.add("--tls-cert and --tls-key go together: give both or neither");
+        }
+        if (!errors.isEmpty()) {
+            throw new IllegalArgumentException(String.join(System.lineSeparator() + "runbus: ", errors));
+        }
+    }
+
+    private static void check(List<String> errors, Runnable read) {
+        try {
+            read.run();
+        } catch (IllegalArgumentException e) {
+            errors.add(e.getMessage());
+        }
+    }
+}

@@ -1,0 +1,116 @@
+package dev.runbus.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.runbus.runs.NewRun;
+import dev.runbus.testing.RedisTarget;
+import dev.runbus.testing.Wait;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * A demo leaves nothing on servers it did not start, whatever its end: success, a broken plan, an exception,
+ * Ctrl-C. And a failed submission fails it at once, with its cause.
+ */
+@Tag("slow")
+@Timeout(value = 4, unit = TimeUnit.MINUTES)
+class DemoCleanupTest {
+
+    private static final String DATABASE = DemoEndToEndTest.DATABASE;
+    private static final Pattern NAMESPACE =
+            Pattern.compile("key prefix (runbus-demo-\\d+), PostgreSQL schema (runbus_demo_\\d+)");
+
+    /** Given only --redis-url, the demo starts an embedded PostgreSQL; its keys on the shared Redis must go. */
+    @Test
+    void aDemoOnTheSharedRedisAndAnEmbeddedDatabaseRemovesItsKeys() throws Exception {
+        Cli c = Cli.run("demo", "--runs", "30", "--users", "5", "--poison-rate", "0", "--no-progress",
+                "--redis-url", RedisTarget.local().uri());
+        assertThat(c.exitCode).as(c.out + c.err).isZero();
+        assertThat(c.out).contains("started embedded PostgreSQL").doesNotContain("started embedded Redis");
+        assertLeftNothing(c.out);
+    }
+
+    /**
+     * Given only --database-url, with an embedded Redis: a submission PostgreSQL rejects (text with a NUL
+     * character) fails the demo at once, naming the cause, instead of leaving it to wait out --timeout for runs
+     * that were never submitted; and the demo's schema on the shared database is gone.
+     */
+    @Test
+    void aFailedSubmissionFailsTheDemoAtOnceAndItsSchemaIsRemoved() {
+        List<DemoPlan.Submission> submissions = new ArrayList<>(DemoPlan.create(200, 10, 0, 0, 0, 1).submissions());
+        submissions.set(100, new DemoPlan.Submission(new NewRun("s", "u", "bad\u0000input", "demo-bad"), false,
+                false, false));
+        Duration timeout = Duration.ofMinutes(3);
+        StringWriter out = new StringWriter();
+        Demo demo = new Demo(settings(Setting.DATABASE_URL, DATABASE), new Demo.Options(200, 10, 2, 0, 0, 0, false,
+                timeout, false, 1), Hermetic.environment(), new PrintWriter(out, true), new DemoHandler(),
+                new DemoPlan(submissions, 0));
+        long start = System.nanoTime();
+        assertThatThrownBy(demo::run).hasMessageContaining("submitting demo run demo-bad failed")
+                .hasMessageContaining("0x00");
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).as("failed well within its --timeout")
+                .isLessThan(timeout.dividedBy(3));
+        assertThat(out.toString()).contains("started embedded Redis").doesNotContain("started embedded PostgreSQL");
+        assertLeftNothing(out.toString());
+    }
+
+    /** Ctrl-C (SIGINT) mid-way: the demo stops its workers, removes its keys and schema, and exits 130. */
+    @Test
+    void ctrlCRemovesTheDemosData() throws Exception {
+        Path log = Files.createTempFile("runbus-demo", ".log");
+        log.toFile().deleteOnExit();
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Process demo = Hermetic.child(new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
+                RunbusCli.class.getName(), "demo", "--runs", "20000", "--no-progress", "--redis-url",
+                RedisTarget.local().uri(), "--database-url", DATABASE)).redirectErrorStream(true)
+                .redirectOutput(log.toFile()).start();
+        try {
+            Wait.until("the demo submitting", Duration.ofSeconds(60), () -> read(log).contains("demo: 2"));
+            Matcher m = NAMESPACE.matcher(read(log));
+            assertThat(m.find()).isTrue();
+            Wait.until("runs in its schema", Duration.ofSeconds(30), () -> DemoIsolationTest.schemaExists(m.group(2)));
+            assertThat(new ProcessBuilder("kill", "-INT", String.valueOf(demo.pid())).start().waitFor()).isZero();
+            assertThat(demo.waitFor(90, TimeUnit.SECONDS)).as("the demo stopped").isTrue();
+            assertThat(demo.exitValue()).as(read(log)).isEqualTo(130);
+            assertThat(read(log)).contains("demo stopped by SIGINT");
+            assertLeftNothing(read(log));
+        } finally {
+            demo.destroyForcibly();
+        }
+    }
+
+    private static Settings settings(Setting url, String value) {
+        return DemoNamespace.isolated(Settings.resolve(Map.of(url, value, Setting.MIN_IDLE, "2s"), Map.of(), null),
+                System.currentTimeMillis() * 1000 + 7);
+    }
+
+    private static void assertLeftNothing(String output) {
+        Matcher m = NAMESPACE.matcher(output);
+        assertThat(m.find()).as(output).isTrue();
+        assertThat(RedisTarget.local().redis().keys(m.group(1) + ":*")).as("keys left").isEmpty();
+        assertThat(DemoIsolationTest.schemaExists(m.group(2))).as("schema left").isFalse();
+    }
+
+    private static String read(Path log) {
+        try {
+            return Files.readString(log, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            return "";
+        }
+    }
+}

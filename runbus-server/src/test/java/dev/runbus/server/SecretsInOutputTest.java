@@ -1,0 +1,75 @@
+package dev.runbus.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * No password given in a URL appears anywhere in what the runbus process prints, stdout and stderr together
+ * (its own lines, its error messages, and the libraries' log lines), whether it prints the configuration or
+ * fails to start. Each case runs the command as its own JVM so that all of that is captured.
+ */
+@Timeout(value = 3, unit = TimeUnit.MINUTES)
+class SecretsInOutputTest {
+
+    private static final String SECRET = "s3cret";
+    /** The machine's PostgreSQL, which trusts: a password in the URL is accepted and ignored. */
+    private static final String DATABASE = "jdbc:postgresql://127.0.0.1:5432/test?user=postgres&password=" + SECRET;
+
+    @Test
+    void configMasksEveryFormOfPassword() throws Exception {
+        for (String[] urls : new String[][] {
+            {"redis://" + SECRET + "@cache:6379", "jdbc:postgresql://db:5432/app?user=app&password=" + SECRET},
+            {"redis://app:" + SECRET + "@cache:6379", "jdbc:postgresql://app:" + SECRET + "@db:5432/app"},
+            {"rediss://:" + SECRET + "@cache:6380", "jdbc:postgresql://db/app?password=" + SECRET + "&ssl=true"},
+        }) {
+            for (String format : new String[] {"--json", "--port=8080"}) {
+                Run r = run("config", "--redis-url", urls[0], "--database-url", urls[1], format);
+                assertThat(r.exitCode).as(r.output).isZero();
+                assertThat(r.output).as(String.join(" ", urls)).doesNotContain(SECRET).contains("****");
+            }
+        }
+    }
+
+    @Test
+    void failingStartsNeverPrintThePassword() throws Exception {
+        List<String[]> cases = new ArrayList<>();
+        // Redis refuses: the database URL with ?password= was used (and accepted) first.
+        cases.add(new String[] {"serve", "--port", "0", "--redis-url", "redis://" + SECRET + "@127.0.0.1:1",
+            "--database-url", DATABASE});
+        cases.add(new String[] {"worker", "--redis-url", "redis://runbus:" + SECRET + "@127.0.0.1:1",
+            "--database-url", DATABASE});
+        // The driver rejects user:password@ in a JDBC URL, and Hikari quotes the URL whole in its error.
+        cases.add(new String[] {"serve", "--port", "0", "--redis-url", "redis://" + SECRET + "@127.0.0.1:1",
+            "--database-url", "jdbc:postgresql://postgres:" + SECRET + "@127.0.0.1:5432/test"});
+        // No driver takes this URL at all: quoted whole again.
+        cases.add(new String[] {"worker", "--redis-url", "redis://127.0.0.1:1", "--database-url",
+            "jdbc:postgres://127.0.0.1:5432/test?user=postgres&password=" + SECRET});
+        for (String[] args : cases) {
+            Run r = run(args);
+            assertThat(r.exitCode).as(r.output).isNotZero();
+            assertThat(r.output).as(String.join(" ", args)).contains("runbus: ").doesNotContain(SECRET);
+        }
+    }
+
+    private record Run(int exitCode, String output) {
+    }
+
+    private static Run run(String... args) throws IOException, InterruptedException {
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        List<String> cmd = new ArrayList<>(List.of(java, "-Dorg.slf4j.simpleLogger.defaultLogLevel=info", "-cp",
+                System.getProperty("java.class.path"), RunbusCli.class.getName()));
+        cmd.addAll(List.of(args));
+        Process p = Hermetic.child(new ProcessBuilder(cmd)).redirectErrorStream(true).start();
+        String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        return new Run(p.exitValue(), output);
+    }
+}

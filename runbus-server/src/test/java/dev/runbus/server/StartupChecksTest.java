@@ -1,0 +1,81 @@
+package dev.runbus.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Settings are all checked before a command starts anything: a bad value costs no embedded server start, leaves
+ * no process behind, and every bad value is named at once.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class StartupChecksTest {
+
+    @Test
+    void aBadSettingStopsServeAndDemoBeforeAnyServerProcessStarts() throws Exception {
+        for (String command : new String[] {"serve", "demo", "worker"}) {
+            Started started = watchingChildProcesses(() -> Cli.run(command, "--min-idle", "5x"));
+            assertThat(started.cli.exitCode).as(command).isEqualTo(2);
+            assertThat(started.cli.err).as(command).contains("--min-idle").contains("'5x'");
+            assertThat(started.processes).as(command + ": processes started").isEmpty();
+        }
+    }
+
+    @Test
+    void everyBadSettingIsNamedAtOnce() {
+        Cli c = Cli.run(new Environment(Map.of("RUNBUS_TLS_CERT", "/nonexistent/cert.pem", "RUNBUS_TLS_KEY",
+                "/nonexistent/key.pem", "RUNBUS_SUBMIT_RATE", "lots"), Hermetic.environment().workingDirectory()),
+                "serve", "--min-idle", "5x", "--retry", "sometimes", "--concurrency", "0", "--ordered",
+                "--redis-password-file", "/nonexistent/redis-password");
+        assertThat(c.exitCode).isEqualTo(2);
+        assertThat(c.err).contains("--min-idle").contains("--retry").contains("--concurrency must be at least 1")
+                .contains("--submit-rate").contains("--tls-cert /nonexistent/cert.pem")
+                .contains("--tls-key /nonexistent/key.pem").contains("--redis-password-file /nonexistent/redis-password")
+                .doesNotContain("--ordered");
+    }
+
+    @Test
+    void theDefaultsPass() {
+        Settings.resolve(Map.of(), Map.of(), null).validate();
+    }
+
+    @Test
+    void demoNamesABadTimeout() {
+        Cli c = Cli.run("demo", "--timeout", "forever");
+        assertThat(c.exitCode).isEqualTo(2);
+        assertThat(c.err).contains("--timeout").contains("'forever'");
+    }
+
+    private record Started(Cli cli, Set<String> processes) {
+    }
+
+    /**
+     * Runs the command while a thread records every process this JVM starts (embedded Redis and PostgreSQL are
+     * child processes), until the command has returned.
+     */
+    private static Started watchingChildProcesses(java.util.function.Supplier<Cli> command) throws Exception {
+        Set<Long> before = ProcessHandle.current().descendants().map(ProcessHandle::pid).collect(Collectors.toSet());
+        Set<String> seen = ConcurrentHashMap.newKeySet();
+        Thread watcher = new Thread(() -> {
+            while (!Thread.currentThread().isInterrupted()) {
+                ProcessHandle.current().descendants().filter(p -> !before.contains(p.pid()))
+                        .forEach(p -> seen.add(p.pid() + " " + p.info().commandLine().orElse("?")));
+                java.util.concurrent.locks.LockSupport.parkNanos(2_000_000);
+            }
+        }, "child-process-watcher");
+        watcher.start();
+        try {
+            Cli cli = command.get();
+            return new Started(cli, Set.copyOf(seen));
+        } finally {
+            watcher.interrupt();
+            watcher.join();
+        }
+    }
+}
