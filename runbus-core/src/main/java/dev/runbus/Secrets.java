@@ -9,7 +9,8 @@ public final class Secrets {
     /**
      * {@code redis://user:secret@h} → {@code redis://user:****@h}, {@code redis://secret@h} →
      * {@code redis://****@h}, {@code password=secret} → {@code password=****}. Everything between the scheme and
-     * the last {@code @} counts as credentials, so a password holding {@code /} or {@code @} is hidden whole.
+     * the last {@code @} counts as credentials, so a password holding {@code /} or {@code @} is hidden whole; a
+     * {@code password=} value ends at {@code &}, {@code ;} or whitespace (a message goes on after the URL).
      */
     public static String mask(String url) {
         if (url == null) {
@@ -24,6 +25,6 @@ public final class Secrets {
             String user = colon >= 0 ? userinfo.substring(0, colon + 1) : "";
             out = url.substring(0, scheme + 3) + user + "****" + url.substring(at);
         }
-        return out.replaceAll("(?i)(password=)[^&;]*", "$1****");
+        return out.replaceAll("(?i)(password=)[^&;\\s]*", "$1****");
     }
 }

@@ -64,6 +64,13 @@ public final class TestCertificates implements AutoCloseable {
         return out;
     }
 
+    /** {@code pair}'s key in the older PKCS#1 form ({@code BEGIN RSA PRIVATE KEY}), as older tools write it. */
+    public Path traditionalKey(KeyPair pair) {
+        Path out = dir.resolve(pair.key().getFileName() + ".pkcs1");
+        openssl("pkey", "-in", pair.key().toString(), "-traditional", "-out", out.toString());
+        return out;
+    }
+
     private void openssl(String... args) {
         List<String> cmd = new ArrayList<>(List.of("openssl"));
         cmd.addAll(List.of(args));

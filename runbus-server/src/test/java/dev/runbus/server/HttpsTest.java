@@ -12,38 +12,30 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.KeyStore;
 import java.security.cert.CertificateFactory;
+import dev.runbus.testing.TestCertificates;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLHandshakeException;
 import javax.net.ssl.TrustManagerFactory;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /** serve over HTTPS with PEM files openssl made, verified by a client that trusts only the test's CA. */
 class HttpsTest {
 
-    @TempDir
-    static Path dir;
-
     @Test
     void servesHttpsWithPemFilesAndAClientVerifiesIt() throws Exception {
-        openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=runbus test CA",
-                "-keyout", "ca.key", "-out", "ca.pem");
-        openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost", "-keyout", "server.key",
-                "-out", "server.csr");
-        Files.writeString(dir.resolve("san.ext"), "subjectAltName=DNS:localhost,IP:127.0.0.1\n");
-        openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-                "-days", "2", "-extfile", "san.ext", "-out", "server.pem");
+        TestCertificates ca = TestCertificates.newCa("runbus test CA");
+        TestCertificates.KeyPair server = ca.issue("DNS:localhost", "IP:127.0.0.1");
+        Path cert = server.certificate();
+        Path key = server.key();
         // openssl 3 writes PKCS#8 already; a key in the older PKCS#1 form is refused with the fix to apply.
-        openssl("pkey", "-in", "server.key", "-traditional", "-out", "server-pkcs1.key");
+        Path pkcs1 = ca.traditionalKey(server);
 
-        try (TestServe serve = TestServe.start(Map.of(Setting.TLS_CERT, dir.resolve("server.pem").toString(),
-                Setting.TLS_KEY, dir.resolve("server.key").toString()))) {
+        try (TestServe serve = TestServe.start(Map.of(Setting.TLS_CERT, cert.toString(),
+                Setting.TLS_KEY, key.toString()))) {
             assertThat(serve.base()).startsWith("https://");
-            HttpClient trusting = HttpClient.newBuilder().sslContext(trusting(dir.resolve("ca.pem"))).build();
+            HttpClient trusting = HttpClient.newBuilder().sslContext(trusting(ca.caCertificate())).build();
             HttpResponse<String> health = trusting.send(HttpRequest.newBuilder(URI.create(serve.base() + "/health"))
                     .build(), HttpResponse.BodyHandlers.ofString());
             assertThat(health.statusCode()).isEqualTo(200);
@@ -72,21 +64,20 @@ class HttpsTest {
             }
         }
 
-        Map<Setting, String> pkcs1 = Map.of(Setting.TLS_CERT, dir.resolve("server.pem").toString(),
-                Setting.TLS_KEY, dir.resolve("server-pkcs1.key").toString());
-        assertThatThrownBy(() -> TestServe.start(pkcs1)).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("server-pkcs1.key: it is not PKCS#8")
+        Map<Setting, String> oldKey = Map.of(Setting.TLS_CERT, cert.toString(), Setting.TLS_KEY, pkcs1.toString());
+        assertThatThrownBy(() -> TestServe.start(oldKey)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(pkcs1.getFileName() + ": it is not PKCS#8")
                 .hasMessageContaining("openssl pkcs8 -topk8 -nocrypt");
-        Map<Setting, String> swapped = Map.of(Setting.TLS_CERT, dir.resolve("server.key").toString(),
-                Setting.TLS_KEY, dir.resolve("server.pem").toString());
+        Map<Setting, String> swapped = Map.of(Setting.TLS_CERT, key.toString(), Setting.TLS_KEY, cert.toString());
         assertThatThrownBy(() -> TestServe.start(swapped)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("--tls-cert");
-        assertThatThrownBy(() -> TestServe.start(Map.of(Setting.TLS_CERT, dir.resolve("server.pem").toString())))
+        assertThatThrownBy(() -> TestServe.start(Map.of(Setting.TLS_CERT, cert.toString())))
                 .hasMessage("--tls-cert and --tls-key go together: give both or neither");
         // Nothing of the key reaches a message.
-        String keyText = Files.readString(dir.resolve("server.key"));
+        String keyText = Files.readString(key);
         String body = keyText.substring(keyText.indexOf('\n') + 1, keyText.indexOf('\n') + 40);
         assertThatThrownBy(() -> TestServe.start(swapped)).message().doesNotContain(body);
+        ca.close();
     }
 
     private static SSLContext trusting(Path caPem) throws Exception {
@@ -100,14 +91,5 @@ class HttpsTest {
         SSLContext ctx = SSLContext.getInstance("TLS");
         ctx.init(null, tmf.getTrustManagers(), null);
         return ctx;
-    }
-
-    private static void openssl(String... args) throws Exception {
-        List<String> command = new java.util.ArrayList<>(List.of("openssl"));
-        command.addAll(List.of(args));
-        Process p = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true).start();
-        String output = new String(p.getInputStream().readAllBytes());
-        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
-        assertThat(p.exitValue()).as("openssl %s: %s", args[0], output).isZero();
     }
 }

@@ -9,6 +9,7 @@ import dev.runbus.runs.RunStatus;
 import dev.runbus.runs.Runs;
 import dev.runbus.runs.StoredReply;
 import dev.runbus.testing.RedisTarget;
+import dev.runbus.testing.TestCertificates;
 import dev.runbus.testing.Wait;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
@@ -45,6 +46,8 @@ class PostgresSecurityTest {
     static final String APP_PASSWORD = "app-Pa55-" + UUID.randomUUID().toString().substring(0, 8);
 
     static Path dir;
+    static TestCertificates ca;
+    static TestCertificates otherCa;
     static EmbeddedPostgres pg;
 
     final String prefix = "rbpgsec-" + UUID.randomUUID().toString().substring(0, 8);
@@ -53,16 +56,14 @@ class PostgresSecurityTest {
     @BeforeAll
     static void startPostgresWithTls() throws Exception {
         dir = Files.createTempDirectory("runbus-pg-tls");
-        openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
-                "-subj", "/CN=runbus test CA");
-        openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr",
-                "-subj", "/CN=localhost");
-        Files.writeString(dir.resolve("san.ext"), "subjectAltName=DNS:localhost\n"); // not 127.0.0.1: see below
-        openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-                "-out", "server.crt", "-days", "2", "-extfile", "san.ext");
+        ca = TestCertificates.newCa("runbus-test-ca");
+        otherCa = TestCertificates.newCa("some-other-ca");
+        TestCertificates.KeyPair server = ca.issue("DNS:localhost"); // not 127.0.0.1: see below
+        Files.copy(ca.caCertificate(), dir.resolve("ca.pem"));
+        Files.copy(otherCa.caCertificate(), dir.resolve("other-ca.pem"));
+        Files.copy(server.certificate(), dir.resolve("server.crt"));
+        Files.copy(server.key(), dir.resolve("server.key"));
         Files.setPosixFilePermissions(dir.resolve("server.key"), PosixFilePermissions.fromString("rw-------"));
-        openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "other.key", "-out", "other-ca.pem",
-                "-days", "2", "-subj", "/CN=some other CA");
         // TLS only, over TCP; the superuser without a password (the embedded server's own start-up check uses it),
         // every other role with SCRAM.
         Files.writeString(dir.resolve("pg_hba.conf"), String.join("\n",
@@ -89,6 +90,8 @@ class PostgresSecurityTest {
         if (pg != null) {
             pg.close();
         }
+        ca.close();
+        otherCa.close();
         try (Stream<Path> files = Files.walk(dir)) {
             files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
         }
@@ -100,15 +103,6 @@ class PostgresSecurityTest {
             infra.close();
         }
         RedisTarget.local().deleteKeys(prefix);
-    }
-
-    static void openssl(String... args) throws Exception {
-        List<String> command = new java.util.ArrayList<>(List.of("openssl"));
-        command.addAll(List.of(args));
-        Process p = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true).start();
-        String output = new String(p.getInputStream().readAllBytes());
-        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
-        assertThat(p.exitValue()).as("openssl %s: %s", args[0], output).isZero();
     }
 
     String url(String host, String query) {
