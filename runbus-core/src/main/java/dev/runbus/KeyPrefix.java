@@ -21,16 +21,32 @@ public final class KeyPrefix {
      * @throws RunbusException if Redis cannot be reached
      */
     public static long deleteAll(String redisUrl, String prefix) {
-        long deleted = 0;
         try (RedisLink link = RedisLink.open(redisUrl, Duration.ofSeconds(10))) {
-            List<String> batch = new ArrayList<>();
-            ScanIterator<String> it = ScanIterator.scan(link.sync(), ScanArgs.Builder.matches(prefix + ":*").limit(500));
-            while (it.hasNext()) {
-                batch.add(it.next());
-                if (batch.size() == 500 || !it.hasNext()) {
-                    deleted += link.sync().del(batch.toArray(new String[0]));
-                    batch.clear();
-                }
+            return deleteAll(link, prefix);
+        }
+    }
+
+    /**
+     * Deletes every key under {@code config}'s key prefix, reaching Redis as a bus with that configuration would:
+     * its URL, the credentials given apart from it, its trusted CAs.
+     *
+     * @throws RunbusException if Redis cannot be reached
+     */
+    public static long deleteAll(BusConfig config) {
+        try (RedisLink link = RedisLink.open(config)) {
+            return deleteAll(link, config.keyPrefix());
+        }
+    }
+
+    private static long deleteAll(RedisLink link, String prefix) {
+        long deleted = 0;
+        List<String> batch = new ArrayList<>();
+        ScanIterator<String> it = ScanIterator.scan(link.sync(), ScanArgs.Builder.matches(prefix + ":*").limit(500));
+        while (it.hasNext()) {
+            batch.add(it.next());
+            if (batch.size() == 500 || !it.hasNext()) {
+                deleted += link.sync().del(batch.toArray(new String[0]));
+                batch.clear();
             }
         }
         return deleted;

@@ -71,7 +71,7 @@ class RunCountsTest extends RunsTestSupport {
     }
 
     @Test
-    void countsFollowChangesMadeByHand_insertsUpdatesAndDeletes() {
+    void countsFollowChangesMadeByHand_insertsUpdatesDeletesAndTruncate() {
         runs(bus(), "w1", workerOptions().build());
         execute(bulkRuns(1000, "done"));
         execute(bulkRuns(10, "failed"));
@@ -83,6 +83,11 @@ class RunCountsTest extends RunsTestSupport {
         assertThat(after).isEqualTo(groupedByStatus());
         assertThat(after.failed()).isEqualTo(15);
         assertThat(after.done()).isEqualTo(1000 - 112); // 1, 10..19, 100..199 and 1000 start with 1
+
+        execute("TRUNCATE " + schema + ".runs CASCADE");
+        assertThat(RunCounts.read(TestDatabase.pool(), schema)).isEqualTo(new RunCounts(0, 0, 0, 0));
+        execute(bulkRuns(3, "done"));
+        assertThat(RunCounts.read(TestDatabase.pool(), schema)).isEqualTo(new RunCounts(0, 0, 3, 0));
     }
 
     @Test

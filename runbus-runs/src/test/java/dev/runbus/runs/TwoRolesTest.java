@@ -129,6 +129,9 @@ class TwoRolesTest extends RunsTestSupport {
                 .hasMessageContaining("permission denied for table runs");
         assertThatThrownBy(() -> run(runtimePool, "ALTER TABLE " + schema + ".runs ADD COLUMN x int"))
                 .hasMessageContaining("must be owner of table runs");
+        // The counts are the trigger's to keep (it runs with its owner's rights): the runtime role reads them only.
+        assertThatThrownBy(() -> run(runtimePool, "UPDATE " + schema + ".run_counts SET n = n + 1"))
+                .hasMessageContaining("permission denied for table run_counts");
     }
 
     @Test

@@ -74,7 +74,9 @@ public final class DemoNamespace {
         }
         if (prefix.matches(PREFIX + "\\d+")) {
             try {
-                KeyPrefix.deleteAll(infra.redisUri(), prefix);
+                // With the password and trusted CAs the bus used, not the URL's alone.
+                KeyPrefix.deleteAll(RedisAccess.apply(settings, dev.runbus.BusConfig.builder(infra.redisUri()))
+                        .keyPrefix(prefix).build());
             } catch (RuntimeException e) {
                 left.add("keys " + prefix + ":* (" + e.getMessage() + ")");
             }

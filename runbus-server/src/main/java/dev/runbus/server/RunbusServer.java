@@ -79,11 +79,19 @@ public final class RunbusServer implements AutoCloseable {
             return;
         }
         closed = true;
-        api.close();
-        report("stopped HTTP API");
-        runs.close();
-        report("drained worker, stopped sweeper");
-        infra.close();
+        // Each step runs whatever the one before it threw: a failed HTTP stop must not leave the worker undrained
+        // or the embedded servers running (they have no shutdown hooks of their own).
+        try {
+            api.close();
+            report("stopped HTTP API");
+        } finally {
+            try {
+                runs.close();
+                report("drained worker, stopped sweeper");
+            } finally {
+                infra.close();
+            }
+        }
     }
 
     private void report(String line) {

@@ -45,6 +45,31 @@ class DemoCleanupTest {
         assertLeftNothing(c.out);
     }
 
+    /** A Redis with a password given apart from the URL: the clean-up reaches it as the demo's bus did. */
+    @Test
+    void aDemoOnARedisWithAPasswordFromTheEnvironmentRemovesItsKeys() {
+        String password = "demo-" + java.util.UUID.randomUUID();
+        try (dev.runbus.testing.RedisServerProcess redis = dev.runbus.testing.RedisServerProcess.start("--requirepass",
+                password)) {
+            Cli c = Cli.run(new Environment(Map.of("RUNBUS_REDIS_PASSWORD", password),
+                    Hermetic.environment().workingDirectory()), "demo", "--runs", "20", "--users", "5",
+                    "--poison-rate", "0", "--no-progress", "--redis-url", redis.uri(), "--database-url", DATABASE);
+            assertThat(c.exitCode).as(c.out + c.err).isZero();
+            Matcher m = NAMESPACE.matcher(c.out);
+            assertThat(m.find()).as(c.out).isTrue();
+            io.lettuce.core.RedisClient client = io.lettuce.core.RedisClient.create(
+                    io.lettuce.core.RedisURI.builder().withHost("127.0.0.1").withPort(redis.port())
+                            .withPassword(password.toCharArray()).build());
+            try {
+                assertThat(client.connect().sync().keys(m.group(1) + ":*")).as("keys left").isEmpty();
+            } finally {
+                client.shutdown();
+            }
+            assertThat(DemoIsolationTest.schemaExists(m.group(2))).as("schema left").isFalse();
+            assertThat(c.out + c.err).doesNotContain(password);
+        }
+    }
+
     /**
      * Given only --database-url, with an embedded Redis: a submission PostgreSQL rejects (text with a NUL
      * character) fails the demo at once, naming the cause, instead of leaving it to wait out --timeout for runs

@@ -119,7 +119,8 @@ class HttpLimitsTest {
         HoldingHandler.release();
         for (CompletableFuture<HttpResponse<InputStream>> s : open) {
             String events = new String(s.get().body().readAllBytes(), StandardCharsets.UTF_8);
-            assertThat(events).contains("event: status").contains("event: reply").endsWith("\"status\":\"done\"}\n\n");
+            assertThat(events).contains("event: status").contains("event: reply").contains("event: end\ndata: {");
+            assertThat(events.substring(events.indexOf("event: end"))).contains("\"status\":\"done\"");
         }
         Wait.until("the streams' places are free", Duration.ofSeconds(10),
                 () -> unchecked(() -> serve.get("/v1/runs/" + ids.get(0) + "/events", streams).statusCode() == 200));

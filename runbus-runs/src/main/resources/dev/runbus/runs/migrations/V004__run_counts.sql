@@ -16,11 +16,15 @@ CREATE TABLE IF NOT EXISTS ${schema}.run_counts (
 -- every change, written by this runbus or by hand, in the same transaction, so the counts stay exact. Once per
 -- statement, from the transition tables: a group commit of 500 completions is one upsert, not 500. A statement
 -- moves each row from its old status to its new one, so a status's change is (rows with it after) - (rows with it
--- before), without pairing the rows. It runs with the rights of the role that writes the runs (SELECT, INSERT and
--- UPDATE on run_counts, in grants.sql).
-CREATE OR REPLACE FUNCTION ${schema}.run_counts_track() RETURNS trigger LANGUAGE plpgsql AS $$
+-- before), without pairing the rows. It runs with the rights of its owner, the role that migrates (SECURITY
+-- DEFINER, with a search path that cannot be turned against it): the runtime role may read the counts but not
+-- write them, and needs no right on run_counts to write runs. A TRUNCATE of runs empties them.
+CREATE OR REPLACE FUNCTION ${schema}.run_counts_track() RETURNS trigger LANGUAGE plpgsql
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-    IF TG_OP = 'UPDATE' THEN
+    IF TG_OP = 'TRUNCATE' THEN
+        DELETE FROM ${schema}.run_counts;
+    ELSIF TG_OP = 'UPDATE' THEN
         INSERT INTO ${schema}.run_counts AS c (status, slot, n)
         SELECT status, pg_backend_pid() % 16, sum(d) FROM (
             SELECT status, 1 AS d FROM new_runs WHERE status IN ('done', 'failed')
@@ -56,8 +60,13 @@ CREATE TRIGGER run_counts_delete AFTER DELETE ON ${schema}.runs
     REFERENCING OLD TABLE AS old_runs
     FOR EACH STATEMENT EXECUTE FUNCTION ${schema}.run_counts_track();
 
+DROP TRIGGER IF EXISTS run_counts_truncate ON ${schema}.runs;
+CREATE TRIGGER run_counts_truncate AFTER TRUNCATE ON ${schema}.runs
+    FOR EACH STATEMENT EXECUTE FUNCTION ${schema}.run_counts_track();
+
 -- The runs finished before this migration, counted once. CREATE TRIGGER above locked the table against writes
--- until this transaction commits, so no run finishes between the triggers and this count.
+-- until this transaction commits, so no run finishes between the triggers and this count. On a large table
+-- that count holds writes to runs off for as long as it takes: apply this migration at a quiet time.
 DELETE FROM ${schema}.run_counts;
 INSERT INTO ${schema}.run_counts (status, slot, n)
     SELECT status, 0, count(*) FROM ${schema}.runs WHERE status IN ('done', 'failed') GROUP BY status;

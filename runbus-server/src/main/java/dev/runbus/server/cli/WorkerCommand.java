@@ -47,8 +47,11 @@ final class WorkerCommand extends BaseCommand {
             String why = stop.await();
             err().println("runbus: " + why + ", stopping gracefully");
             err().flush();
-            runs.close();
-            infra.close();
+            try {
+                runs.close();
+            } finally {
+                infra.close();
+            }
         }
         return 0;
     }

@@ -5,8 +5,10 @@ import dev.runbus.runs.Runs;
 import dev.runbus.runs.StoredReply;
 import dev.runbus.server.Json;
 import io.javalin.http.Context;
+import jakarta.servlet.ServletOutputStream;
+import jakarta.servlet.WriteListener;
+import jakarta.servlet.http.HttpServletRequest;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -29,9 +31,12 @@ import org.slf4j.LoggerFactory;
  * A comment line every 15 s keeps proxies from closing the connection; a stream ends after 10 minutes.
  *
  * <p>No thread waits per follower: the request goes asynchronous, and one thread polls every followed run
- * every 100 ms, asking PostgreSQL for its status and the replies after the last one sent. Each caller (token,
- * or address without tokens) may hold {@code perCaller} streams at once; past that the request is refused
- * with 503 and {@code Retry-After}.
+ * every 100 ms, asking PostgreSQL for its status and the replies after the last one sent. Writes do not block
+ * that thread: once the response is asynchronous they are non-blocking, and a follower whose client does not
+ * read waits its turn with what it has to send (at most {@value #MAX_PENDING_BYTES} bytes) until its socket
+ * takes more; one that has not for {@value #STALL_MILLIS} ms is dropped. So a stalled client delays no other.
+ * Each caller (token, or address without tokens) may hold {@code perCaller} streams at once; past that the
+ * request is refused with 503 and {@code Retry-After}.
  */
 final class EventStreams implements AutoCloseable {
 
@@ -39,12 +44,15 @@ final class EventStreams implements AutoCloseable {
     private static final long POLL_MILLIS = 100;
     private static final long HEARTBEAT_MILLIS = 15_000;
     private static final long MAX_MILLIS = 600_000;
+    private static final long STALL_MILLIS = 30_000;
+    private static final int MAX_PENDING_BYTES = 1 << 20;
 
     private final Runs runs;
     private final int perCaller;
     private final Set<Follower> followers = ConcurrentHashMap.newKeySet();
     private final ConcurrentHashMap<String, AtomicInteger> open = new ConcurrentHashMap<>();
     private final ScheduledExecutorService poller;
+    private volatile boolean closed;
 
     EventStreams(Runs runs, int perCaller) {
         this.runs = runs;
@@ -59,6 +67,9 @@ final class EventStreams implements AutoCloseable {
 
     /** Answers the request with the run's events, or refuses it (404 unknown run, 503 too many streams). */
     void follow(Context ctx, UUID id, Caller caller) throws IOException {
+        if (closed) {
+            throw new ApiError(503, "the server is stopping: try again", null, 1);
+        }
         AtomicInteger count = open.computeIfAbsent(caller.key(), k -> new AtomicInteger());
         if (count.incrementAndGet() > perCaller) {
             count.decrementAndGet();
@@ -75,12 +86,15 @@ final class EventStreams implements AutoCloseable {
             ctx.res().setHeader("Cache-Control", "no-cache");
             ctx.res().setHeader("X-Accel-Buffering", "no");
             ctx.res().flushBuffer();
-            f = new Follower(id, ctx.res().getOutputStream(), count);
+            f = new Follower(id, ctx.req(), ctx.res().getOutputStream(), count);
         } catch (RuntimeException | IOException e) {
             count.decrementAndGet();
             throw e;
         }
         followers.add(f);
+        if (closed) { // close() may have ended the followers between the check above and the add
+            end(f);
+        }
         ctx.future(() -> f.done);
     }
 
@@ -115,6 +129,7 @@ final class EventStreams implements AutoCloseable {
     /** Ends every stream (their clients see the response end) and stops polling. */
     @Override
     public void close() {
+        closed = true;
         poller.shutdownNow();
         try {
             poller.awaitTermination(5, TimeUnit.SECONDS);
@@ -124,31 +139,63 @@ final class EventStreams implements AutoCloseable {
         followers.forEach(this::end);
     }
 
-    /** One client following one run: what it was sent so far. */
+    /** One client following one run: what it was sent so far, and what waits for its socket. */
     private final class Follower {
         final UUID id;
-        final OutputStream out;
+        final HttpServletRequest request;
+        final ServletOutputStream out;
         final AtomicInteger count;
         final CompletableFuture<Void> done = new CompletableFuture<>();
         final long start = System.currentTimeMillis();
+        final StringBuilder pending = new StringBuilder();
         long lastWrite = start;
+        long notReadySince;
+        boolean nonBlocking;
+        boolean ended;
+        volatile boolean failed;
         String lastStatus;
         int lastSeq;
 
-        Follower(UUID id, OutputStream out, AtomicInteger count) {
+        Follower(UUID id, HttpServletRequest request, ServletOutputStream out, AtomicInteger count) {
             this.id = id;
+            this.request = request;
             this.out = out;
             this.count = count;
         }
 
-        /** Sends what changed; returns whether the stream is over. */
+        /** Reads what changed and sends what the socket takes; returns whether the stream is over. */
         boolean poll() throws IOException {
-            if (System.currentTimeMillis() - start > MAX_MILLIS) {
+            if (failed || System.currentTimeMillis() - start > MAX_MILLIS) {
                 return true;
             }
+            if (!nonBlocking) {
+                if (!request.isAsyncStarted()) {
+                    return false; // the handler has not returned yet: writes must wait for the asynchronous mode
+                }
+                out.setWriteListener(new WriteListener() {
+                    @Override
+                    public void onWritePossible() {
+                        // the poller looks at isReady() on its next round
+                    }
+
+                    @Override
+                    public void onError(Throwable t) {
+                        failed = true;
+                    }
+                });
+                nonBlocking = true;
+            }
+            if (!ended && pending.length() < MAX_PENDING_BYTES) {
+                read();
+            }
+            return send();
+        }
+
+        private void read() {
             Optional<Run> found = runs.get(id);
             if (found.isEmpty()) {
-                return true;
+                ended = true;
+                return;
             }
             Run run = found.get();
             String status = run.status().sql() + "/" + run.attempts() + "/" + run.error().orElse("") + "/"
@@ -160,31 +207,50 @@ final class EventStreams implements AutoCloseable {
                 data.put("attempts", run.attempts());
                 data.put("error", run.error().orElse(null));
                 data.put("next_attempt_at", run.nextAttemptAt().map(Object::toString).orElse(null));
-                send("status", data);
+                event("status", data);
                 lastStatus = status;
             }
             for (StoredReply r : runs.replies(id, lastSeq)) {
-                send("reply", Map.of("seq", r.seq(), "role", r.role(), "content", r.content()));
+                Map<String, Object> data = new LinkedHashMap<>();
+                data.put("seq", r.seq());
+                data.put("role", r.role());
+                data.put("content", r.content());
+                event("reply", data);
                 lastSeq = r.seq();
             }
             if (run.status().isFinished()) {
-                send("end", Map.of("run_id", id.toString(), "status", run.status().sql()));
-                return true;
+                Map<String, Object> data = new LinkedHashMap<>();
+                data.put("run_id", id.toString());
+                data.put("status", run.status().sql());
+                event("end", data);
+                ended = true;
+            } else if (pending.length() == 0 && System.currentTimeMillis() - lastWrite > HEARTBEAT_MILLIS) {
+                pending.append(": keep-alive\n\n");
             }
-            if (System.currentTimeMillis() - lastWrite > HEARTBEAT_MILLIS) {
-                write(": keep-alive\n\n");
-            }
-            return false;
         }
 
-        private void send(String event, Object data) throws IOException {
-            write("event: " + event + "\ndata: " + Json.write(data) + "\n\n");
+        private void event(String name, Object data) {
+            pending.append("event: ").append(name).append("\ndata: ").append(Json.write(data)).append("\n\n");
         }
 
-        private void write(String text) throws IOException {
-            out.write(text.getBytes(StandardCharsets.UTF_8));
-            out.flush();
+        /** Writes what is pending if the socket takes it; returns whether the stream is over. */
+        private boolean send() throws IOException {
+            if (pending.length() == 0) {
+                return ended;
+            }
+            if (!out.isReady()) {
+                long now = System.currentTimeMillis();
+                if (notReadySince == 0) {
+                    notReadySince = now;
+                }
+                return now - notReadySince > STALL_MILLIS; // a client that reads nothing is dropped
+            }
+            notReadySince = 0;
+            out.write(pending.toString().getBytes(StandardCharsets.UTF_8));
+            pending.setLength(0);
             lastWrite = System.currentTimeMillis();
+            // Over once the end went out; the response completes when its last write has.
+            return ended;
         }
     }
 }

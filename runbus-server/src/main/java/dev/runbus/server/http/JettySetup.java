@@ -25,8 +25,8 @@ import org.eclipse.jetty.util.ssl.SslContextFactory;
  *   <li>request line and headers at most {@code --max-header-size} bytes (431 past it);</li>
  *   <li>a connection idle for {@code --idle-timeout} is closed; a connection waiting for the rest of its headers
  *       holds no thread meanwhile (Jetty parses them without blocking);</li>
- *   <li>a body must arrive within {@code --request-timeout}: each blocking read waits at most that long, and the
- *       body must keep up {@code max-body / request-timeout} bytes a second (408 otherwise);</li>
+ *   <li>a body must arrive within {@code --request-timeout} of the handler's first read, and no single read
+ *       waits longer (408 otherwise);</li>
  *   <li>stopping waits up to {@code --shutdown-timeout} for requests in flight, then closes the rest.</li>
  * </ul>
  * Errors Jetty answers before a request reaches the API (a malformed request line, headers too large) are
@@ -44,7 +44,6 @@ final class JettySetup {
         long requestTimeout = s.duration(Setting.REQUEST_TIMEOUT).toMillis();
         long idleTimeout = s.duration(Setting.IDLE_TIMEOUT).toMillis();
         long stopTimeout = s.duration(Setting.SHUTDOWN_TIMEOUT).toMillis();
-        int maxBody = s.integer(Setting.MAX_BODY, 1);
         SslContextFactory.Server tls = tls(s);
         config.jetty.modifyServer(server -> {
             // Graceful stop needs a handler that counts requests in flight; Javalin adds its own handler inside.
@@ -57,8 +56,10 @@ final class JettySetup {
             http.setRequestHeaderSize(maxHeader);
             http.setSendServerVersion(false);
             http.setSendXPoweredBy(false);
+            // How long one blocking read of a body waits; the whole body's deadline is RunEndpoints'. (Jetty's
+            // minimum data rate is not used: it counts from the body's first byte, so a request that waited in
+            // the queue of a busy server would be refused as if its client were slow.)
             http.setIdleTimeout(Math.max(1, requestTimeout));
-            http.setMinRequestDataRate(Math.max(1, maxBody * 1000L / Math.max(1, requestTimeout)));
             ServerConnector connector;
             if (tls == null) {
                 connector = new ServerConnector(server, new HttpConnectionFactory(http));

@@ -24,11 +24,14 @@ final class RunEndpoints {
     private final int maxBody;
     private final SubmissionRate rate;
     private final EventStreams events;
+    private final long requestTimeoutNanos;
 
-    RunEndpoints(Runs runs, Metrics metrics, int maxBody, SubmissionRate rate, EventStreams events) {
+    RunEndpoints(Runs runs, Metrics metrics, int maxBody, java.time.Duration requestTimeout, SubmissionRate rate,
+                 EventStreams events) {
         this.runs = runs;
         this.metrics = metrics;
         this.maxBody = maxBody;
+        this.requestTimeoutNanos = requestTimeout.toNanos();
         this.rate = rate;
         this.events = events;
     }
@@ -56,30 +59,42 @@ final class RunEndpoints {
 
     /**
      * At most {@code maxBody} bytes of the body, whatever the request claims: a chunked body has no length to
-     * check beforehand, so one byte more than the limit is read and means 413.
+     * check beforehand, so one byte more than the limit is read and means 413. The body must arrive within
+     * {@code requestTimeout} of the first read (each blocking read waits at most as long, by Jetty's blocking
+     * idle timeout): a client that stops halfway, or trickles, holds the thread no longer. Time the request
+     * spent queued before the handler ran does not count against the client.
      */
     private byte[] body(Context ctx) {
         if (ctx.contentLength() > maxBody) {
             throw new ApiError(413, "the body is larger than the limit of " + maxBody + " bytes", null);
         }
-        byte[] body;
+        java.io.ByteArrayOutputStream body = new java.io.ByteArrayOutputStream();
+        long deadline = System.nanoTime() + requestTimeoutNanos;
+        byte[] buffer = new byte[8192];
         try (InputStream in = ctx.req().getInputStream()) {
-            body = in.readNBytes(maxBody + 1);
-        } catch (IOException e) {
+            int n;
+            while (body.size() <= maxBody && (n = in.read(buffer, 0, Math.min(buffer.length, maxBody + 1 - body.size())))
+                    >= 0) {
+                body.write(buffer, 0, n);
+                if (System.nanoTime() > deadline && body.size() <= maxBody) {
+                    throw new ApiError(408, "the body did not arrive in time", null);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            if (e instanceof ApiError) {
+                throw (ApiError) e;
+            }
+            // A blocking read that waited out the timeout (Jetty: an IOException caused by a TimeoutException), or
+            // a malformed chunk (Jetty's BadMessageException).
             boolean slow = e.getCause() instanceof java.util.concurrent.TimeoutException
-                    || String.valueOf(e.getMessage()).contains("408");
-            throw new ApiError(slow ? 408 : 400, slow ? "the body did not arrive in time" : "the body could not be read",
-                    null);
-        } catch (RuntimeException e) {
-            // Jetty's BadMessageException: too slow a body (408) or a malformed chunk (400)
-            boolean slow = String.valueOf(e.getMessage()).contains("408") || e.toString().contains("Timeout");
+                    || e instanceof java.util.concurrent.TimeoutException;
             throw new ApiError(slow ? 408 : 400, slow ? "the body did not arrive in time" : "the body could not be read",
                     null);
         }
-        if (body.length > maxBody) {
+        if (body.size() > maxBody) {
             throw new ApiError(413, "the body is larger than the limit of " + maxBody + " bytes", null);
         }
-        return body;
+        return body.toByteArray();
     }
 
     void get(Context ctx) {
