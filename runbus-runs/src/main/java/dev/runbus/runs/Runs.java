@@ -166,8 +166,9 @@ public final class Runs implements AutoCloseable {
     /**
      * Sends a failed run back: failed → pending, then its dead letter is replayed to the stream (and marked
      * replayed there). All or nothing: if Redis refuses the replay, the run is put back as it was (failed, with
-     * its dead letter) and the exception thrown, so the call can be repeated; when Redis cannot say whether it
-     * ran the replay, the run stays pending and the sweeper publishes a trigger that was lost. Without a dead letter (purged, or Redis lost it) a new
+     * its dead letter) and the exception thrown, so the call can be repeated. When Redis cannot say whether it ran
+     * the replay, or the run cannot be put back (PostgreSQL failed too, or a worker started it), the call returns:
+     * the run is pending and the sweeper publishes a trigger that was lost. Without a dead letter (purged, or Redis lost it) a new
      * trigger is published after the commit (if that fails, the sweeper publishes it). A replayed
      * dead letter keeps the key it was published with, so an ordered run's comes back to its user's partition.
      * In per-user order the replayed run waits for earlier unfinished runs of its user, but a later run that
@@ -200,23 +201,29 @@ public final class Runs implements AutoCloseable {
             if (replayMayHaveHappened(runId, dl.get(), redisFailed)) {
                 return;
             }
-            undo(runId, replay.before(), redisFailed);
-            throw redisFailed;
+            if (undo(runId, replay.before(), redisFailed)) {
+                throw redisFailed; // nothing changed: the caller may simply try again
+            }
+            return; // the run stays pending (or a worker started it): the replay stands, the sweeper sees to it
         }
         publishTrigger(runId, replay.userId());
     }
 
-    /** Puts the run back as it was, so that a replay Redis refused changed nothing and can be repeated. */
-    private void undo(UUID runId, RunFailures.Before before, RuntimeException cause) {
+    /**
+     * Puts the run back as it was, so that a replay Redis refused changed nothing and can be repeated. Returns
+     * false when it could not: the run started meanwhile, or PostgreSQL failed; the replay then stands.
+     */
+    private boolean undo(UUID runId, RunFailures.Before before, RuntimeException cause) {
         try {
-            if (!failures.undoReplay(runId, before)) {
-                log.info("run {} started while its refused replay was being undone: it stays", runId);
+            if (failures.undoReplay(runId, before)) {
+                return true;
             }
+            log.info("run {} started while its refused replay was being undone: the replay stands", runId);
         } catch (SQLException e) {
-            cause.addSuppressed(e);
-            log.warn("run {}: Redis refused its replay and undoing it failed ({}); the run is pending and the"
-                    + " sweeper publishes its trigger", runId, e.getMessage());
+            log.warn("run {}: Redis refused its replay ({}) and undoing it failed ({}); the run is pending and the"
+                    + " sweeper publishes its trigger", runId, cause.getMessage(), e.getMessage());
         }
+        return false;
     }
 
     /**

@@ -50,6 +50,8 @@ public final class DemoNamespace {
         own.put(Setting.TOPIC, "demo-runs");
         own.put(Setting.GROUP, "demo-workers");
         own.put(Setting.HANDLER, DemoHandler.class.getName());
+        // Its schema is new: it creates its tables, whatever a deployment's RUNBUS_MIGRATE says.
+        own.put(Setting.MIGRATE, "true");
         if (resolved.source(Setting.DATA_DIR) != Settings.Source.FLAG) {
             own.put(Setting.DATA_DIR, "");
         }

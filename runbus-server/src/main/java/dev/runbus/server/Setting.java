@@ -60,7 +60,8 @@ public enum Setting {
     TLS_KEY("tls-key", "", "PEM private key of --tls-cert", false),
     MAX_BODY("max-body", "65536", "largest accepted request body, bytes", false),
     MAX_HEADER_SIZE("max-header-size", "8192", "largest request line and headers, bytes", false),
-    REQUEST_TIMEOUT("request-timeout", "10s", "a request's headers and body must arrive within this", false),
+    REQUEST_TIMEOUT("request-timeout", "10s", "a request body must arrive within this (from its first read), and"
+            + " no single read of it waits longer", false),
     IDLE_TIMEOUT("idle-timeout", "30s", "a connection idle this long is closed", false),
     MAX_EVENT_STREAMS("max-event-streams", "16", "event streams open at once per token (per client address"
             + " without tokens); more answer 503", false),

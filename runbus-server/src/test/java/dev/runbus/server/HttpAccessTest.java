@@ -114,6 +114,14 @@ class HttpAccessTest {
     }
 
     @Test
+    void headIsNotAWayAroundTheScopes() throws Exception {
+        for (String path : List.of("/metrics", "/v1/streams", "/v1/runs/" + java.util.UUID.randomUUID())) {
+            HttpResponse<String> r = serve.send(serve.request(path).method("HEAD", HttpRequest.BodyPublishers.noBody()));
+            assertThat(r.statusCode()).as("HEAD " + path).isEqualTo(405);
+        }
+    }
+
+    @Test
     void aTokenInTheUrlIsNotOne() throws Exception {
         assertThat(serve.get("/v1/streams?token=" + reader, null).statusCode()).isEqualTo(401);
         assertThat(serve.get("/v1/streams?access_token=" + reader, null).statusCode()).isEqualTo(401);
@@ -158,6 +166,8 @@ class HttpAccessTest {
         assertThatThrownBy(() -> ApiTokens.parse(List.of(secret), "file"))
                 .hasMessage("file line 1: this is a token, not a token line: give NAME:SCOPES:SHA256 (runbus token"
                         + " create prints it)");
+        // A name may start like a token does; only a line without a ':' is taken for a pasted token.
+        assertThat(ApiTokens.parse(List.of("rbt_ci:read:" + "0".repeat(64)), "file").size()).isEqualTo(1);
         assertThatThrownBy(() -> ApiTokens.parse(List.of("a:read:" + "0".repeat(63)), "file"))
                 .hasMessageContaining("line 1: the hash must be 64 hexadecimal digits");
         assertThatThrownBy(() -> ApiTokens.parse(List.of("a:root:" + "0".repeat(64)), "file"))

@@ -71,6 +71,10 @@ class HttpsTest {
         Map<Setting, String> swapped = Map.of(Setting.TLS_CERT, key.toString(), Setting.TLS_KEY, cert.toString());
         assertThatThrownBy(() -> TestServe.start(swapped)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("--tls-cert");
+        TestCertificates.KeyPair another = ca.issue("DNS:localhost");
+        assertThatThrownBy(() -> TestServe.start(Map.of(Setting.TLS_CERT, cert.toString(), Setting.TLS_KEY,
+                another.key().toString()))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("is not the key of the first certificate in --tls-cert");
         assertThatThrownBy(() -> TestServe.start(Map.of(Setting.TLS_CERT, cert.toString())))
                 .hasMessage("--tls-cert and --tls-key go together: give both or neither");
         // Nothing of the key reaches a message.

@@ -94,7 +94,10 @@ final class DemoCommand extends BaseCommand {
                 if (!stop.requested()) {
                     throw e;
                 }
-                err().println("runbus: demo stopped by " + stop.await() + "; its keys and schema were removed");
+                boolean removed = java.util.Arrays.stream(e.getSuppressed())
+                        .noneMatch(x -> String.valueOf(x.getMessage()).startsWith("the demo could not remove"));
+                err().println("runbus: demo stopped by " + stop.await() + (removed
+                        ? "; its keys and schema were removed" : "; it could not remove all its data (above)"));
                 return 130;
             }
         }

@@ -64,6 +64,13 @@ final class GracefulStop implements AutoCloseable {
 
     private synchronized void request(String why) {
         if (reason != null) {
+            if (why.startsWith("SIG")) {
+                // A second Ctrl-C: whoever sends it wants out now, even if a start-up or a drain hangs.
+                System.err.println("runbus: " + why + " again: exiting at once, without finishing the stop (an"
+                        + " embedded Redis or PostgreSQL may be left running)");
+                System.err.flush();
+                Runtime.getRuntime().halt(130);
+            }
             return;
         }
         reason = why;

@@ -51,7 +51,7 @@ final class ServeCommand extends BaseCommand {
     Integer maxHeaderSize;
 
     @Option(names = "--request-timeout", paramLabel = "DURATION", description = "a request body must arrive within "
-            + "this; default 10s")
+            + "this, from its first read; default 10s")
     String requestTimeout;
 
     @Option(names = "--idle-timeout", paramLabel = "DURATION", description = "an idle connection is closed after "

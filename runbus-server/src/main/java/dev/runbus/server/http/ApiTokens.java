@@ -82,7 +82,7 @@ public final class ApiTokens {
             }
             // The line is never repeated in the message: a secret pasted where its hash belongs stays unprinted.
             String where = source + " line " + (i + 1) + ": ";
-            if (line.startsWith(PREFIX)) {
+            if (line.startsWith(PREFIX) && line.indexOf(':') < 0) {
                 throw new IllegalArgumentException(where + "this is a token, not a token line: give"
                         + " NAME:SCOPES:SHA256 (runbus token create prints it)");
             }

@@ -34,6 +34,10 @@ final class PemKeyStore {
     static KeyStore load(Path certFile, Path keyFile) {
         List<? extends Certificate> chain = certificates(certFile);
         PrivateKey key = privateKey(keyFile);
+        if (!belongTogether(key, chain.get(0))) {
+            throw new IllegalArgumentException("--tls-key " + keyFile + " is not the key of the first certificate in"
+                    + " --tls-cert " + certFile + " (the server's certificate comes first, then its issuers)");
+        }
         try {
             KeyStore ks = KeyStore.getInstance("PKCS12");
             ks.load(null, null);
@@ -42,6 +46,29 @@ final class PemKeyStore {
         } catch (GeneralSecurityException | IOException e) {
             throw new IllegalArgumentException("--tls-key " + keyFile + " does not go with the certificate in "
                     + "--tls-cert " + certFile + ": " + e.getMessage());
+        }
+    }
+
+    /** Whether the key signs what the certificate's public key verifies: a key of another pair would start a
+     *  server whose every handshake fails. */
+    private static boolean belongTogether(PrivateKey key, Certificate certificate) {
+        String algorithm = switch (key.getAlgorithm()) {
+            case "RSA" -> "SHA256withRSA";
+            case "EC" -> "SHA256withECDSA";
+            default -> key.getAlgorithm(); // Ed25519, EdDSA
+        };
+        try {
+            byte[] probe = "runbus".getBytes(StandardCharsets.US_ASCII);
+            java.security.Signature signer = java.security.Signature.getInstance(algorithm);
+            signer.initSign(key);
+            signer.update(probe);
+            byte[] signature = signer.sign();
+            java.security.Signature verifier = java.security.Signature.getInstance(algorithm);
+            verifier.initVerify(certificate.getPublicKey());
+            verifier.update(probe);
+            return verifier.verify(signature);
+        } catch (GeneralSecurityException e) {
+            return false;
         }
     }
 
