@@ -5,17 +5,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.runbus.testing.RedisTarget;
 import dev.runbus.testing.Wait;
-import java.io.PrintWriter;
-import java.io.Writer;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.sql.Connection;
-import java.sql.DriverManager;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.EnumMap;
 import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
@@ -26,6 +21,7 @@ import org.junit.jupiter.api.Test;
 class HttpApiTest {
 
     static final Duration WAIT = Duration.ofSeconds(30);
+    static TestServe serve;
     static RunbusServer server;
     static String schema;
     static String prefix;
@@ -33,31 +29,18 @@ class HttpApiTest {
 
     @BeforeAll
     static void start() {
-        schema = "http_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
-        prefix = "rbhttp-" + UUID.randomUUID().toString().substring(0, 8);
-        Map<Setting, String> flags = new EnumMap<>(Setting.class);
-        flags.put(Setting.REDIS_URL, RedisTarget.local().uri());
-        flags.put(Setting.DATABASE_URL, DemoEndToEndTest.DATABASE);
-        flags.put(Setting.SCHEMA, schema);
-        flags.put(Setting.KEY_PREFIX, prefix);
-        flags.put(Setting.PORT, "0");
-        flags.put(Setting.HOST, "127.0.0.1");
-        // Short enough that a poison run uses up its three deliveries in a few seconds, long enough that a stall
-        // of a few hundred milliseconds does not hand a live run to the reclaimer (runStatusRepliesAndEvents
-        // asserts a single attempt).
-        flags.put(Setting.MIN_IDLE, "1s");
-        flags.put(Setting.CLAIM_INTERVAL, "100ms");
-        flags.put(Setting.MAX_BODY, "1024");
-        server = RunbusServer.start(Settings.resolve(flags, Map.of(), null), new PrintWriter(Writer.nullWriter()));
+        // min-idle 1 s (TestServe's): short enough that a poison run uses up its three deliveries in a few seconds,
+        // long enough that a stall of a few hundred milliseconds does not hand a live run to the reclaimer
+        // (runStatusRepliesAndEvents asserts a single attempt).
+        serve = TestServe.start(Map.of(Setting.MAX_BODY, "1024"));
+        server = serve.server;
+        schema = serve.schema;
+        prefix = serve.prefix;
     }
 
     @AfterAll
-    static void stop() throws Exception {
-        server.close();
-        RedisTarget.local().deleteKeys(prefix);
-        try (Connection c = DriverManager.getConnection(DemoEndToEndTest.DATABASE)) {
-            c.createStatement().execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
-        }
+    static void stop() {
+        serve.close();
     }
 
     static HttpResponse<String> post(String path, String contentType, String body, String key) throws Exception {
