@@ -25,12 +25,19 @@ public final class CountStore {
                 + " UNION ALL SELECT status, sum(n)::bigint FROM " + schema + ".run_counts GROUP BY status";
     }
 
+    /** How long a count waits for PostgreSQL's answer. */
+    static final int READ_TIMEOUT_MILLIS = 10_000;
+
     public static Map<RunStatus, Long> read(DataSource dataSource, String schema) throws SQLException {
         Map<RunStatus, Long> out = new EnumMap<>(RunStatus.class);
-        try (Connection c = dataSource.getConnection(); Statement st = c.createStatement();
-             ResultSet rs = st.executeQuery(sql(schema))) {
-            while (rs.next()) {
-                out.merge(RunStatus.fromSql(rs.getString(1)), rs.getLong(2), Long::sum);
+        try (Connection c = dataSource.getConnection()) {
+            // A scrape must not wait out a long socket timeout when PostgreSQL stops answering mid-query (a
+            // partition): this read gives up after READ_TIMEOUT_MILLIS. (The pool resets the timeout on return.)
+            c.setNetworkTimeout(Runnable::run, READ_TIMEOUT_MILLIS);
+            try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(sql(schema))) {
+                while (rs.next()) {
+                    out.merge(RunStatus.fromSql(rs.getString(1)), rs.getLong(2), Long::sum);
+                }
             }
         }
         return out;
