@@ -16,7 +16,7 @@ public record RunCounts(long pending, long running, long done, long failed) {
     /** The counts of the runs in {@code schema}, for readers without a runs layer ({@code runbus stats}, metrics). */
     public static RunCounts read(DataSource dataSource, String schema) {
         Objects.requireNonNull(dataSource, "dataSource");
-        String s = RunsConfig.builder().schema(schema).consumer("counts").build().schema();
+        String s = RunsConfig.identifier("schema", schema);
         try {
             Map<RunStatus, Long> m = CountStore.read(dataSource, s);
             return new RunCounts(m.getOrDefault(RunStatus.PENDING, 0L), m.getOrDefault(RunStatus.RUNNING, 0L),
@@ -28,30 +28,13 @@ public record RunCounts(long pending, long running, long done, long failed) {
         }
     }
 
-    public long get(RunStatus status) {
-        switch (status) {
-            case PENDING:
-                return pending;
-            case RUNNING:
-                return running;
-            case DONE:
-                return done;
-            case FAILED:
-            default:
-                return failed;
-        }
-    }
-
     /** Every status, in the order of {@link RunStatus}, zeros included. */
     public Map<RunStatus, Long> asMap() {
         Map<RunStatus, Long> m = new EnumMap<>(RunStatus.class);
-        for (RunStatus s : RunStatus.values()) {
-            m.put(s, get(s));
-        }
+        m.put(RunStatus.PENDING, pending);
+        m.put(RunStatus.RUNNING, running);
+        m.put(RunStatus.DONE, done);
+        m.put(RunStatus.FAILED, failed);
         return m;
-    }
-
-    public long total() {
-        return pending + running + done + failed;
     }
 }

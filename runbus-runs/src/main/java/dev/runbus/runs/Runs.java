@@ -168,8 +168,8 @@ public final class Runs implements AutoCloseable {
      * replayed there). All or nothing: if Redis refuses the replay, the run is put back as it was (failed, with
      * its dead letter) and the exception thrown, so the call can be repeated. When Redis cannot say whether it ran
      * the replay, or the run cannot be put back (PostgreSQL failed too, or a worker started it), the call returns:
-     * the run is pending and the sweeper publishes a trigger that was lost. Without a dead letter (purged, or Redis lost it) a new
-     * trigger is published after the commit (if that fails, the sweeper publishes it). A replayed
+     * the run is pending and the sweeper publishes a trigger that was lost. Without a dead letter (purged, or
+     * Redis lost it) a new trigger is published (if that fails, the sweeper publishes it). A replayed
      * dead letter keeps the key it was published with, so an ordered run's comes back to its user's partition.
      * In per-user order the replayed run waits for earlier unfinished runs of its user, but a later run that
      * already started (the replayed run was failed, so finished, then) is not undone.

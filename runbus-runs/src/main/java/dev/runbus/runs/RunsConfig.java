@@ -71,12 +71,21 @@ public record RunsConfig(String schema, String topic, String group, String consu
 
     private static final Pattern IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
 
-    public RunsConfig {
-        Objects.requireNonNull(schema, "schema");
-        if (!IDENTIFIER.matcher(schema).matches()) {
-            throw new IllegalArgumentException("schema must be a lower-case SQL identifier ([a-z_][a-z0-9_]*, at most "
-                    + "63 characters): '" + schema + "'");
+    /**
+     * {@code value} if it is a lower-case SQL identifier, as runbus writes schema and role names into SQL
+     * unquoted; otherwise an error naming {@code what}.
+     */
+    static String identifier(String what, String value) {
+        Objects.requireNonNull(value, what);
+        if (!IDENTIFIER.matcher(value).matches()) {
+            throw new IllegalArgumentException(what + " must be a lower-case SQL identifier ([a-z_][a-z0-9_]*, at most "
+                    + "63 characters): '" + value + "'");
         }
+        return value;
+    }
+
+    public RunsConfig {
+        identifier("schema", schema);
         requireText("topic", topic);
         requireText("group", group);
         requireText("consumer", consumer);

@@ -4,7 +4,6 @@ import dev.runbus.runs.internal.Migrations;
 import dev.runbus.runs.internal.SchemaCheck;
 import java.util.List;
 import java.util.Objects;
-import java.util.regex.Pattern;
 import javax.sql.DataSource;
 
 /**
@@ -14,8 +13,6 @@ import javax.sql.DataSource;
  * that serves requests then cannot change the schema, however it is misused.
  */
 public final class RunsSchema {
-
-    private static final Pattern ROLE = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
 
     private RunsSchema() {
     }
@@ -28,7 +25,7 @@ public final class RunsSchema {
      */
     public static List<String> migrate(DataSource dataSource, String schema, boolean ordered) {
         Objects.requireNonNull(dataSource, "dataSource");
-        String s = validSchema(schema);
+        String s = RunsConfig.identifier("schema", schema);
         List<String> applied = Migrations.apply(dataSource, s);
         if (ordered) {
             Migrations.applyOrderedIndex(dataSource, s);
@@ -44,7 +41,7 @@ public final class RunsSchema {
      */
     public static void check(DataSource dataSource, String schema, boolean ordered) {
         Objects.requireNonNull(dataSource, "dataSource");
-        SchemaCheck.check(dataSource, validSchema(schema), ordered);
+        SchemaCheck.check(dataSource, RunsConfig.identifier("schema", schema), ordered);
     }
 
     /** The version a schema must be at for this runbus: its last migration's number. */
@@ -60,16 +57,6 @@ public final class RunsSchema {
      * @param role a lower-case SQL identifier, like the schema
      */
     public static String runtimeGrants(String schema, String role) {
-        Objects.requireNonNull(role, "role");
-        if (!ROLE.matcher(role).matches()) {
-            throw new IllegalArgumentException("role must be a lower-case SQL identifier ([a-z_][a-z0-9_]*, at most "
-                    + "63 characters): '" + role + "'");
-        }
-        return Migrations.runtimeGrants(validSchema(schema), role);
-    }
-
-    /** The schema as {@link RunsConfig} accepts it, or an error saying why not. */
-    private static String validSchema(String schema) {
-        return RunsConfig.builder().schema(schema).consumer("schema-check").build().schema();
+        return Migrations.runtimeGrants(RunsConfig.identifier("schema", schema), RunsConfig.identifier("role", role));
     }
 }

@@ -5,8 +5,8 @@ import java.nio.file.Path;
 import java.util.Optional;
 
 /**
- * How the settings say to reach Redis beyond its URL: the password (from {@code --redis-password-file}, else
- * {@code RUNBUS_REDIS_PASSWORD}, else the URL's own) and the CA certificates to trust for TLS
+ * How the settings say to reach Redis beyond its URL: the password (from {@code --redis-password-file} or
+ * {@code RUNBUS_REDIS_PASSWORD}, not both; else the URL's own) and the CA certificates to trust for TLS
  * ({@code --redis-tls-ca}, else the JVM's). The password travels as characters to the bus and is never printed:
  * an error about the file names the file, never what is in it.
  */

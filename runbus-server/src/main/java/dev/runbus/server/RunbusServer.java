@@ -25,7 +25,9 @@ public final class RunbusServer implements AutoCloseable {
         this.out = out;
     }
 
+    /** Checks every setting before anything starts, then starts it all; see {@link Settings#validate()}. */
     public static RunbusServer start(Settings s, PrintWriter out) {
+        s.validate();
         HttpApi.Access access = HttpApi.check(s);
         Metrics metrics = new Metrics();
         var handler = RunsFactory.handler(s);

@@ -86,7 +86,7 @@ final class ServeCommand extends BaseCommand {
     @Override
     public Integer call() throws InterruptedException {
         Settings s = settings();
-        s.validate();
+        s.validate(); // before the shutdown timeout is read below (RunbusServer.start checks them again)
         // Listening before anything starts: a SIGTERM during start-up waits for it, then stops it all in order.
         try (GracefulStop stop = GracefulStop.install(s.duration(Setting.SHUTDOWN_TIMEOUT).plusSeconds(60))) {
             RunbusServer server = RunbusServer.start(s, out());

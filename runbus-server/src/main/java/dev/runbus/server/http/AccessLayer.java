@@ -26,10 +26,6 @@ final class AccessLayer {
         this.open = authenticators.isEmpty();
     }
 
-    boolean open() {
-        return open;
-    }
-
     void check(Context ctx) {
         Set<RouteRole> roles = ctx.routeRoles();
         if (roles.isEmpty()) {

@@ -39,10 +39,6 @@ public final class ApiTokens {
         this.tokens = List.copyOf(tokens);
     }
 
-    public static ApiTokens none() {
-        return new ApiTokens(List.of());
-    }
-
     /** The tokens the settings give; an unreadable file or a malformed line is an error naming where. */
     public static ApiTokens load(Settings s) {
         List<ApiToken> out = new ArrayList<>();

@@ -98,11 +98,6 @@ final class EventStreams implements AutoCloseable {
         ctx.future(() -> f.done);
     }
 
-    /** How many streams are open now. */
-    int size() {
-        return followers.size();
-    }
-
     private void pollAll() {
         for (Follower f : followers) {
             try {

@@ -15,6 +15,8 @@ import io.javalin.http.HttpResponseException;
 import io.javalin.json.JavalinJackson;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
+import java.nio.file.Path;
+import java.security.KeyStore;
 import java.security.SecureRandom;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
@@ -37,8 +39,11 @@ public final class HttpApi implements AutoCloseable {
     private static final String REQUEST_ID = "runbus.request-id";
     private static final SecureRandom RANDOM = new SecureRandom();
 
-    /** What {@link #check} found: the tokens, and whether the server runs open on a non-loopback address. */
-    public record Access(ApiTokens tokens, boolean insecure) {
+    /**
+     * What {@link #check} found: the tokens, whether the server runs open on a non-loopback address, and the key
+     * store of {@code --tls-cert}/{@code --tls-key} (null: plain HTTP).
+     */
+    public record Access(ApiTokens tokens, boolean insecure, KeyStore tls) {
     }
 
     private final Runs runs;
@@ -65,14 +70,15 @@ public final class HttpApi implements AutoCloseable {
             config.http.prefer405over404 = true;
             config.http.maxRequestSize = settings.integer(Setting.MAX_BODY, 1);
             config.jsonMapper(new JavalinJackson(Json.MAPPER, false));
-            JettySetup.configure(config, settings);
+            JettySetup.configure(config, settings, access.tls());
         });
         routes();
     }
 
     /**
-     * Checks what the API needs before anything starts: the tokens, TLS files, and that a server without tokens
-     * listens on a loopback address only, unless {@code --insecure-no-auth} says otherwise.
+     * Checks what the API needs before anything starts, beyond what {@link Settings#validate()} checks: the tokens,
+     * the TLS files' contents, and that a server without tokens listens on a loopback address only, unless
+     * {@code --insecure-no-auth} says otherwise.
      *
      * @throws IllegalArgumentException naming the setting that is wrong
      */
@@ -92,18 +98,9 @@ public final class HttpApi implements AutoCloseable {
                     + " (runbus token create makes a token), listen on 127.0.0.1, or accept the risk with"
                     + " --insecure-no-auth");
         }
-        if (s.isSet(Setting.TLS_CERT) != s.isSet(Setting.TLS_KEY)) {
-            throw new IllegalArgumentException("--tls-cert and --tls-key go together: give both or neither");
-        }
-        if (s.isSet(Setting.TLS_CERT)) {
-            PemKeyStore.load(java.nio.file.Path.of(s.get(Setting.TLS_CERT)), java.nio.file.Path.of(s.get(Setting.TLS_KEY)));
-        }
-        s.integer(Setting.MAX_HEADER_SIZE, 1024);
-        s.integer(Setting.MAX_EVENT_STREAMS, 1);
-        s.integer(Setting.SUBMIT_RATE, 0);
-        s.duration(Setting.REQUEST_TIMEOUT);
-        s.duration(Setting.IDLE_TIMEOUT);
-        return new Access(tokens, tokens.isEmpty() && !loopback);
+        KeyStore tls = s.isSet(Setting.TLS_CERT) && s.isSet(Setting.TLS_KEY)
+                ? PemKeyStore.load(Path.of(s.get(Setting.TLS_CERT)), Path.of(s.get(Setting.TLS_KEY))) : null;
+        return new Access(tokens, tokens.isEmpty() && !loopback, tls);
     }
 
     /** Starts listening; returns once the port is bound. */
@@ -138,7 +135,7 @@ public final class HttpApi implements AutoCloseable {
 
     /** Whether this server speaks HTTPS. */
     public boolean tls() {
-        return settings.isSet(Setting.TLS_CERT);
+        return access.tls() != null;
     }
 
     private void routes() {

@@ -5,7 +5,7 @@ import dev.runbus.server.Settings;
 import io.javalin.config.JavalinConfig;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
+import java.security.KeyStore;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.server.HttpConfiguration;
@@ -37,14 +37,15 @@ final class JettySetup {
     private JettySetup() {
     }
 
-    static void configure(JavalinConfig config, Settings s) {
+    /** @param keyStore the certificate and key to serve HTTPS with ({@link PemKeyStore}); null: plain HTTP */
+    static void configure(JavalinConfig config, Settings s, KeyStore keyStore) {
         String host = s.get(Setting.HOST);
         int port = s.integer(Setting.PORT, 0);
         int maxHeader = s.integer(Setting.MAX_HEADER_SIZE, 1024);
         long requestTimeout = s.duration(Setting.REQUEST_TIMEOUT).toMillis();
         long idleTimeout = s.duration(Setting.IDLE_TIMEOUT).toMillis();
         long stopTimeout = s.duration(Setting.SHUTDOWN_TIMEOUT).toMillis();
-        SslContextFactory.Server tls = tls(s);
+        SslContextFactory.Server tls = keyStore == null ? null : tls(keyStore);
         config.jetty.modifyServer(server -> {
             // Graceful stop needs a handler that counts requests in flight; Javalin adds its own handler inside.
             server.setHandler(new StatisticsHandler());
@@ -78,18 +79,10 @@ final class JettySetup {
         });
     }
 
-    /** The TLS context of {@code --tls-cert}/{@code --tls-key}, or null for plain HTTP. */
-    private static SslContextFactory.Server tls(Settings s) {
-        boolean cert = s.isSet(Setting.TLS_CERT);
-        boolean key = s.isSet(Setting.TLS_KEY);
-        if (cert != key) {
-            throw new IllegalArgumentException("--tls-cert and --tls-key go together: give both or neither");
-        }
-        if (!cert) {
-            return null;
-        }
+    /** The TLS context serving the certificate and key of {@code keyStore}. */
+    private static SslContextFactory.Server tls(KeyStore keyStore) {
         SslContextFactory.Server f = new SslContextFactory.Server();
-        f.setKeyStore(PemKeyStore.load(Path.of(s.get(Setting.TLS_CERT)), Path.of(s.get(Setting.TLS_KEY))));
+        f.setKeyStore(keyStore);
         f.setKeyStorePassword(new String(PemKeyStore.PASSWORD));
         f.setIncludeProtocols("TLSv1.3", "TLSv1.2");
         return f;

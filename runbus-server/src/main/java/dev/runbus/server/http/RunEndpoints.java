@@ -7,6 +7,7 @@ import dev.runbus.runs.SubmitResult;
 import dev.runbus.server.Metrics;
 import dev.runbus.server.Views;
 import io.javalin.http.Context;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.ArrayList;
@@ -15,6 +16,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.eclipse.jetty.http.BadMessageException;
 
 /** {@code POST /v1/runs}, {@code GET /v1/runs/{id}} and its events. */
 final class RunEndpoints {
@@ -66,9 +69,9 @@ final class RunEndpoints {
      */
     private byte[] body(Context ctx) {
         if (ctx.contentLength() > maxBody) {
-            throw new ApiError(413, "the body is larger than the limit of " + maxBody + " bytes", null);
+            throw tooLarge();
         }
-        java.io.ByteArrayOutputStream body = new java.io.ByteArrayOutputStream();
+        ByteArrayOutputStream body = new ByteArrayOutputStream();
         long deadline = System.nanoTime() + requestTimeoutNanos;
         byte[] buffer = new byte[8192];
         try (InputStream in = ctx.req().getInputStream()) {
@@ -77,24 +80,31 @@ final class RunEndpoints {
                     >= 0) {
                 body.write(buffer, 0, n);
                 if (System.nanoTime() > deadline && body.size() <= maxBody) {
-                    throw new ApiError(408, "the body did not arrive in time", null);
+                    throw late();
                 }
             }
-        } catch (IOException | RuntimeException e) {
-            if (e instanceof ApiError) {
-                throw (ApiError) e;
-            }
-            // A blocking read that waited out the timeout (Jetty: an IOException caused by a TimeoutException), or
-            // a malformed chunk (Jetty's BadMessageException).
-            boolean slow = e.getCause() instanceof java.util.concurrent.TimeoutException
-                    || e instanceof java.util.concurrent.TimeoutException;
-            throw new ApiError(slow ? 408 : 400, slow ? "the body did not arrive in time" : "the body could not be read",
-                    null);
+        } catch (IOException e) {
+            // A blocking read that waited out the timeout: Jetty's IOException caused by a TimeoutException.
+            throw e.getCause() instanceof TimeoutException ? late() : unreadable();
+        } catch (BadMessageException e) { // a malformed chunk, or Jetty's own timeout
+            throw e.getCode() == 408 ? late() : unreadable();
         }
         if (body.size() > maxBody) {
-            throw new ApiError(413, "the body is larger than the limit of " + maxBody + " bytes", null);
+            throw tooLarge();
         }
         return body.toByteArray();
+    }
+
+    private ApiError tooLarge() {
+        return new ApiError(413, "the body is larger than the limit of " + maxBody + " bytes", null);
+    }
+
+    private static ApiError late() {
+        return new ApiError(408, "the body did not arrive in time", null);
+    }
+
+    private static ApiError unreadable() {
+        return new ApiError(400, "the body could not be read", null);
     }
 
     void get(Context ctx) {
