@@ -29,6 +29,11 @@ final class AckWindow {
     private final String partition;
     private final long timeoutMillis;
 
+    /** How long a reply is awaited. */
+    long timeoutMillis() {
+        return timeoutMillis;
+    }
+
     AckWindow(String partition, long timeoutMillis) {
         this.partition = partition;
         this.timeoutMillis = timeoutMillis;

@@ -76,6 +76,16 @@ public final class Keys {
         return tagged(name) + ":fence:" + group;
     }
 
+    /** The start record of a partition in an ordered group: the entry whose handler started last (ordered_start.lua). */
+    public String started(String name, String group) {
+        return tagged(name) + ":started:" + group;
+    }
+
+    /** The retry record of a partition in an ordered group: its head entry waiting for a retry (ordered_retry_at.lua). */
+    public String retryAt(String name, String group) {
+        return tagged(name) + ":retry-at:" + group;
+    }
+
     /** The members of an ordered group of a topic. */
     public String members(String topic, String group) {
         return tagged(topic) + ":members:" + group;

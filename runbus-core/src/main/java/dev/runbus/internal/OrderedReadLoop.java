@@ -26,7 +26,7 @@ final class OrderedReadLoop implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(OrderedReadLoop.class);
 
     /** A partition to read new entries for, in the generation they are read for. */
-    private record Readable(OwnedPartition partition, long generation) {
+    private record Readable(OwnedPartition partition, OwnedPartition.ReadFrom from) {
     }
 
     private final SubscriptionContext ctx;
@@ -66,9 +66,9 @@ final class OrderedReadLoop implements AutoCloseable {
         while (!closed) {
             List<Readable> readable = new ArrayList<>();
             for (OwnedPartition p : ownership.owned()) {
-                long gen = p.readGeneration(batch);
-                if (gen >= 0) {
-                    readable.add(new Readable(p, gen));
+                OwnedPartition.ReadFrom from = p.readFrom(batch);
+                if (from != null) {
+                    readable.add(new Readable(p, from));
                 }
             }
             if (readable.isEmpty()) {
@@ -106,7 +106,7 @@ final class OrderedReadLoop implements AutoCloseable {
             OwnedPartition p = each.partition();
             OrderedScripts.Read r;
             try {
-                r = scripts.read(p.number, p.name, p.holder, batch);
+                r = scripts.read(p.number, p.name, p.holder, batch, each.from().knownId());
             } catch (OrderedScripts.Fenced fenced) {
                 ownership.lost(p, fenced.getMessage());
                 continue;
@@ -115,7 +115,7 @@ final class OrderedReadLoop implements AutoCloseable {
                 lastIds.put(ctx.streamKey(p.number), r.lastId());
             } else {
                 any = true;
-                p.add(each.generation(), r.entries());
+                p.add(each.from().generation(), r.entries());
                 runners.offer(p);
             }
         }

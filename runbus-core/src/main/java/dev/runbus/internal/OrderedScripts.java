@@ -5,9 +5,12 @@ import static dev.runbus.internal.LuaScript.args;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -23,13 +26,26 @@ final class OrderedScripts {
     private static final LuaScript ACK = LuaScript.load("ordered_ack");
     private static final LuaScript CLAIM = LuaScript.load("ordered_claim");
     private static final LuaScript READ = LuaScript.load("ordered_read");
+    private static final LuaScript START = LuaScript.load("ordered_start");
+    private static final LuaScript RETRY_AT = LuaScript.load("ordered_retry_at");
 
     /** New entries read; when there were none, the stream's last id to wait from. */
     record Read(List<Entry> entries, String lastId) {
     }
 
-    /** What a claim found; null {@code lastId} when there was nothing more pending. */
-    record Claimed(List<Entry> entries, List<String> trimmed, String lastId) {
+    /**
+     * What a claim found; null {@code lastId} when there was nothing more pending. {@code waitMillis} above 0: the
+     * head entry still waits that long for its retry, and nothing was claimed.
+     */
+    record Claimed(List<Entry> entries, List<String> trimmed, String lastId, long waitMillis) {
+
+        static Claimed waiting(long millis) {
+            return new Claimed(List.of(), List.of(), null, millis);
+        }
+
+        boolean mustWait() {
+            return waitMillis > 0;
+        }
     }
 
     /** Returned by the fenced calls when the caller no longer holds the lease. */
@@ -55,10 +71,29 @@ final class OrderedScripts {
         this.consumer = consumer;
     }
 
-    /** Renews this consumer's membership ({@code leaseMillis} 0: leaves) and returns the live members. */
-    List<String> members(String topic, long leaseMillis) {
-        return Replies.ids(MEMBERS.run(redis, ScriptOutputType.MULTI, new String[] {keys.members(topic, group)},
-                args(consumer, leaseMillis)));
+    /** The live members of an ordered group; {@code stale} of them stopped renewing their membership. */
+    record Members(List<String> live, Set<String> stale) {
+    }
+
+    /**
+     * Renews this consumer's membership ({@code leaseMillis} 0: leaves) and returns the live members. A member
+     * whose membership ends sooner than {@code leaseMillis - staleAfterMillis} from now (by the Redis clock) has
+     * not renewed for that long: it is stale.
+     */
+    Members members(String topic, long leaseMillis, long staleAfterMillis) {
+        List<Object> r = MEMBERS.run(redis, ScriptOutputType.MULTI, new String[] {keys.members(topic, group)},
+                args(consumer, leaseMillis));
+        long now = Replies.num(r.get(0));
+        List<String> live = new ArrayList<>();
+        Set<String> stale = new HashSet<>();
+        for (int i = 1; i + 1 < r.size(); i += 2) {
+            String member = Replies.str(r.get(i));
+            live.add(member);
+            if ((long) Double.parseDouble(Replies.str(r.get(i + 1))) - now < leaseMillis - staleAfterMillis) {
+                stale.add(member);
+            }
+        }
+        return new Members(live, stale);
     }
 
     /** The consumer holding each partition's lease, by partition number; partitions without one are absent. */
@@ -99,10 +134,14 @@ final class OrderedScripts {
                 new String[] {keys.stream(name), keys.lease(name, group)}, args(group, holder, streamId));
     }
 
-    /** Reads up to {@code count} new entries of partition {@code partition} (named {@code name}) for the lease holder. */
-    Read read(int partition, String name, String holder, int count) throws Fenced {
+    /**
+     * Reads up to {@code count} new entries of partition {@code partition} (named {@code name}) for the lease holder;
+     * entries pending under this consumer after {@code knownId} ("-" for none), whose read reply was lost, come
+     * back first (ordered_read.lua).
+     */
+    Read read(int partition, String name, String holder, int count, String knownId) throws Fenced {
         List<Object> r = READ.run(redis, ScriptOutputType.MULTI,
-                new String[] {keys.stream(name), keys.lease(name, group)}, args(group, consumer, holder, count));
+                new String[] {keys.stream(name), keys.lease(name, group)}, args(group, consumer, holder, count, knownId));
         if (r.size() == 1) {
             throw new Fenced(name);
         }
@@ -111,17 +150,40 @@ final class OrderedScripts {
 
     /**
      * Claims, in id order, up to {@code count} pending entries from {@code fromId} to {@code toId} (inclusive;
-     * "-" and "+" for the ends), skipping {@code skipId} ("" for none); the first {@code counted} of them count a
-     * delivery, the others keep their delivery count (ordered_claim.lua says why).
+     * "-" and "+" for the ends), skipping {@code skipId} ("" for none). Entries whose handler started since they
+     * were last counted count a delivery, the others keep their count (ordered_claim.lua says why). When
+     * {@code head} is set and the first entry is waiting for its retry, nothing is claimed:
+     * {@link Claimed#mustWait}.
      */
     Claimed claim(int partition, String name, String holder, String fromId, String toId, String skipId, int count,
-                  int counted) throws Fenced {
+                  boolean head) throws Fenced {
         List<Object> r = CLAIM.run(redis, ScriptOutputType.MULTI,
-                new String[] {keys.stream(name), keys.lease(name, group)},
-                args(group, consumer, holder, fromId, skipId, count, toId, counted));
+                new String[] {keys.stream(name), keys.lease(name, group), keys.started(name, group),
+                        keys.retryAt(name, group)},
+                args(group, consumer, holder, fromId, skipId, count, toId, head ? 1 : 0));
         if (r.size() == 1) {
             throw new Fenced(name);
         }
-        return new Claimed(Replies.entries(partition, r.get(0), ""), Replies.ids(r.get(1)), Replies.str(r.get(2)));
+        if (r.size() == 2) {
+            return Claimed.waiting(Math.max(1, Replies.num(r.get(1))));
+        }
+        return new Claimed(Replies.entries(partition, r.get(0), ""), Replies.ids(r.get(1)), Replies.str(r.get(2)), 0);
+    }
+
+    /**
+     * Records, before a handler starts on {@code streamId}, that it starts (ordered_start.lua), without waiting:
+     * the reply is 1, or -1 when fenced off. Sent on the connection of the claims, so a later claim sees it.
+     */
+    CompletableFuture<Long> started(String name, String holder, String streamId) {
+        return START.runAsync(async, ScriptOutputType.INTEGER,
+                new String[] {keys.lease(name, group), keys.started(name, group)}, args(holder, streamId));
+    }
+
+    /** Records that the head entry waits {@code delayMillis} for its retry, on the Redis clock; false when fenced off. */
+    boolean retryAt(String name, String holder, String streamId, long delayMillis) {
+        Long r = RETRY_AT.run(redis, ScriptOutputType.INTEGER,
+                new String[] {keys.lease(name, group), keys.retryAt(name, group)},
+                args(holder, streamId, Math.max(1, delayMillis)));
+        return r == 1;
     }
 }

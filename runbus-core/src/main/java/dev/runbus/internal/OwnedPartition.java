@@ -28,6 +28,10 @@ final class OwnedPartition {
     record Step(Kind kind, long generation) {
     }
 
+    /** Where the read loop reads from: the generation, and the last id this generation knows ("-" for none). */
+    record ReadFrom(long generation, String knownId) {
+    }
+
     final int number;
     final String name;
     /** The lease's value for this consumer, which the fenced scripts compare. */
@@ -45,6 +49,8 @@ final class OwnedPartition {
     private boolean catchingUp = true;
     private String catchUpFrom = "-";
     private String catchUpSkip = "";
+    /** The last id read or claimed in this generation: pending entries after it were read by a lost reply. */
+    private String knownId = "-";
     private boolean scheduled;
     private boolean running;
     private boolean retryWaiting;
@@ -74,11 +80,11 @@ final class OwnedPartition {
     }
 
     /**
-     * The generation to read new entries for, or -1 when it should not be read now (catching up, ended, or
+     * Where to read new entries from, or null when it should not be read now (catching up, ended, or
      * {@code room} entries queued already).
      */
-    synchronized long readGeneration(int room) {
-        return ended || catchingUp || entries.size() >= room ? -1 : generation;
+    synchronized ReadFrom readFrom(int room) {
+        return ended || catchingUp || entries.size() >= room ? null : new ReadFrom(generation, knownId);
     }
 
     synchronized int queued() {
@@ -99,6 +105,9 @@ final class OwnedPartition {
             return;
         }
         entries.addAll(read);
+        if (!read.isEmpty()) {
+            knownId = read.get(read.size() - 1).streamId();
+        }
     }
 
     /** Asks for a step if there is something to do and no runner has it; returns true if one should run. */
@@ -183,6 +192,7 @@ final class OwnedPartition {
             return;
         }
         entries.addAll(page.entries());
+        knownId = page.lastId();
         catchUpFrom = page.lastId();
         catchUpSkip = page.lastId();
     }
@@ -210,6 +220,7 @@ final class OwnedPartition {
         catchingUp = true;
         catchUpFrom = "-";
         catchUpSkip = "";
+        knownId = "-";
     }
 
     /** The runner is done with its step. */

@@ -20,12 +20,15 @@ import org.slf4j.LoggerFactory;
  * s + L on its clock: a consumer that stopped renewing (crashed, paused, cut off) starts nothing after its
  * lease could have passed to another. A member that stops renewing drops out of the member list L after its
  * last renewal, and its partitions (only its: the assignment is sticky) are taken at the first tick after its
- * leases expired: within L + T of its death. A member that leaves cleanly frees its partitions at once (taken
- * within T); one that joins gets the others' surplus within about two ticks plus the entry running on them.
+ * leases expired: within L + T of its death, also when another member is paused meanwhile (one that has not
+ * renewed for two ticks is given nothing free, {@link Assignment}). A member that begins to close leaves the
+ * members and frees its idle partitions at once, the others as their running entries end (taken within T);
+ * one that joins gets the others' surplus within about two ticks plus the entry running on them.
  */
 final class PartitionOwnership implements Runnable {
 
     private static final Logger log = LoggerFactory.getLogger(PartitionOwnership.class);
+    private static final long STALE_SLACK_MILLIS = 250;
 
     private final SubscriptionContext ctx;
     private final OrderedScripts scripts;
@@ -33,6 +36,8 @@ final class PartitionOwnership implements Runnable {
     private final Consumer<OwnedPartition> acquired;
     private final long leaseMillis;
     private final long validNanos;
+    /** A member whose last renewal is older than this (two ticks and a slack) gets no free partition. */
+    private final long staleAfterMillis;
     private final long commandTimeoutMillis;
     private final Map<Integer, OwnedPartition> owned = new ConcurrentHashMap<>();
     /** Partitions lost while a handler still ran on them: not taken back here until it ended. */
@@ -51,6 +56,7 @@ final class PartitionOwnership implements Runnable {
         this.acquired = acquired;
         this.leaseMillis = ctx.options().leaseTime().toMillis();
         this.validNanos = TimeUnit.MILLISECONDS.toNanos(leaseMillis - leaseMillis / 5);
+        this.staleAfterMillis = 2 * tick(ctx.options().leaseTime()).toMillis() + STALE_SLACK_MILLIS;
     }
 
     /** How often {@link #run} should be called. */
@@ -69,12 +75,12 @@ final class PartitionOwnership implements Runnable {
             return;
         }
         owned.values().forEach(this::renew);
-        List<String> members = scripts.members(ctx.topic(), leaseMillis);
         if (closing) {
-            return;
+            return; // left the members at closing(): what it still holds, it renews until its handlers end
         }
-        Set<Integer> target = Assignment.of(members, scripts.owners(ctx.partitions()), ctx.consumer(),
-                ctx.partitions().count());
+        OrderedScripts.Members members = scripts.members(ctx.topic(), leaseMillis, staleAfterMillis);
+        Set<Integer> target = Assignment.of(members.live(), members.stale(), scripts.owners(ctx.partitions()),
+                ctx.consumer(), ctx.partitions().count());
         for (OwnedPartition p : new ArrayList<>(owned.values())) {
             if (!target.contains(p.number) && owned.get(p.number) == p) {
                 p.requestHandOver();
@@ -89,9 +95,22 @@ final class PartitionOwnership implements Runnable {
         }
     }
 
-    /** From now on no lease is taken nor handed over; held ones are still renewed until {@link #leave}. */
+    /**
+     * A close begins: no lease is taken any more, the partitions no handler runs on are handed over at once, the
+     * others as soon as their step ends, and this consumer leaves the members, so that the others take them at
+     * their next tick instead of after the whole drain. The leases still held are renewed until {@link #leave}.
+     */
     void closing() {
         closing = true;
+        for (OwnedPartition p : owned()) {
+            p.requestHandOver();
+            handOverIfIdle(p);
+        }
+        try {
+            scripts.members(ctx.topic(), 0, 0);
+        } catch (RuntimeException e) {
+            listener.onLoopError("leaving the members of " + ctx.describe(), e);
+        }
     }
 
     private void renew(OwnedPartition p) {
@@ -200,7 +219,7 @@ final class PartitionOwnership implements Runnable {
             }
         }
         try {
-            scripts.members(ctx.topic(), 0);
+            scripts.members(ctx.topic(), 0, 0);
         } catch (RuntimeException e) {
             listener.onLoopError("leaving the members of " + ctx.describe(), e);
         }

@@ -5,6 +5,7 @@ import dev.runbus.Handler;
 import dev.runbus.Message;
 import dev.runbus.Outcome;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -108,7 +109,9 @@ final class PartitionStep {
 
     /**
      * Claims the next page of pending entries. The first page waits for the acks still on their way, so that it
-     * does not claim (and run again) what they are acking; of it, only the oldest entry counts a delivery.
+     * does not claim (and run again) what they are acking; if its head waits for a retry (a previous owner's
+     * failure), the partition waits as long as Redis says. Only entries whose handler started since they were
+     * last counted count a delivery (ordered_claim.lua).
      */
     private void catchUp(OwnedPartition p, OwnedPartition.Step step) throws OrderedScripts.Fenced {
         boolean first = p.catchUpStarts();
@@ -121,16 +124,27 @@ final class PartitionStep {
             }
         }
         OrderedScripts.Claimed page = scripts.claim(p.number, p.name, p.holder, p.catchUpFrom(), "+",
-                p.catchUpSkip(), ctx.options().batchSize(), first ? 1 : 0);
+                p.catchUpSkip(), ctx.options().batchSize(), first);
+        if (page.mustWait()) {
+            waitForHead(p, page.waitMillis());
+            return;
+        }
         reportTrimmed(p, page.trimmed());
         p.caughtUp(step, page);
     }
 
-    /** Delivers the failed head entry again (one more delivery in the PEL), then runs it. */
+    /**
+     * Delivers the failed head entry again (one more delivery in the PEL), then runs it; while its retry is not
+     * due by the Redis clock, waits on.
+     */
     private void retry(OwnedPartition p, OwnedPartition.Step step) throws OrderedScripts.Fenced {
         Entry waiting = p.head();
         OrderedScripts.Claimed again = scripts.claim(p.number, p.name, p.holder, waiting.streamId(),
-                waiting.streamId(), "", 1, 1);
+                waiting.streamId(), "", 1, true);
+        if (again.mustWait()) {
+            waitForHead(p, again.waitMillis());
+            return;
+        }
         reportTrimmed(p, again.trimmed());
         List<Entry> entries = again.entries();
         if (entries.isEmpty()) {
@@ -169,6 +183,7 @@ final class PartitionStep {
             // renewal (which queues the partition again).
             return;
         }
+        recordStart(p, e);
         Delivery d = new Delivery(message, ctx.topic(), id, ctx.group(), ctx.consumer(), e.deliveries(), p.token,
                 attempt);
         Throwable failure = null;
@@ -187,8 +202,11 @@ final class PartitionStep {
             case RETRY -> {
                 listener.onHandlerFailure(d, failure, outcome);
                 // Retried in place, holding the partition: no later entry of it runs first (docs/architecture.md).
+                // The due time is kept in Redis, so that a next owner waits for it too.
+                long delay = ctx.options().retryDelay(d).toMillis();
+                recordRetry(p, e, delay);
                 p.waitForRetry(step);
-                later(p, ctx.options().retryDelay(d).toMillis());
+                later(p, delay);
             }
             case DEAD_LETTER -> {
                 listener.onHandlerFailure(d, failure, outcome);
@@ -196,6 +214,46 @@ final class PartitionStep {
             }
             default -> throw new IllegalStateException("unknown outcome " + outcome);
         }
+    }
+
+    /**
+     * Records that a handler starts on the entry, so that a next catching up counts this start (a crash in the
+     * handler must count). Sent without waiting, on the connection of the claims, which keeps it before any
+     * later claim; awaited for an entry delivered before, the one a crash loop would be made of.
+     */
+    private void recordStart(OwnedPartition p, Entry e) throws OrderedScripts.Fenced {
+        CompletableFuture<Long> sent = scripts.started(p.name, p.holder, e.streamId());
+        if (e.deliveries() > 1) {
+            Long r = Calls.await("recording the start of " + e.streamId() + " on " + p.name, sent,
+                    p.acks.timeoutMillis());
+            if (r != null && r < 0) {
+                throw new OrderedScripts.Fenced(p.name);
+            }
+        }
+    }
+
+    /**
+     * Records the retry's due time in Redis. If Redis cannot be told, this owner still waits its delay; only a
+     * hand-over meanwhile could retry sooner (docs/architecture.md).
+     */
+    private void recordRetry(OwnedPartition p, Entry e, long delayMillis) throws OrderedScripts.Fenced {
+        boolean held;
+        try {
+            held = scripts.retryAt(p.name, p.holder, e.streamId(), delayMillis);
+        } catch (RuntimeException failed) {
+            listener.onLoopError("recording the retry of " + e.streamId() + " on " + p.name + " of " + ctx.describe(),
+                    failed);
+            return;
+        }
+        if (!held) {
+            throw new OrderedScripts.Fenced(p.name);
+        }
+    }
+
+    /** The head waits for its retry, by the Redis clock: hold the partition that long, then catch up again. */
+    private void waitForHead(OwnedPartition p, long millis) {
+        p.pause();
+        later(p, millis);
     }
 
     /** Moves the entry to the partition's dead letters and waits for the move: the partition goes on after it. */

@@ -249,7 +249,8 @@ public final class RedisBus implements Bus {
     /**
      * Destroys the group on every partition's stream, then forgets its heartbeats and memberships. The fencing
      * counters stay: should the group's name be used again, its tokens must keep growing past those a consumer
-     * of the old group may still hold. Its leases expire on their own.
+     * of the old group may still hold. Its leases expire on their own; its partitions' start and retry records
+     * (ordered groups) go with the group.
      */
     @Override
     public boolean deleteGroup(String topic, String group) {
@@ -261,6 +262,8 @@ public final class RedisBus implements Bus {
             String stream = keys.stream(name);
             existed |= Calls.call("deleting group " + group + " of " + stream, () -> link.sync().exists(stream) == 1
                     && Boolean.TRUE.equals(link.sync().xgroupDestroy(stream, group)));
+            Calls.call("deleting the ordered records of " + group + " of " + name,
+                    () -> link.sync().del(keys.started(name, group)) + link.sync().del(keys.retryAt(name, group)));
         }
         Calls.call("deleting the heartbeats of " + topic + "/" + group,
                 () -> link.sync().del(keys.heartbeats(topic, group)));

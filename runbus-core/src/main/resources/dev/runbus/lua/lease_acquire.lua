@@ -1,7 +1,12 @@
 -- Takes the lease of a partition in an ordered group, if nobody holds it. Each lease taken gets a
--- fencing token one above the last (the counter outlives the lease), so the ack, claim and
--- dead-letter scripts can refuse a consumer whose lease was taken by another. The lease expires on
--- the Redis server's clock, so the consumers' clocks do not matter.
+-- fencing token above every token handed out before, so the ack, claim and dead-letter scripts can
+-- refuse a consumer whose lease was taken by another, and a store fenced by token refuses the older
+-- holder. The token is the larger of the counter plus one and the Redis clock in milliseconds: the
+-- counter keeps it growing while Redis keeps its data, and the clock floor keeps it growing when
+-- Redis lost the counter (a restart without persistence, FLUSHALL, a failover to a replica that had
+-- not received it), as long as the clock of the server that answers now is not behind the clock that
+-- floored the lost tokens (docs/architecture.md, "Leases and fencing"). The lease expires on the
+-- Redis server's clock, so the consumers' clocks do not matter.
 --
 -- KEYS[1]  the partition's lease (string: "<fencing token> <consumer> <acquired at, epoch ms>")
 -- KEYS[2]  the partition's fencing-token counter (same hash slot)
@@ -11,8 +16,10 @@
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return false
 end
-local token = redis.call('INCR', KEYS[2])
 local t = redis.call('TIME')
-local holder = token .. ' ' .. ARGV[1] .. ' ' .. (t[1] * 1000 + math.floor(t[2] / 1000))
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local token = math.max((tonumber(redis.call('GET', KEYS[2])) or 0) + 1, now)
+redis.call('SET', KEYS[2], string.format('%d', token))
+local holder = string.format('%d', token) .. ' ' .. ARGV[1] .. ' ' .. string.format('%d', now)
 redis.call('SET', KEYS[1], holder, 'PX', ARGV[2])
 return holder

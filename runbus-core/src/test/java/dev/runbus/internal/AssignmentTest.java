@@ -73,4 +73,27 @@ class AssignmentTest {
         assertThat(Assignment.of(List.of("a"), Map.of(0, "ghost"), "x", 4)).isEmpty();
         assertThat(Assignment.of(List.of("a"), Map.of(0, "ghost"), "a", 4)).containsExactly(0, 1, 2, 3);
     }
+
+    @Test
+    void aStaleMemberKeepsWhatItHolds_butWhatIsFreeGoesToTheMembersThatRenew() {
+        // c died (its leases expired) while b is paused: b still owns 4..7 until its leases lapse too.
+        Map<Integer, String> owners = new HashMap<>();
+        for (int p = 0; p < 4; p++) {
+            owners.put(p, "a");
+        }
+        for (int p = 4; p < 8; p++) {
+            owners.put(p, "b");
+        }
+        List<String> members = List.of("a", "b");
+        Set<String> stale = Set.of("b");
+        Set<Integer> a = Assignment.of(members, stale, owners, "a", 12);
+        Set<Integer> b = Assignment.of(members, stale, owners, "b", 12);
+        assertThat(b).containsExactly(4, 5, 6, 7);
+        assertThat(a).containsExactlyInAnyOrder(0, 1, 2, 3, 8, 9, 10, 11);
+
+        // Without a renewing member nothing free is given to anyone; what is held stays.
+        assertThat(Assignment.of(List.of("b"), Set.of("b"), owners, "b", 12)).containsExactly(4, 5, 6, 7);
+        // Once b renews again, the usual fair share holds.
+        assertThat(Assignment.of(members, Set.of(), owners, "b", 12)).hasSize(6);
+    }
 }

@@ -1,0 +1,297 @@
+package dev.runbus;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.runbus.internal.Keys;
+import dev.runbus.internal.Partitions;
+import dev.runbus.internal.WireFormat;
+import dev.runbus.testing.OwnRedis;
+import dev.runbus.testing.Wait;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.codec.RedisCodec;
+import io.lettuce.core.codec.StringCodec;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Ordered consumption when Redis itself misbehaves, each test named after the defect it pins: a stall
+ * ({@code CLIENT PAUSE}) that loses replies, a Redis that lost its data, a retry's backoff across owners, a member
+ * that stopped renewing, a closing consumer. Each runs on a Redis server of its own, which it pauses or flushes.
+ */
+@Timeout(value = 90, unit = TimeUnit.SECONDS)
+class OrderedRedisFaultsTest {
+
+    private static final String TOPIC = "orders";
+
+    private final List<Bus> buses = new ArrayList<>();
+    private final List<Subscription> subscriptions = new ArrayList<>();
+    private OwnRedis redis;
+    private String prefix;
+
+    @BeforeEach
+    void setUp() {
+        redis = OwnRedis.process();
+        prefix = "faults-" + UUID.randomUUID();
+    }
+
+    @AfterEach
+    void tearDown() {
+        subscriptions.forEach(s -> {
+            try {
+                s.close();
+            } catch (RuntimeException ignored) {
+                // closed already, or its Redis went away
+            }
+        });
+        buses.forEach(Bus::close);
+        redis.close();
+    }
+
+    private Bus bus(int partitions, Duration commandTimeout) {
+        Bus bus = Bus.connect(BusConfig.builder(redis.uri()).keyPrefix(prefix).partitions(TOPIC, partitions)
+                .commandTimeout(commandTimeout).build());
+        buses.add(bus);
+        return bus;
+    }
+
+    private Subscription subscribe(Bus bus, String consumer, Handler handler, SubscribeOptions options) {
+        Subscription s = bus.subscribe(TOPIC, "g", consumer, handler, options);
+        subscriptions.add(s);
+        return s;
+    }
+
+    private static SubscribeOptions.Builder ordered() {
+        return SubscribeOptions.builder().ordered(true).leaseTime(Duration.ofSeconds(10))
+                .blockTime(Duration.ofMillis(200)).minIdle(Duration.ofSeconds(2)).batchSize(20).concurrency(4);
+    }
+
+    private static Message seq(String key, int n) {
+        return Message.builder("seq", (key + ":" + n).getBytes(StandardCharsets.UTF_8)).key(key).build();
+    }
+
+    private static String text(Delivery d) {
+        return new String(d.message().payload(), StandardCharsets.UTF_8);
+    }
+
+    private String key(int partitions, int partition, String suffix) {
+        return prefix + ":{" + new Partitions(TOPIC, partitions).name(partition) + "}:" + suffix;
+    }
+
+    /** A key of {@code TOPIC}'s partition {@code partition} of {@code partitions}. */
+    private static String keyOf(int partition, int partitions) {
+        for (int i = 0; ; i++) {
+            if (Partitioner.partitionOf("k" + i, partitions) == partition) {
+                return "k" + i;
+            }
+        }
+    }
+
+    private long deadLetters(int partitions, int partition) {
+        return redis.redis().xlen(key(partitions, partition, "dead"));
+    }
+
+    private long pending(int partitions, int partition) {
+        return redis.redis().xpending(key(partitions, partition, "stream"), "g").getCount();
+    }
+
+    @Test
+    void aReadWhoseReplyWasLost_doesNotLetALaterEntryOfItsKeyRunFirst() throws Exception {
+        Bus bus = bus(1, Duration.ofMillis(500));
+        List<String> handled = new CopyOnWriteArrayList<>();
+        subscribe(bus, "c", d -> handled.add(text(d)), ordered().build());
+        bus.publisher().publish(TOPIC, seq("k", 1));
+        Wait.until("k:1 handled", Duration.ofSeconds(20), () -> handled.contains("k:1"));
+
+        // k:2 wakes the read loop, whose fenced read then waits out the pause: it times out on the client but
+        // runs when Redis wakes, leaving k:2 pending under the consumer with its reply lost.
+        RedisClient raw = RedisClient.create(redis.uri());
+        try (StatefulRedisConnection<String, byte[]> c = raw.connect(RedisCodec.of(StringCodec.UTF8, ByteArrayCodec.INSTANCE))) {
+            RedisAsyncCommands<String, byte[]> async = c.async();
+            c.setAutoFlushCommands(false);
+            Map<String, byte[]> fields = WireFormat.encode(seq("k", 2));
+            var added = async.xadd(key(1, 0, "stream"), fields);
+            var paused = async.clientPause(3000);
+            c.flushCommands();
+            added.get(5, TimeUnit.SECONDS);
+            paused.get(5, TimeUnit.SECONDS);
+        } finally {
+            raw.shutdown();
+        }
+        bus(1, Duration.ofSeconds(10)).publisher().publish(TOPIC, seq("k", 3)); // answered once the pause ends
+
+        Wait.until("k:2 and k:3 handled", Duration.ofSeconds(30), () -> handled.size() >= 3);
+        assertThat(handled).containsExactly("k:1", "k:2", "k:3");
+        Wait.until("nothing pending", Duration.ofSeconds(10), () -> pending(1, 0) == 0);
+    }
+
+    @Test
+    void aRedisStall_doesNotDeadLetterAnEntryWhoseHandlerNeverRan() throws Exception {
+        Bus bus = bus(1, Duration.ofMillis(500));
+        List<Integer> handled = new CopyOnWriteArrayList<>();
+        Map<Integer, Long> deliveries = new ConcurrentHashMap<>();
+        subscribe(bus, "c", d -> {
+            int n = Integer.parseInt(text(d).split(":")[1]);
+            handled.add(n);
+            deliveries.merge(n, 1L, Long::sum);
+            Thread.sleep(5);
+        }, ordered().build());
+        List<Message> all = new ArrayList<>();
+        for (int n = 1; n <= 200; n++) {
+            all.add(seq("k", n));
+        }
+        bus(1, Duration.ofSeconds(10)).publisher().publishAll(TOPIC, all);
+        Wait.until("20 handled", Duration.ofSeconds(20), () -> handled.size() >= 20);
+        redis.redis().clientPause(6000);
+
+        Wait.until("the rest handled", Duration.ofSeconds(60),
+                () -> handled.stream().distinct().count() == 200 || deadLetters(1, 0) > 0);
+        assertThat(deadLetters(1, 0)).as("dead letters").isZero();
+        assertThat(handled.stream().distinct().toList()).as("first runs in order")
+                .isEqualTo(java.util.stream.IntStream.rangeClosed(1, 200).boxed().toList());
+        Wait.until("nothing pending", Duration.ofSeconds(10), () -> pending(1, 0) == 0);
+    }
+
+    @Test
+    void fencingTokens_neverGoBack_whenRedisLosesItsData() throws Exception {
+        Bus bus = bus(1, Duration.ofSeconds(2));
+        List<Long> tokens = new CopyOnWriteArrayList<>();
+        subscribe(bus, "c", d -> tokens.add(d.fencingToken()),
+                ordered().leaseTime(Duration.ofSeconds(2)).build());
+        bus.publisher().publish(TOPIC, seq("k", 1));
+        Wait.until("k:1 handled", Duration.ofSeconds(20), () -> tokens.size() == 1);
+        long before = tokens.get(0);
+
+        redis.redis().flushall(); // a restart without persistence: leases, counters and streams are gone
+        Wait.until("the lease taken again", Duration.ofSeconds(20),
+                () -> redis.redis().get(key(1, 0, "lease:g")) != null);
+        bus.publisher().publish(TOPIC, seq("k", 2));
+        Wait.until("k:2 handled", Duration.ofSeconds(20), () -> tokens.size() == 2);
+        assertThat(tokens.get(1)).as("the token after the data loss").isGreaterThan(before);
+    }
+
+    @Test
+    void aRetryWaitsForItsBackoff_whenItsPartitionChangesOwnerDuringTheWait() throws Exception {
+        long delay = 3000;
+        Bus bus = bus(1, Duration.ofSeconds(2));
+        AtomicLong failedAt = new AtomicLong();
+        List<Long> runsAt = new CopyOnWriteArrayList<>();
+        SubscribeOptions options = ordered().leaseTime(Duration.ofSeconds(3))
+                .retryPolicy(RetryPolicy.fixed(Duration.ofMillis(delay))).build();
+        Subscription a = subscribe(bus, "a", d -> {
+            failedAt.set(System.nanoTime());
+            throw new IllegalStateException("fails on a");
+        }, options);
+        bus.publisher().publish(TOPIC, seq("k", 1));
+        Wait.until("a failed", Duration.ofSeconds(20), () -> failedAt.get() != 0);
+        a.close(); // hands the partition over while its entry waits for the retry
+
+        subscribe(bus(1, Duration.ofSeconds(2)), "b", d -> runsAt.add(System.nanoTime()), options);
+        Wait.until("b ran the retry", Duration.ofSeconds(20), () -> !runsAt.isEmpty());
+        assertThat(TimeUnit.NANOSECONDS.toMillis(runsAt.get(0) - failedAt.get()))
+                .as("ms from the failure to the retry on the next owner").isGreaterThanOrEqualTo(delay);
+        assertThat(runsAt).hasSize(1);
+    }
+
+    @Test
+    void aMemberThatStoppedRenewing_isGivenNoPartitionOfAnOwnerThatLeft() throws Exception {
+        int partitions = 4;
+        Duration lease = Duration.ofSeconds(10);
+        Bus bus = bus(partitions, Duration.ofSeconds(2));
+        SubscribeOptions options = ordered().leaseTime(lease).build();
+        Subscription a = subscribe(bus, "a", d -> { }, options);
+        Wait.until("a owns every partition", Duration.ofSeconds(20), () -> {
+            for (int p = 0; p < partitions; p++) {
+                if (redis.redis().get(key(partitions, p, "lease:g")) == null) {
+                    return false;
+                }
+            }
+            return true;
+        });
+        // A member that renewed once and then stopped (paused): it stays a member for the lease time.
+        List<String> time = redis.redis().time();
+        long now = Long.parseLong(time.get(0)) * 1000 + Long.parseLong(time.get(1)) / 1000;
+        redis.redis().zadd(new Keys(prefix).members(TOPIC, "g"), now + lease.toMillis(), "paused");
+        Bus other = bus(partitions, Duration.ofSeconds(2));
+        List<String> seenByB = new CopyOnWriteArrayList<>();
+        subscribe(other, "b", d -> seenByB.add(text(d)), options);
+        a.close(); // frees its partitions at once
+
+        // The paused member's share would have stayed unowned until its membership lapsed, 10 s from now.
+        Wait.until("b owns every partition", Duration.ofSeconds(6), () -> {
+            for (int p = 0; p < partitions; p++) {
+                String holder = redis.redis().get(key(partitions, p, "lease:g"));
+                if (holder == null || !holder.contains(" b ")) {
+                    return false;
+                }
+            }
+            return true;
+        });
+    }
+
+    @Test
+    void aClosingConsumer_handsOverItsIdlePartitionsAtOnce_notAfterItsDrain() throws Exception {
+        int partitions = 4;
+        Bus bus = bus(partitions, Duration.ofSeconds(2));
+        CountDownLatch running = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        String busyKey = keyOf(0, partitions);
+        SubscribeOptions options = ordered().leaseTime(Duration.ofSeconds(3)).shutdownTimeout(Duration.ofSeconds(30))
+                .build();
+        Subscription a = subscribe(bus, "a", d -> {
+            if (text(d).startsWith(busyKey + ":")) {
+                running.countDown();
+                release.await();
+            }
+        }, options);
+        bus.publisher().publish(TOPIC, seq(busyKey, 1));
+        assertThat(running.await(20, TimeUnit.SECONDS)).isTrue();
+        List<String> seenByB = new CopyOnWriteArrayList<>();
+        subscribe(bus(partitions, Duration.ofSeconds(2)), "b", d -> seenByB.add(text(d)), options);
+        Wait.until("a and b share the partitions", Duration.ofSeconds(20), () -> {
+            int b = 0;
+            for (int p = 0; p < partitions; p++) {
+                String holder = redis.redis().get(key(partitions, p, "lease:g"));
+                b += holder != null && holder.contains(" b ") ? 1 : 0;
+            }
+            return b == 2;
+        });
+        int idleOfA = -1;
+        for (int p = 1; p < partitions; p++) {
+            String holder = redis.redis().get(key(partitions, p, "lease:g"));
+            if (holder != null && holder.contains(" a ")) {
+                idleOfA = p;
+            }
+        }
+        assertThat(idleOfA).as("a owns an idle partition").isPositive();
+
+        Thread closer = new Thread(a::close, "closing-a");
+        closer.start();
+        String idleKey = keyOf(idleOfA, partitions);
+        bus.publisher().publish(TOPIC, seq(idleKey, 1));
+        Wait.until("b handled an entry of a's idle partition while a drains", Duration.ofSeconds(10),
+                () -> seenByB.contains(idleKey + ":1"));
+        assertThat(closer.isAlive()).as("a still drains").isTrue();
+        release.countDown();
+        closer.join(20_000);
+        bus.publisher().publish(TOPIC, seq(busyKey, 2));
+        Wait.until("b took a's busy partition after its handler ended", Duration.ofSeconds(20),
+                () -> seenByB.contains(busyKey + ":2"));
+        assertThat(seenByB).doesNotContain(busyKey + ":1");
+    }
+}
