@@ -22,13 +22,13 @@ import java.util.function.Supplier;
  * One Lua script from {@code resources/dev/runbus/lua}. Called by its SHA-1 (EVALSHA); when the server does
  * not know it yet (new server, SCRIPT FLUSH, failover) it is sent whole once (EVAL), which caches it again.
  *
- * <p>Every call, sync or async, is sent again when Redis Cluster answers {@code TRYAGAIN}: while a slot migrates,
- * a script naming several keys of it of which some do not exist on the node asked (a dead-letter stream or call
- * record not created yet, an empty delay set) is refused so for the whole migration, and neither Redis nor
- * Lettuce retries it. {@code TRYAGAIN} means the script did not run, so sending it again is safe. The pauses
- * start at {@value #TRYAGAIN_FIRST_PAUSE_MILLIS} ms and double up to {@value #TRYAGAIN_MAX_PAUSE_MILLIS} ms; once
- * {@value #TRYAGAIN_BUDGET_MILLIS} ms have passed since the first answer, the error goes to the caller (whose own
- * loop tries again later), so a migration stuck half-way is not waited on forever.
+ * <p>A call by {@link #run} or {@link #runAsync} is sent again when Redis Cluster answers {@code TRYAGAIN}: while
+ * a slot migrates, a script naming several keys of it of which some do not exist on the node asked (a dead-letter
+ * stream or call record not created yet, an empty delay set) is refused so for the whole migration, and neither
+ * Redis nor Lettuce retries it. {@code TRYAGAIN} means the script did not run, so sending it again is safe. The
+ * pauses start at {@value #TRYAGAIN_FIRST_PAUSE_MILLIS} ms and double up to {@value #TRYAGAIN_MAX_PAUSE_MILLIS} ms;
+ * once a pause would end more than {@value #TRYAGAIN_BUDGET_MILLIS} ms after the first send, the error goes to the
+ * caller (whose own loop tries again later), so a migration stuck half-way is not waited on forever.
  */
 final class LuaScript {
 
@@ -104,8 +104,9 @@ final class LuaScript {
      */
     <T> CompletableFuture<T> evalAsync(RedisClusterAsyncCommands<String, byte[]> redis, ScriptOutputType type,
                                        String[] keys, byte[]... args) {
-        return named(retryingTryAgain(() -> redis.<T>eval(source, type, keys, args).toCompletableFuture(),
-                System.nanoTime(), TRYAGAIN_FIRST_PAUSE_MILLIS));
+        // Not sent again on TRYAGAIN: a later send would lose the order with the caller's other commands, which is
+        // what this call is for. A script of one key is never answered TRYAGAIN (Lettuce follows the ASK).
+        return named(redis.<T>eval(source, type, keys, args).toCompletableFuture());
     }
 
     /**
