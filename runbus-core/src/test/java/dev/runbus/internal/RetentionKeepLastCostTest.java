@@ -65,7 +65,9 @@ class RetentionKeepLastCostTest {
             long best = steady.stream().mapToLong(Long::longValue).min().orElseThrow();
             System.out.printf("retention keepLast %d, 2 KB entries: round trimming 2,000: %d us; rounds trimming 10: "
                     + "%s us%n", KEEP, first, steady);
-            assertThat(best).as("a round trimming 10 entries, in microseconds of Redis time").isLessThan(1_000);
+            // Reading the newest 10,000 took 0.8-1.1 s; 10 entries take well under a millisecond. The bound leaves room
+            // for a loaded machine and still fails the old script by a factor of 40.
+            assertThat(best).as("a round trimming 10 entries, in microseconds of Redis time").isLessThan(20_000);
         }
     }
 
