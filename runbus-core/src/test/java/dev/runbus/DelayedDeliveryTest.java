@@ -199,7 +199,8 @@ class DelayedDeliveryTest {
             assertThat(e.getId()).isEqualTo(deadLetters.get(0).id());
             assertThat(e.getBody()).containsEntry("dl:scheduled_id", "no-fields");
         });
-        assertThat(bus.deadLetters().list(topic, null, 10)).extracting(DeadLetter::id).containsExactly(dead.get(0).getId());
+        assertThat(bus.deadLetters().list(topic, null, 10)).extracting(DeadLetter::id)
+                .containsExactly(dead.get(0).getId());
         assertThat(redis.zrange(keys.delayed(topic), 0, -1)).containsExactlyInAnyOrder("not-msgpack", good);
     }
 

@@ -129,7 +129,7 @@ final class LuaScript {
         });
     }
 
-    /** Redis Cluster's answer to a multi-key command whose keys are split by a slot migration: the command did not run. */
+    /** Redis Cluster's answer to a multi-key command whose keys a slot migration splits: the command did not run. */
     static boolean tryAgain(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (t instanceof RedisCommandExecutionException && String.valueOf(t.getMessage()).startsWith("TRYAGAIN")) {

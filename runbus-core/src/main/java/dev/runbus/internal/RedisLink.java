@@ -268,7 +268,8 @@ public abstract class RedisLink implements AutoCloseable {
             DefaultEndpoint endpoint = pushHandler instanceof DefaultEndpoint e ? e : null;
             AtomicLong lastReconnect = new AtomicLong(System.nanoTime()
                     - TimeUnit.MILLISECONDS.toNanos(READ_ONLY_RECONNECT_MILLIS));
-            return new StatefulRedisConnectionImpl<>(writer, pushHandler, codec, timeout, getOptions().getJsonParser()) {
+            return new StatefulRedisConnectionImpl<>(writer, pushHandler, codec, timeout,
+                    getOptions().getJsonParser()) {
                 @Override
                 public <T> RedisCommand<K, V, T> dispatch(RedisCommand<K, V, T> command) {
                     RedisCommand<K, V, T> sent = super.dispatch(command);
