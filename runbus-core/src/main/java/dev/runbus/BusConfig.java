@@ -115,7 +115,8 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
         });
         partitions = Map.copyOf(partitions);
         Objects.requireNonNull(retentionAge, "retentionAge");
-        // Retention reads the newest retentionKeepLast entries on each round to find where they start.
+        // A retention round over a backlog longer than twice retentionKeepLast reads the newest that many entries
+        // (payloads included) to find where they start: the bound keeps that round's cost bounded.
         if (retentionKeepLast < 0 || retentionKeepLast > MAX_RETENTION_KEEP_LAST) {
             throw new IllegalArgumentException("retentionKeepLast must be between 0 and " + MAX_RETENTION_KEEP_LAST
                     + ", got " + retentionKeepLast);

@@ -154,6 +154,57 @@ class DelayedDeliveryTest {
     }
 
     @Test
+    void aDueEntryWhoseFieldsAreMissingIsDeadLetteredAndReportedAndAForeignOneDoesNotBreakTheListing() {
+        String topic = "foreign";
+        List<DeadLetter> deadLetters = new CopyOnWriteArrayList<>();
+        List<Throwable> loopErrors = new CopyOnWriteArrayList<>();
+        Bus bus = bus(BusConfig.builder(target().uri()).listener(new BusListener() {
+            @Override
+            public void onDeadLetter(DeadLetter deadLetter) {
+                deadLetters.add(deadLetter);
+            }
+
+            @Override
+            public void onLoopError(String loop, Throwable error) {
+                loopErrors.add(error);
+            }
+        }));
+        String good = bus.publisher().publish(topic, Message.of("t", new byte[] {1}), Duration.ofMinutes(5));
+        dev.runbus.internal.Keys keys = new dev.runbus.internal.Keys(prefix);
+        var redis = target().redis();
+        // Written by another program: one id in the delay set without fields, one whose fields are not MessagePack,
+        // both due in a minute (listed, not moved yet).
+        long later = redisNow() + 60_000;
+        redis.zadd(keys.delayed(topic), later, "no-fields");
+        redis.zadd(keys.delayed(topic), later, "not-msgpack");
+        redis.hset(keys.delayedEntries(topic), "not-msgpack", "plain text");
+
+        List<Scheduled.ScheduledEntry> listed = bus.scheduled().list(topic, 10);
+
+        assertThat(listed).extracting(Scheduled.ScheduledEntry::id).containsExactly(good);
+        assertThat(loopErrors).as("the two entries the listing skipped are reported").singleElement()
+                .satisfies(e -> assertThat(e.getMessage()).contains("no-fields", "not-msgpack"));
+
+        // Now due: the one without fields is set aside as a dead letter and reported, not dropped.
+        redis.zadd(keys.delayed(topic), 1, "no-fields");
+        bus.subscribe(topic, "g", "c", d -> { }, SubscribeOptions.builder().blockTime(Duration.ofMillis(500)).build());
+        Wait.until("the entry without fields reported as a dead letter", Duration.ofSeconds(10),
+                () -> !deadLetters.isEmpty());
+        assertThat(deadLetters).singleElement().satisfies(d -> {
+            assertThat(d.topic()).isEqualTo(topic);
+            assertThat(d.reason()).contains("no-fields", "fields are missing");
+        });
+        var dead = redis.xrange(keys.deadLetters(topic), io.lettuce.core.Range.create("-", "+"));
+        assertThat(dead).singleElement().satisfies(e -> {
+            assertThat(e.getId()).isEqualTo(deadLetters.get(0).id());
+            assertThat(e.getBody()).containsEntry("dl:scheduled_id", "no-fields");
+        });
+        assertThat(bus.deadLetters().list(topic, null, 10)).extracting(DeadLetter::id)
+                .containsExactly(dead.get(0).getId());
+        assertThat(redis.zrange(keys.delayed(topic), 0, -1)).containsExactlyInAnyOrder("not-msgpack", good);
+    }
+
+    @Test
     void badArgumentsAreRefusedWithTheirName() {
         Bus bus = bus();
         assertThatThrownBy(() -> bus.publisher().publish("t", Message.of("t", new byte[0]), Duration.ofMillis(-1)))

@@ -38,13 +38,17 @@ final class DelayMover implements AutoCloseable {
     private static final class Watched {
         final String topic;
         final String name;
+        final Partitions partitions;
+        final int partition;
         int users;
         final AtomicLong nextLookNanos = new AtomicLong(System.nanoTime()); // look at once: entries may be due
         final RetryBackoff backoff = new RetryBackoff();
 
-        Watched(String topic, String name) {
-            this.topic = topic;
-            this.name = name;
+        Watched(Partitions partitions, int partition) {
+            this.topic = partitions.topic();
+            this.name = partitions.name(partition);
+            this.partitions = partitions;
+            this.partition = partition;
         }
 
         /** Looks no later than {@code at}; true when that is sooner than planned. */
@@ -78,9 +82,10 @@ final class DelayMover implements AutoCloseable {
 
     /** Starts moving the due entries of these partitions (until as many {@link #unwatch} calls). */
     void watch(Partitions partitions) {
-        for (String name : partitions.names()) {
-            watched.compute(name, (n, w) -> {
-                Watched v = w != null ? w : new Watched(partitions.topic(), n);
+        for (int p = 0; p < partitions.count(); p++) {
+            int partition = p;
+            watched.compute(partitions.name(p), (n, w) -> {
+                Watched v = w != null ? w : new Watched(partitions, partition);
                 v.users++;
                 return v;
             });
@@ -155,9 +160,7 @@ final class DelayMover implements AutoCloseable {
                 Scripts.Moved m = replies.get(i).get(timeoutMillis, TimeUnit.MILLISECONDS);
                 CrashPoints.reach(CrashPoints.Point.AFTER_MOVE);
                 if (m.setAside() > 0) {
-                    listener.onLoopError("delay mover " + w.name, new RunbusException(m.setAside() + " scheduled"
-                            + " entries of " + w.name + " could not be appended to the stream (not written as runbus"
-                            + " writes them); they were set aside as dead letters of topic " + w.topic));
+                    reportSetAside(w, m);
                 }
                 w.backoff.reset();
                 long wait = m.moved() + m.setAside() >= BATCH ? 0
@@ -171,6 +174,17 @@ final class DelayMover implements AutoCloseable {
                 listener.onLoopError("delay mover " + w.name, e.getCause() != null ? e.getCause() : e);
                 w.nextLookNanos.set(lookedAt + TimeUnit.MILLISECONDS.toNanos(w.backoff.next()));
             }
+        }
+    }
+
+    /** Entries the script set aside as dead letters: each reported as any dead letter is, and the loop's error. */
+    private void reportSetAside(Watched w, Scripts.Moved m) {
+        listener.onLoopError("delay mover " + w.name, new RunbusException(m.setAside() + " scheduled entries of "
+                + w.name + " could not be appended to the stream (not written as runbus writes them); they were set"
+                + " aside as dead letters of topic " + w.topic));
+        for (Scripts.SetAside a : m.deadLetters()) {
+            listener.onDeadLetter(DeadLetterFields.decode(w.partitions, w.partition, a.deadLetterId(), a.fields(),
+                    null));
         }
     }
 

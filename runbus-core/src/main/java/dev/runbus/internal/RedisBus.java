@@ -82,7 +82,7 @@ public final class RedisBus implements Bus {
         this.janitor = new PeriodicLoop("runbus-janitor", config.janitorInterval(), this::prune, listener);
         this.delays = new DelayMover(scripts, listener, config.delayPollInterval().toMillis(),
                 config.commandTimeout().toMillis());
-        this.scheduled = new RedisScheduled(link.sync(), scripts, keys, topics);
+        this.scheduled = new RedisScheduled(link.sync(), scripts, keys, topics, listener);
         this.retentionLoop = config.retention() || config.deadLetterRetention() != null
                 ? new PeriodicLoop(Retention.LOOP, config.retentionInterval(), this::retain, listener) : null;
     }

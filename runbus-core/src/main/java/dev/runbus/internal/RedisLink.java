@@ -4,8 +4,11 @@ import dev.runbus.BusConfig;
 import dev.runbus.RedisCredentials;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisChannelWriter;
 import io.lettuce.core.RedisCredentialsProvider;
+import io.lettuce.core.RedisReadOnlyException;
 import io.lettuce.core.RedisURI;
+import io.lettuce.core.StatefulRedisConnectionImpl;
 import io.lettuce.core.SslOptions;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -17,11 +20,19 @@ import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.codec.RedisCodec;
+import io.lettuce.core.protocol.DefaultEndpoint;
+import io.lettuce.core.protocol.PushHandler;
+import io.lettuce.core.protocol.RedisCommand;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.Delay;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Collection;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The bus's way to one Redis deployment: a single server, a server found through Sentinel, or a Redis Cluster
@@ -32,6 +43,8 @@ import java.util.concurrent.TimeUnit;
  * <p>A link owns its client; {@link #close} shuts it down with every connection opened through it.
  */
 public abstract class RedisLink implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(RedisLink.class);
 
     /**
      * Reconnect delays: from 10 ms doubling to at most 1 s. Lettuce's default grows to 30 s, which after a
@@ -181,7 +194,8 @@ public abstract class RedisLink implements AutoCloseable {
 
         Single(ClientResources resources, RedisUris.Target target, SslOptions ssl) {
             super(resources, target);
-            this.client = RedisClient.create(resources);
+            this.client = target.seeds().get(0).getSentinels().isEmpty() ? RedisClient.create(resources)
+                    : new SentinelClient(resources);
             ClientOptions.Builder options = ClientOptions.builder().autoReconnect(true);
             if (ssl != null) {
                 options.sslOptions(ssl);
@@ -226,6 +240,82 @@ public abstract class RedisLink implements AutoCloseable {
         @Override
         public boolean cluster() {
             return false;
+        }
+    }
+
+    /**
+     * A client of a master found through Sentinel whose connections leave a server that answers {@code READONLY}.
+     * Lettuce asks the Sentinels for the master on each (re)connect, but only then: a connection that reached a
+     * master which was then made a replica without its clients being killed (an operator's {@code REPLICAOF}; or a
+     * reconnect that asked a Sentinel not yet aware of a failover, and reached the old master after the Sentinels'
+     * reconfiguration killed its clients) would stay on the replica, every write refused. A connection answered
+     * {@code READONLY} is disconnected instead; Lettuce reconnects it, asking the Sentinels again, and re-sends the
+     * commands that had no answer yet (those the replica refused did not run). While the Sentinels still name that
+     * server, the next refusal does the same, at most once per {@value #READ_ONLY_RECONNECT_MILLIS} ms per
+     * connection.
+     */
+    static final class SentinelClient extends RedisClient {
+
+        static final long READ_ONLY_RECONNECT_MILLIS = 200;
+
+        SentinelClient(ClientResources resources) {
+            super(resources, new RedisURI()); // as RedisClient.create(resources): every connect names its URI
+        }
+
+        @Override
+        protected <K, V> StatefulRedisConnectionImpl<K, V> newStatefulRedisConnection(RedisChannelWriter writer,
+                PushHandler pushHandler, RedisCodec<K, V> codec, Duration timeout) {
+            DefaultEndpoint endpoint = pushHandler instanceof DefaultEndpoint e ? e : null;
+            AtomicLong lastReconnect = new AtomicLong(System.nanoTime()
+                    - TimeUnit.MILLISECONDS.toNanos(READ_ONLY_RECONNECT_MILLIS));
+            return new StatefulRedisConnectionImpl<>(writer, pushHandler, codec, timeout,
+                    getOptions().getJsonParser()) {
+                @Override
+                public <T> RedisCommand<K, V, T> dispatch(RedisCommand<K, V, T> command) {
+                    RedisCommand<K, V, T> sent = super.dispatch(command);
+                    watch(command);
+                    return sent;
+                }
+
+                @Override
+                public Collection<RedisCommand<K, V, ?>> dispatch(
+                        Collection<? extends RedisCommand<K, V, ?>> commands) {
+                    Collection<RedisCommand<K, V, ?>> sent = super.dispatch(commands);
+                    commands.forEach(this::watch);
+                    return sent;
+                }
+
+                private void watch(RedisCommand<K, V, ?> command) {
+                    if (endpoint != null && command instanceof CompletionStage<?> reply) {
+                        reply.whenComplete((v, failure) -> {
+                            if (readOnly(failure)) {
+                                reconnect(endpoint, lastReconnect);
+                            }
+                        });
+                    }
+                }
+            };
+        }
+
+        /**
+         * A write refused by a replica: Lettuce's exception for the reply, or (Redis 6.2, which runs a script on a
+         * replica and refuses its first write inside) a script's error that quotes it.
+         */
+        static boolean readOnly(Throwable failure) {
+            return failure instanceof RedisReadOnlyException
+                    || failure instanceof io.lettuce.core.RedisCommandExecutionException
+                    && String.valueOf(failure.getMessage()).contains("READONLY You can't write against a read only");
+        }
+
+        private static void reconnect(DefaultEndpoint endpoint, AtomicLong last) {
+            long now = System.nanoTime();
+            long before = last.get();
+            if (now - before >= TimeUnit.MILLISECONDS.toNanos(READ_ONLY_RECONNECT_MILLIS)
+                    && last.compareAndSet(before, now)) {
+                log.warn("Redis answered READONLY: the server this connection reached is a replica now; reconnecting"
+                        + " to the master the Sentinels name");
+                endpoint.disconnect();
+            }
         }
     }
 

@@ -1,6 +1,7 @@
 package dev.runbus.internal;
 
 import dev.runbus.Message;
+import dev.runbus.RunbusException;
 import dev.runbus.Scheduled;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import java.time.Instant;
@@ -8,24 +9,33 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Lists, counts and cancels the entries of topics' delay sets (keys in {@link Keys}: {@code delayed} and
  * {@code delayed:entries} of each partition). Ids are qualified with their partition as {@link Partitions#qualify}
- * does.
+ * does. An entry another program wrote into a delay set, whose fields cannot be read, is left out of a listing and
+ * reported ({@link dev.runbus.BusListener#onLoopError}, and logged): one such entry must not make the listing of
+ * the topic fail. When due, the delay mover sets it aside as a dead letter.
  */
 final class RedisScheduled implements Scheduled {
+
+    private static final Logger log = LoggerFactory.getLogger(RedisScheduled.class);
 
     private final RedisClusterCommands<String, byte[]> redis;
     private final Scripts scripts;
     private final Keys keys;
     private final TopicRegistry topics;
+    private final SafeListener listener;
 
-    RedisScheduled(RedisClusterCommands<String, byte[]> redis, Scripts scripts, Keys keys, TopicRegistry topics) {
+    RedisScheduled(RedisClusterCommands<String, byte[]> redis, Scripts scripts, Keys keys, TopicRegistry topics,
+                   SafeListener listener) {
         this.redis = redis;
         this.scripts = scripts;
         this.keys = keys;
         this.topics = topics;
+        this.listener = listener;
     }
 
     @Override
@@ -36,12 +46,24 @@ final class RedisScheduled implements Scheduled {
         }
         Partitions partitions = topics.recorded(topic);
         List<ScheduledEntry> merged = new ArrayList<>();
+        List<String> unreadable = new ArrayList<>();
         for (int p = 0; p < partitions.count(); p++) {
             String name = partitions.name(p);
             for (Scripts.ScheduledRow row : Calls.call("listing scheduled entries of " + topic,
                     () -> scripts.scheduled(name, limit))) {
-                merged.add(entry(partitions, p, row));
+                if (row.unreadable() != null) {
+                    unreadable.add(partitions.qualify(p, row.id()) + " (" + row.unreadable() + ")");
+                } else {
+                    merged.add(entry(partitions, p, row));
+                }
             }
+        }
+        if (!unreadable.isEmpty()) {
+            RunbusException report = new RunbusException("scheduled entries of topic " + topic + " left out of the "
+                    + "listing, not written as runbus writes them: " + String.join(", ", unreadable) + "; when due "
+                    + "they are set aside as dead letters");
+            log.warn(report.getMessage());
+            listener.onLoopError("scheduled list", report);
         }
         merged.sort(Comparator.comparing(ScheduledEntry::dueAt).thenComparing(ScheduledEntry::id));
         return List.copyOf(merged.subList(0, Math.min(limit, merged.size())));

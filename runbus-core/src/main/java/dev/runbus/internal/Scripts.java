@@ -195,7 +195,19 @@ final class Scripts {
      * What one mover call did: entries moved, ms until the next is due (0 now, -1 none left), and entries set aside
      * as dead letters because they could not be appended.
      */
-    record Moved(long moved, long nextDueInMillis, long setAside) {
+    /**
+     * What {@code move_due.lua} did: entries moved, when the next is due, and the entries it set aside as dead letters
+     * of the partition instead (their dead-letter ids and fields as written).
+     */
+    record Moved(long moved, long nextDueInMillis, List<SetAside> deadLetters) {
+
+        long setAside() {
+            return deadLetters.size();
+        }
+    }
+
+    /** A scheduled entry set aside as a dead letter: its id in the partition's dead-letter stream, and its fields. */
+    record SetAside(String deadLetterId, Map<String, byte[]> fields) {
     }
 
     /** Moves up to {@code count} due entries of partition {@code name} of {@code topic} into its stream. */
@@ -203,7 +215,23 @@ final class Scripts {
         return MOVE_DUE.<List<Object>>runAsync(async, ScriptOutputType.MULTI,
                 new String[] {keys.delayed(name), keys.delayedEntries(name), keys.stream(name),
                         keys.deadLetters(name)}, args(count, topic))
-                .thenApply(r -> new Moved(Replies.num(r.get(0)), Replies.num(r.get(1)), Replies.num(r.get(2))));
+                .thenApply(r -> {
+                    List<?> dead = (List<?>) r.get(3);
+                    List<SetAside> aside = new ArrayList<>(dead.size() / 2);
+                    for (int i = 0; i + 1 < dead.size(); i += 2) {
+                        aside.add(new SetAside(Replies.str(dead.get(i)), pairs((List<?>) dead.get(i + 1))));
+                    }
+                    return new Moved(Replies.num(r.get(0)), Replies.num(r.get(1)), List.copyOf(aside));
+                });
+    }
+
+    /** A flat list of field, value as a map; values are bytes. */
+    private static Map<String, byte[]> pairs(List<?> flat) {
+        Map<String, byte[]> fields = new LinkedHashMap<>();
+        for (int i = 0; i + 1 < flat.size(); i += 2) {
+            fields.put(Replies.str(flat.get(i)), (byte[]) flat.get(i + 1));
+        }
+        return fields;
     }
 
     /**
@@ -223,8 +251,11 @@ final class Scripts {
         return RETRY_LATER.<byte[]>runAsync(async, ScriptOutputType.VALUE, k, a).thenApply(Replies::str);
     }
 
-    /** One scheduled entry as the list script returns it. */
-    record ScheduledRow(String id, long dueMillis, Map<String, byte[]> fields) {
+    /**
+     * One scheduled entry as the list script returns it; {@code unreadable} is null, or why its fields could not be
+     * read (written by another program), and then {@code fields} is empty.
+     */
+    record ScheduledRow(String id, long dueMillis, Map<String, byte[]> fields, String unreadable) {
     }
 
     /** The soonest {@code limit} scheduled entries of partition {@code name}. */
@@ -234,13 +265,8 @@ final class Scripts {
         List<ScheduledRow> out = new ArrayList<>(rows.size());
         for (Object row : rows) {
             List<?> r = (List<?>) row;
-            List<?> flat = (List<?>) r.get(2);
-            Map<String, byte[]> fields = new LinkedHashMap<>();
-            for (int i = 0; i + 1 < flat.size(); i += 2) {
-                fields.put(Replies.str(flat.get(i)), (byte[]) flat.get(i + 1));
-            }
             out.add(new ScheduledRow(Replies.str(r.get(0)), (long) Double.parseDouble(Replies.str(r.get(1))),
-                    fields));
+                    pairs((List<?>) r.get(2)), r.size() > 3 ? Replies.str(r.get(3)) : null));
         }
         return out;
     }

@@ -91,4 +91,25 @@ class DelayScriptsTest {
         assertThat(dead).extracting(e -> e.getBody().get("dl:scheduled_id")).containsExactly("bad-1", "bad-2");
         assertThat(dead).allSatisfy(e -> assertThat(e.getBody().get("dl:reason")).startsWith("cannot move"));
     }
+
+    @Test
+    void aDueEntryWhoseFieldsAreMissingIsSetAsideAsADeadLetterNotDroppedAndOnlyOnceWhenRunTwice() throws Exception {
+        String delayed = keys.delayed("t");
+        redis.zadd(delayed, 1, "no-fields"); // the delay set names it, the entries hash does not
+
+        Scripts.Moved first = scripts.moveDue("t", "t", 10).get(5, TimeUnit.SECONDS);
+        Scripts.Moved again = scripts.moveDue("t", "t", 10).get(5, TimeUnit.SECONDS);
+
+        assertThat(first.moved()).isZero();
+        assertThat(first.setAside()).isEqualTo(1);
+        assertThat(again.setAside()).as("the same call again finds nothing to set aside").isZero();
+        assertThat(redis.zcard(delayed)).isZero();
+        List<io.lettuce.core.StreamMessage<String, String>> dead = redis.xrange(keys.deadLetters("t"),
+                io.lettuce.core.Range.create("-", "+"));
+        assertThat(dead).singleElement().satisfies(e -> {
+            assertThat(e.getBody()).containsEntry("dl:scheduled_id", "no-fields").containsEntry("dl:topic", "t");
+            assertThat(e.getBody().get("dl:reason")).contains("fields are missing");
+        });
+        assertThat(first.deadLetters()).extracting(Scripts.SetAside::deadLetterId).containsExactly(dead.get(0).getId());
+    }
 }

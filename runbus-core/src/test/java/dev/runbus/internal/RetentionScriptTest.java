@@ -177,6 +177,48 @@ class RetentionScriptTest {
     }
 
     @Test
+    void keepingTheNewestTrimsTheOldestEntriesBothBoundsAllowHoweverTheirCountsCompare() {
+        // keep 3 of 10; the group's bound lets 2 go (fewer than the 7 keeping allows): 2 trimmed
+        String key = stream("a");
+        for (int i = 1; i <= 10; i++) {
+            add(key, "1000-" + i);
+        }
+        group(key, "g", "0");
+        redis.xack(key, "g", read(key, "g", 2).toArray(new String[0]));
+        retention(Duration.ZERO, 3, null).round(List.of(Partitions.single("a")), true);
+        assertThat(ids(key)).hasSize(8).startsWith("1000-3");
+
+        // keep 3 of 5, all acked: keeping allows 2, fewer than the group's bound
+        String key2 = stream("b");
+        add(key2, "1000-1", "1000-2", "1000-3", "1000-4", "1000-5");
+        group(key2, "g", "0");
+        redis.xack(key2, "g", read(key2, "g", 5).toArray(new String[0]));
+        retention(Duration.ZERO, 3, null).round(List.of(Partitions.single("b")), true);
+        assertThat(ids(key2)).containsExactly("1000-3", "1000-4", "1000-5");
+
+        // keep 3 of 10, all acked: a backlog over twice the kept count, 7 trimmed in one round
+        String key3 = stream("c");
+        for (int i = 1; i <= 10; i++) {
+            add(key3, "1000-" + i);
+        }
+        group(key3, "g", "0");
+        redis.xack(key3, "g", read(key3, "g", 10).toArray(new String[0]));
+        retention(Duration.ZERO, 3, null).round(List.of(Partitions.single("c")), true);
+        assertThat(ids(key3)).containsExactly("1000-8", "1000-9", "1000-10");
+
+        // keep 3 of 10, 5 acked: the group's bound (6) and keeping (7) cross over the backlog branch
+        String key4 = stream("d");
+        for (int i = 1; i <= 10; i++) {
+            add(key4, "1000-" + i);
+        }
+        group(key4, "g", "0");
+        redis.xack(key4, "g", read(key4, "g", 5).toArray(new String[0]));
+        retention(Duration.ZERO, 3, null).round(List.of(Partitions.single("d")), true);
+        assertThat(ids(key4)).hasSize(5).startsWith("1000-6");
+        assertThat(trimmedEvents).containsExactly(2L, 2L, 7L, 5L);
+    }
+
+    @Test
     void keepingTheNewestNeverKeepsLessThanAGroupNeeds() {
         String key = stream("orders");
         add(key, "1000-1", "1000-2", "1000-3", "1000-4");
