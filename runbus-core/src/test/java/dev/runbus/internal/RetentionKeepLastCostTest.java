@@ -22,7 +22,8 @@ import org.junit.jupiter.api.Test;
  * What {@code retentionKeepLast} costs Redis per round: {@code retention.lua} used to read the newest
  * {@code keepLast} entries, payloads included, on every round of every partition longer than that, to find where
  * they begin. It reads now only entries it trims (at most twice as many). Measured on a Redis of the test's own,
- * by the server's own clock ({@code SLOWLOG} with every command logged), with 10,000 entries of 2 KB kept.
+ * by the server's own clock ({@code SLOWLOG} with every command logged), with 10,000 entries of 2 KB kept; the
+ * figures are printed (docs/architecture.md quotes them), and what each round leaves is asserted.
  */
 class RetentionKeepLastCostTest {
 
@@ -65,9 +66,9 @@ class RetentionKeepLastCostTest {
             long best = steady.stream().mapToLong(Long::longValue).min().orElseThrow();
             System.out.printf("retention keepLast %d, 2 KB entries: round trimming 2,000: %d us; rounds trimming 10: "
                     + "%s us%n", KEEP, first, steady);
-            // Reading the newest 10,000 took 0.8-1.1 s; 10 entries take well under a millisecond. The bound leaves room
-            // for a loaded machine and still fails the old script by a factor of 40.
-            assertThat(best).as("a round trimming 10 entries, in microseconds of Redis time").isLessThan(20_000);
+            // A figure to read, not to assert (speed is measured, never asserted in a test): reading the newest
+            // 10,000 took 0.8-1.1 s a round; rounds trimming 10 now take well under a millisecond.
+            System.out.printf("retention keepLast: best round trimming 10: %d us%n", best);
         }
     }
 
