@@ -4,7 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.runbus.Bus;
+import dev.runbus.DeadLetter;
+import dev.runbus.RetryPolicy;
 import dev.runbus.SubscribeOptions;
+import dev.runbus.runs.internal.CrashPoints;
 import dev.runbus.runs.testing.TestDatabase;
 import dev.runbus.runs.testing.RunsTestSupport;
 import dev.runbus.testing.Wait;
@@ -14,6 +17,8 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
@@ -269,6 +274,63 @@ class OrderedRunsTest extends RunsTestSupport {
         assertThat(republishedOf(before)).isEqualTo(1);
         assertThat(republishedOf(after)).isEqualTo(1);
         assertThat(runs.get(bad).orElseThrow().status()).isEqualTo(RunStatus.PENDING);
+    }
+
+    /**
+     * Issue 20, item 7: a poison run's last failure used to be made final only by the dead-letter listener,
+     * asynchronously, so the user's next run found it still running on a live entry: its trigger failed and waited
+     * for a retry in place (about a second by the default policy) and then went to the back. Here the listener's
+     * write is held back: the next run still starts at once, because the worker failed the poison run before its
+     * handler call returned; the listener then only names the dead letter on the failed run.
+     */
+    @Test
+    void poisonRunsLastFailure_isFinalBeforeThePartitionMovesOn_theUsersNextRunStartsAtOnce() throws Exception {
+        Bus bus = bus();
+        Runs runs = runs(bus, configBuilder(schema, "w1", workerOptions().concurrency(1).build()).ordered(true)
+                .retryPolicy(RetryPolicy.fixed(Duration.ofMillis(100))).build());
+        CountDownLatch listenerMayWrite = new CountDownLatch(1);
+        CrashPoints.install(p -> {
+            if (p == CrashPoints.Point.AFTER_DEAD_LETTER_BEFORE_FAILED) {
+                try {
+                    listenerMayWrite.await(60, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        });
+        UUID poison;
+        UUID next;
+        try {
+            poison = runs.submit(NewRun.of("s", "u", "poison")).runId();
+            next = runs.submit(NewRun.of("s", "u", "next")).runId();
+            runs.startWorker(run -> {
+                executed.add(run.runId());
+                if (run.input().equals("poison")) {
+                    throw new IllegalStateException("poison input");
+                }
+                return ECHO.execute(run);
+            });
+
+            // No sweeper runs, and the listener is held: only the worker can have failed the poison run.
+            Wait.until("the next run done while the dead-letter listener is held", Duration.ofSeconds(10),
+                    () -> isDone(next));
+            Run failed = runs.get(poison).orElseThrow();
+            assertThat(failed.status()).isEqualTo(RunStatus.FAILED);
+            assertThat(failed.error()).get().asString().contains("poison input");
+            assertThat(failed.deadLetterId()).isEmpty();
+        } finally {
+            listenerMayWrite.countDown();
+            CrashPoints.install(null);
+        }
+        String deadLetter = Wait.until("the listener names the dead letter", WAIT,
+                () -> runs.get(poison).orElseThrow().deadLetterId(), java.util.Optional::isPresent).orElseThrow();
+
+        assertThat(bus.deadLetters().list("runs", null, 10)).extracting(DeadLetter::id).containsExactly(deadLetter);
+        assertThat(runs.get(poison).orElseThrow().status()).isEqualTo(RunStatus.FAILED);
+        assertThat(executed).containsExactly(poison, poison, poison, next);
+        assertThat(runs.get(next).orElseThrow().attempts()).isEqualTo(1);
+        assertThat(replyRows(next)).isEqualTo(2);
+        assertThat(orderViolations(schema)).isZero();
     }
 
     private static Thread submitter(Runnable submit) {

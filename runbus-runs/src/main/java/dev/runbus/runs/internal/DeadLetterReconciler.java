@@ -15,7 +15,8 @@ import org.slf4j.LoggerFactory;
 /**
  * One step of each sweep, after it asked Redis which runs are live: every dead letter of the workers' group
  * since its checkpoint fails its run, if the run's current attempt is still the dead-lettered entry (the bus's
- * listener usually did already; this covers a listener's write that was lost). No clock is compared, so the checkpoint may move past dead
+ * listener usually did already; this covers a listener's write that was lost), or names the dead letter on a run
+ * its ordered worker failed already. No clock is compared, so the checkpoint may move past dead
  * letters that mark nothing: a replayed run, or one running on another trigger, stays as it is.
  *
  * <p>A dead letter it cannot use (written by another tool, or without a group, an original stream id or a run
@@ -92,7 +93,8 @@ final class DeadLetterReconciler {
             skipped.add(dl.id());
             return false;
         }
-        return failures.markFailed(c, runId.get(), dl.reason(), dl.id(), dl.originalStreamId());
+        return failures.applyDeadLetter(c, runId.get(), dl.reason(), dl.id(), dl.originalStreamId())
+                != RunFailures.DeadLetterMark.UNCHANGED;
     }
 
     private static boolean isBlank(String s) {

@@ -5,6 +5,7 @@ import dev.runbus.Delivery;
 import dev.runbus.Handler;
 import dev.runbus.runs.Reply;
 import dev.runbus.runs.RunHandler;
+import java.sql.SQLException;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
@@ -27,7 +28,8 @@ import org.slf4j.LoggerFactory;
  *       attempt is counted. This cannot spin: the blocker is the earliest unfinished run of the user, so its
  *       fresh trigger starts it (or defers it behind an even earlier one, of which there are finitely many).</li>
  *   <li><b>running</b> on an entry it still names: its attempt is live (an owner that lost its lease and is
- *       still finishing, or an attempt whose dead letter is being marked failed right now). That resolves by
+ *       still finishing, or a last attempt its worker could not fail, whose dead letter is being marked failed
+ *       right now). That resolves by
  *       itself, so this trigger fails and the bus retries it in place after the runs' retry delay: the back-off
  *       is the bus's, nothing spins. Waiting must not spend this run's poison budget: on its last allowed
  *       attempt ({@code Delivery.attempt() == maxDeliveries}) the trigger is republished and acknowledged
@@ -41,7 +43,8 @@ import org.slf4j.LoggerFactory;
  *
  * A run that starts executes as in {@link RunWorker}: handler, then replies and done in one group-committed
  * transaction, then the ack; a failing handler leaves the trigger to the bus's retry and dead-letter rules, and
- * records when the next attempt is due. A run that already had {@code maxDeliveries} attempts by PostgreSQL's
+ * records when the next attempt is due, or, on the trigger's last allowed delivery, fails the run before the call
+ * returns (so the user's next run need not wait for the dead-letter listener). A run that already had {@code maxDeliveries} attempts by PostgreSQL's
  * count is failed instead of started ({@link OrderedAttempts.GaveUp}).
  */
 public final class OrderedRunWorker implements Handler {
@@ -120,12 +123,36 @@ public final class OrderedRunWorker implements Handler {
         bus.publisher().publish(topic, Triggers.of(b.runId(), b.userId()));
     }
 
+    /**
+     * The last allowed delivery failed: the bus dead-letters the trigger when this call returns, and its listener
+     * ({@link FailedRunMarker}) would fail the run after that, on a thread of its own. Until then the user's next
+     * run, whose trigger this partition hands over next, finds this one running on a live entry, and waits for a
+     * retry in place (a second by default) before going to the back. So the run is failed here, committed before
+     * the call returns; the listener then only names the dead letter on it. If this write fails, the listener's
+     * (or the sweeper's) mark still fails the run, as before.
+     */
+    private void failLastAttempt(RunStore.Attempt a, Delivery d, Exception failure) {
+        String reason = failure.getClass().getName() + (failure.getMessage() == null ? "" : ": " + failure.getMessage());
+        try {
+            if (failures.failLastAttempt(a.runId(), d.streamId(), reason)) {
+                log.warn("run {} failed after {} deliveries of its trigger: {}", a.runId(), d.attempt(), reason);
+            }
+        } catch (SQLException | RuntimeException e) {
+            log.warn("could not fail run {} now; its dead letter will", a.runId(), e);
+            failure.addSuppressed(e);
+        }
+    }
+
     private void execute(RunStore.Attempt a, Delivery d) throws Exception {
         List<Reply> replies;
         try {
             replies = HandlerCall.execute(handler, effects, a);
         } catch (Exception failure) {
-            failures.recordQuietly(a.runId(), failure, retries.after(d));
+            if (retries.isLast(d)) {
+                failLastAttempt(a, d, failure);
+            } else {
+                failures.recordQuietly(a.runId(), failure, retries.after(d));
+            }
             throw failure;
         }
         boolean completed;
