@@ -333,6 +333,42 @@ class OrderedRunsTest extends RunsTestSupport {
         assertThat(orderViolations(schema)).isZero();
     }
 
+    /**
+     * The worker failed the poison run itself and the listener's write was lost: the sweeper's reconciliation
+     * names the dead letter on the run, so a replay sends that dead letter back.
+     */
+    @Test
+    void poisonRunFailedByItsWorker_whoseListenerMarkIsLost_getsItsDeadLetterFromTheSweeper() {
+        Bus bus = bus();
+        Runs runs = runs(bus, configBuilder(schema, "w1", workerOptions().concurrency(1).build()).ordered(true)
+                .retryPolicy(RetryPolicy.fixed(Duration.ofMillis(100))).build());
+        CrashPoints.install(p -> {
+            if (p == CrashPoints.Point.AFTER_DEAD_LETTER_BEFORE_FAILED) {
+                throw new IllegalStateException("the listener's mark is lost");
+            }
+        });
+        UUID poison;
+        try {
+            runs.startWorker(ALWAYS_FAILS);
+            poison = runs.submit(NewRun.of("s", "u", "poison")).runId();
+            Wait.until("dead-lettered", WAIT, () -> bus.deadLetters().count("runs") == 1);
+        } finally {
+            CrashPoints.install(null);
+        }
+        assertThat(runs.get(poison).orElseThrow().status()).isEqualTo(RunStatus.FAILED);
+        assertThat(runs.get(poison).orElseThrow().deadLetterId()).isEmpty();
+
+        SweepResult sweep = runs.sweepOnce();
+
+        assertThat(sweep.deadLettersReconciled()).isEqualTo(1);
+        Run failed = runs.get(poison).orElseThrow();
+        assertThat(failed.status()).isEqualTo(RunStatus.FAILED);
+        assertThat(failed.deadLetterId()).contains(bus.deadLetters().list("runs", null, 10).get(0).id());
+        assertThat(failed.error()).get().asString().contains("cannot handle input poison");
+        assertThat(failed.attempts()).isEqualTo(3);
+        assertThat(runs.sweepOnce().deadLettersReconciled()).isZero();
+    }
+
     private static Thread submitter(Runnable submit) {
         Thread t = new Thread(submit, "test-submitter");
         t.setDaemon(true);
