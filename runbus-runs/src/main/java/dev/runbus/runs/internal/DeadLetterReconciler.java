@@ -24,9 +24,9 @@ import org.slf4j.LoggerFactory;
  * ids of different partitions come from different clocks (a cluster's masters). One checkpoint over the merged
  * listing, ordered by time, passed over a dead letter added later to a partition whose clock is behind, for
  * good; its run, found not live, was then republished and executed again instead of failed. The checkpoint of a
- * plain topic keeps its former name; a partitioned topic's single checkpoint of before is dropped, so its
- * partitions are read from the start once more (marking again changes nothing) and any dead letter it passed
- * over is reconciled.
+ * plain topic keeps its former name; a partitioned topic's single checkpoint of before is no longer read (its row
+ * stays: the runtime role may not delete), so its partitions are read from the start once more (marking again
+ * changes nothing) and any dead letter it passed over is reconciled.
  *
  * <p>A dead letter it cannot use (written by another tool, or without a group, an original stream id or a run
  * trigger) is skipped, counted and reported, and the checkpoint moves past it: one bad entry must not stop
@@ -65,15 +65,11 @@ final class DeadLetterReconciler {
     /** Reconciles on {@code c}, which is in auto-commit. */
     Result reconcile(Connection c) throws SQLException {
         int partitions = bus.deadLetters().partitions(config.topic());
-        List<String> names = new ArrayList<>(partitions + 1);
-        names.add(plainCheckpoint);
+        List<String> names = new ArrayList<>(partitions);
         for (int p = 0; p < partitions; p++) {
             names.add(checkpoint(partitions, p));
         }
         Map<String, String> places = sweeps.values(c, names);
-        if (partitions > 1 && places.containsKey(plainCheckpoint)) {
-            sweeps.deleteValue(c, plainCheckpoint); // the single checkpoint of before: see the class comment
-        }
         int marked = 0;
         List<String> skipped = new ArrayList<>();
         for (int p = 0; p < partitions; p++) {

@@ -211,13 +211,6 @@ final class SweeperStore {
         }
     }
 
-    void deleteValue(Connection c, String name) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + sweeperState + " WHERE name = ?")) {
-            ps.setString(1, name);
-            ps.executeUpdate();
-        }
-    }
-
     void setValue(Connection c, String name, String value) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + sweeperState + " (name, value) VALUES (?, ?)"
                 + " ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value")) {
