@@ -342,8 +342,10 @@ class OrderedRunsTest extends RunsTestSupport {
         Bus bus = bus();
         Runs runs = runs(bus, configBuilder(schema, "w1", workerOptions().concurrency(1).build()).ordered(true)
                 .retryPolicy(RetryPolicy.fixed(Duration.ofMillis(100))).build());
+        CountDownLatch markLost = new CountDownLatch(1);
         CrashPoints.install(p -> {
             if (p == CrashPoints.Point.AFTER_DEAD_LETTER_BEFORE_FAILED) {
+                markLost.countDown();
                 throw new IllegalStateException("the listener's mark is lost");
             }
         });
@@ -352,6 +354,8 @@ class OrderedRunsTest extends RunsTestSupport {
             runs.startWorker(ALWAYS_FAILS);
             poison = runs.submit(NewRun.of("s", "u", "poison")).runId();
             Wait.until("dead-lettered", WAIT, () -> bus.deadLetters().count("runs") == 1);
+            // The dead letter is visible before the listener's thread gets to the mark: keep the hook until then.
+            Wait.until("the listener's mark lost", WAIT, () -> markLost.getCount() == 0);
         } finally {
             CrashPoints.install(null);
         }
