@@ -22,6 +22,21 @@ public interface DeadLetters {
      */
     List<DeadLetter> list(String topic, String afterId, int limit);
 
+    /** How many partitions the topic has, as recorded in Redis: 1 for a plain topic (or one not used yet). */
+    int partitions(String topic);
+
+    /**
+     * The dead letters of one partition of a topic (0 for a plain topic), oldest first, starting after
+     * {@code afterId} (an id of that partition, as this and {@link #list} hand them out; {@code null} for the
+     * start), at most {@code limit}. The ids of one partition's dead letters only grow, in the order they were
+     * added; the order of {@link #list} across partitions is by time, and partitions on different masters have
+     * different clocks, so a dead letter can be added to one partition before an id {@link #list} already passed.
+     * A reader that must see every dead letter once (a reconciliation) keeps one place per partition here.
+     *
+     * @throws IllegalArgumentException when the topic has no such partition, or {@code afterId} names another
+     */
+    List<DeadLetter> listPartition(String topic, int partition, String afterId, int limit);
+
     Optional<DeadLetter> get(String topic, String deadLetterId);
 
     /** How many dead letters the topic holds (replayed ones included until purged). */

@@ -370,6 +370,41 @@ class PartitionedTopicTest {
         assertThat(bus.deadLetters().count(topic)).isZero();
     }
 
+    /**
+     * One partition's dead letters, paged by that partition's own ids: each partition's listing holds exactly its
+     * dead letters of the merged listing, in the same order (the runs layer's PartitionedSweepTest shows why a
+     * reader keeps a place per partition).
+     */
+    @Test
+    void deadLetters_listPartitionPagesOnePartitionByItsOwnIds() {
+        bus.subscribe(topic, "g", "c1", d -> {
+            throw new IllegalStateException("no");
+        }, options().maxDeliveries(1).build());
+        publish(10);
+        Wait.until("all dead-lettered", WAIT, () -> bus.deadLetters().count(topic) == 10);
+        List<DeadLetter> all = bus.deadLetters().list(topic, null, 100);
+        assertThat(bus.deadLetters().partitions(topic)).isEqualTo(N);
+        List<String> places = new ArrayList<>();
+        for (int q = 0; q < N; q++) {
+            int partition = q;
+            List<DeadLetter> paged = new ArrayList<>();
+            String after = null;
+            for (List<DeadLetter> page = bus.deadLetters().listPartition(topic, q, null, 2); !page.isEmpty();
+                 page = bus.deadLetters().listPartition(topic, partition, after, 2)) {
+                paged.addAll(page);
+                after = page.get(page.size() - 1).id();
+            }
+            assertThat(paged).isEqualTo(all.stream().filter(d -> partitionOf(d.id()) == partition).toList());
+            places.add(after);
+        }
+        assertThat(places).doesNotContainNull(); // unkeyed messages went round every partition
+
+        assertThatThrownBy(() -> bus.deadLetters().listPartition(topic, N, null, 10))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("partitions 0 to 3");
+        assertThatThrownBy(() -> bus.deadLetters().listPartition(topic, 0, "1-0@1", 10))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("names partition 1");
+    }
+
     private static int compareStreamIds(String a, String b) {
         String[] x = a.split("-");
         String[] y = b.split("-");

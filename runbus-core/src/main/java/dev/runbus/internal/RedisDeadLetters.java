@@ -83,6 +83,48 @@ final class RedisDeadLetters implements DeadLetters {
         return out;
     }
 
+    @Override
+    public int partitions(String topic) {
+        Keys.checkTopic(topic);
+        return topics.recorded(topic).count();
+    }
+
+    @Override
+    public List<DeadLetter> listPartition(String topic, int partition, String afterId, int limit) {
+        Keys.checkTopic(topic);
+        if (limit < 1) {
+            throw new IllegalArgumentException("limit must be at least 1, got " + limit);
+        }
+        Partitions partitions = topics.recorded(topic);
+        if (partition < 0 || partition >= partitions.count()) {
+            throw new IllegalArgumentException("topic " + topic + " has partitions 0 to " + (partitions.count() - 1)
+                    + ", not " + partition);
+        }
+        Partitions.Id after = afterId == null ? null : partitions.parse(afterId);
+        if (after != null && after.partition() != partition) {
+            throw new IllegalArgumentException("id '" + afterId + "' names partition " + after.partition()
+                    + " of topic " + topic + ", not " + partition);
+        }
+        if (after != null && after.streamId().equals(LAST_ID)) {
+            return List.of(); // nothing comes after the last possible id, and Redis refuses to range past it
+        }
+        Range<String> range = after == null ? Range.create("-", "+")
+                : Range.from(Range.Boundary.excluding(after.streamId()), Range.Boundary.unbounded());
+        String name = partitions.name(partition);
+        List<Raw> page = new ArrayList<>();
+        for (StreamMessage<String, byte[]> m : Calls.call("listing dead letters of " + name,
+                () -> redis.xrange(keys.deadLetters(name), range, Limit.from(limit)))) {
+            page.add(new Raw(new Partitions.Id(partition, m.getId()), m));
+        }
+        Map<Partitions.Id, String> replayed = replayedOf(partitions, page);
+        List<DeadLetter> out = new ArrayList<>(page.size());
+        for (Raw r : page) {
+            out.add(DeadLetterFields.decode(partitions, partition, r.id().streamId(), r.message().getBody(),
+                    replayed.get(r.id())));
+        }
+        return out;
+    }
+
     /** @throws IllegalArgumentException if the id does not name a partition of the topic as it must */
     @Override
     public Optional<DeadLetter> get(String topic, String deadLetterId) {

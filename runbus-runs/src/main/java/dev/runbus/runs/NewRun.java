@@ -16,6 +16,14 @@ public record NewRun(String sessionId, String userId, String input, String idemp
 
     public static final int MAX_KEY_LENGTH = 200;
 
+    /**
+     * The longest {@code userId} of a run in per-user order ({@link RunsConfig#ordered()}): its trigger is
+     * published with the user id as the message key, and the bus takes keys of 1 to 1000 characters
+     * ({@code Message.withKey}; Java characters, UTF-16 units). {@link Runs#submit} refuses a longer one.
+     * Unordered runs' triggers carry no key, so their user ids have no such limit.
+     */
+    public static final int MAX_ORDERED_USER_ID_LENGTH = 1000;
+
     public NewRun {
         requireText("sessionId", sessionId);
         requireText("userId", userId);

@@ -103,9 +103,13 @@ public final class Runs implements AutoCloseable {
      * after its row is committed; for an existing run nothing is published.
      *
      * @throws IdempotencyConflictException when the key names a run with another session, user or input
+     * @throws InvalidRunException          (an {@link IllegalArgumentException}) when runs are in per-user order
+     *                                      and the user id is longer than {@link NewRun#MAX_ORDERED_USER_ID_LENGTH}:
+     *                                      it could not key the run's trigger; nothing is written
      */
     public SubmitResult submit(NewRun request) {
         Objects.requireNonNull(request, "request");
+        checkKeyable(request);
         String key = request.idempotencyKey() != null ? request.idempotencyKey()
                 : IdempotencyKeys.derive(request.sessionId(), request.userId(), request.input(),
                         Instant.now().getEpochSecond());
@@ -121,6 +125,21 @@ public final class Runs implements AutoCloseable {
             return new SubmitResult(s.owner().runId(), false, s.owner().status());
         } catch (SQLException e) {
             throw new RunStoreException("submitting a run failed: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Refuses, before the insert, a user id that cannot key an ordered run's trigger. Found only after the insert,
+     * it failed the publish of its whole group commit: the batch was retried item by item, its runs were found
+     * already inserted and all reported as existing, with no trigger (and every sweep that met the run threw).
+     */
+    private void checkKeyable(NewRun request) {
+        int length = request.userId().length();
+        if (config.ordered() && length > NewRun.MAX_ORDERED_USER_ID_LENGTH) {
+            throw new InvalidRunException("userId", "has " + length + " characters, more than the "
+                    + NewRun.MAX_ORDERED_USER_ID_LENGTH + " allowed: runs in per-user order publish their trigger with"
+                    + " the user id as its message key, and a message key has at most "
+                    + NewRun.MAX_ORDERED_USER_ID_LENGTH + " characters");
         }
     }
 

@@ -10,9 +10,12 @@ package dev.runbus.runs;
  * @param examined              unfinished runs older than the threshold looked at
  * @param live                  of those, still having a live delivery (left alone)
  * @param republished           of those, republished to the stream
+ * @param runsSkipped           of those, found lost but not republished because no trigger can be built from
+ *                              the row (an ordered run whose user id is too long to be a message key): reported
+ *                              with a WARN and left as they are
  */
 public record SweepResult(boolean ran, int deadLettersReconciled, int deadLettersSkipped, int examined, int live,
-                          int republished) {
+                          int republished, int runsSkipped) {
 
-    public static final SweepResult SKIPPED = new SweepResult(false, 0, 0, 0, 0, 0);
+    public static final SweepResult SKIPPED = new SweepResult(false, 0, 0, 0, 0, 0, 0);
 }

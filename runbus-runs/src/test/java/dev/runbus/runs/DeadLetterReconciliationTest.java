@@ -40,8 +40,10 @@ class DeadLetterReconciliationTest extends RunsTestSupport {
     void lostListenerMark_sweeperFailsTheRunWhateverTheClocks() {
         Bus bus = bus();
         Runs runs = runs(bus, "w1", workerOptions().maxDeliveries(1).build());
+        CountDownLatch markLost = new CountDownLatch(1);
         CrashPoints.install(p -> {
             if (p == CrashPoints.Point.AFTER_DEAD_LETTER_BEFORE_FAILED) {
+                markLost.countDown();
                 throw new IllegalStateException("the listener's mark is lost");
             }
         });
@@ -50,6 +52,8 @@ class DeadLetterReconciliationTest extends RunsTestSupport {
             runs.startWorker(ALWAYS_FAILS);
             id = runs.submit(NewRun.of("s", "u", "poison")).runId();
             Wait.until("dead-lettered", WAIT, () -> bus.deadLetters().count("runs") == 1);
+            // The dead letter is visible before the listener's thread gets to the mark: keep the hook until then.
+            Wait.until("the listener's mark lost", WAIT, () -> markLost.getCount() == 0);
         } finally {
             CrashPoints.install(null);
         }

@@ -10,7 +10,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Marks a run failed when the bus dead-letters its trigger, if that trigger is still the run's current
- * attempt (see {@link RunFailures#markFailed}): so a duplicate or late call changes nothing. The bus calls
+ * attempt (see {@link RunFailures#applyDeadLetter}): so a duplicate or late call changes nothing. An ordered
+ * run's worker fails the run itself before the bus moves the trigger ({@link OrderedRunWorker}); then this only
+ * names the dead letter on the run. The bus calls
  * listeners on its own threads, which must not wait on I/O, so the PostgreSQL write happens on a thread of
  * its own. If the process dies before the write, the sweeper's dead-letter reconciliation does it.
  */
@@ -41,11 +43,11 @@ public final class FailedRunMarker implements BusListener, AutoCloseable {
         Triggers.runIdOf(dl.message()).ifPresent(runId -> thread.execute(() -> {
             CrashPoints.reach(CrashPoints.Point.AFTER_DEAD_LETTER_BEFORE_FAILED);
             try {
-                if (failures.markFailed(runId, dl.reason(), dl.id(), dl.originalStreamId())) {
-                    log.warn("run {} failed: {}", runId, dl.reason());
-                } else {
-                    log.debug("dead letter {} of run {} is not its current attempt (or the run is finished): no change",
-                            dl.id(), runId);
+                switch (failures.applyDeadLetter(runId, dl.reason(), dl.id(), dl.originalStreamId())) {
+                    case FAILED -> log.warn("run {} failed: {}", runId, dl.reason());
+                    case ATTACHED -> log.debug("run {}, failed by its worker, names its dead letter {}", runId, dl.id());
+                    case UNCHANGED -> log.debug("dead letter {} of run {} is not its current attempt (or the run is"
+                            + " finished): no change", dl.id(), runId);
                 }
             } catch (Exception e) {
                 log.warn("could not mark run {} failed now; the sweeper will", runId, e);

@@ -14,12 +14,13 @@ import javax.sql.DataSource;
  * earliest such run, the blocker. One statement, so the check and the start see one snapshot; what can change
  * behind it only unblocks (an earlier run finishing), except a replay, which may send an earlier run back to
  * pending after a later one started (documented on {@code RunsConfig.ordered}). The same statement caps the
- * run's attempts by PostgreSQL's count, as {@link RunAttempts} does for unordered runs.
+ * run's attempts by PostgreSQL's count, as {@link RunAttempts} does for unordered runs, and starts no retry
+ * before the run's {@code next_attempt_at} by PostgreSQL's clock ({@link NotDue}).
  */
 public final class OrderedAttempts {
 
     /** What a trigger found. */
-    public sealed interface Start permits Started, Blocked, Worn, GaveUp, Finished {
+    public sealed interface Start permits Started, Blocked, Worn, NotDue, GaveUp, Finished {
     }
 
     /** The attempt started: the run is running, with one more attempt. */
@@ -47,6 +48,15 @@ public final class OrderedAttempts {
     }
 
     /**
+     * Nothing started: the run may start, but its failed attempt's retry is not due yet: its
+     * {@code next_attempt_at} is {@code millisLeft} ahead of PostgreSQL's clock ({@code now()}). A partition that
+     * changed owner during the backoff hands its new owner the trigger at once; the run must not start before the
+     * delay the retry policy gave it.
+     */
+    public record NotDue(UUID runId, long millisLeft) implements Start {
+    }
+
+    /**
      * Nothing started: the run already had {@code maxDeliveries} attempts since its last replay, by PostgreSQL's
      * count (a trigger republished after Redis lost its delivery count). It is failed now, with {@code reason}
      * as its error, whatever runs of its user are unfinished: it will not execute again, so order is kept.
@@ -69,7 +79,9 @@ public final class OrderedAttempts {
         String left = "t.attempts - t.attempts_at_replay < " + maxDeliveries; // maxDeliveries is an int
         // The blocker is read through runs_user_unfinished_idx (user_id, submit_seq), whose predicate is this
         // literal list of statuses. The two updates take disjoint rows (left or not left, on one snapshot).
-        this.sql = "WITH target AS (SELECT id, user_id, submit_seq, attempts, attempts_at_replay, error FROM " + runs
+        String due = "(t.next_attempt_at IS NULL OR t.next_attempt_at <= now())";
+        this.sql = "WITH target AS (SELECT id, user_id, submit_seq, attempts, attempts_at_replay, error,"
+                + " next_attempt_at FROM " + runs
                 + " WHERE id = ? AND status IN " + UNFINISHED + "),"
                 + " blocker AS (SELECT e.id, e.status, e.stream_id FROM " + runs + " e JOIN target t"
                 + " ON e.user_id = t.user_id WHERE e.submit_seq < t.submit_seq AND e.status IN " + UNFINISHED
@@ -78,7 +90,7 @@ public final class OrderedAttempts {
                 + " attempts = r.attempts + 1, stream_id = ?, next_attempt_at = NULL, updated_at = now(),"
                 + " started_at = COALESCE(r.started_at, now()) FROM target t WHERE r.id = t.id"
                 + " AND r.status IN (" + RunStore.sources(RunStatus.RUNNING) + ") AND NOT EXISTS (SELECT 1 FROM blocker)"
-                + " AND ? <= t.attempts - t.attempts_at_replay + 1 AND " + left
+                + " AND ? <= t.attempts - t.attempts_at_replay + 1 AND " + left + " AND " + due
                 // Checked on the row as updated too: two starts at once (an old lease holder and the new owner)
                 // read one snapshot, and only conditions on r are checked again after the other's update.
                 + " AND r.attempts - r.attempts_at_replay < " + maxDeliveries
@@ -95,7 +107,12 @@ public final class OrderedAttempts {
                 + " UNION ALL SELECT 'blocked', b.id, NULL, NULL, t.user_id, NULL, 0, b.status, b.stream_id"
                 + " FROM blocker b, target t WHERE " + left
                 + " UNION ALL SELECT 'worn', t.id, NULL, NULL, t.user_id, NULL, 0, NULL, NULL FROM target t"
-                + " WHERE NOT EXISTS (SELECT 1 FROM blocker) AND ? > t.attempts - t.attempts_at_replay + 1 AND " + left;
+                + " WHERE NOT EXISTS (SELECT 1 FROM blocker) AND ? > t.attempts - t.attempts_at_replay + 1 AND " + left
+                // Whole milliseconds, rounded up, so that a wait of that long finds it due.
+                + " UNION ALL SELECT 'not_due', t.id, NULL, NULL, t.user_id, NULL,"
+                + " CEIL(EXTRACT(EPOCH FROM t.next_attempt_at - now()) * 1000)::int, NULL, NULL FROM target t"
+                + " WHERE NOT EXISTS (SELECT 1 FROM blocker) AND ? <= t.attempts - t.attempts_at_replay + 1 AND " + left
+                + " AND NOT " + due;
     }
 
     /**
@@ -108,6 +125,7 @@ public final class OrderedAttempts {
             ps.setString(2, streamId);
             ps.setLong(3, attempt);
             ps.setLong(4, attempt);
+            ps.setLong(5, attempt);
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {
                     return new Finished();
@@ -118,6 +136,9 @@ public final class OrderedAttempts {
                 }
                 if (kind.equals("worn")) {
                     return new Worn(runId, rs.getString(5));
+                }
+                if (kind.equals("not_due")) {
+                    return new NotDue(runId, Math.max(1, rs.getInt(7)));
                 }
                 if (kind.equals("started")) {
                     return new Started(new RunStore.Attempt(rs.getObject(2, UUID.class), rs.getString(3),

@@ -5,10 +5,12 @@ import dev.runbus.Delivery;
 import dev.runbus.Handler;
 import dev.runbus.runs.Reply;
 import dev.runbus.runs.RunHandler;
+import java.sql.SQLException;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -27,7 +29,8 @@ import org.slf4j.LoggerFactory;
  *       attempt is counted. This cannot spin: the blocker is the earliest unfinished run of the user, so its
  *       fresh trigger starts it (or defers it behind an even earlier one, of which there are finitely many).</li>
  *   <li><b>running</b> on an entry it still names: its attempt is live (an owner that lost its lease and is
- *       still finishing, or an attempt whose dead letter is being marked failed right now). That resolves by
+ *       still finishing, or a last attempt its worker could not fail, whose dead letter is being marked failed
+ *       right now). That resolves by
  *       itself, so this trigger fails and the bus retries it in place after the runs' retry delay: the back-off
  *       is the bus's, nothing spins. Waiting must not spend this run's poison budget: on its last allowed
  *       attempt ({@code Delivery.attempt() == maxDeliveries}) the trigger is republished and acknowledged
@@ -41,8 +44,11 @@ import org.slf4j.LoggerFactory;
  *
  * A run that starts executes as in {@link RunWorker}: handler, then replies and done in one group-committed
  * transaction, then the ack; a failing handler leaves the trigger to the bus's retry and dead-letter rules, and
- * records when the next attempt is due. A run that already had {@code maxDeliveries} attempts by PostgreSQL's
- * count is failed instead of started ({@link OrderedAttempts.GaveUp}).
+ * records when the next attempt is due, or, on the trigger's last allowed delivery, fails the run before the call
+ * returns (so the user's next run need not wait for the dead-letter listener). A run that already had {@code maxDeliveries} attempts by PostgreSQL's
+ * count is failed instead of started ({@link OrderedAttempts.GaveUp}). A retry delivered before the run's
+ * {@code next_attempt_at} (its partition changed owner during the backoff) waits in the handler until it is due
+ * ({@link OrderedAttempts.NotDue}).
  */
 public final class OrderedRunWorker implements Handler {
 
@@ -88,6 +94,10 @@ public final class OrderedRunWorker implements Handler {
             return;
         }
         OrderedAttempts.Start start = attempts.start(runId.get(), d.streamId(), d.attempt());
+        while (start instanceof OrderedAttempts.NotDue n) {
+            awaitRetry(n);
+            start = attempts.start(runId.get(), d.streamId(), d.attempt());
+        }
         if (start instanceof OrderedAttempts.Started s) {
             execute(s.attempt(), d);
         } else if (start instanceof OrderedAttempts.GaveUp g) {
@@ -102,6 +112,29 @@ public final class OrderedRunWorker implements Handler {
         } else {
             log.debug("run {} is finished or unknown; trigger {} acked without work", runId.get(), d.streamId());
         }
+    }
+
+    /** The longest wait between two questions to PostgreSQL about a retry that is not due yet. */
+    private static final long MAX_RETRY_WAIT_SLICE_MILLIS = 1000;
+
+    /**
+     * Waits in the handler while the run's retry is not due by PostgreSQL's clock ({@code next_attempt_at}), as
+     * the policy's delay left; the caller then asks PostgreSQL again, which decides (at least every second, so a
+     * replay, the sweeper or another owner that changes the run meanwhile is seen). This happens when the trigger
+     * comes back before the bus's own wait was over: its partition changed owner during the backoff, and the new
+     * owner took the entry at once. Unordered runs need no such check: their retry's copy waits in the bus's delay
+     * set, due by the Redis clock, whoever reads it.
+     *
+     * <p>Why wait here rather than fail the delivery so that the bus retries it later: the partition is held either
+     * way (the trigger is its head, and the user's later runs must wait for this one), and waiting holds it exactly
+     * until the retry is due, no longer. A failed delivery would spend one of the run's {@code maxDeliveries} on an
+     * attempt that never ran, and the next delivery would find the trigger worn and republish it behind the user's
+     * later runs (which would then wait in place on it); on the last delivery the bus would dead-letter a run whose
+     * handler had not failed that often. The local clock only measures the wait.
+     */
+    private static void awaitRetry(OrderedAttempts.NotDue n) throws InterruptedException {
+        log.debug("run {}: its retry is due in {} ms by PostgreSQL's clock; waiting", n.runId(), n.millisLeft());
+        TimeUnit.MILLISECONDS.sleep(Math.min(n.millisLeft(), MAX_RETRY_WAIT_SLICE_MILLIS));
     }
 
     /** See the class comment: defer behind the blocker, retry in place, or start the wait over. */
@@ -120,12 +153,36 @@ public final class OrderedRunWorker implements Handler {
         bus.publisher().publish(topic, Triggers.of(b.runId(), b.userId()));
     }
 
+    /**
+     * The last allowed delivery failed: the bus dead-letters the trigger when this call returns, and its listener
+     * ({@link FailedRunMarker}) would fail the run after that, on a thread of its own. Until then the user's next
+     * run, whose trigger this partition hands over next, finds this one running on a live entry, and waits for a
+     * retry in place (a second by default) before going to the back. So the run is failed here, committed before
+     * the call returns; the listener then only names the dead letter on it. If this write fails, the listener's
+     * (or the sweeper's) mark still fails the run, as before.
+     */
+    private void failLastAttempt(RunStore.Attempt a, Delivery d, Exception failure) {
+        String reason = failure.getClass().getName() + (failure.getMessage() == null ? "" : ": " + failure.getMessage());
+        try {
+            if (failures.failLastAttempt(a.runId(), d.streamId(), reason)) {
+                log.warn("run {} failed after {} deliveries of its trigger: {}", a.runId(), d.attempt(), reason);
+            }
+        } catch (SQLException | RuntimeException e) {
+            log.warn("could not fail run {} now; its dead letter will", a.runId(), e);
+            failure.addSuppressed(e);
+        }
+    }
+
     private void execute(RunStore.Attempt a, Delivery d) throws Exception {
         List<Reply> replies;
         try {
             replies = HandlerCall.execute(handler, effects, a);
         } catch (Exception failure) {
-            failures.recordQuietly(a.runId(), failure, retries.after(d));
+            if (retries.isLast(d)) {
+                failLastAttempt(a, d, failure);
+            } else {
+                failures.recordQuietly(a.runId(), failure, retries.after(d));
+            }
             throw failure;
         }
         boolean completed;

@@ -22,9 +22,14 @@ public final class RetrySchedule {
 
     /** The delay before the next delivery after {@code failed} failed; empty when it was the last one allowed. */
     public Optional<Duration> after(Delivery failed) {
-        if (failed.attempt() >= options.maxDeliveries()) {
+        if (isLast(failed)) {
             return Optional.empty(); // the bus dead-letters it
         }
         return Optional.of(options.retryDelay(failed));
+    }
+
+    /** Whether {@code d} is the last delivery allowed: if its handler fails, the bus dead-letters the entry. */
+    public boolean isLast(Delivery d) {
+        return d.attempt() >= options.maxDeliveries();
     }
 }

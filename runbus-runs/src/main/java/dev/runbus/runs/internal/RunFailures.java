@@ -92,7 +92,7 @@ public final class RunFailures {
      * → failed, naming the dead letter, if the run's current attempt is {@code deadStreamId} (the stream
      * entry that was dead-lettered). Returns whether the run changed.
      */
-    public boolean markFailed(Connection c, UUID id, String reason, String deadLetterId, String deadStreamId)
+    private boolean markFailed(Connection c, UUID id, String reason, String deadLetterId, String deadStreamId)
             throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("UPDATE " + runs + " SET status = ?, error = ?,"
                 + " dead_letter_id = ?, next_attempt_at = NULL, finished_at = now(), updated_at = now()"
@@ -107,9 +107,69 @@ public final class RunFailures {
         }
     }
 
-    public boolean markFailed(UUID id, String reason, String deadLetterId, String deadStreamId) throws SQLException {
+    /**
+     * running → failed after the failure of the trigger's last allowed delivery, by the worker itself before its
+     * handler call returns (ordered runs, {@link OrderedRunWorker}), if the run's current attempt is still
+     * {@code streamId}. The bus dead-letters the trigger only after the call returns, so the run names no dead
+     * letter yet: {@link #attachDeadLetter} names it then. Returns whether the run changed.
+     */
+    public boolean failLastAttempt(UUID id, String streamId, String reason) throws SQLException {
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement ps = c.prepareStatement("UPDATE " + runs + " SET status = ?, error = ?,"
+                     + " next_attempt_at = NULL, finished_at = now(), updated_at = now()"
+                     + " WHERE id = ? AND stream_id = ? AND status IN (" + RunStore.sources(RunStatus.FAILED) + ")")) {
+            ps.setString(1, RunStatus.FAILED.sql());
+            ps.setString(2, reason);
+            ps.setObject(3, id);
+            ps.setString(4, streamId);
+            return ps.executeUpdate() == 1;
+        }
+    }
+
+    /**
+     * Names the dead letter of a run that its worker failed before the bus moved the trigger
+     * ({@link #failLastAttempt}): only while the run is failed on that very entry and names no dead letter yet. So,
+     * like {@link #markFailed}, it changes nothing after a replay (which clears {@code stream_id}) or for a run
+     * failed on another entry. No status changes. Returns whether the run changed.
+     */
+    private boolean attachDeadLetter(Connection c, UUID id, String deadLetterId, String deadStreamId)
+            throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("UPDATE " + runs + " SET dead_letter_id = ?,"
+                + " updated_at = now() WHERE id = ? AND stream_id = ? AND status = ? AND dead_letter_id IS NULL")) {
+            ps.setString(1, deadLetterId);
+            ps.setObject(2, id);
+            ps.setString(3, deadStreamId);
+            ps.setString(4, RunStatus.FAILED.sql());
+            return ps.executeUpdate() == 1;
+        }
+    }
+
+    /** What a dead letter did to its run. */
+    public enum DeadLetterMark {
+        /** The run was failed by it. */
+        FAILED,
+        /** The run, already failed on the dead-lettered entry by its worker, now names the dead letter. */
+        ATTACHED,
+        /** Nothing: the run is not on that entry (replayed, running on another trigger) or already names one. */
+        UNCHANGED
+    }
+
+    /**
+     * Applies a dead letter to its run: fails it ({@link #markFailed}) or, when its worker failed it already,
+     * names the dead letter on it ({@link #attachDeadLetter}). The listener and the sweeper both use it.
+     */
+    public DeadLetterMark applyDeadLetter(Connection c, UUID id, String reason, String deadLetterId,
+                                          String deadStreamId) throws SQLException {
+        if (markFailed(c, id, reason, deadLetterId, deadStreamId)) {
+            return DeadLetterMark.FAILED;
+        }
+        return attachDeadLetter(c, id, deadLetterId, deadStreamId) ? DeadLetterMark.ATTACHED : DeadLetterMark.UNCHANGED;
+    }
+
+    public DeadLetterMark applyDeadLetter(UUID id, String reason, String deadLetterId, String deadStreamId)
+            throws SQLException {
         try (Connection c = dataSource.getConnection()) {
-            return markFailed(c, id, reason, deadLetterId, deadStreamId);
+            return applyDeadLetter(c, id, reason, deadLetterId, deadStreamId);
         }
     }
 

@@ -7,7 +7,9 @@ import dev.runbus.runs.SweepResult;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import javax.sql.DataSource;
@@ -33,7 +35,8 @@ import org.slf4j.LoggerFactory;
  *       was found gone because it was dead-lettered meanwhile is failed, not republished;</li>
  *   <li>mark the others republished, only those unchanged since they were read (one short transaction), then
  *       publish their triggers. A publish that fails leaves marked runs without a trigger: a later sweep
- *       finds them again.</li>
+ *       finds them again. A run whose trigger cannot be built is neither marked nor published, but reported:
+ *       one bad row does not stop the sweep.</li>
  * </ol>
  * No row lock is held across a Redis call, so a completion never waits for a sweep.
  */
@@ -89,17 +92,40 @@ public final class Sweeper {
         // run here changes its updated_at, so the mark below, which takes only runs unchanged since they were
         // read, does not republish it.
         DeadLetterReconciler.Result reconciled = deadLetters.reconcile(c);
-        List<SweeperStore.Republish> republish = SweeperStore.inTransaction(c, tx -> markAndMoveOn(tx, candidates, lost));
+        Map<UUID, Message> triggers = triggersOf(lost);
+        List<SweeperStore.Candidate> publishable = lost.stream().filter(l -> triggers.containsKey(l.runId())).toList();
+        List<SweeperStore.Republish> republish = SweeperStore.inTransaction(c,
+                tx -> markAndMoveOn(tx, candidates, publishable));
         if (!republish.isEmpty()) {
-            List<Message> triggers = new ArrayList<>(republish.size());
-            // Ordered runs: keyed by the user, so the trigger reaches the user's partition (behind later runs'
-            // triggers; OrderedRunWorker defers those).
-            republish.forEach(r -> triggers.add(Triggers.of(r.runId(), config.ordered() ? r.userId() : null)));
-            bus.publisher().publishAll(config.topic(), triggers);
+            bus.publisher().publishAll(config.topic(), republish.stream().map(r -> triggers.get(r.runId())).toList());
             log.info("sweeper republished {} runs", republish.size());
         }
         return new SweepResult(true, reconciled.marked(), reconciled.skipped(), candidates.size(),
-                candidates.size() - lost.size(), republish.size());
+                candidates.size() - lost.size(), republish.size(), lost.size() - publishable.size());
+    }
+
+    /**
+     * The trigger of each lost run, built before any is marked: one that cannot be built (an ordered run whose
+     * user id is too long to be a message key, from before submissions refused it) is left out, unmarked, and
+     * reported, instead of failing the sweep after its page was marked (every later sweep failed the same way, so
+     * no lost run of that page was republished again). Ordered runs' triggers are keyed by the user, so they reach
+     * the user's partition (behind later runs' triggers; OrderedRunWorker defers those).
+     */
+    private Map<UUID, Message> triggersOf(List<SweeperStore.Candidate> lost) {
+        Map<UUID, Message> triggers = new HashMap<>();
+        List<String> skipped = new ArrayList<>();
+        for (SweeperStore.Candidate l : lost) {
+            try {
+                triggers.put(l.runId(), Triggers.of(l.runId(), config.ordered() ? l.userId() : null));
+            } catch (IllegalArgumentException e) {
+                skipped.add(l.runId() + " (" + e.getMessage() + ")");
+            }
+        }
+        if (!skipped.isEmpty()) {
+            log.warn("sweeper cannot republish {} runs of topic {}, left as they are (fix or delete them): {}",
+                    skipped.size(), config.topic(), skipped.size() <= 10 ? skipped : skipped.subList(0, 10) + " …");
+        }
+        return triggers;
     }
 
     /** Marks the lost runs republished and moves the cursor past this page. */

@@ -10,7 +10,9 @@ import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 
@@ -191,6 +193,21 @@ final class SweeperStore {
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next() ? Optional.of(rs.getString(1)) : Optional.empty();
             }
+        }
+    }
+
+    /** The values of those of {@code names} that are set, by name. */
+    Map<String, String> values(Connection c, List<String> names) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT name, value FROM " + sweeperState
+                + " WHERE name = ANY (?::text[])")) {
+            ps.setArray(1, c.createArrayOf("text", names.toArray()));
+            Map<String, String> out = new HashMap<>();
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    out.put(rs.getString(1), rs.getString(2));
+                }
+            }
+            return out;
         }
     }
 

@@ -271,6 +271,44 @@ class OrderedRunWorkerTest extends RunsTestSupport {
         assertThat(publishedAfterSetUp()).containsExactly(third.toString(), later.toString(), third.toString());
     }
 
+    /**
+     * Issue 20 (found end to end): an ordered retry whose partition changed owner during its backoff was claimed
+     * by the new owner at once and started, 0.36 s after the failure when the policy's minimum was 0.8 s. The
+     * attempt does not start before the run's {@code next_attempt_at} by PostgreSQL's clock: the handler waits.
+     */
+    @Test
+    void retryDeliveredBeforeItsNextAttemptAt_startsNoEarlierByPostgresClock() throws Exception {
+        execute("UPDATE " + schema + ".runs SET status = 'running', attempts = 1, stream_id = '5-0',"
+                + " error = 'attempt 1 failed', next_attempt_at = now() + interval '1500 milliseconds'"
+                + " WHERE id = '" + earlier + "'");
+        java.time.Instant due = timestamp("next_attempt_at", earlier);
+
+        worker.handle(trigger(earlier, 2)); // the new owner's delivery, at once
+
+        assertThat(executed).containsExactly(earlier);
+        assertThat(startedAt(earlier)).as("the attempt's start by PostgreSQL's clock").isAfterOrEqualTo(due);
+        assertThat(run(earlier).status()).isEqualTo(RunStatus.DONE);
+        assertThat(run(earlier).attempts()).isEqualTo(2);
+        assertThat(run(earlier).nextAttemptAt()).isEmpty();
+        assertThat(replyRows(earlier)).isEqualTo(2);
+    }
+
+    /** A retry delivered when its next attempt is due (the usual case) starts at once. */
+    @Test
+    void retryDeliveredAfterItsNextAttemptAt_startsAtOnce() throws Exception {
+        execute("UPDATE " + schema + ".runs SET status = 'running', attempts = 1, stream_id = '5-0',"
+                + " error = 'attempt 1 failed', next_attempt_at = now() - interval '10 milliseconds'"
+                + " WHERE id = '" + earlier + "'");
+        long start = System.nanoTime();
+
+        worker.handle(trigger(earlier, 2));
+
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(1));
+        assertThat(executed).containsExactly(earlier);
+        assertThat(run(earlier).attempts()).isEqualTo(2);
+        assertThat(run(earlier).status()).isEqualTo(RunStatus.DONE);
+    }
+
     private Delivery trigger(UUID run, long deliveryCount) {
         return new Delivery(Triggers.of(run, "u"), "runs", entries.incrementAndGet() + "-0", "run-workers", "w1",
                 deliveryCount);

@@ -3,6 +3,7 @@ package dev.runbus.server.http;
 import dev.runbus.Bus;
 import dev.runbus.RunbusException;
 import dev.runbus.runs.IdempotencyConflictException;
+import dev.runbus.runs.InvalidRunException;
 import dev.runbus.runs.RunStoreException;
 import dev.runbus.runs.Runs;
 import dev.runbus.server.Json;
@@ -180,6 +181,10 @@ public final class HttpApi implements AutoCloseable {
         });
         app.exception(IdempotencyConflictException.class, (e, ctx) -> error(ctx, 409, e.getMessage(), "idempotency_key"));
         app.exception(HttpResponseException.class, (e, ctx) -> error(ctx, e.getStatus(), e.getMessage(), null));
+        app.exception(InvalidRunException.class, (e, ctx) -> {
+            String field = SubmitRequest.jsonField(e.field());
+            error(ctx, 400, "field '" + field + "' " + e.problem(), field);
+        });
         app.exception(IllegalArgumentException.class, (e, ctx) -> error(ctx, 400, e.getMessage(), null));
         app.exception(RunStoreException.class, (e, ctx) -> unavailable(ctx, "the database", e));
         app.exception(RunbusException.class, (e, ctx) -> unavailable(ctx, "Redis", e));

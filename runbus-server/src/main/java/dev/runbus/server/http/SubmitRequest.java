@@ -61,6 +61,11 @@ final class SubmitRequest {
         return new NewRun(session, user, inputText, key);
     }
 
+    /** The body's name of a {@link NewRun} component: {@code userId} is {@code user_id}. */
+    static String jsonField(String component) {
+        return component.replaceAll("([A-Z])", "_$1").toLowerCase(java.util.Locale.ROOT);
+    }
+
     private static String requiredText(JsonNode root, String field) {
         JsonNode n = root.get(field);
         if (n == null || n.isNull()) {
