@@ -44,9 +44,14 @@ class OrderedRedisFaultsTest {
     private OwnRedis redis;
     private String prefix;
 
+    /** The server each test runs on: the installed redis-server (a subclass runs them on 6.2). */
+    OwnRedis ownRedis() {
+        return OwnRedis.process();
+    }
+
     @BeforeEach
     void setUp() {
-        redis = OwnRedis.process();
+        redis = ownRedis();
         prefix = "faults-" + UUID.randomUUID();
     }
 
