@@ -161,11 +161,19 @@ class DeadMasterIsolationTest {
                 healthy, before, during, lateMillis, twiceHealthy.size(), twice.size(), uncertain.size(),
                 loopErrors.size());
 
+        loopErrors.forEach(e -> System.out.println("  loop error: " + e));
+        dueAt.forEach((id, due) -> {
+            Long h = firstHandled.get(id);
+            if (due >= stoppedAt && due < resumedAt && h != null && h - due > TimeUnit.MILLISECONDS.toNanos(200)) {
+                System.out.printf("  late: %s due %d ms into the stop, handled %d ms late%n", id,
+                        TimeUnit.NANOSECONDS.toMillis(due - stoppedAt), TimeUnit.NANOSECONDS.toMillis(h - due));
+            }
+        });
         assertThat(during).as("handled/s of the partitions on the healthy masters during the stop, against %.0f/s"
                 + " before", before).isGreaterThanOrEqualTo(0.8 * before);
         assertThat(twiceHealthy).as("entries of healthy partitions handled more than once").isEmpty();
         assertThat(lateMillis).as("how late a delayed entry of a healthy partition ran during the stop")
-                .isLessThan(COMMAND_TIMEOUT.toMillis() / 2);
+                .isLessThan(500);
         assertThat(firstHandled.keySet()).containsAll(published);
         assertThat(loopErrors).as("the stalled master was reported").isNotEmpty();
     }
@@ -175,7 +183,7 @@ class DeadMasterIsolationTest {
                 .partitions(TOPIC, PARTITIONS).commandTimeout(COMMAND_TIMEOUT).listener(new BusListener() {
                     @Override
                     public void onLoopError(String loop, Throwable error) {
-                        loopErrors.add(loop);
+                        loopErrors.add(loop + ": " + error.getMessage());
                     }
                 }).build());
         buses.add(bus);
