@@ -64,6 +64,12 @@ class DeadMasterIsolationTest {
     /** Delayed messages: nanos when each was due (publish returned + delay). */
     private final Map<String, Long> dueAt = new ConcurrentHashMap<>();
     private final List<String> loopErrors = new CopyOnWriteArrayList<>();
+    /** One message in this many takes longer than minIdle (0: none). */
+    private volatile int slowEvery = 300;
+    private volatile List<Integer> healthy = List.of();
+    /** "consumer token" of the handlings of each partition from this time on (ordered groups). */
+    private final Map<Integer, Set<String>> leasesSeen = new ConcurrentHashMap<>();
+    private volatile long leasesFrom = Long.MAX_VALUE;
 
     @BeforeEach
     void startCluster() {
@@ -90,10 +96,34 @@ class DeadMasterIsolationTest {
         bus.subscribe(TOPIC, "g", "c0", this::handle, SubscribeOptions.builder().concurrency(16).batchSize(100)
                 .blockTime(Duration.ofSeconds(1)).minIdle(Duration.ofMillis(1500))
                 .keepAliveInterval(Duration.ofMillis(500)).claimInterval(Duration.ofMillis(500)).build());
-        run(bus, prefix);
+        run(bus, true);
     }
 
-    private void run(Bus bus, String prefix) throws InterruptedException {
+    /**
+     * The leases of the healthy partitions are renewed on time, and their owners looked up, whatever the stopped
+     * master does. Their pace is not asserted here: the ordered read loop still reads the owned partitions one after
+     * the other through the fenced script, and waits out the command timeout on the stopped master's (docs/
+     * architecture.md, "One master down").
+     */
+    @Test
+    void ordered_partitionsOnTheOtherMastersKeepTheirOwnersAndFencingTokens() throws InterruptedException {
+        slowEvery = 0; // a partition runs one entry at a time: a long handler would hold up its pace
+        Bus bus = connect("isolation-" + UUID.randomUUID().toString().substring(0, 8));
+        for (String consumer : List.of("c0", "c1")) {
+            bus.subscribe(TOPIC, "g", consumer, this::handle, SubscribeOptions.builder().ordered(true).concurrency(6)
+                    .leaseTime(Duration.ofSeconds(3)).build());
+        }
+        run(bus, false);
+        // Every healthy partition was run by one owner under one token from before the stop to the end.
+        Map<Integer, Set<String>> healthyLeases = new TreeMap<>(leasesSeen);
+        healthyLeases.keySet().retainAll(healthy);
+        System.out.println("  leases seen around the stop: " + leasesSeen);
+        assertThat(healthyLeases).hasSize(healthy.size())
+                .allSatisfy((p, leases) -> assertThat(leases).as("owner and token of partition %d", p).hasSize(1));
+    }
+
+    /** Publishes, stops the victim master, resumes it; asserts the pace and timing of the others when asked. */
+    private void run(Bus bus, boolean assertPace) throws InterruptedException {
         Map<Integer, Integer> masterOf = new TreeMap<>();
         for (int p = 0; p < PARTITIONS; p++) {
             masterOf.put(p, masterIndexOf(SlotHash.getSlot(new Partitions(TOPIC, PARTITIONS).name(p))));
@@ -102,7 +132,7 @@ class DeadMasterIsolationTest {
         // test is about partitions.
         int topicMaster = masterIndexOf(SlotHash.getSlot("{" + TOPIC + "}"));
         int victim = masterOf.values().stream().filter(m -> m != topicMaster).findFirst().orElseThrow();
-        List<Integer> healthy = masterOf.keySet().stream().filter(p -> masterOf.get(p) != victim).toList();
+        healthy = masterOf.keySet().stream().filter(p -> masterOf.get(p) != victim).toList();
         assertThat(healthy).hasSizeBetween(1, PARTITIONS - 1);
 
         Map<Integer, List<String>> keys = keysByPartition();
@@ -127,6 +157,7 @@ class DeadMasterIsolationTest {
         RedisServerProcess stopped = cluster.masters().get(victim);
         pausedMaster = victim;
         long stoppedAt = System.nanoTime();
+        leasesFrom = stoppedAt - MEASURE.toNanos();
         stopped.pause();
         try {
             LockSupport.parkNanos(STOP.toNanos()); // the fault lasts this long
@@ -169,11 +200,13 @@ class DeadMasterIsolationTest {
                         TimeUnit.NANOSECONDS.toMillis(due - stoppedAt), TimeUnit.NANOSECONDS.toMillis(h - due));
             }
         });
-        assertThat(during).as("handled/s of the partitions on the healthy masters during the stop, against %.0f/s"
-                + " before", before).isGreaterThanOrEqualTo(0.8 * before);
+        if (assertPace) {
+            assertThat(during).as("handled/s of the partitions on the healthy masters during the stop, against %.0f/s"
+                    + " before", before).isGreaterThanOrEqualTo(0.8 * before);
+            assertThat(lateMillis).as("how late a delayed entry of a healthy partition ran during the stop")
+                    .isLessThan(500);
+        }
         assertThat(twiceHealthy).as("entries of healthy partitions handled more than once").isEmpty();
-        assertThat(lateMillis).as("how late a delayed entry of a healthy partition ran during the stop")
-                .isLessThan(500);
         assertThat(firstHandled.keySet()).containsAll(published);
         assertThat(loopErrors).as("the stalled master was reported").isNotEmpty();
     }
@@ -194,6 +227,11 @@ class DeadMasterIsolationTest {
         String id = new String(d.message().payload(), StandardCharsets.UTF_8);
         firstHandled.putIfAbsent(id, System.nanoTime());
         handledTimes.computeIfAbsent(id, k -> new AtomicInteger()).incrementAndGet();
+        long now = System.nanoTime();
+        if (d.fencingToken() > 0 && now - leasesFrom >= 0) {
+            leasesSeen.computeIfAbsent(partitionOf(id), p -> ConcurrentHashMap.newKeySet())
+                    .add(d.consumer() + " " + d.fencingToken());
+        }
         if (d.message().type().equals("slow")) {
             Thread.sleep(SLOW_HANDLER.toMillis()); // longer than minIdle: kept only by the keep-alive
         }
@@ -221,8 +259,8 @@ class DeadMasterIsolationTest {
         int seq = sequence.computeIfAbsent(delay == null ? partition : -1 - partition, k -> new AtomicInteger())
                 .getAndIncrement();
         String id = (delay == null ? "p" : "d") + partition + "-" + seq;
-        // One message in 300 takes longer than minIdle: it needs its keep-alive.
-        String type = delay == null && seq % 300 == 299 ? "slow" : "t";
+        // Some messages take longer than minIdle: they need their keep-alive.
+        String type = delay == null && slowEvery > 0 && seq % slowEvery == slowEvery - 1 ? "slow" : "t";
         Message m = Message.builder(type, id.getBytes(StandardCharsets.UTF_8)).key(keys.get(seq % keys.size())).build();
         try {
             if (delay == null) {

@@ -5,10 +5,15 @@ import static dev.runbus.internal.LuaScript.args;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
+import io.lettuce.core.RedisFuture;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * Typed calls of the scripts of ordered groups: membership, partition leases with fencing tokens, and the
@@ -61,13 +66,34 @@ final class OrderedScripts {
                 args(consumer, leaseMillis)));
     }
 
-    /** The consumer holding each partition's lease, by partition number; partitions without one are absent. */
-    Map<Integer, String> owners(Partitions partitions) {
+    /**
+     * The consumer holding each partition's lease, by partition number; partitions without one are absent. The
+     * lookups are sent at once and awaited {@code waitMillis} in all: a partition whose master does not answer by
+     * then, or fails, keeps its owner in {@code lastKnown}, so that a stalled master neither holds up the caller nor
+     * makes its partitions look free (DESIGN.md rule 14).
+     */
+    Map<Integer, String> owners(Partitions partitions, long waitMillis, Map<Integer, String> lastKnown) {
+        List<RedisFuture<byte[]>> sent = new ArrayList<>(partitions.count());
+        for (int p = 0; p < partitions.count(); p++) {
+            sent.add(async.get(keys.lease(partitions.name(p), group)));
+        }
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMillis);
         Map<Integer, String> owners = new HashMap<>();
         for (int p = 0; p < partitions.count(); p++) {
-            LeaseValue lease = LeaseValue.parse(holder(partitions.name(p)));
-            if (lease != null && lease.consumer() != null) {
-                owners.put(p, lease.consumer());
+            String owner;
+            try {
+                byte[] holder = sent.get(p).get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                LeaseValue lease = LeaseValue.parse(holder == null ? null : Replies.str(holder));
+                owner = lease == null ? null : lease.consumer();
+            } catch (TimeoutException | ExecutionException e) {
+                sent.get(p).cancel(true);
+                owner = lastKnown.get(p);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                owner = lastKnown.get(p);
+            }
+            if (owner != null) {
+                owners.put(p, owner);
             }
         }
         return owners;
@@ -84,6 +110,12 @@ final class OrderedScripts {
         byte[] holder = ACQUIRE.run(redis, ScriptOutputType.VALUE,
                 new String[] {keys.lease(name, group), keys.fence(name, group)}, args(consumer, leaseMillis));
         return holder == null ? null : Replies.str(holder);
+    }
+
+    /** Like {@link #renew}, without waiting. */
+    CompletableFuture<Boolean> renewAsync(String name, String holder, long leaseMillis) {
+        return RENEW.<Long>runAsync(async, ScriptOutputType.INTEGER, new String[] {keys.lease(name, group)},
+                args(holder, leaseMillis)).thenApply(r -> r == 1);
     }
 
     /** Renews the lease ({@code leaseMillis} 0: releases it); false when the caller no longer holds it. */
