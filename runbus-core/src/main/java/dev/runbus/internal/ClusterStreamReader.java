@@ -69,6 +69,8 @@ final class ClusterStreamReader extends StreamReader {
      * than awaited, so that a stalled master costs {@value #STALL_MILLIS} ms once, not at every read.
      */
     private final java.util.Set<Master> stalled = new java.util.HashSet<>();
+    /** XREADs of {@link #awaitNew} left in flight, by stream (the reading thread only). */
+    private final Map<String, RedisFuture<List<StreamMessage<String, byte[]>>>> peeking = new java.util.HashMap<>();
 
     /** A read in turn that got no answer in time: awaited no more, handed on when it answers. */
     private record Parked(RedisFuture<List<StreamMessage<String, byte[]>>> reply, Master master, long deadlineNanos) {
@@ -124,19 +126,49 @@ final class ClusterStreamReader extends StreamReader {
                     redis -> redis.xread(XReadArgs.Builder.count(1).block(block), after(after)));
             return;
         }
-        polling(block, () -> {
-            List<StreamMessage<String, byte[]>> out = new ArrayList<>();
-            for (Map.Entry<String, String> e : after.entrySet()) {
-                Master master = masterOf(e.getKey());
-                out.addAll(await(connection.async().xread(XReadArgs.Builder.count(1),
-                        XReadArgs.StreamOffset.from(e.getKey(), e.getValue())), e.getKey(), master,
-                        commandTimeoutMillis));
-                if (!out.isEmpty()) {
-                    break;
+        polling(block, () -> peekAll(after));
+    }
+
+    /**
+     * One XREAD per stream, all sent at once (they take nothing) and awaited {@value #STALL_MILLIS} ms in all; one
+     * unanswered by then is left in flight and its stream skipped until it answers (or the client times it out),
+     * so that a stalled master does not hold up the wait for the others.
+     */
+    private List<StreamMessage<String, byte[]>> peekAll(Map<String, String> after) {
+        List<StreamMessage<String, byte[]>> out = new ArrayList<>();
+        for (var it = peeking.entrySet().iterator(); it.hasNext(); ) {
+            RedisFuture<List<StreamMessage<String, byte[]>>> late = it.next().getValue();
+            if (late.isDone()) {
+                it.remove();
+                if (!late.toCompletableFuture().isCompletedExceptionally()) {
+                    out.addAll(late.toCompletableFuture().join()); // an entry came: the caller reads
                 }
             }
-            return out;
-        });
+        }
+        Map<String, RedisFuture<List<StreamMessage<String, byte[]>>>> sent = new java.util.LinkedHashMap<>();
+        for (Map.Entry<String, String> e : after.entrySet()) {
+            if (!peeking.containsKey(e.getKey())) {
+                masterOf(e.getKey()); // fails at once when no master serves it
+                sent.put(e.getKey(), connection.async().xread(XReadArgs.Builder.count(1),
+                        XReadArgs.StreamOffset.from(e.getKey(), e.getValue())));
+            }
+        }
+        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(STALL_MILLIS);
+        for (Map.Entry<String, RedisFuture<List<StreamMessage<String, byte[]>>>> e : sent.entrySet()) {
+            try {
+                out.addAll(e.getValue().get(Math.max(0, until - System.nanoTime()), TimeUnit.NANOSECONDS));
+            } catch (TimeoutException x) {
+                peeking.put(e.getKey(), e.getValue());
+            } catch (ExecutionException x) {
+                Throwable cause = x.getCause();
+                throw cause instanceof RuntimeException r ? r
+                        : new RunbusException("reading " + e.getKey() + " failed: " + cause, cause);
+            } catch (InterruptedException x) {
+                Thread.currentThread().interrupt();
+                return out;
+            }
+        }
+        return out;
     }
 
     /**
