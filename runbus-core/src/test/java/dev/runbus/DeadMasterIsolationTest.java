@@ -203,8 +203,9 @@ class DeadMasterIsolationTest {
         if (assertPace) {
             assertThat(during).as("handled/s of the partitions on the healthy masters during the stop, against %.0f/s"
                     + " before", before).isGreaterThanOrEqualTo(0.8 * before);
+            // 0.2 s measured; 6 s when the delay mover and the reader waited for the stopped master
             assertThat(lateMillis).as("how late a delayed entry of a healthy partition ran during the stop")
-                    .isLessThan(500);
+                    .isLessThan(1_000);
         }
         assertThat(twiceHealthy).as("entries of healthy partitions handled more than once").isEmpty();
         assertThat(firstHandled.keySet()).containsAll(published);
