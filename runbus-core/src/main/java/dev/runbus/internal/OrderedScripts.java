@@ -67,6 +67,16 @@ final class OrderedScripts {
     }
 
     /**
+     * Like {@link #members(String, long)}, awaited {@code waitMillis} at most: a tick does not wait out the command
+     * timeout when the master of the topic's slot stalls (its leases are renewed at the next tick all the same).
+     */
+    List<String> members(String topic, long leaseMillis, long waitMillis) {
+        return Calls.await("renewing the membership in " + topic, MEMBERS.<List<Object>>runAsync(async,
+                ScriptOutputType.MULTI, new String[] {keys.members(topic, group)}, args(consumer, leaseMillis))
+                .thenApply(Replies::ids), waitMillis);
+    }
+
+    /**
      * The consumer holding each partition's lease, by partition number; partitions without one are absent. The
      * lookups are sent at once and awaited {@code waitMillis} in all: a partition whose master does not answer by
      * then, or fails, keeps its owner in {@code lastKnown}, so that a stalled master neither holds up the caller nor

@@ -99,7 +99,7 @@ final class PartitionOwnership implements Runnable {
         renewals.finishDone(renewalOutcome); // answers that came after their tick stopped waiting
         owned.values().forEach(this::renew);
         renewals.awaitAll(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMillis), renewalOutcome);
-        List<String> members = scripts.members(ctx.topic(), leaseMillis);
+        List<String> members = scripts.members(ctx.topic(), leaseMillis, 2 * waitMillis);
         if (closing) {
             return;
         }
