@@ -2,6 +2,7 @@ package dev.runbus.internal;
 
 import dev.runbus.RunbusException;
 import io.lettuce.core.Consumer;
+import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.RedisFuture;
 import io.lettuce.core.StreamMessage;
 import io.lettuce.core.UnblockType;
@@ -34,6 +35,12 @@ import java.util.function.Supplier;
  * A master that moved but lives (a slot migrated, a manual failover) may still answer the read with entries it
  * has delivered to this consumer: before giving up, the read is unblocked there and its answer awaited a
  * moment, so that those entries are handed on rather than left pending until the reclaimer takes them.
+ *
+ * <p>Reads in turn are isolated per stream (DESIGN.md rule 14): a read that gets no answer within
+ * {@value #STALL_MILLIS} ms (its master stalled) is not awaited but left in flight, and its stream skipped, while the
+ * other streams are read on; when it answers, its entries are handed on with the next read (beyond the room, if
+ * need be: they were delivered to this consumer already), and when it gets no answer within the command timeout it
+ * is given up and reported. So a stopped master holds back only its own partitions.
  */
 final class ClusterStreamReader extends StreamReader {
 
@@ -53,6 +60,28 @@ final class ClusterStreamReader extends StreamReader {
     private volatile boolean woken;
     /** The stream {@link #readInTurn} starts after: the last that filled the room. */
     private String lastFilled;
+    /** How long a read in turn is awaited before it is left in flight and its stream skipped. */
+    static final long STALL_MILLIS = 200;
+    /** Reads in turn left in flight, by stream (the reading thread only). */
+    private final Map<String, Parked> parked = new java.util.HashMap<>();
+    /**
+     * Masters with a read left in flight since their last answer: their next reads are left in flight at once rather
+     * than awaited, so that a stalled master costs {@value #STALL_MILLIS} ms once, not at every read.
+     */
+    private final java.util.Set<Master> stalled = new java.util.HashSet<>();
+    /** XREADs of {@link #awaitNew} left in flight, by stream (the reading thread only). */
+    private final Map<String, RedisFuture<List<StreamMessage<String, byte[]>>>> peeking = new java.util.HashMap<>();
+
+    /** A read in turn that got no answer in time: awaited no more, handed on when it answers. */
+    private record Parked(RedisFuture<List<StreamMessage<String, byte[]>>> reply, Master master, long deadlineNanos) {
+    }
+
+    /** A read in turn that got no answer within the command timeout: its master stalled, the topology may be right. */
+    static final class Stalled extends RunbusException {
+        Stalled(String message) {
+            super(message);
+        }
+    }
 
     private record Blocked(Master master, long clientId) {
     }
@@ -97,19 +126,49 @@ final class ClusterStreamReader extends StreamReader {
                     redis -> redis.xread(XReadArgs.Builder.count(1).block(block), after(after)));
             return;
         }
-        polling(block, () -> {
-            List<StreamMessage<String, byte[]>> out = new ArrayList<>();
-            for (Map.Entry<String, String> e : after.entrySet()) {
-                Master master = masterOf(e.getKey());
-                out.addAll(await(connection.async().xread(XReadArgs.Builder.count(1),
-                        XReadArgs.StreamOffset.from(e.getKey(), e.getValue())), e.getKey(), master,
-                        commandTimeoutMillis));
-                if (!out.isEmpty()) {
-                    break;
+        polling(block, () -> peekAll(after));
+    }
+
+    /**
+     * One XREAD per stream, all sent at once (they take nothing) and awaited {@value #STALL_MILLIS} ms in all; one
+     * unanswered by then is left in flight and its stream skipped until it answers (or the client times it out),
+     * so that a stalled master does not hold up the wait for the others.
+     */
+    private List<StreamMessage<String, byte[]>> peekAll(Map<String, String> after) {
+        List<StreamMessage<String, byte[]>> out = new ArrayList<>();
+        for (var it = peeking.entrySet().iterator(); it.hasNext(); ) {
+            RedisFuture<List<StreamMessage<String, byte[]>>> late = it.next().getValue();
+            if (late.isDone()) {
+                it.remove();
+                if (!late.toCompletableFuture().isCompletedExceptionally()) {
+                    out.addAll(late.toCompletableFuture().join()); // an entry came: the caller reads
                 }
             }
-            return out;
-        });
+        }
+        Map<String, RedisFuture<List<StreamMessage<String, byte[]>>>> sent = new java.util.LinkedHashMap<>();
+        for (Map.Entry<String, String> e : after.entrySet()) {
+            if (!peeking.containsKey(e.getKey())) {
+                masterOf(e.getKey()); // fails at once when no master serves it
+                sent.put(e.getKey(), connection.async().xread(XReadArgs.Builder.count(1),
+                        XReadArgs.StreamOffset.from(e.getKey(), e.getValue())));
+            }
+        }
+        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(STALL_MILLIS);
+        for (Map.Entry<String, RedisFuture<List<StreamMessage<String, byte[]>>>> e : sent.entrySet()) {
+            try {
+                out.addAll(e.getValue().get(Math.max(0, until - System.nanoTime()), TimeUnit.NANOSECONDS));
+            } catch (TimeoutException x) {
+                peeking.put(e.getKey(), e.getValue());
+            } catch (ExecutionException x) {
+                Throwable cause = x.getCause();
+                throw cause instanceof RuntimeException r ? r
+                        : new RunbusException("reading " + e.getKey() + " failed: " + cause, cause);
+            } catch (InterruptedException x) {
+                Thread.currentThread().interrupt();
+                return out;
+            }
+        }
+        return out;
     }
 
     /**
@@ -121,14 +180,23 @@ final class ClusterStreamReader extends StreamReader {
      */
     private List<StreamMessage<String, byte[]>> readInTurn(Consumer<String> consumer, int room, List<String> streams) {
         List<StreamMessage<String, byte[]>> out = new ArrayList<>();
+        RuntimeException lateFailure = collectParked(out); // thrown below if nothing else came
         int n = streams.size();
         int first = (streams.indexOf(lastFilled) + 1) % n; // 0 when none filled it yet, or it is not asked for
         for (int i = 0; i < n && out.size() < room; i++) {
             String stream = streams.get((first + i) % n);
+            if (parked.containsKey(stream)) {
+                continue; // its last read is still unanswered
+            }
             try {
                 Master master = masterOf(stream);
-                out.addAll(await(connection.async().xreadgroup(consumer, XReadArgs.Builder.count(room - out.size()),
-                        XReadArgs.StreamOffset.lastConsumed(stream)), stream, master, commandTimeoutMillis));
+                RedisFuture<List<StreamMessage<String, byte[]>>> reply = connection.async().xreadgroup(consumer,
+                        XReadArgs.Builder.count(room - out.size()), XReadArgs.StreamOffset.lastConsumed(stream));
+                List<StreamMessage<String, byte[]>> got = awaitOrPark(reply, stream, master);
+                if (got == null) {
+                    continue; // left in flight: the other streams are read meanwhile
+                }
+                out.addAll(got);
             } catch (RuntimeException e) {
                 if (out.isEmpty()) {
                     throw e;
@@ -140,7 +208,87 @@ final class ClusterStreamReader extends StreamReader {
                 lastFilled = stream;
             }
         }
+        if (out.isEmpty() && lateFailure != null) {
+            throw lateFailure;
+        }
         return out;
+    }
+
+    /**
+     * The reply of a read in turn, awaited {@value #STALL_MILLIS} ms at most; null when it did not come by then: the
+     * read is then left in flight ({@link #collectParked}).
+     */
+    private List<StreamMessage<String, byte[]>> awaitOrPark(RedisFuture<List<StreamMessage<String, byte[]>>> reply,
+                                                            String stream, Master master) {
+        try {
+            List<StreamMessage<String, byte[]>> got = reply.get(stalled.contains(master) ? 0 : STALL_MILLIS,
+                    TimeUnit.MILLISECONDS);
+            stalled.remove(master);
+            return got;
+        } catch (TimeoutException e) {
+            parked.put(stream, new Parked(reply, master,
+                    System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(commandTimeoutMillis)));
+            stalled.add(master);
+            return null;
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            throw cause instanceof RuntimeException r ? r
+                    : new RunbusException("reading " + stream + " failed: " + cause, cause);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            reply.cancel(true);
+            throw new RunbusException("reading " + stream + " interrupted", e);
+        }
+    }
+
+    /**
+     * Adds the entries of the reads left in flight that answered since; gives up those past the command timeout or
+     * whose slot moved to another master. Returns the first such failure, or null.
+     */
+    private RuntimeException collectParked(List<StreamMessage<String, byte[]>> out) {
+        RuntimeException failure = null;
+        for (var it = parked.entrySet().iterator(); it.hasNext(); ) {
+            Map.Entry<String, Parked> e = it.next();
+            Parked p = e.getValue();
+            RuntimeException failed = null;
+            if (p.reply().isDone()) {
+                try {
+                    out.addAll(p.reply().get());
+                    stalled.remove(p.master());
+                } catch (ExecutionException x) {
+                    failed = x.getCause() instanceof RedisCommandTimeoutException ? new Stalled("reading " + e.getKey()
+                            + " from " + p.master() + " failed: " + x.getCause().getMessage())
+                            : x.getCause() instanceof RuntimeException r ? r
+                            : new RunbusException("reading " + e.getKey() + " failed: " + x.getCause(), x.getCause());
+                } catch (InterruptedException x) {
+                    Thread.currentThread().interrupt();
+                    return failure;
+                }
+            } else if (System.nanoTime() - p.deadlineNanos() > 0) {
+                p.reply().cancel(true);
+                failed = new Stalled("reading " + e.getKey() + " from " + p.master() + " timed out after "
+                        + commandTimeoutMillis + " ms");
+            } else if (!p.master().equals(masterOrNull(e.getKey()))) {
+                p.reply().cancel(true);
+                failed = new RunbusException("the slot of " + e.getKey() + " moved from " + p.master()
+                        + "; reading again");
+            } else {
+                continue;
+            }
+            it.remove();
+            if (failure == null) {
+                failure = failed;
+            }
+        }
+        return failure;
+    }
+
+    private Master masterOrNull(String key) {
+        try {
+            return masterOf(key);
+        } catch (RunbusException e) {
+            return null;
+        }
     }
 
     private static boolean oneSlot(Collection<String> streams) {
@@ -270,6 +418,8 @@ final class ClusterStreamReader extends StreamReader {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return List.of();
+        } catch (Stalled e) {
+            throw e; // a master that stopped answering: asking every node for the topology would wait for it too
         } catch (RuntimeException e) {
             refreshTopology.run();
             throw e;
@@ -298,6 +448,7 @@ final class ClusterStreamReader extends StreamReader {
     void reset() {
         blocked = null;
         clientIds.clear();
+        // parked reads are kept: their entries were delivered to this consumer, and are handed on when they answer
     }
 
     @Override

@@ -6,7 +6,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import org.slf4j.Logger;
@@ -23,13 +25,18 @@ import org.slf4j.LoggerFactory;
  * the earliest one. Once moved, an entry wakes a consumer blocked on the stream at once.
  *
  * <p>A failing call (Redis down, slot moving) is reported and that partition tried again with backoff; the
- * thread runs until close.
+ * thread runs until close. Each partition's call has its own deadline (the command timeout from when it was sent): a
+ * round waits {@value #ROUND_WAIT_MILLIS} ms at most for the answers, and a call still unanswered (its master
+ * stalled) stays in flight, its partition not looked at again until it answers or times out, while the others are
+ * moved on time (DESIGN.md rule 14).
  */
 final class DelayMover implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(DelayMover.class);
     /** Entries per script call: short enough not to hold Redis up, long enough for a burst to go in a few calls. */
     static final int BATCH = 200;
+    /** How long a round waits for answers before it leaves the unanswered calls in flight. */
+    static final long ROUND_WAIT_MILLIS = 20;
 
     /**
      * A partition's delay set being watched; {@code users} subscriptions want it (guarded by the map). The next look
@@ -43,6 +50,9 @@ final class DelayMover implements AutoCloseable {
         int users;
         final AtomicLong nextLookNanos = new AtomicLong(System.nanoTime()); // look at once: entries may be due
         final RetryBackoff backoff = new RetryBackoff();
+        /** The call in flight, or null; its deadline (the mover's thread only). */
+        CompletableFuture<Scripts.Moved> reply;
+        long replyDeadlineNanos;
 
         Watched(Partitions partitions, int partition) {
             this.topic = partitions.topic();
@@ -116,15 +126,20 @@ final class DelayMover implements AutoCloseable {
                 long now = System.nanoTime();
                 List<Watched> due = new ArrayList<>();
                 long earliest = now + pollNanos;
+                boolean answered = false;
                 for (Watched w : watched.values()) {
-                    long next = w.nextLookNanos.get();
-                    if (next - now <= 0) {
+                    long next = w.reply != null ? w.replyDeadlineNanos : w.nextLookNanos.get();
+                    if (w.reply != null && (w.reply.isDone() || next - now <= 0)) {
+                        answered = true; // a call left in flight answered or timed out: handled below
+                    } else if (w.reply != null) {
+                        earliest = next - earliest < 0 ? next : earliest;
+                    } else if (next - now <= 0) {
                         due.add(w);
                     } else if (next - earliest < 0) {
                         earliest = next;
                     }
                 }
-                if (due.isEmpty()) {
+                if (due.isEmpty() && !answered) {
                     LockSupport.parkNanos(this, earliest - now);
                     continue;
                 }
@@ -138,9 +153,11 @@ final class DelayMover implements AutoCloseable {
         }
     }
 
-    /** One call per due partition, all sent before any answer is awaited. */
+    /**
+     * One call per due partition, all sent before any answer is awaited; then the answers of every call in flight,
+     * awaited {@value #ROUND_WAIT_MILLIS} ms at most.
+     */
     private void moveDue(List<Watched> due) {
-        List<CompletableFuture<Scripts.Moved>> replies = new ArrayList<>(due.size());
         for (int i = 0; i < due.size(); i++) {
             Watched w = due.get(i);
             // At the latest a poll from now; a hint while the call runs (an entry scheduled after the script looked)
@@ -148,16 +165,36 @@ final class DelayMover implements AutoCloseable {
             w.nextLookNanos.set(System.nanoTime() + pollNanos);
             try {
                 CrashPoints.reach(CrashPoints.Point.BEFORE_MOVE);
-                replies.add(scripts.moveDue(w.topic, w.name, BATCH));
+                w.reply = scripts.moveDue(w.topic, w.name, BATCH);
+                w.reply.whenComplete((m, e) -> LockSupport.unpark(thread)); // a late answer is handled at once
             } catch (RuntimeException e) {
-                replies.add(CompletableFuture.failedFuture(e));
+                w.reply = CompletableFuture.failedFuture(e);
             }
+            w.replyDeadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
         }
-        for (int i = 0; i < due.size(); i++) {
-            Watched w = due.get(i);
+        long roundEnd = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ROUND_WAIT_MILLIS);
+        for (Watched w : watched.values()) {
+            if (w.reply == null) {
+                continue;
+            }
             long lookedAt = System.nanoTime();
             try {
-                Scripts.Moved m = replies.get(i).get(timeoutMillis, TimeUnit.MILLISECONDS);
+                Scripts.Moved m;
+                try {
+                    m = w.reply.get(Math.max(0, Math.min(roundEnd, w.replyDeadlineNanos) - lookedAt),
+                            TimeUnit.NANOSECONDS);
+                } catch (TimeoutException e) {
+                    if (lookedAt - w.replyDeadlineNanos < 0) {
+                        continue; // left in flight: the other partitions go on
+                    }
+                    w.reply.cancel(true);
+                    throw new ExecutionException(new RunbusException("moving due entries of " + w.name
+                            + " got no answer within " + timeoutMillis + " ms"));
+                } finally {
+                    if (w.reply.isDone()) {
+                        w.reply = null;
+                    }
+                }
                 CrashPoints.reach(CrashPoints.Point.AFTER_MOVE);
                 if (m.setAside() > 0) {
                     reportSetAside(w, m);

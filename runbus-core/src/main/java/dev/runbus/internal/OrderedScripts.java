@@ -5,6 +5,7 @@ import static dev.runbus.internal.LuaScript.args;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
+import io.lettuce.core.RedisFuture;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -12,6 +13,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * Typed calls of the scripts of ordered groups: membership, partition leases with fencing tokens, and the
@@ -76,13 +80,16 @@ final class OrderedScripts {
     }
 
     /**
-     * Renews this consumer's membership ({@code leaseMillis} 0: leaves) and returns the live members. A member
-     * whose membership ends sooner than {@code leaseMillis - staleAfterMillis} from now (by the Redis clock) has
-     * not renewed for that long: it is stale.
+     * Renews this consumer's membership ({@code leaseMillis} 0: leaves) and returns the live members, awaited
+     * {@code waitMillis} at most: a tick does not wait out the command timeout when the master of the topic's slot
+     * stalls (its leases are renewed at the next tick all the same). A member whose membership ends sooner than
+     * {@code leaseMillis - staleAfterMillis} from now (by the Redis clock) has not renewed for that long: it is
+     * stale.
      */
-    Members members(String topic, long leaseMillis, long staleAfterMillis) {
-        List<Object> r = MEMBERS.run(redis, ScriptOutputType.MULTI, new String[] {keys.members(topic, group)},
-                args(consumer, leaseMillis));
+    Members members(String topic, long leaseMillis, long staleAfterMillis, long waitMillis) {
+        List<Object> r = Calls.await("renewing the membership in " + topic, MEMBERS.<List<Object>>runAsync(async,
+                ScriptOutputType.MULTI, new String[] {keys.members(topic, group)}, args(consumer, leaseMillis)),
+                waitMillis);
         long now = Replies.num(r.get(0));
         List<String> live = new ArrayList<>();
         Set<String> stale = new HashSet<>();
@@ -96,13 +103,34 @@ final class OrderedScripts {
         return new Members(live, stale);
     }
 
-    /** The consumer holding each partition's lease, by partition number; partitions without one are absent. */
-    Map<Integer, String> owners(Partitions partitions) {
+    /**
+     * The consumer holding each partition's lease, by partition number; partitions without one are absent. The
+     * lookups are sent at once and awaited {@code waitMillis} in all: a partition whose master does not answer by
+     * then, or fails, keeps its owner in {@code lastKnown}, so that a stalled master neither holds up the caller nor
+     * makes its partitions look free (DESIGN.md rule 14).
+     */
+    Map<Integer, String> owners(Partitions partitions, long waitMillis, Map<Integer, String> lastKnown) {
+        List<RedisFuture<byte[]>> sent = new ArrayList<>(partitions.count());
+        for (int p = 0; p < partitions.count(); p++) {
+            sent.add(async.get(keys.lease(partitions.name(p), group)));
+        }
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMillis);
         Map<Integer, String> owners = new HashMap<>();
         for (int p = 0; p < partitions.count(); p++) {
-            LeaseValue lease = LeaseValue.parse(holder(partitions.name(p)));
-            if (lease != null && lease.consumer() != null) {
-                owners.put(p, lease.consumer());
+            String owner;
+            try {
+                byte[] holder = sent.get(p).get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                LeaseValue lease = LeaseValue.parse(holder == null ? null : Replies.str(holder));
+                owner = lease == null ? null : lease.consumer();
+            } catch (TimeoutException | ExecutionException e) {
+                sent.get(p).cancel(true);
+                owner = lastKnown.get(p);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                owner = lastKnown.get(p);
+            }
+            if (owner != null) {
+                owners.put(p, owner);
             }
         }
         return owners;
@@ -119,6 +147,12 @@ final class OrderedScripts {
         byte[] holder = ACQUIRE.run(redis, ScriptOutputType.VALUE,
                 new String[] {keys.lease(name, group), keys.fence(name, group)}, args(consumer, leaseMillis));
         return holder == null ? null : Replies.str(holder);
+    }
+
+    /** Like {@link #renew}, without waiting. */
+    CompletableFuture<Boolean> renewAsync(String name, String holder, long leaseMillis) {
+        return RENEW.<Long>runAsync(async, ScriptOutputType.INTEGER, new String[] {keys.lease(name, group)},
+                args(holder, leaseMillis)).thenApply(r -> r == 1);
     }
 
     /** Renews the lease ({@code leaseMillis} 0: releases it); false when the caller no longer holds it. */

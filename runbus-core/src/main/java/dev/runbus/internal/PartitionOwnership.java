@@ -45,6 +45,32 @@ final class PartitionOwnership implements Runnable {
     /** Closing: leases are still renewed (handlers finish under them), but none is taken or handed over. */
     private volatile boolean closing;
     private volatile boolean leaving;
+    /**
+     * Renewals in flight, one per partition at most, each with its own deadline: a tick waits for their answers
+     * {@link #waitMillis} at most, so that a stalled master delays neither the other partitions' renewals nor the
+     * next tick (DESIGN.md rule 14). The tick's thread only.
+     */
+    private final PartitionCalls<Renewed> renewals;
+    private final long waitMillis;
+    /** The owners the last tick found; a partition whose lookup gets no answer keeps its owner here. */
+    private Map<Integer, String> owners = Map.of();
+
+    /** A renewal's answer: whether the lease of {@code p}, renewed by a call sent at {@code sent}, is still held. */
+    private record Renewed(OwnedPartition p, long sent, boolean held) {
+    }
+
+    private final PartitionCalls.Outcome<Renewed> renewalOutcome = new PartitionCalls.Outcome<>() {
+        @Override
+        public void answered(int partition, Renewed r) {
+            renewed(r);
+        }
+
+        @Override
+        public void failed(int partition, Throwable error) {
+            // The lease runs out on its own if Redis stays away: nothing starts after that.
+            listener.onLoopError("renewing the lease of " + ctx.name(partition) + " for " + ctx.describe(), error);
+        }
+    };
 
     /** {@code acquired} hears of each partition taken, to schedule its catching up. */
     PartitionOwnership(SubscriptionContext ctx, OrderedScripts scripts, SafeListener listener,
@@ -57,6 +83,8 @@ final class PartitionOwnership implements Runnable {
         this.leaseMillis = ctx.options().leaseTime().toMillis();
         this.validNanos = TimeUnit.MILLISECONDS.toNanos(leaseMillis - leaseMillis / 5);
         this.staleAfterMillis = 2 * tick(ctx.options().leaseTime()).toMillis() + STALE_SLACK_MILLIS;
+        this.renewals = new PartitionCalls<>("lease renewal", commandTimeoutMillis);
+        this.waitMillis = Math.min(commandTimeoutMillis, tick(ctx.options().leaseTime()).toMillis() / 4);
     }
 
     /** How often {@link #run} should be called. */
@@ -74,13 +102,16 @@ final class PartitionOwnership implements Runnable {
         if (leaving) {
             return;
         }
+        renewals.finishDone(renewalOutcome); // answers that came after their tick stopped waiting
         owned.values().forEach(this::renew);
+        renewals.awaitAll(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMillis), renewalOutcome);
         if (closing) {
             return; // left the members at closing(): what it still holds, it renews until its handlers end
         }
-        OrderedScripts.Members members = scripts.members(ctx.topic(), leaseMillis, staleAfterMillis);
-        Set<Integer> target = Assignment.of(members.live(), members.stale(), scripts.owners(ctx.partitions()),
-                ctx.consumer(), ctx.partitions().count());
+        OrderedScripts.Members members = scripts.members(ctx.topic(), leaseMillis, staleAfterMillis, 2 * waitMillis);
+        owners = scripts.owners(ctx.partitions(), waitMillis, owners);
+        Set<Integer> target = Assignment.of(members.live(), members.stale(), owners, ctx.consumer(),
+                ctx.partitions().count());
         for (OwnedPartition p : new ArrayList<>(owned.values())) {
             if (!target.contains(p.number) && owned.get(p.number) == p) {
                 p.requestHandOver();
@@ -107,7 +138,7 @@ final class PartitionOwnership implements Runnable {
             handOverIfIdle(p);
         }
         try {
-            scripts.members(ctx.topic(), 0, 0);
+            scripts.members(ctx.topic(), 0, 0, commandTimeoutMillis);
         } catch (RuntimeException e) {
             listener.onLoopError("leaving the members of " + ctx.describe(), e);
         }
@@ -118,17 +149,24 @@ final class PartitionOwnership implements Runnable {
             owned.remove(p.number, p);
             return;
         }
+        if (renewals.inFlight(p.number)) {
+            return; // the last renewal is still unanswered: its master stalls
+        }
         long sent = System.nanoTime();
-        try {
-            if (scripts.renew(p.name, p.holder, leaseMillis)) {
-                p.renewed(sent + validNanos);
-                acquired.accept(p); // a step that found the lease too old to start may run now
-            } else {
-                lost(p, "its lease expired or was taken");
-            }
-        } catch (RuntimeException e) {
-            // The lease runs out on its own if Redis stays away: nothing starts after that.
-            listener.onLoopError("renewing the lease of " + p.name + " for " + ctx.describe(), e);
+        renewals.send(p.number, () -> scripts.renewAsync(p.name, p.holder, leaseMillis)
+                .thenApply(held -> new Renewed(p, sent, held)));
+    }
+
+    private void renewed(Renewed r) {
+        OwnedPartition p = r.p();
+        if (p.isEnded()) {
+            return; // answered after the partition ended here
+        }
+        if (r.held()) {
+            p.renewed(r.sent() + validNanos);
+            acquired.accept(p); // a step that found the lease too old to start may run now
+        } else {
+            lost(p, "its lease expired or was taken");
         }
     }
 
@@ -219,7 +257,7 @@ final class PartitionOwnership implements Runnable {
             }
         }
         try {
-            scripts.members(ctx.topic(), 0, 0);
+            scripts.members(ctx.topic(), 0, 0, commandTimeoutMillis);
         } catch (RuntimeException e) {
             listener.onLoopError("leaving the members of " + ctx.describe(), e);
         }

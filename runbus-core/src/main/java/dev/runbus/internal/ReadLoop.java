@@ -117,14 +117,16 @@ final class ReadLoop implements AutoCloseable {
             }
             backoff.reset();
             slots.release(room - entries.size());
+            slots.overdraw(entries.size() - room); // a late answer of a stalled read can bring more than the room
             dispatcher.accept(entries, slots);
         }
     }
 
     private List<Entry> readNew(int room) {
-        // The reader returns at most `room` entries. One command over n streams bounds each by room / n, so it
-        // needs room for one per stream: with less room than streams, only `room` of them are read, starting one
-        // further every time so that none is left behind. A reader that reads in turn takes them all.
+        // The reader returns at most `room` entries (besides late answers of stalled reads). One command over n
+        // streams bounds each by room / n, so it needs room for one per stream: with less room than streams, only
+        // `room` of them are read, starting one further every time so that none is left behind. A reader that reads
+        // in turn takes them all.
         int n = ctx.streamKeys().size();
         int streams = reader.readsInTurn() ? n : Math.min(n, room);
         List<String> keys = new ArrayList<>(streams);

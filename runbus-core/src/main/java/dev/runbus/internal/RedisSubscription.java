@@ -48,11 +48,12 @@ final class RedisSubscription extends BusSubscription {
                 new Retrier(ctx, bus.scripts(), bus.delays(), listener), listener);
         this.readLoop = new ReadLoop(ctx, reader, bus.scripts(), bus::ensureGroup, readSlots,
                 dispatcher, listener, this::startReclaimer, bus.commandTimeoutMillis());
-        this.reclaimer = new Reclaimer(ctx, bus.scripts(), reclaimSlots, dispatcher, inFlight, listener);
+        this.reclaimer = new Reclaimer(ctx, bus.scripts(), reclaimSlots, dispatcher, inFlight, listener,
+                bus.commandTimeoutMillis());
         this.reclaimLoop = new PeriodicLoop("runbus-reclaim-" + ctx.describe(), o.claimInterval(), reclaimer,
                 listener);
         this.keepAliveLoop = new PeriodicLoop("runbus-keepalive-" + ctx.describe(), o.keepAliveInterval(),
-                new KeepAlive(ctx, bus.scripts(), inFlight, listener), listener);
+                new KeepAlive(ctx, bus.scripts(), inFlight, listener, bus.commandTimeoutMillis()), listener);
         this.ownedExecutor = o.executor() == null ? Executors.newFixedThreadPool(o.concurrency(),
                 threads("runbus-handler-" + ctx.describe())) : null;
     }

@@ -61,14 +61,17 @@ final class Scripts {
                 Replies.str(r.get(2)));
     }
 
-    /** One step of an XAUTOCLAIM scan of one partition; ids in the result are the partition's stream ids. */
-    ClaimResult reclaim(Partitions partitions, int partition, String group, String consumer, long minIdleMillis,
-                        String cursor, int count) {
-        List<Object> r = RECLAIM.run(redis, ScriptOutputType.MULTI,
+    /**
+     * One step of an XAUTOCLAIM scan of one partition, without waiting; ids in the result are the partition's stream
+     * ids.
+     */
+    CompletableFuture<ClaimResult> reclaim(Partitions partitions, int partition, String group, String consumer,
+                                           long minIdleMillis, String cursor, int count) {
+        return RECLAIM.<List<Object>>runAsync(async, ScriptOutputType.MULTI,
                 new String[] {keys.stream(partitions.name(partition))},
-                args(group, consumer, minIdleMillis, cursor, count));
-        return new ClaimResult(Replies.str(r.get(0)), Replies.entries(partition, r.get(1), ""),
-                Replies.ids(r.get(2)));
+                args(group, consumer, minIdleMillis, cursor, count))
+                .thenApply(r -> new ClaimResult(Replies.str(r.get(0)), Replies.entries(partition, r.get(1), ""),
+                        Replies.ids(r.get(2))));
     }
 
     /**
@@ -118,17 +121,17 @@ final class Scripts {
 
     /**
      * Refreshes the claims of entries this consumer still owns and that still exist, all of partition
-     * {@code name}; {@code ids} are its stream ids.
+     * {@code name}, without waiting; {@code ids} are its stream ids.
      */
-    KeepAliveResult keepAlive(String name, String group, String consumer, List<String> ids) {
+    CompletableFuture<KeepAliveResult> keepAlive(String name, String group, String consumer, List<String> ids) {
         Object[] a = new Object[ids.size() + 2];
         a[0] = group;
         a[1] = consumer;
         for (int i = 0; i < ids.size(); i++) {
             a[i + 2] = ids.get(i);
         }
-        List<Object> r = KEEP_ALIVE.run(redis, ScriptOutputType.MULTI, new String[] {keys.stream(name)}, args(a));
-        return new KeepAliveResult(Replies.ids(r.get(0)), Replies.ids(r.get(1)));
+        return KEEP_ALIVE.<List<Object>>runAsync(async, ScriptOutputType.MULTI, new String[] {keys.stream(name)}, args(a))
+                .thenApply(r -> new KeepAliveResult(Replies.ids(r.get(0)), Replies.ids(r.get(1))));
     }
 
     /** Sent whole (EVAL): ordered with the commands sent before and after it, even after a SCRIPT FLUSH. */

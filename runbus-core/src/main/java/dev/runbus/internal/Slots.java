@@ -9,10 +9,21 @@ import java.util.concurrent.TimeUnit;
  */
 final class Slots {
 
-    private final Semaphore free;
+    private final Permits free;
+
+    /** A semaphore that can be overdrawn. */
+    private static final class Permits extends Semaphore {
+        Permits(int n) {
+            super(n);
+        }
+
+        void overdraw(int n) {
+            reducePermits(n);
+        }
+    }
 
     Slots(int capacity) {
-        this.free = new Semaphore(capacity);
+        this.free = new Permits(capacity);
     }
 
     /** Waits up to the timeout for one slot, then takes as many more as are free, up to {@code max} in all. */
@@ -30,6 +41,16 @@ final class Slots {
             taken++;
         }
         return taken;
+    }
+
+    /**
+     * Takes {@code n} slots whether free or not, for entries that came without room (a read answered after its
+     * reader stopped waiting for it, {@link ClusterStreamReader}); reads wait until they are released.
+     */
+    void overdraw(int n) {
+        if (n > 0) {
+            free.overdraw(n);
+        }
     }
 
     void release(int n) {

@@ -46,10 +46,25 @@ public final class RedisClusterProcess implements AutoCloseable {
                 args.toArray(new String[0])));
     }
 
+    /**
+     * Starts {@code masters} masters without replicas, with {@code extraArgs} after the cluster's own (a later
+     * setting wins: {@code --cluster-node-timeout 15000}, {@code --cluster-require-full-coverage no}).
+     */
+    public static RedisClusterProcess startWithoutReplicas(int masters, String... extraArgs) {
+        List<String> args = new ArrayList<>(List.of(CLUSTER_ARGS));
+        args.addAll(List.of(extraArgs));
+        return start(masters, 0, () -> RedisServerProcess.start(args.toArray(new String[0])));
+    }
+
     private static RedisClusterProcess start(int masters, java.util.function.Supplier<RedisServerProcess> newNode) {
+        return start(masters, masters, newNode);
+    }
+
+    private static RedisClusterProcess start(int masters, int replicas,
+                                             java.util.function.Supplier<RedisServerProcess> newNode) {
         RedisClusterProcess cluster = new RedisClusterProcess();
         try {
-            for (int i = 0; i < 2 * masters; i++) {
+            for (int i = 0; i < masters + replicas; i++) {
                 RedisServerProcess node = newNode.get();
                 (i < masters ? cluster.masters : cluster.replicas).add(node);
             }
