@@ -1,5 +1,6 @@
 package dev.runbus.internal;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -24,6 +25,8 @@ import org.slf4j.LoggerFactory;
 final class OrderedReadLoop implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(OrderedReadLoop.class);
+    /** How long a round waits for the reads it sent before going on with those answered. */
+    static final long READ_WAIT_MILLIS = 200;
 
     /** A partition to read new entries for, in the generation they are read for. */
     private record Readable(OwnedPartition partition, OwnedPartition.ReadFrom from) {
@@ -39,14 +42,21 @@ final class OrderedReadLoop implements AutoCloseable {
     private final Thread thread;
     private final Object idle = new Object();
     private final RetryBackoff backoff = new RetryBackoff();
+    /** The reads in flight, one per partition at most, and what each was sent for: the read loop's thread only. */
+    private final PartitionCalls<List<Object>> calls;
+    private final Map<Integer, Readable> sentFor = new HashMap<>();
+    /** Partitions whose read failed, by when they are read again (System.nanoTime), with their backoffs. */
+    private final Map<Integer, Long> retryAfter = new HashMap<>();
+    private final Map<Integer, RetryBackoff> backoffs = new HashMap<>();
     private volatile boolean closed;
     /** The partitions of the read in progress; null when none blocks. */
     private volatile Set<Integer> reading;
 
     OrderedReadLoop(SubscriptionContext ctx, StreamReader reader, OrderedScripts scripts, PartitionOwnership ownership,
                     OrderedRunners runners,
-                    ReadLoop.GroupCreator groups, SafeListener listener) {
+                    ReadLoop.GroupCreator groups, SafeListener listener, long commandTimeoutMillis) {
         this.ctx = ctx;
+        this.calls = new PartitionCalls<>("ordered read", commandTimeoutMillis);
         this.reader = reader;
         this.scripts = scripts;
         this.ownership = ownership;
@@ -71,7 +81,7 @@ final class OrderedReadLoop implements AutoCloseable {
                     readable.add(new Readable(p, from));
                 }
             }
-            if (readable.isEmpty()) {
+            if (readable.isEmpty() && sentFor.isEmpty()) {
                 synchronized (idle) {
                     try {
                         idle.wait(100);
@@ -89,60 +99,103 @@ final class OrderedReadLoop implements AutoCloseable {
                 if (closed) {
                     return;
                 }
-                onReadError(readable, e);
+                onWaitError(e);
             }
         }
     }
 
     /**
      * Reads each partition through the fenced script; when none had anything new, waits with XREAD BLOCK from
-     * their last ids (which takes nothing) until one has.
+     * their last ids (which takes nothing) until one has. The reads are sent together and awaited
+     * {@value #READ_WAIT_MILLIS} ms: a read its master has not answered by then stays in flight, its partition is
+     * skipped until the answer comes (handled then, for the generation it was sent for) or its deadline passes, and
+     * the others go on (DESIGN.md rule 14: one stalled master holds back only its own partitions).
      */
-    @SuppressWarnings("unchecked")
     private void read(List<Readable> readable, int batch) {
-        Map<String, String> lastIds = new HashMap<>();
-        boolean any = false;
+        long now = System.nanoTime();
         for (Readable each : readable) {
             OwnedPartition p = each.partition();
-            OrderedScripts.Read r;
-            try {
-                r = scripts.read(p.number, p.name, p.holder, batch, each.from().knownId());
-            } catch (OrderedScripts.Fenced fenced) {
-                ownership.lost(p, fenced.getMessage());
+            Long notBefore = retryAfter.get(p.number);
+            if (calls.inFlight(p.number) || notBefore != null && now - notBefore < 0) {
                 continue;
             }
-            if (r.entries().isEmpty()) {
-                lastIds.put(ctx.streamKey(p.number), r.lastId());
-            } else {
-                any = true;
-                p.add(each.from().generation(), r.entries());
-                runners.offer(p);
-            }
+            sentFor.put(p.number, each);
+            calls.send(p.number, () -> scripts.readAsync(p.name, p.holder, batch, each.from().knownId()));
         }
-        if (any || lastIds.isEmpty()) {
+        Map<String, String> lastIds = new HashMap<>();
+        boolean[] any = {false};
+        calls.awaitAll(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(READ_WAIT_MILLIS),
+                new PartitionCalls.Outcome<>() {
+                    @Override
+                    public void answered(int partition, List<Object> reply) {
+                        Readable each = sentFor.remove(partition);
+                        retryAfter.remove(partition);
+                        backoffs.remove(partition);
+                        OwnedPartition p = each.partition();
+                        OrderedScripts.Read r;
+                        try {
+                            r = scripts.readReply(partition, p.name, reply);
+                        } catch (OrderedScripts.Fenced fenced) {
+                            ownership.lost(p, fenced.getMessage());
+                            return;
+                        }
+                        if (r.entries().isEmpty()) {
+                            lastIds.put(ctx.streamKey(partition), r.lastId());
+                        } else {
+                            any[0] = true;
+                            p.add(each.from().generation(), r.entries());
+                            runners.offer(p);
+                        }
+                    }
+
+                    @Override
+                    public void failed(int partition, Throwable error) {
+                        onReadError(sentFor.remove(partition), error);
+                    }
+                });
+        if (any[0] || lastIds.isEmpty()) {
             return;
         }
         reading = readable.stream().map(r -> r.partition().number).collect(Collectors.toSet());
         try {
-            reader.awaitNew(lastIds, ctx.options().blockTime());
+            // With a read still in flight, come back for it soon rather than after a whole block time.
+            reader.awaitNew(lastIds, sentFor.isEmpty() ? ctx.options().blockTime()
+                    : Duration.ofMillis(Math.min(ctx.options().blockTime().toMillis(), READ_WAIT_MILLIS)));
         } finally {
             reading = null;
         }
     }
 
-    private void onReadError(List<Readable> partitions, Throwable e) {
-        reader.reset(); // a reconnect gives the connection a new client id
+    /**
+     * A partition's read failed (or got no answer by its deadline: it may still run, and what it read comes back
+     * first with the next read, ordered_read.lua): that partition alone waits, backing off while it keeps failing;
+     * a missing group is created again first.
+     */
+    private void onReadError(Readable failed, Throwable e) {
+        if (failed == null || closed) {
+            return;
+        }
+        int number = failed.partition().number;
         if (String.valueOf(e.getMessage()).contains("NOGROUP")) {
-            log.warn("group {} is missing on a partition of {}; creating it again", ctx.group(), ctx.topic());
+            log.warn("group {} is missing on partition {} of {}; creating it again", ctx.group(), number, ctx.topic());
             try {
-                partitions.forEach(r -> groups.ensureGroup(r.partition().name, ctx.group()));
+                groups.ensureGroup(failed.partition().name, ctx.group());
                 return;
             } catch (RuntimeException again) {
                 e.addSuppressed(again);
             }
         }
+        long pause = backoffs.computeIfAbsent(number, n -> new RetryBackoff()).next();
+        retryAfter.put(number, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(pause));
+        log.warn("reading partition {} of {} failed; retrying it in {} ms", number, ctx.describe(), pause, e);
+        listener.onLoopError("ordered read " + ctx.describe(), e);
+    }
+
+    /** The wait for new entries failed: every partition waits, backing off while it keeps failing. */
+    private void onWaitError(Throwable e) {
+        reader.reset(); // a reconnect gives the connection a new client id
         long pause = backoff.next();
-        log.warn("reading {} failed; retrying in {} ms", ctx.describe(), pause, e);
+        log.warn("waiting for new entries of {} failed; retrying in {} ms", ctx.describe(), pause, e);
         listener.onLoopError("ordered read " + ctx.describe(), e);
         synchronized (idle) {
             try {

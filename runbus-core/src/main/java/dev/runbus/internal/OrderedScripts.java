@@ -169,13 +169,17 @@ final class OrderedScripts {
     }
 
     /**
-     * Reads up to {@code count} new entries of partition {@code partition} (named {@code name}) for the lease holder;
-     * entries pending under this consumer after {@code knownId} ("-" for none), whose read reply was lost, come
-     * back first (ordered_read.lua).
+     * Reads up to {@code count} new entries of a partition (named {@code name}) for the lease holder, without
+     * waiting: the raw reply, for {@link #readReply}. Entries pending under this consumer after {@code knownId} ("-"
+     * for none), whose read reply was lost, come back first (ordered_read.lua).
      */
-    Read read(int partition, String name, String holder, int count, String knownId) throws Fenced {
-        List<Object> r = READ.run(redis, ScriptOutputType.MULTI,
-                new String[] {keys.stream(name), keys.lease(name, group)}, args(group, consumer, holder, count, knownId));
+    CompletableFuture<List<Object>> readAsync(String name, String holder, int count, String knownId) {
+        return READ.runAsync(async, ScriptOutputType.MULTI, new String[] {keys.stream(name), keys.lease(name, group)},
+                args(group, consumer, holder, count, knownId));
+    }
+
+    /** What a read of partition {@code partition} (named {@code name}) answered. */
+    Read readReply(int partition, String name, List<Object> r) throws Fenced {
         if (r.size() == 1) {
             throw new Fenced(name);
         }

@@ -47,7 +47,7 @@ final class OrderedSubscription extends BusSubscription {
                 listener, timer, keys, bus::ensureGroup), this::wake, this::offer);
         this.runners = new OrderedRunners(ctx.describe(), ctx.options().concurrency(), step::run, listener);
         this.readLoop = new OrderedReadLoop(ctx, reader, scripts, ownership, runners,
-                bus::ensureGroup, listener);
+                bus::ensureGroup, listener, bus.commandTimeoutMillis());
         this.ownershipLoop = new PeriodicLoop("runbus-leases-" + ctx.describe(),
                 PartitionOwnership.tick(ctx.options().leaseTime()), ownership, listener);
         AtomicInteger n = new AtomicInteger();
