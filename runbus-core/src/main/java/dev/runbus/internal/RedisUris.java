@@ -18,6 +18,11 @@ import java.util.List;
  *
  * Lettuce's query options ({@code ?timeout=…}, {@code &clientName=…}) pass through. Error messages never
  * repeat the URL's password.
+ *
+ * <p>Lettuce names itself on every connection with {@code CLIENT SETINFO lib-name} and {@code lib-ver} unless the
+ * name and version are empty; runbus empties them (unless the URL sets Lettuce's {@code libraryName} or
+ * {@code libraryVersion}), so that the ACL users of docs/security.md need no {@code +client|setinfo}: Redis 7.2
+ * and later would deny it and log each denial, Redis 7.0 refuses the rule, and 6.2 has no such command.
  */
 final class RedisUris {
 
@@ -70,12 +75,38 @@ final class RedisUris {
     }
 
     private static RedisURI create(String uri, String url) {
+        RedisURI parsed;
         try {
-            return RedisURI.create(uri);
+            parsed = RedisURI.create(uri);
         } catch (RuntimeException e) {
             throw new IllegalArgumentException("not a Redis URL runbus reads (redis://, rediss://, "
                     + "redis-sentinel://…#master, redis-cluster://host:port,…): " + Secrets.mask(url));
         }
+        // Lettuce takes these from the URI given, for the Sentinels and the master behind them too, and on a
+        // cluster from the first seed for every node's connection: set here, they cover every connection.
+        if (!hasOption(uri, RedisURI.PARAMETER_NAME_LIBRARY_NAME)) {
+            parsed.setLibraryName("");
+        }
+        if (!hasOption(uri, RedisURI.PARAMETER_NAME_LIBRARY_VERSION)) {
+            parsed.setLibraryVersion("");
+        }
+        return parsed;
+    }
+
+    /** Whether the URL's query sets Lettuce's option {@code name} (which Lettuce reads in any case). */
+    private static boolean hasOption(String uri, String name) {
+        int query = uri.indexOf('?');
+        if (query < 0) {
+            return false;
+        }
+        int fragment = uri.indexOf('#', query);
+        String options = uri.substring(query + 1, fragment < 0 ? uri.length() : fragment);
+        for (String option : options.split("[&;]")) {
+            if (option.toLowerCase(java.util.Locale.ROOT).startsWith(name.toLowerCase(java.util.Locale.ROOT) + "=")) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static int firstOf(String s, String chars) {

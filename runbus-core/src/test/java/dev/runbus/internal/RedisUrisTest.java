@@ -48,6 +48,26 @@ class RedisUrisTest {
         assertThat(RedisUris.parse("redis-cluster://n1:7000/0").seeds()).hasSize(1);
     }
 
+    /**
+     * Lettuce sends CLIENT SETINFO for a non-empty library name or version; the documented ACLs do not allow it
+     * (RedisAclTest checks on each server that Redis denies nothing), unless a URL asks for it.
+     */
+    @Test
+    void noLibraryNameOrVersionUnlessTheUrlSetsThem() {
+        for (String url : new String[] {"redis://cache:6380", "redis-sentinel://s1,s2#main",
+                "redis-cluster://n1:7000,n2?timeout=5s", "rediss://cache?clientName=x"}) {
+            assertThat(RedisUris.parse(url).seeds()).as(url).allSatisfy(u -> {
+                assertThat(u.getLibraryName()).isEmpty();
+                assertThat(u.getLibraryVersion()).isEmpty();
+            });
+        }
+        RedisURI named = RedisUris.parse("redis://cache?timeout=5s&libraryName=billing").seeds().get(0);
+        assertThat(named.getLibraryName()).isEqualTo("billing");
+        assertThat(named.getLibraryVersion()).isEmpty();
+        assertThat(RedisUris.parse("redis-cluster://n1,n2?LIBRARYVERSION=2.1").seeds())
+                .extracting(RedisURI::getLibraryVersion).containsExactly("2.1", "2.1");
+    }
+
     @Test
     void badUrlsAreNamedWithoutTheirPassword() {
         assertThatThrownBy(() -> RedisUris.parse("redis-cluster://s3cret@n1:7000/3"))
