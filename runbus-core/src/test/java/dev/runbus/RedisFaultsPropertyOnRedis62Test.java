@@ -1,15 +1,13 @@
 package dev.runbus;
 
 import dev.runbus.testing.RedisServerProcess;
-import java.util.stream.LongStream;
 import java.util.stream.Stream;
 
 /** The Redis-side fault property on an embedded Redis 6.2: one seed in a normal build, to keep its time. */
 class RedisFaultsPropertyOnRedis62Test extends RedisFaultsPropertyTest {
 
     static Stream<Long> seeds() {
-        Long n = Long.getLong("runbus.faults.seeds");
-        return n == null ? Stream.of(7L) : LongStream.rangeClosed(1, n).boxed();
+        return seeds(7L);
     }
 
     @Override

@@ -52,12 +52,18 @@ class RedisFaultsPropertyTest {
     private StatefulRedisConnection<String, String> connection;
 
     /**
-     * Seeds 1 to {@code runbus.faults.seeds} when set; else three that each broke a promise on the code before
-     * the Redis-side fixes (a read's lost reply left entries pending that nothing ran).
+     * Three seeds that each broke a promise on the code before the Redis-side fixes (a read's lost reply left entries
+     * pending that nothing ran), unless a property names others.
      */
     static Stream<Long> seeds() {
+        return seeds(4L, 6L, 7L);
+    }
+
+    /** Seeds 1 to {@code runbus.faults.seeds}, or the one seed {@code runbus.faults.seed}, else {@code defaults}. */
+    static Stream<Long> seeds(Long... defaults) {
         Long n = Long.getLong("runbus.faults.seeds");
-        return n == null ? Stream.of(4L, 6L, 7L) : LongStream.rangeClosed(1, n).boxed();
+        Long one = Long.getLong("runbus.faults.seed");
+        return n != null ? LongStream.rangeClosed(1, n).boxed() : one != null ? Stream.of(one) : Stream.of(defaults);
     }
 
     /** The server this class runs on: the installed redis-server (a subclass runs the property on 6.2). */
