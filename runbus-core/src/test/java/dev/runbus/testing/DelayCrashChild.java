@@ -44,9 +44,16 @@ public final class DelayCrashChild {
             }
             if (mode.equals("mover")) {
                 synchronized (redis) {
-                    boolean due = !redis.zrangebyscore(delayed, Range.create(0, (double) now(redis))).isEmpty();
-                    boolean moved = redis.zcard(delayed) == 0 && redis.xlen(stream) == 1;
-                    if (p == CrashPoints.Point.BEFORE_MOVE ? !due : !moved) {
+                    if (p == CrashPoints.Point.BEFORE_MOVE) {
+                        // The mover may look a moment before the entry is due by the Redis clock and move it the
+                        // next moment: held here until it is due, it stops before that move, whenever it looked.
+                        if (redis.zcard(delayed) == 0) {
+                            return;
+                        }
+                        while (redis.zrangebyscore(delayed, Range.create(0, (double) now(redis))).isEmpty()) {
+                            LockSupport.parkNanos(10_000_000L);
+                        }
+                    } else if (!(redis.zcard(delayed) == 0 && redis.xlen(stream) == 1)) {
                         return;
                     }
                 }

@@ -36,6 +36,8 @@ public final class RedisServerProcess implements AutoCloseable {
     private final List<String> extraArgs;
     /** Whether {@link #port} is a TLS port (and the plain one is off). */
     private final boolean tls;
+    /** Added to the process's environment at each launch. */
+    private final java.util.Map<String, String> environment = new java.util.HashMap<>();
     /** The CA that signs a TLS server's certificate; null for a plain one. */
     private Path caCertificate;
     private Process process;
@@ -88,6 +90,16 @@ public final class RedisServerProcess implements AutoCloseable {
         return start(binary(), configFile, List.of(extraArgs));
     }
 
+    /**
+     * Starts the server binary {@code executable} (the arguments as for {@link #start(String...)}) with these
+     * environment variables too: to run it under a preloaded library (libfaketime, for a server whose clock a test
+     * steps).
+     */
+    public static RedisServerProcess startWithEnvironment(Path executable, java.util.Map<String, String> environment,
+                                                          String... extraArgs) {
+        return start(executable, null, List.of(extraArgs), false, environment);
+    }
+
     /** Starts the Redis 6.2 inside the embedded-redis artifact, whatever is installed: its own reply shapes. */
     public static RedisServerProcess startEmbedded62() {
         return start(embeddedBinary(), null, List.of());
@@ -102,11 +114,17 @@ public final class RedisServerProcess implements AutoCloseable {
     }
 
     private static RedisServerProcess start(Path executable, String configFile, List<String> extraArgs, boolean tls) {
+        return start(executable, configFile, extraArgs, tls, java.util.Map.of());
+    }
+
+    private static RedisServerProcess start(Path executable, String configFile, List<String> extraArgs, boolean tls,
+                                            java.util.Map<String, String> environment) {
         for (int attempt = 1; ; attempt++) {
             RedisServerProcess p;
             try {
                 p = new RedisServerProcess(executable, freePort(), Files.createTempDirectory("runbus-test-redis-"),
                         configFile, extraArgs, tls);
+                p.environment.putAll(environment);
             } catch (IOException e) {
                 throw new IllegalStateException("cannot start a redis-server for the tests", e);
             }
@@ -183,8 +201,10 @@ public final class RedisServerProcess implements AutoCloseable {
         }
         cmd.addAll(extraArgs);
         try {
-            process = new ProcessBuilder(cmd).redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+            ProcessBuilder builder = new ProcessBuilder(cmd).redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD);
+            builder.environment().putAll(environment);
+            process = builder.start();
         } catch (IOException e) {
             throw new IllegalStateException("cannot start " + cmd, e);
         }
