@@ -114,6 +114,19 @@ public final class RedisClusterProcess implements AutoCloseable {
                 })
                         && replicas.stream().allMatch(r -> call(r, redis -> redis.info("replication"))
                         .contains("master_link_status:up")));
+        // A client reads its first topology from any node: every node must name an owner for every slot, or a
+        // client that asked the wrong one at the wrong moment has no connection for a slot.
+        Wait.until("every node names an owner for every slot", READY_TIMEOUT,
+                () -> all.stream().allMatch(n -> call(n, redis -> coveredSlots(redis.clusterSlots())) == SLOTS));
+    }
+
+    private static int coveredSlots(List<Object> ranges) {
+        int covered = 0;
+        for (Object range : ranges) {
+            List<?> r = (List<?>) range;
+            covered += (int) (((Number) r.get(1)).longValue() - ((Number) r.get(0)).longValue() + 1);
+        }
+        return covered;
     }
 
     /** The masters, in slot order: master {@code i} serves the {@code i}-th equal share of the slots. */
