@@ -100,6 +100,25 @@ class DeadMasterIsolationTest {
     }
 
     /**
+     * The same stop, past {@code cluster-node-timeout} this time (2 s against 6 s), on a cluster without replicas:
+     * the other masters mark the stopped one failed and nobody takes its slots over; with
+     * {@code cluster-require-full-coverage no} they keep serving theirs. The partitions on them keep their pace
+     * and run nothing twice, and the stopped master's partitions go on once it answers again.
+     */
+    @Test
+    void unordered_aMasterStoppedPastTheNodeTimeoutWithoutAReplica_leavesTheOthersTheirPace() throws InterruptedException {
+        for (RedisServerProcess master : cluster.masters()) {
+            RedisClusterProcess.call(master, r -> r.configSet("cluster-node-timeout", "2000"));
+        }
+        String prefix = "isolation-" + UUID.randomUUID().toString().substring(0, 8);
+        Bus bus = connect(prefix);
+        bus.subscribe(TOPIC, "g", "c0", this::handle, SubscribeOptions.builder().concurrency(16).batchSize(100)
+                .blockTime(Duration.ofSeconds(1)).minIdle(Duration.ofMillis(1500))
+                .keepAliveInterval(Duration.ofMillis(500)).claimInterval(Duration.ofMillis(500)).build());
+        run(bus, true, false);
+    }
+
+    /**
      * The leases of the healthy partitions are renewed on time, and their owners looked up, whatever the stopped
      * master does; here it is also the master of the topic's own slot, with the group's member list. Their pace
      * holds too: the ordered read loop leaves a read the stopped master does not answer in flight and reads the

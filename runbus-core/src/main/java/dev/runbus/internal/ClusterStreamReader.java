@@ -146,12 +146,24 @@ final class ClusterStreamReader extends StreamReader {
             }
         }
         Map<String, RedisFuture<List<StreamMessage<String, byte[]>>>> sent = new java.util.LinkedHashMap<>();
+        RuntimeException failure = null;
+        int failures = 0;
         for (Map.Entry<String, String> e : after.entrySet()) {
             if (!peeking.containsKey(e.getKey())) {
-                masterOf(e.getKey()); // fails at once when no master serves it
+                if (masterOrNull(e.getKey()) == null) {
+                    // No master serves it now (failed, not replaced): wait for the others.
+                    failure = failure != null ? failure : new RunbusException("no master serves the slot of "
+                            + e.getKey() + " (yet)");
+                    failures++;
+                    continue;
+                }
                 sent.put(e.getKey(), connection.async().xread(XReadArgs.Builder.count(1),
                         XReadArgs.StreamOffset.from(e.getKey(), e.getValue())));
             }
+        }
+        if (sent.isEmpty() && peeking.isEmpty() && failure != null) {
+            refreshTopology.run();
+            throw failure; // none of the streams can be waited on
         }
         long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(STALL_MILLIS);
         for (Map.Entry<String, RedisFuture<List<StreamMessage<String, byte[]>>>> e : sent.entrySet()) {
@@ -160,12 +172,22 @@ final class ClusterStreamReader extends StreamReader {
             } catch (TimeoutException x) {
                 peeking.put(e.getKey(), e.getValue());
             } catch (ExecutionException x) {
+                // This stream's wait failed: the others are waited on; the read that follows reports it.
                 Throwable cause = x.getCause();
-                throw cause instanceof RuntimeException r ? r
-                        : new RunbusException("reading " + e.getKey() + " failed: " + cause, cause);
+                failures++;
+                if (failure == null) {
+                    failure = cause instanceof RuntimeException r ? r
+                            : new RunbusException("reading " + e.getKey() + " failed: " + cause, cause);
+                }
             } catch (InterruptedException x) {
                 Thread.currentThread().interrupt();
                 return out;
+            }
+        }
+        if (failure != null) {
+            refreshTopology.run();
+            if (out.isEmpty() && peeking.isEmpty() && failures == after.size()) {
+                throw failure; // every stream failed: the caller reports it and backs off
             }
         }
         return out;
@@ -183,6 +205,8 @@ final class ClusterStreamReader extends StreamReader {
         RuntimeException lateFailure = collectParked(out); // thrown below if nothing else came
         int n = streams.size();
         int first = (streams.indexOf(lastFilled) + 1) % n; // 0 when none filled it yet, or it is not asked for
+        RuntimeException failure = null;
+        boolean answered = false;
         for (int i = 0; i < n && out.size() < room; i++) {
             String stream = streams.get((first + i) % n);
             if (parked.containsKey(stream)) {
@@ -196,16 +220,24 @@ final class ClusterStreamReader extends StreamReader {
                 if (got == null) {
                     continue; // left in flight: the other streams are read meanwhile
                 }
+                answered = true;
                 out.addAll(got);
             } catch (RuntimeException e) {
-                if (out.isEmpty()) {
-                    throw e;
+                // This stream alone (its master failed and was not replaced, a moved slot): the others are read
+                // (DESIGN.md rule 14); the failure is thrown when no stream answered, so that it is reported.
+                if (failure == null) {
+                    failure = e;
                 }
-                refreshTopology.run(); // the others are read again next time
-                return out;
+                continue;
             }
             if (out.size() >= room) {
                 lastFilled = stream;
+            }
+        }
+        if (failure != null) {
+            refreshTopology.run(); // without waiting: the streams are read again next time
+            if (out.isEmpty() && !answered) {
+                throw failure;
             }
         }
         if (out.isEmpty() && lateFailure != null) {

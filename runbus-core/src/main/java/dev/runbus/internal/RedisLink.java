@@ -381,7 +381,9 @@ public abstract class RedisLink implements AutoCloseable {
         StreamReader openReader(Duration timeout) {
             StatefulRedisClusterConnection<String, byte[]> c = client.connect(RedisBus.CODEC);
             c.setTimeout(timeout);
-            return new ClusterStreamReader(c, connection, client::refreshPartitions,
+            // Asked without waiting: a refresh asks every node, and one that stopped answering would hold up the
+            // reader for its connect timeout (DESIGN.md rule 14).
+            return new ClusterStreamReader(c, connection, client::refreshPartitionsAsync,
                     target.seeds().get(0).getTimeout());
         }
 
