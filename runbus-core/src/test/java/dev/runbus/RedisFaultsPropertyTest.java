@@ -31,7 +31,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * A property of the bus under faults on the Redis side: whatever mix of stalls ({@code CLIENT PAUSE}), a wire
- * that holds everything, replies lost with their connection (Lettuce re-sends what was unanswered, so commands
+ * that holds everything, a server that sleeps ({@code DEBUG SLEEP}), replies lost with their connection (Lettuce re-sends what was unanswered, so commands
  * run twice) and a script cache flushed under it, an ordered and an unordered group on one topic end with every
  * message handled, per key never out of order in the ordered group (a key's entries run in stream order; a
  * repeat only right after itself), no dead letter (no handler fails, none dies), nothing pending, and progress
@@ -48,6 +48,8 @@ class RedisFaultsPropertyTest {
     private static final Duration LEASE = Duration.ofSeconds(3);
 
     private RedisServerProcess server;
+    /** Whether the server runs DEBUG SLEEP: the whole server blocked, not only its clients (CLIENT PAUSE). */
+    private boolean debugSleep;
     private RedisClient direct;
     private StatefulRedisConnection<String, String> connection;
 
@@ -68,7 +70,7 @@ class RedisFaultsPropertyTest {
 
     /** The server this class runs on: the installed redis-server (a subclass runs the property on 6.2). */
     RedisServerProcess startServer() {
-        return RedisServerProcess.start();
+        return RedisServerProcess.start("--enable-debug-command", "yes"); // DEBUG SLEEP is one of the faults
     }
 
     @BeforeAll
@@ -76,6 +78,12 @@ class RedisFaultsPropertyTest {
         server = startServer();
         direct = RedisClient.create(server.uri());
         connection = direct.connect();
+        try {
+            debugSleep(connection, 0);
+            debugSleep = true;
+        } catch (RuntimeException refused) {
+            debugSleep = false; // a server that refuses DEBUG: the plans end without a server-wide sleep
+        }
     }
 
     @AfterAll
@@ -102,7 +110,7 @@ class RedisFaultsPropertyTest {
     private record Fault(String kind, long atMillis, long millis) {
     }
 
-    private static List<Fault> plan(SplittableRandom random) {
+    private static List<Fault> plan(SplittableRandom random, boolean debugSleep) {
         String[] kinds = {"pause", "wire-held", "replies-lost", "script-flush"};
         List<Fault> faults = new ArrayList<>();
         long at = 500 + random.nextInt(500);
@@ -112,6 +120,10 @@ class RedisFaultsPropertyTest {
             faults.add(new Fault(kind, at, millis));
             at += millis + 500 + random.nextInt(1000);
         }
+        if (debugSleep) {
+            // Last, so that each seed's drawn faults stay what they were: the server itself sleeps.
+            faults.add(new Fault("debug-sleep", at, 300 + random.nextInt(1500)));
+        }
         return faults;
     }
 
@@ -120,7 +132,7 @@ class RedisFaultsPropertyTest {
     @Timeout(value = 120, unit = TimeUnit.SECONDS)
     void orderedAndUnorderedGroupsHoldTheirPromisesUnderRedisSideFaults(long seed) throws Exception {
         SplittableRandom random = new SplittableRandom(seed);
-        List<Fault> faults = plan(random);
+        List<Fault> faults = plan(random, debugSleep);
         String prefix = "prop-" + UUID.randomUUID();
         RedisCommands<String, String> redis = connection.sync();
         List<Bus> buses = new ArrayList<>();
@@ -211,11 +223,20 @@ class RedisFaultsPropertyTest {
                         proxy.swallowReplies(false);
                     }
                     case "script-flush" -> own.sync().scriptFlush();
+                    case "debug-sleep" -> debugSleep(own, f.millis());
                     default -> throw new IllegalStateException(f.kind());
                 }
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+    }
+
+    /** DEBUG SLEEP, which the client library no longer offers as a method: the server blocks for that long. */
+    private static void debugSleep(StatefulRedisConnection<String, String> c, long millis) {
+        c.sync().dispatch(io.lettuce.core.protocol.CommandType.DEBUG,
+                new io.lettuce.core.output.StatusOutput<>(io.lettuce.core.codec.StringCodec.UTF8),
+                new io.lettuce.core.protocol.CommandArgs<>(io.lettuce.core.codec.StringCodec.UTF8).add("SLEEP")
+                        .add(String.valueOf(millis / 1000.0)));
     }
 }
