@@ -20,6 +20,8 @@ public enum Setting {
     DATABASE_PASSWORD_FILE("database-password-file", "", "file whose first line is the PostgreSQL password", false),
     MIGRATE("migrate", "true", "create and upgrade the runs tables at start; false (--no-migrate) checks they are"
             + " there and current, for a role that may not create tables", false),
+    EMBEDDED("embedded", "false", "serve may start the embedded Redis and PostgreSQL (no --redis-url or"
+            + " --database-url) while listening beyond loopback; they are a development default", false),
     DATA_DIR("data-dir", "", "where embedded servers keep their data; empty: a temporary folder, deleted on exit", false),
     KEY_PREFIX("key-prefix", "runbus", "first part of every Redis key", false),
     SCHEMA("schema", "runbus", "PostgreSQL schema of the runs tables", false),
