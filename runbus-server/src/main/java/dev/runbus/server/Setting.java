@@ -53,7 +53,7 @@ public enum Setting {
             + " --insecure-no-auth", false),
     PORT("port", "8080", "HTTP port of serve", false),
     API_TOKENS_FILE("api-tokens-file", "", "file of API tokens, one NAME:SCOPES:SHA256 line each (runbus token"
-            + " create prints one); empty: no tokens", false),
+            + " create prints one; a file without one is an error); empty: no tokens", false),
     API_TOKENS("api-tokens", "", "API token lines as in the file, separated by spaces or ';' (for"
             + " RUNBUS_API_TOKENS); added to the file's", false),
     INSECURE_NO_AUTH("insecure-no-auth", "false", "serve a non-loopback address without tokens: anyone who reaches"

@@ -31,7 +31,8 @@ final class ServeCommand extends BaseCommand {
 
     @Option(names = "--api-tokens-file", paramLabel = "FILE", description = "API tokens, one NAME:SCOPES:SHA256 "
             + "line each, as 'runbus token create' prints them (or env RUNBUS_API_TOKENS with the lines); "
-            + "default: none, which is allowed on a loopback address only")
+            + "default: none, which is allowed on a loopback address only (then serve answers only a loopback Host, "
+            + "no cross-site Origin, and POSTs only as application/json); a file without a token line is an error")
     String apiTokensFile;
 
     @Option(names = "--insecure-no-auth", description = "serve a non-loopback address without tokens: anyone who "
