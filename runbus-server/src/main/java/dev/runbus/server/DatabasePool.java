@@ -49,7 +49,11 @@ public final class DatabasePool {
      * @throws IllegalStateException "cannot connect to PostgreSQL at URL (password masked): what went wrong"
      */
     public static HikariDataSource open(Settings s, String jdbcUrl, int poolSize) {
-        Optional<String> password = password(s);
+        return open(jdbcUrl, password(s), poolSize);
+    }
+
+    /** Opens the pool with {@code password} (the embedded server's) in place of the settings' one. */
+    static HikariDataSource open(String jdbcUrl, Optional<String> password, int poolSize) {
         HikariConfig hc = new HikariConfig();
         // The password given apart replaces the URL's: the driver would prefer the URL's.
         hc.setJdbcUrl(password.isPresent() ? withoutPassword(jdbcUrl) : jdbcUrl);

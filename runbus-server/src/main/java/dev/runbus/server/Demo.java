@@ -16,7 +16,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -230,8 +229,7 @@ public final class Demo {
         folder.deleteOnExit();
         ProcessBuilder builder = new ProcessBuilder(cmd).directory(folder).redirectErrorStream(true);
         builder.environment().clear();
-        builder.environment().putAll(environment.forChild(settings.with(Map.of(Setting.REDIS_URL, infra.redisUri(),
-                Setting.DATABASE_URL, infra.jdbcUrl()))));
+        builder.environment().putAll(environment.forChild(settings.with(infra.forChild())));
         Process p = builder.start();
         BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
         String line;

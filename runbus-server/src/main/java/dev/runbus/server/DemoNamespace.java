@@ -77,7 +77,7 @@ public final class DemoNamespace {
         if (prefix.matches(PREFIX + "\\d+")) {
             try {
                 // With the password and trusted CAs the bus used, not the URL's alone.
-                KeyPrefix.deleteAll(RedisAccess.apply(settings, dev.runbus.BusConfig.builder(infra.redisUri()))
+                KeyPrefix.deleteAll(infra.redisConfig(settings)
                         .keyPrefix(prefix).build());
             } catch (RuntimeException e) {
                 left.add("keys " + prefix + ":* (" + e.getMessage() + ")");

@@ -6,10 +6,12 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import redis.embedded.core.RedisServerBuilder;
+import redis.embedded.core.ExecutableProvider;
 
 /**
  * A Redis server process that only {@link #close()} stops. The embedded-redis library's own {@code start()}
@@ -18,6 +20,13 @@ import redis.embedded.core.RedisServerBuilder;
  * runbus starts the process itself, after everything that uses it stopped. Started in a session of its own
  * (setsid) where the system has it, so that Ctrl-C in a terminal, which signals the whole foreground process
  * group, reaches runbus only and not Redis behind its back.
+ *
+ * <p>Another account on this host gets nothing from it: it asks for a random password ({@code requirepass}; the bus
+ * gets it in-process), and the commands that write files where a client says or load code ({@code CONFIG},
+ * {@code MODULE}, {@code DEBUG}, the {@code SAVE} family, {@code REPLICAOF}, which replaces the data set with
+ * another server's) are renamed away: runbus sends none of them (the ACL lists in docs/security.md hold every
+ * command it sends), and Redis 6.2, the embedded version, has no ACL rule that keeps them from the default user.
+ * The password is in a 0600 config file in Redis's own folder, never on a command line.
  */
 final class EmbeddedRedis implements AutoCloseable {
 
@@ -29,14 +38,31 @@ final class EmbeddedRedis implements AutoCloseable {
         this.process = process;
     }
 
-    /** Starts Redis on 127.0.0.1:{@code port}, keeping nothing on disk, and returns once it accepts connections. */
-    static EmbeddedRedis start(int port, Path dir) throws IOException {
+    /** Commands runbus never sends that let a client write files, load code or replace the data. */
+    static final List<String> RENAMED = List.of("CONFIG", "MODULE", "DEBUG", "SAVE", "BGSAVE", "BGREWRITEAOF",
+            "REPLICAOF", "SLAVEOF");
+
+    /**
+     * Starts Redis on 127.0.0.1:{@code port} with {@code password}, keeping nothing on disk, and returns once it
+     * accepts connections.
+     */
+    static EmbeddedRedis start(int port, Path dir, String password) throws IOException {
+        List<String> config = new ArrayList<>(List.of("port " + port, "bind 127.0.0.1", "protected-mode yes",
+                "requirepass " + password, "save \"\"", "appendonly no", "dir \"" + dir.toAbsolutePath() + "\""));
+        RENAMED.forEach(c -> config.add("rename-command " + c + " \"\""));
+        Path file = dir.resolve("redis.conf");
+        // Made private before the password is in it, then put in place whole.
+        Path tmp = Files.createTempFile(dir, ".redis", ".tmp",
+                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+        Files.write(tmp, config, StandardCharsets.UTF_8);
+        Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         List<String> command = new ArrayList<>();
         if (Files.isExecutable(SETSID)) {
             command.add(SETSID.toString());
         }
-        command.addAll(new RedisServerBuilder().port(port).bind("127.0.0.1").setting("save \"\"")
-                .setting("appendonly no").setting("dir " + dir.toAbsolutePath()).buildCommandArgs());
+        // The library copies the binary into a new 0700 temporary folder of its own.
+        command.add(ExecutableProvider.newJarResourceProvider().get().getAbsolutePath());
+        command.add(file.toAbsolutePath().toString());
         Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
         BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
         StringBuilder seen = new StringBuilder();

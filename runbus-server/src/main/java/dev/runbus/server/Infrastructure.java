@@ -10,7 +10,11 @@ import java.io.PrintWriter;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.util.Base64;
 import java.util.Comparator;
+import java.util.EnumMap;
+import java.util.Map;
 import java.util.stream.Stream;
 import javax.sql.DataSource;
 
@@ -20,8 +24,13 @@ import javax.sql.DataSource;
  * on close). Closing stops what was started here, in reverse order, and only then: the embedded servers
  * register no JVM shutdown hook of their own (see {@link EmbeddedRedis}), so nothing stops them while the
  * command that owns them is still draining into them. Every error leaving here has its passwords masked.
+ *
+ * <p>The embedded servers each get a random password (see {@link EmbeddedRedis}, {@link EmbeddedPostgresServer}),
+ * handed to the bus and the pool in-process: another account on this host reaches their ports, not their data.
  */
 public final class Infrastructure implements AutoCloseable {
+
+    private static final SecureRandom RANDOM = new SecureRandom();
 
     private final String redisUri;
     private final String jdbcUrl;
@@ -29,18 +38,23 @@ public final class Infrastructure implements AutoCloseable {
     private final EmbeddedPostgres embeddedPostgres;
     private final HikariDataSource dataSource;
     private final Path tempDir;
+    private final char[] embeddedRedisPassword;
+    private final String embeddedDatabasePassword;
     private final Bus bus;
     private final PrintWriter out;
     private boolean closed;
 
     private Infrastructure(String redisUri, String jdbcUrl, EmbeddedRedis embeddedRedis, EmbeddedPostgres embeddedPostgres,
-                           HikariDataSource dataSource, Path tempDir, Bus bus, PrintWriter out) {
+                           HikariDataSource dataSource, Path tempDir, char[] embeddedRedisPassword,
+                           String embeddedDatabasePassword, Bus bus, PrintWriter out) {
         this.redisUri = redisUri;
         this.jdbcUrl = jdbcUrl;
         this.embeddedRedis = embeddedRedis;
         this.embeddedPostgres = embeddedPostgres;
         this.dataSource = dataSource;
         this.tempDir = tempDir;
+        this.embeddedRedisPassword = embeddedRedisPassword;
+        this.embeddedDatabasePassword = embeddedDatabasePassword;
         this.bus = bus;
         this.out = out;
     }
@@ -72,37 +86,92 @@ public final class Infrastructure implements AutoCloseable {
                 dataDir = null;
             }
             String redisUri = s.get(Setting.REDIS_URL);
+            char[] redisPassword = null;
+            String databasePassword = null;
             if (redisUri.isEmpty()) {
                 int port = freePort();
                 Path dir = Files.createDirectories(dataDir.resolve("redis"));
-                redis = EmbeddedRedis.start(port, dir);
+                String password = randomPassword();
+                redisPassword = password.toCharArray();
+                redis = EmbeddedRedis.start(port, dir, password);
                 redisUri = "redis://127.0.0.1:" + port;
                 out.println("started embedded Redis on " + redisUri);
             }
             String jdbcUrl = s.get(Setting.DATABASE_URL);
             if (needDatabase) {
                 if (jdbcUrl.isEmpty()) {
-                    Path dir = dataDir.resolve("postgres");
-                    // The data stays where --data-dir puts it; a temporary folder is deleted by close().
-                    // No shutdown hook: close() stops it after the runs layer drained (see the class comment).
-                    postgres = EmbeddedPostgres.builder().setDataDirectory(dir.toFile()).setCleanDataDirectory(false)
-                            .setRegisterShutdownHook(false).start();
+                    EmbeddedPostgresServer.Started started = EmbeddedPostgresServer.start(dataDir.resolve("postgres"));
+                    postgres = started.postgres();
+                    databasePassword = started.password();
                     jdbcUrl = postgres.getJdbcUrl("postgres", "postgres");
                     out.println("started embedded PostgreSQL on port " + postgres.getPort());
                 }
-                ds = DatabasePool.open(s, jdbcUrl, poolSize);
+                ds = databasePassword == null ? DatabasePool.open(s, jdbcUrl, poolSize)
+                        : DatabasePool.open(jdbcUrl, java.util.Optional.of(databasePassword), poolSize);
             }
             // The runs topic's partition count, which Redis records on first use and checks on every later one.
-            Bus bus = Bus.connect(RedisAccess.apply(s, BusConfig.builder(redisUri)).keyPrefix(s.get(Setting.KEY_PREFIX))
+            Bus bus = Bus.connect(redisConfig(s, redisUri, redisPassword).keyPrefix(s.get(Setting.KEY_PREFIX))
                     .listener(listener)
                     .partitions(s.get(Setting.TOPIC), s.integer(Setting.PARTITIONS, 1))
                     .retentionAge(s.duration(Setting.RETENTION_AGE))
                     .deadLetterRetention(s.optionalDuration(Setting.DEAD_LETTER_RETENTION).orElse(null)).build());
-            return new Infrastructure(redisUri, jdbcUrl, redis, postgres, ds, tempDir, bus, out);
+            return new Infrastructure(redisUri, jdbcUrl, redis, postgres, ds, tempDir, redisPassword, databasePassword,
+                    bus, out);
         } catch (IOException | RuntimeException e) {
             stopQuietly(redis, postgres, ds, tempDir, null);
             throw masked(e);
         }
+    }
+
+    /** The Redis connection the settings give, with the embedded Redis's password when it is the embedded one. */
+    private static BusConfig.Builder redisConfig(Settings s, String redisUri, char[] embeddedPassword) {
+        BusConfig.Builder config = RedisAccess.apply(s, BusConfig.builder(redisUri));
+        if (embeddedPassword != null) {
+            config.redisPassword(embeddedPassword.clone());
+        }
+        return config;
+    }
+
+    /** A configuration for another connection to this Redis (the demo's clean-up), with its password. */
+    public BusConfig.Builder redisConfig(Settings s) {
+        return redisConfig(s, redisUri, embeddedRedisPassword);
+    }
+
+    /**
+     * The settings a child process needs to reach these servers: the URLs, and for embedded servers their
+     * passwords, which a child gets as variables (not flags, so they stay out of the process list).
+     */
+    public Map<Setting, String> forChild() {
+        Map<Setting, String> out = new EnumMap<>(Setting.class);
+        out.put(Setting.REDIS_URL, redisUri);
+        out.put(Setting.DATABASE_URL, jdbcUrl);
+        if (embeddedRedisPassword != null) {
+            out.put(Setting.REDIS_PASSWORD, new String(embeddedRedisPassword));
+            out.put(Setting.REDIS_PASSWORD_FILE, "");
+        }
+        if (embeddedDatabasePassword != null) {
+            out.put(Setting.DATABASE_PASSWORD, embeddedDatabasePassword);
+            out.put(Setting.DATABASE_PASSWORD_FILE, "");
+        }
+        return out;
+    }
+
+    /** The embedded Redis's password (null: not embedded). */
+    char[] embeddedRedisPassword() {
+        return embeddedRedisPassword == null ? null : embeddedRedisPassword.clone();
+    }
+
+    /** Which servers are embedded, for the serve banner: "Redis and PostgreSQL", "Redis", "PostgreSQL" or "". */
+    public String embeddedServers() {
+        return embeddedRedis != null && embeddedPostgres != null ? "Redis and PostgreSQL"
+                : embeddedRedis != null ? "Redis" : embeddedPostgres != null ? "PostgreSQL" : "";
+    }
+
+    /** 32 random bytes, base64url: a password nothing needs to escape in a config file or a URL. */
+    static String randomPassword() {
+        byte[] bytes = new byte[32];
+        RANDOM.nextBytes(bytes);
+        return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
     }
 
     public Bus bus() {

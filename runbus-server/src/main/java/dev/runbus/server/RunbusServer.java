@@ -3,6 +3,8 @@ package dev.runbus.server;
 import dev.runbus.runs.Runs;
 import dev.runbus.server.http.HttpApi;
 import java.io.PrintWriter;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 
 /**
  * What {@code runbus serve} runs: the servers (or embedded ones), a worker, the sweeper and the HTTP API.
@@ -29,6 +31,7 @@ public final class RunbusServer implements AutoCloseable {
     public static RunbusServer start(Settings s, PrintWriter out) {
         s.validate();
         HttpApi.Access access = HttpApi.check(s);
+        checkEmbedded(s);
         Metrics metrics = new Metrics();
         var handler = RunsFactory.handler(s);
         int pool = RunsFactory.poolSize(s, 1) + 4;
@@ -46,6 +49,30 @@ public final class RunbusServer implements AutoCloseable {
             }
             infra.close();
             throw e;
+        }
+    }
+
+    /**
+     * Embedded servers are a development default: on an address others reach, serve starts them only when asked
+     * for by name, so that a forgotten URL does not put a deployment on servers that live in a temporary folder.
+     */
+    static void checkEmbedded(Settings s) {
+        boolean embedded = !s.isSet(Setting.REDIS_URL) || !s.isSet(Setting.DATABASE_URL);
+        String host = s.get(Setting.HOST);
+        boolean loopback;
+        try {
+            loopback = InetAddress.getByName(host).isLoopbackAddress();
+        } catch (UnknownHostException e) {
+            throw new IllegalArgumentException("--host " + host + " is not an address of this machine");
+        }
+        if (embedded && !loopback && !s.bool(Setting.EMBEDDED)) {
+            String missing = !s.isSet(Setting.REDIS_URL) && !s.isSet(Setting.DATABASE_URL)
+                    ? "--redis-url and --database-url are" : !s.isSet(Setting.REDIS_URL) ? "--redis-url is"
+                    : "--database-url is";
+            throw new IllegalArgumentException("refusing to start embedded servers for serve on " + host + ": "
+                    + missing + " not given, and the embedded Redis and PostgreSQL are a development default (their"
+                    + " data in a temporary folder unless --data-dir). Give --redis-url and --database-url (or"
+                    + " RUNBUS_REDIS_URL, RUNBUS_DATABASE_URL), listen on 127.0.0.1, or ask for them with --embedded");
         }
     }
 

@@ -20,6 +20,8 @@ public enum Setting {
     DATABASE_PASSWORD_FILE("database-password-file", "", "file whose first line is the PostgreSQL password", false),
     MIGRATE("migrate", "true", "create and upgrade the runs tables at start; false (--no-migrate) checks they are"
             + " there and current, for a role that may not create tables", false),
+    EMBEDDED("embedded", "false", "serve may start the embedded Redis and PostgreSQL (no --redis-url or"
+            + " --database-url) while listening beyond loopback; they are a development default", false),
     DATA_DIR("data-dir", "", "where embedded servers keep their data; empty: a temporary folder, deleted on exit", false),
     KEY_PREFIX("key-prefix", "runbus", "first part of every Redis key", false),
     SCHEMA("schema", "runbus", "PostgreSQL schema of the runs tables", false),
@@ -51,7 +53,7 @@ public enum Setting {
             + " --insecure-no-auth", false),
     PORT("port", "8080", "HTTP port of serve", false),
     API_TOKENS_FILE("api-tokens-file", "", "file of API tokens, one NAME:SCOPES:SHA256 line each (runbus token"
-            + " create prints one); empty: no tokens", false),
+            + " create prints one; a file without one is an error); empty: no tokens", false),
     API_TOKENS("api-tokens", "", "API token lines as in the file, separated by spaces or ';' (for"
             + " RUNBUS_API_TOKENS); added to the file's", false),
     INSECURE_NO_AUTH("insecure-no-auth", "false", "serve a non-loopback address without tokens: anyone who reaches"

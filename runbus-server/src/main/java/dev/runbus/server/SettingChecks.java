@@ -25,7 +25,8 @@ final class SettingChecks {
 
     private static final List<Setting> OPTIONAL_DURATIONS = List.of(Setting.DEAD_LETTER_RETENTION);
 
-    private static final List<Setting> BOOLEANS = List.of(Setting.MIGRATE, Setting.ORDERED, Setting.INSECURE_NO_AUTH);
+    private static final List<Setting> BOOLEANS = List.of(Setting.MIGRATE, Setting.ORDERED, Setting.INSECURE_NO_AUTH,
+            Setting.EMBEDDED);
 
     /** Files that must exist and be readable when the setting names one. */
     private static final List<Setting> FILES = List.of(Setting.REDIS_PASSWORD_FILE, Setting.DATABASE_PASSWORD_FILE,

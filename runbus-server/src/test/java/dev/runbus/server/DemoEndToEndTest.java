@@ -64,6 +64,16 @@ class DemoEndToEndTest {
         assertAsPlanned(summary(c), DemoPlan.create(300, 50, 0.02, 0.05, 0.05, 42));
     }
 
+    /** The worker process to kill reaches the embedded servers, which ask it for their passwords. */
+    @Test
+    void demoOnEmbeddedServersWithAWorkerKilled() throws Exception {
+        Cli c = Cli.run(demo(300, 0.02, "--kill-worker"));
+        assertThat(c.exitCode).as(c.err).isZero();
+        assertThat(c.out).contains("started embedded Redis").contains("started embedded PostgreSQL")
+                .contains("killed worker demo-victim");
+        assertAsPlanned(summary(c), DemoPlan.create(300, 50, 0.02, 0.05, 0.05, 42));
+    }
+
     @Test
     void demoOnRealServersWithAWorkerKilled() throws Exception {
         Cli c = Cli.run(demo(400, 0.01, "--kill-worker", "--redis-url", RedisTarget.local().uri(),

@@ -31,7 +31,7 @@ class EventStreamStallTest {
                 stalled.connect(new InetSocketAddress("127.0.0.1", serve.server.port()));
                 stalled.setSoTimeout(30_000);
                 OutputStream out = stalled.getOutputStream();
-                out.write(("GET /v1/runs/" + big + "/events HTTP/1.1\r\nHost: x\r\n\r\n")
+                out.write(("GET /v1/runs/" + big + "/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
                         .getBytes(StandardCharsets.US_ASCII));
                 out.flush();
                 HoldingHandler.release(); // the big run finishes: its 16 MiB reply goes to the stalled client

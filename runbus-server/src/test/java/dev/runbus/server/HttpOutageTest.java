@@ -81,7 +81,7 @@ class HttpOutageTest {
         HttpResponse<String> refused;
         try {
             refused = serve.send(serve.request("/v1/dead-letters/" + deadLetter + "/replay")
-                    .POST(HttpRequest.BodyPublishers.noBody()));
+                    .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.noBody()));
         } finally {
             admin.configSet("maxmemory", "0");
         }
@@ -95,7 +95,7 @@ class HttpOutageTest {
         assertThat(letter.get("id").asText()).isEqualTo(deadLetter);
         assertThat(letter.get("replayed_as").isNull()).isTrue();
         HttpResponse<String> replay = serve.send(serve.request("/v1/dead-letters/" + deadLetter + "/replay")
-                .POST(HttpRequest.BodyPublishers.noBody()));
+                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.noBody()));
         assertThat(replay.statusCode()).isEqualTo(202);
         Wait.until("the replayed run fails again (poison), having run again", Duration.ofSeconds(30),
                 () -> run(runId), r -> r.get("status").asText().equals("failed") && r.get("attempts").asInt() > 2);

@@ -96,7 +96,10 @@ class ShutdownOrderTest {
             load.stop();
             String output = Files.readString(log, StandardCharsets.UTF_8);
             // Inspected by starting the embedded PostgreSQL again on the data the stopped serve left.
+            // With the superuser password serve kept beside its data.
+            String password = Files.readAllLines(dataDir.resolve(EmbeddedPostgresServer.PASSWORD_FILE)).get(0);
             try (EmbeddedPostgres pg = EmbeddedPostgres.builder().setDataDirectory(dataDir.resolve("postgres"))
+                    .setConnectConfig("password", password)
                     .setCleanDataDirectory(false).setRegisterShutdownHook(false).start();
                  Connection c = pg.getPostgresDatabase().getConnection()) {
                 List<String> missing = new ArrayList<>();

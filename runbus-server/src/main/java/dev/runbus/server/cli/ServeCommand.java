@@ -31,12 +31,18 @@ final class ServeCommand extends BaseCommand {
 
     @Option(names = "--api-tokens-file", paramLabel = "FILE", description = "API tokens, one NAME:SCOPES:SHA256 "
             + "line each, as 'runbus token create' prints them (or env RUNBUS_API_TOKENS with the lines); "
-            + "default: none, which is allowed on a loopback address only")
+            + "default: none, which is allowed on a loopback address only (then serve answers only a loopback Host, "
+            + "no cross-site Origin, and POSTs only as application/json); a file without a token line is an error")
     String apiTokensFile;
 
     @Option(names = "--insecure-no-auth", description = "serve a non-loopback address without tokens: anyone who "
             + "reaches the port can submit, read and replay. Warned at start and in /health")
     Boolean insecureNoAuth;
+
+    @Option(names = "--embedded", description = "start the embedded Redis and PostgreSQL (when --redis-url or "
+            + "--database-url is not given) even though --host is not a loopback address. They are a development "
+            + "default: password-protected, but on this machine's disk and gone with a temporary --data-dir")
+    Boolean embedded;
 
     @Option(names = "--tls-cert", paramLabel = "PEM", description = "certificate chain (PEM): serve HTTPS; with "
             + "--tls-key")
@@ -74,6 +80,7 @@ final class ServeCommand extends BaseCommand {
         ConnectionOptions.put(flags, Setting.MAX_BODY, maxBody);
         ConnectionOptions.put(flags, Setting.API_TOKENS_FILE, apiTokensFile);
         ConnectionOptions.put(flags, Setting.INSECURE_NO_AUTH, insecureNoAuth);
+        ConnectionOptions.put(flags, Setting.EMBEDDED, embedded);
         ConnectionOptions.put(flags, Setting.TLS_CERT, tlsCert);
         ConnectionOptions.put(flags, Setting.TLS_KEY, tlsKey);
         ConnectionOptions.put(flags, Setting.MAX_HEADER_SIZE, maxHeaderSize);
@@ -92,7 +99,8 @@ final class ServeCommand extends BaseCommand {
             RunbusServer server = RunbusServer.start(s, out());
             out().println("runbus serving on " + (server.tls() ? "https" : "http") + "://" + s.get(Setting.HOST) + ":"
                     + server.port() + " (Redis " + Settings.mask(server.infrastructure().redisUri()) + ", PostgreSQL "
-                    + Settings.mask(server.infrastructure().jdbcUrl()) + "); " + server.authentication());
+                    + Settings.mask(server.infrastructure().jdbcUrl()) + "); " + server.authentication()
+                    + embeddedNote(server));
             out().flush();
             String why = stop.await();
             err().println("runbus: " + why + ", stopping gracefully");
@@ -102,5 +110,12 @@ final class ServeCommand extends BaseCommand {
             err().flush();
         }
         return 0;
+    }
+
+    /** Said at start, so that nobody mistakes the development default for a deployment. */
+    private static String embeddedNote(RunbusServer server) {
+        String which = server.infrastructure().embeddedServers();
+        return which.isEmpty() ? "" : "; embedded " + which + ": a development default, not for production (give "
+                + "--redis-url and --database-url)";
     }
 }

@@ -51,6 +51,12 @@ public final class ApiTokens {
                 throw new IllegalArgumentException("--api-tokens-file " + file + " cannot be read: " + e);
             }
             parse(lines, "--api-tokens-file " + file, out);
+            // A file meant to hold tokens and holding none would otherwise serve loopback without any, silently.
+            if (out.isEmpty()) {
+                throw new IllegalArgumentException("--api-tokens-file " + file + " has no token lines, only comments"
+                        + " or blank lines: add one (runbus token create prints it), or leave the option out to serve"
+                        + " loopback without tokens");
+            }
         }
         if (s.isSet(Setting.API_TOKENS)) {
             parse(List.of(s.get(Setting.API_TOKENS).split("[;\\s]+")), "--api-tokens", out);

@@ -140,8 +140,9 @@ public final class HttpApi implements AutoCloseable {
     }
 
     private void routes() {
-        AccessLayer layer = new AccessLayer(access.tokens().isEmpty() ? List.of()
-                : List.of(new BearerTokens(access.tokens())));
+        AccessLayer layer = access.tokens().isEmpty()
+                ? AccessLayer.withoutTokens(access.insecure() ? null : settings.get(Setting.HOST))
+                : new AccessLayer(List.of(new BearerTokens(access.tokens())));
         RunEndpoints runRoutes = new RunEndpoints(runs, metrics, settings.integer(Setting.MAX_BODY, 1),
                 settings.duration(Setting.REQUEST_TIMEOUT), new SubmissionRate(settings.integer(Setting.SUBMIT_RATE, 0), System::nanoTime), events);
         BusEndpoints busRoutes = new BusEndpoints(runs, bus, settings);

@@ -1,0 +1,157 @@
+package dev.runbus.server;
+
+import io.zonky.test.db.postgres.embedded.DefaultPostgresBinaryResolver;
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import io.zonky.test.db.postgres.embedded.PgBinaryResolver;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.EnumSet;
+import java.util.Set;
+
+/**
+ * The embedded PostgreSQL of demo and serve, started so that another account on this host gets nothing from it:
+ *
+ * <ul>
+ *   <li>the superuser {@code postgres} has a random password, checked with SCRAM ({@code initdb --auth=scram-sha-256
+ *   --pwfile}) on every connection, local socket included. zonky's own initdb says {@code trust}, which let any
+ *   local account in as superuser, and a superuser runs programs as this user ({@code COPY ... TO PROGRAM});</li>
+ *   <li>the password lives in {@value #PASSWORD_FILE} (0600) beside the data, so that a {@code --data-dir} can be
+ *   started again, and goes to the pool in-process, never in a URL or on a command line;</li>
+ *   <li>the binaries are unpacked into a folder only this user may enter ({@link #workingDirectory()}). zonky's
+ *   default is {@code embedded-pg} under the system temp folder, which it makes world-writable and trusts by a
+ *   marker file, so another account could plant the binaries that the next start runs.</li>
+ * </ul>
+ */
+final class EmbeddedPostgresServer {
+
+    /** Beside the data folder: the superuser's password, first line. */
+    static final String PASSWORD_FILE = "postgres.password";
+
+    private static final Set<PosixFilePermission> PRIVATE = PosixFilePermissions.fromString("rwx------");
+    private static final Set<PosixFilePermission> OTHERS = EnumSet.of(PosixFilePermission.GROUP_READ,
+            PosixFilePermission.GROUP_WRITE, PosixFilePermission.GROUP_EXECUTE, PosixFilePermission.OTHERS_READ,
+            PosixFilePermission.OTHERS_WRITE, PosixFilePermission.OTHERS_EXECUTE);
+
+    /**
+     * zonky remembers, per resolver, where it unpacked the binaries in this JVM, whatever working directory a later
+     * start names: a resolver of runbus's own means the binaries runbus runs are the ones in its private folder, even
+     * where other code in the JVM started zonky with its defaults first.
+     */
+    private static final PgBinaryResolver BINARIES = DefaultPostgresBinaryResolver.INSTANCE::getPgBinary;
+
+    private static Path workingDirectory;
+
+    private EmbeddedPostgresServer() {
+    }
+
+    /** A started server and its superuser's password. */
+    record Started(EmbeddedPostgres postgres, String password) {
+    }
+
+    /**
+     * Starts PostgreSQL on the data in {@code dataDir}, initialising it first when it holds none.
+     *
+     * @throws IllegalStateException when the data was made without a password (by an earlier runbus), or the
+     *                               working folder is open to other accounts
+     */
+    static Started start(Path dataDir) throws IOException {
+        Path passwordFile = dataDir.resolveSibling(PASSWORD_FILE);
+        boolean initialised = Files.exists(dataDir.resolve("postgresql.conf"));
+        if (initialised && !Files.exists(passwordFile)) {
+            throw new IllegalStateException("the embedded PostgreSQL in " + dataDir + " was made by an earlier runbus,"
+                    + " whose superuser needs no password; runbus starts it only with one. Move " + dataDir
+                    + " away (or remove it) to start afresh, or give its servers by --redis-url and --database-url");
+        }
+        String password = initialised ? readPassword(passwordFile) : writePassword(passwordFile);
+        Path binaries = workingDirectory().resolve("binaries");
+        Files.createDirectories(binaries);
+        EmbeddedPostgres pg = EmbeddedPostgres.builder()
+                .setOverrideWorkingDirectory(binaries.toFile())
+                .setPgBinaryResolver(BINARIES)
+                .setDataDirectory(dataDir.toFile())
+                // The data stays where --data-dir puts it; a temporary folder is deleted by Infrastructure.close().
+                // No shutdown hook: Infrastructure.close() stops it after the runs layer drained.
+                .setCleanDataDirectory(false)
+                .setRegisterShutdownHook(false)
+                // zonky passes these to initdb after its own "-A trust", and initdb takes the last one given.
+                .setLocaleConfig("auth", "scram-sha-256")
+                .setLocaleConfig("pwfile", passwordFile.toAbsolutePath().toString())
+                // zonky's own start-up check connects as the superuser too.
+                .setConnectConfig("password", password)
+                .start();
+        // zonky makes the folder it unpacks into writable by everyone; the private folder around it is what keeps
+        // others out, and this keeps the folder itself as private as it was made.
+        Files.setPosixFilePermissions(binaries, PRIVATE);
+        return new Started(pg, password);
+    }
+
+    /**
+     * The folder zonky unpacks PostgreSQL into and scans for stale data folders: {@code ~/.cache/runbus}, made 0700,
+     * or, where the home folder cannot hold it, a 0700 folder made under the system temp folder for this JVM.
+     */
+    static synchronized Path workingDirectory() throws IOException {
+        if (workingDirectory != null) {
+            return workingDirectory;
+        }
+        Path dir;
+        try {
+            dir = Path.of(System.getProperty("user.home"), ".cache", "runbus");
+            Files.createDirectories(dir.getParent());
+            if (!Files.isDirectory(dir)) {
+                Files.createDirectory(dir, PosixFilePermissions.asFileAttribute(PRIVATE));
+            }
+        } catch (IOException | RuntimeException noHome) {
+            dir = Files.createTempDirectory("runbus-postgres-"); // 0700, as Java makes temporary folders
+        }
+        checkPrivate(dir);
+        // zonky also creates and scans a folder for stale data folders of its own, stopping the servers their
+        // pid files name and deleting them: under the system temp folder by default, where others could plant them.
+        Path scratch = dir.resolve("scratch");
+        Files.createDirectories(scratch);
+        if (System.getProperty("ot.epg.working-dir") == null) {
+            System.setProperty("ot.epg.working-dir", scratch.toString());
+        }
+        workingDirectory = dir;
+        return dir;
+    }
+
+    /** @throws IllegalStateException when {@code dir} belongs to another user or others may enter or change it */
+    static void checkPrivate(Path dir) throws IOException {
+        String owner = Files.getOwner(dir).getName();
+        String me = System.getProperty("user.name");
+        if (!owner.equals(me)) {
+            throw new IllegalStateException(dir + " belongs to " + owner + ", not to " + me + ": runbus unpacks and runs"
+                    + " the embedded PostgreSQL from there only when it is this user's own. Remove it");
+        }
+        Set<PosixFilePermission> perms = Files.getPosixFilePermissions(dir);
+        if (perms.stream().anyMatch(OTHERS::contains)) {
+            throw new IllegalStateException(dir + " is open to other accounts (" + PosixFilePermissions.toString(perms)
+                    + "): one could plant the PostgreSQL binaries the embedded server runs. chmod 700 " + dir
+                    + " if nothing there was changed by another account, or remove it");
+        }
+    }
+
+    private static String writePassword(Path file) throws IOException {
+        String password = Infrastructure.randomPassword();
+        // Made private before the password is in it, then put in place whole.
+        Path tmp = Files.createTempFile(file.getParent(), ".postgres", ".tmp",
+                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+        Files.writeString(tmp, password + "\n", StandardCharsets.UTF_8);
+        Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        return password;
+    }
+
+    private static String readPassword(Path file) throws IOException {
+        String password = Files.readAllLines(file, StandardCharsets.UTF_8).stream().findFirst().orElse("").trim();
+        if (password.isEmpty()) {
+            throw new IllegalStateException(file + " is empty: its first line must be the embedded PostgreSQL's"
+                    + " superuser password");
+        }
+        return password;
+    }
+}

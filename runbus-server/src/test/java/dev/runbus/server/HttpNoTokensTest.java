@@ -1,0 +1,151 @@
+package dev.runbus.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.ByteArrayOutputStream;
+import java.io.InputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * serve without tokens on loopback answers this machine only, not whatever reaches loopback on a browser's behalf:
+ * a request for another host name (DNS rebinding) or from another site's page (Origin, Sec-Fetch-Site) is refused,
+ * and a state-changing request must be JSON, which a cross-site form cannot send. Over real HTTP, with the raw
+ * requests a browser would send (the JDK client does not let a caller set Host).
+ */
+class HttpNoTokensTest {
+
+    static TestServe serve;
+
+    @BeforeAll
+    static void start() {
+        serve = TestServe.start(Map.of());
+    }
+
+    @AfterAll
+    static void stop() {
+        serve.close();
+    }
+
+    @Test
+    void aTokensFileWithoutTokensIsAnError(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("tokens");
+        Files.writeString(file, "# tokens go here\n\n   \n# none yet\n");
+        Cli c = Cli.run("serve", "--api-tokens-file", file.toString(), "--port", "0");
+        assertThat(c.exitCode).as(c.err).isEqualTo(2);
+        assertThat(c.err).contains("--api-tokens-file " + file).contains("no token");
+    }
+
+    @Test
+    void onlyALoopbackHostIsAnswered() throws Exception {
+        int port = serve.server.port();
+        for (String host : new String[] {"127.0.0.1:" + port, "localhost:" + port, "LOCALHOST", "[::1]:" + port,
+                "127.0.0.1"}) {
+            assertThat(raw("GET", "/v1/streams", "Host: " + host).status).as(host).isEqualTo(200);
+        }
+        for (String host : new String[] {"attacker.example:" + port, "attacker.example", "127.0.0.1.attacker.example",
+                "10.0.0.1:" + port}) {
+            Raw r = raw("GET", "/v1/streams", "Host: " + host);
+            assertThat(r.status).as(host).isEqualTo(403);
+            assertThat(r.json().get("error").asText()).as(host).contains("Host");
+            assertThat(r.json().has("request_id")).isTrue();
+        }
+        assertThat(raw("GET", "/health", "Host: attacker.example").status).isEqualTo(403);
+    }
+
+    @Test
+    void aCrossSiteRequestIsRefused() throws Exception {
+        int port = serve.server.port();
+        String host = "Host: 127.0.0.1:" + port;
+        for (String[] headers : new String[][] {{host, "Origin: https://attacker.example"},
+                {host, "Origin: null"}, {host, "Origin: http://localhost:3000"}, {host, "Sec-Fetch-Site: cross-site"},
+                {host, "Sec-Fetch-Site: same-site"}}) {
+            Raw r = raw("GET", "/v1/dead-letters", headers);
+            assertThat(r.status).as(String.join(", ", headers)).isEqualTo(403);
+            assertThat(r.json().get("error").asText()).contains("cross-site");
+        }
+        // A page of this origin, or a request the user typed.
+        assertThat(raw("GET", "/v1/dead-letters", host, "Origin: http://127.0.0.1:" + port,
+                "Sec-Fetch-Site: same-origin").status).isEqualTo(200);
+        assertThat(raw("GET", "/v1/dead-letters", host, "Sec-Fetch-Site: none").status).isEqualTo(200);
+        // A cross-site form posting a replay: refused before the route.
+        Raw form = raw("POST", "/v1/dead-letters/1-1/replay", host, "Origin: https://attacker.example",
+                "Content-Type: application/x-www-form-urlencoded");
+        assertThat(form.status).isEqualTo(403);
+    }
+
+    @Test
+    void aStateChangingRequestMustBeJson() throws Exception {
+        String host = "Host: 127.0.0.1:" + serve.server.port();
+        // What a form (or a no-cors fetch) can send: no type, or one of the three "simple" ones.
+        for (String type : new String[] {null, "application/x-www-form-urlencoded", "multipart/form-data; boundary=x",
+                "text/plain"}) {
+            Raw r = type == null ? raw("POST", "/v1/dead-letters/1-1/replay", host)
+                    : raw("POST", "/v1/dead-letters/1-1/replay", host, "Content-Type: " + type);
+            assertThat(r.status).as(type).isEqualTo(415);
+            assertThat(r.json().get("error").asText()).contains("application/json");
+        }
+        // JSON passes the check; there is no such dead letter.
+        assertThat(raw("POST", "/v1/dead-letters/1-1/replay", host, "Content-Type: application/json").status)
+                .isEqualTo(404);
+    }
+
+    /** A status and body from one request written by hand. */
+    record Raw(int status, String body) {
+        JsonNode json() throws Exception {
+            return Json.MAPPER.readTree(body);
+        }
+    }
+
+    private static Raw raw(String method, String path, String... headers) throws Exception {
+        try (Socket s = new Socket()) {
+            s.connect(new InetSocketAddress("127.0.0.1", serve.server.port()), 5_000);
+            s.setSoTimeout(20_000);
+            StringBuilder request = new StringBuilder(method + " " + path + " HTTP/1.1\r\n");
+            for (String h : headers) {
+                request.append(h).append("\r\n");
+            }
+            if (method.equals("POST")) {
+                request.append("Content-Length: 0\r\n");
+            }
+            request.append("Connection: close\r\n\r\n");
+            s.getOutputStream().write(request.toString().getBytes(StandardCharsets.US_ASCII));
+            s.getOutputStream().flush();
+            ByteArrayOutputStream all = new ByteArrayOutputStream();
+            InputStream in = s.getInputStream();
+            in.transferTo(all);
+            String response = all.toString(StandardCharsets.UTF_8);
+            int status = Integer.parseInt(response.substring(9, 12));
+            int bodyAt = response.indexOf("\r\n\r\n");
+            String head = response.substring(0, bodyAt);
+            String body = response.substring(bodyAt + 4);
+            if (head.toLowerCase(java.util.Locale.ROOT).contains("transfer-encoding: chunked")) {
+                body = unchunk(body);
+            }
+            return new Raw(status, body);
+        }
+    }
+
+    private static String unchunk(String chunked) {
+        StringBuilder out = new StringBuilder();
+        int at = 0;
+        while (true) {
+            int eol = chunked.indexOf("\r\n", at);
+            int size = Integer.parseInt(chunked.substring(at, eol).trim(), 16);
+            if (size == 0) {
+                return out.toString();
+            }
+            out.append(chunked, eol + 2, eol + 2 + size);
+            at = eol + 2 + size + 2;
+        }
+    }
+}
