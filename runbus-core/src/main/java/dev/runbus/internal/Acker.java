@@ -140,7 +140,7 @@ final class Acker implements AutoCloseable {
                 }
                 CompletableFuture<Long> reply;
                 try {
-                    reply = scripts.ack(name, group, batch);
+                    reply = scripts.ack(redis, name, group, batch);
                 } catch (RuntimeException e) {
                     failed(batch.size(), e);
                     sending.set(false);

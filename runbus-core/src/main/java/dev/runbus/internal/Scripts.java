@@ -165,15 +165,17 @@ final class Scripts {
 
     /**
      * Acks {@code ids} of partition {@code name} in an unordered group and removes their start records, without
-     * waiting (ack.lua); the future holds how many were acked.
+     * waiting (ack.lua), through {@code via}, a face of this connection (the acker's own: the benchmark observes
+     * acks on it); the future holds how many were acked.
      */
-    CompletableFuture<Long> ack(String name, String group, List<String> ids) {
+    CompletableFuture<Long> ack(RedisClusterAsyncCommands<String, byte[]> via, String name, String group,
+                                List<String> ids) {
         Object[] a = new Object[ids.size() + 1];
         a[0] = group;
         for (int i = 0; i < ids.size(); i++) {
             a[i + 1] = ids.get(i);
         }
-        return ACK.runAsync(async, ScriptOutputType.INTEGER, new String[] {keys.stream(name), keys.starts(name, group)},
+        return ACK.runAsync(via, ScriptOutputType.INTEGER, new String[] {keys.stream(name), keys.starts(name, group)},
                 args(a));
     }
 
