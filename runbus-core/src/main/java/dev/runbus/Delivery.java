@@ -10,8 +10,9 @@ package dev.runbus;
  *                      {@link Publisher#publish} returned it ({@code 1700000000000-0@3})
  * @param group         the consumer group
  * @param consumer      the consumer it is delivered to
- * @param deliveryCount how many times the group has delivered this entry, this delivery included,
- *                      exactly as the pending entries list (PEL) records it: 1 on the first delivery
+ * @param deliveryCount how many times a handler of the group started on this entry, this delivery included: 1
+ *                      on the first delivery. Not the pending entries list's (PEL) count, which also counts reads
+ *                      and claims whose reply was lost and that no handler started on (DESIGN.md rule 13)
  * @param fencingToken  ordered consumption only: the fencing token of the partition lease this delivery runs
  *                      under, higher for every new owner of the partition; 0 otherwise. A handler whose effects
  *                      must never overlap with a later owner's (its process may pause past its lease while it

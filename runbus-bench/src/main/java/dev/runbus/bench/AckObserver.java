@@ -17,8 +17,9 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * Measurement only: tells when Redis confirmed runbus's acknowledgement of an entry. runbus acknowledges on
  * its own acker thread, in batches, after the handler returned, and its public API does not say when; so the
- * benchmark wraps the acker's Lettuce command interface in a proxy that, when an XACK reply arrives (on
- * Lettuce's event loop, before the acker thread even wakes up), reports the entries it covered. Nothing about
+ * benchmark wraps the acker's Lettuce command interface in a proxy that, when the reply of an ack (ack.lua: XACK
+ * and the start records' HDEL; or a plain XACK) arrives (on Lettuce's event loop, before the acker thread even
+ * wakes up), reports the entries it covered. Nothing about
  * what runbus sends changes. The other contenders acknowledge synchronously; their ack time is read when the
  * XACK call returns.
  *
@@ -120,12 +121,23 @@ final class AckObserver {
             } catch (InvocationTargetException e) {
                 throw e.getCause();
             }
-            if (method.getName().equals("xack") && args != null && args.length == 3 && args[2] instanceof String[]
-                    && result instanceof CompletionStage) {
-                String[] ids = (String[]) args[2];
+            String[] ids = null;
+            if (method.getName().equals("xack") && args != null && args.length == 3 && args[2] instanceof String[]) {
+                ids = (String[]) args[2];
+            } else if (method.getName().startsWith("eval") && args != null && args.length == 4
+                    && args[2] instanceof String[] keys && keys.length == 2 && keys[1].contains(":starts:")
+                    && args[3] instanceof byte[][] values && values.length > 1) {
+                // ack.lua (XACK and the start records' HDEL): KEYS stream, start record; ARGV group, ids...
+                ids = new String[values.length - 1];
+                for (int i = 1; i < values.length; i++) {
+                    ids[i - 1] = new String(values[i], java.nio.charset.StandardCharsets.UTF_8);
+                }
+            }
+            if (ids != null && result instanceof CompletionStage) {
+                String[] covered = ids;
                 ((CompletionStage<?>) result).whenComplete((n, failure) -> {
                     if (failure == null) {
-                        acked(ids);
+                        acked(covered);
                     }
                 });
             }

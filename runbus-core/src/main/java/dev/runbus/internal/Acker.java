@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Queue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -25,12 +26,20 @@ import org.slf4j.LoggerFactory;
  * <p>An XACK names one stream, so each partition of the topic has its own queue and its own XACK in flight:
  * the partitions' acks are committed side by side, each as a group, and a slow partition never holds up
  * another's acks.
+ *
+ * <p>An ack also removes the entries' start records (the handler starts the dispatcher records for them, which
+ * the reclaimer counts as their deliveries): one script, ack.lua, does XACK and HDEL. A script rather than an
+ * HDEL pipelined after the XACK because the two must not come apart: a connection lost between them would leave
+ * a field for an entry that is no longer pending, which nothing would ever remove; and it keeps one command and
+ * one round trip per batch, where a pipelined HDEL would add a command per batch. Ack-before-work mode
+ * ({@link #ackNow}) sends a plain XACK: it records no starts, since it never delivers an entry twice.
  */
 final class Acker implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(Acker.class);
     private static final int MAX_IDS_PER_XACK = 1000;
 
+    private final Scripts scripts;
     private final RedisClusterAsyncCommands<String, byte[]> redis;
     private final String group;
     private final long timeoutMillis;
@@ -39,15 +48,18 @@ final class Acker implements AutoCloseable {
     private final List<Lane> lanes;
     private volatile boolean closed;
 
-    /** {@code streams}: the stream of each partition, by partition number. */
-    Acker(RedisClusterAsyncCommands<String, byte[]> redis, List<String> streams, String group, long timeoutMillis,
+    /** {@code scripts} and {@code redis} talk over the same connection. */
+    Acker(Scripts scripts, RedisClusterAsyncCommands<String, byte[]> redis, SubscriptionContext ctx, long timeoutMillis,
           SafeListener listener) {
+        this.scripts = scripts;
         this.redis = redis;
-        this.group = group;
+        this.group = ctx.group();
         this.timeoutMillis = timeoutMillis;
         this.listener = listener;
-        List<Lane> l = new ArrayList<>(streams.size());
-        streams.forEach(s -> l.add(new Lane(s)));
+        List<Lane> l = new ArrayList<>(ctx.streamKeys().size());
+        for (int p = 0; p < ctx.streamKeys().size(); p++) {
+            l.add(new Lane(ctx.streamKeys().get(p), ctx.name(p)));
+        }
         this.lanes = List.copyOf(l);
     }
 
@@ -97,11 +109,14 @@ final class Acker implements AutoCloseable {
     /** The acks of one partition's stream: its queue and whether its XACK is on the wire. */
     private final class Lane {
         final String stream;
+        /** The partition's name, for its start record. */
+        final String name;
         final Queue<String> queue = new ConcurrentLinkedQueue<>();
         final AtomicBoolean sending = new AtomicBoolean();
 
-        Lane(String stream) {
+        Lane(String stream, String name) {
             this.stream = stream;
+            this.name = name;
         }
 
         boolean busy() {
@@ -123,9 +138,9 @@ final class Acker implements AutoCloseable {
                     sending.set(false);
                     continue;
                 }
-                RedisFuture<Long> reply;
+                CompletableFuture<Long> reply;
                 try {
-                    reply = redis.xack(stream, group, batch.toArray(new String[0]));
+                    reply = scripts.ack(redis, name, group, batch);
                 } catch (RuntimeException e) {
                     failed(batch.size(), e);
                     sending.set(false);

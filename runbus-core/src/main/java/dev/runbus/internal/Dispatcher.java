@@ -12,11 +12,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -32,6 +35,14 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Entries of all the topic's partitions arrive mixed; each is held, acked and dead-lettered by its partition
  * and stream id, and handlers see the id {@link Partitions#qualify} hands out for it.
+ *
+ * <p>A delivery counts when a handler starts on it (DESIGN.md rule 13): before a chunk's handler calls start, one
+ * start of each of its entries is recorded in its partition's start record (record_starts.lua), without waiting,
+ * and the reclaimer and the re-read of this consumer's own pending entries count an entry's deliveries from that
+ * record, not from the pending list, which also counts reads and claims whose reply was lost (an entry delivered
+ * before waits for its record; see {@link #recordStarts}). A fresh read
+ * ({@code >}) needs no look: nothing started on an entry never delivered. Ack-before-work mode records nothing:
+ * it never delivers an entry twice.
  */
 final class Dispatcher {
 
@@ -47,6 +58,9 @@ final class Dispatcher {
     private final DeadLetterMover deadLetters;
     private final Retrier retrier;
     private final SafeListener listener;
+    private final Scripts scripts;
+    /** How long a handler waits for the start record of an entry delivered before (Redis's command timeout). */
+    private final long recordTimeoutMillis;
     /** A delivery waiting for a runner, its hold on the entry, and the pool its slot returns to. */
     private record Held(Delivery delivery, InFlight.Hold hold, Slots slots) {
     }
@@ -61,7 +75,8 @@ final class Dispatcher {
     private volatile boolean stopped;
 
     Dispatcher(SubscriptionContext ctx, Handler handler, BatchHandler batchHandler, InFlight inFlight, Acker acker,
-               DeadLetterMover deadLetters, Retrier retrier, SafeListener listener) {
+               DeadLetterMover deadLetters, Retrier retrier, SafeListener listener, Scripts scripts,
+               long recordTimeoutMillis) {
         if ((handler == null) == (batchHandler == null)) {
             throw new IllegalArgumentException("a dispatcher runs either a handler or a batch handler");
         }
@@ -74,6 +89,8 @@ final class Dispatcher {
         this.deadLetters = deadLetters;
         this.retrier = retrier;
         this.listener = listener;
+        this.scripts = scripts;
+        this.recordTimeoutMillis = recordTimeoutMillis;
         this.runnersDone = new CountDownLatch(ctx.options().concurrency());
     }
 
@@ -243,6 +260,11 @@ final class Dispatcher {
             runBatch(chunk);
             return;
         }
+        if (!stopped) {
+            // The whole chunk at once, one call per partition rather than one per entry: an entry of it that
+            // close then keeps from starting counts one start too many, which only a close that gave up causes.
+            recordStarts(chunk);
+        }
         for (int i = 0; i < chunk.size(); i++) {
             if (stopped) {
                 // close gave up waiting: what has not started stays pending, unheld
@@ -269,6 +291,7 @@ final class Dispatcher {
             unhold(chunk);
             return;
         }
+        recordStarts(chunk);
         List<Delivery> deliveries = new ArrayList<>(chunk.size());
         chunk.forEach(h -> deliveries.add(h.delivery()));
         BatchCall call = new BatchCall(deliveries, (i, failure) -> settle(chunk.get(i), failure));
@@ -280,6 +303,47 @@ final class Dispatcher {
         }
         clearInterrupt();
         call.settleRest(failure);
+    }
+
+    /**
+     * Records one handler start on each entry of the chunk, by partition. Without waiting when every entry is on
+     * its first delivery: a record lost then (the call failed, reported; or the process died before it left) only
+     * lets the entry be delivered once more. An entry delivered before waits for its record (up to the command
+     * timeout, then runs anyway): an entry that kills its process each time it runs is counted, and dead-lettered
+     * as abandoned, instead of coming back forever. The record may reach Redis after the entry's ack (acks also
+     * leave from the client's I/O thread, ahead of what other threads queued there): record_starts.lua then skips
+     * it, as no longer pending.
+     */
+    private void recordStarts(List<Held> chunk) {
+        if (ctx.options().ackMode() == AckMode.BEFORE_WORK) {
+            return;
+        }
+        Map<Integer, List<String>> ids = new TreeMap<>();
+        chunk.forEach(h -> ids.computeIfAbsent(h.hold().partition(), p -> new ArrayList<>()).add(h.hold().streamId()));
+        List<CompletableFuture<Long>> sent = new ArrayList<>(ids.size());
+        ids.forEach((partition, list) -> {
+            try {
+                sent.add(scripts.recordStarts(ctx.name(partition), ctx.group(), list).whenComplete((n, failure) -> {
+                    if (failure != null) {
+                        listener.onLoopError("record handler starts " + ctx.describe(), failure);
+                    }
+                }));
+            } catch (RuntimeException failure) {
+                listener.onLoopError("record handler starts " + ctx.describe(), failure);
+            }
+        });
+        if (chunk.stream().anyMatch(h -> h.delivery().deliveryCount() > 1)) {
+            try {
+                CompletableFuture.allOf(sent.toArray(new CompletableFuture<?>[0]))
+                        .get(recordTimeoutMillis, TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt(); // cleared after the handler, as a handler's own
+            } catch (ExecutionException e) {
+                // reported by the callback above
+            } catch (TimeoutException e) {
+                listener.onLoopError("record handler starts " + ctx.describe(), e);
+            }
+        }
     }
 
     /**

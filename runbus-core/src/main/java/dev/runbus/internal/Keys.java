@@ -19,6 +19,9 @@ package dev.runbus.internal;
  * {prefix}:{name}:lease:{group}       string, expires: "{fencing token} {consumer} {acquired, epoch ms}"
  *                                     in an ordered group
  * {prefix}:{name}:fence:{group}       counter: the last fencing token handed out for the partition
+ * {prefix}:{name}:started:{group}     string: the entry whose handler started last, in an ordered group
+ * {prefix}:{name}:retry-at:{group}    the head entry waiting for a retry, in an ordered group
+ * {prefix}:{name}:starts:{group}      hash: pending entry id -> handler starts on it, in an unordered group
  * {prefix}:{topic}:heartbeats:{group} sorted set: consumer -> last heartbeat, epoch ms (Redis clock)
  * {prefix}:{topic}:members:{group}    sorted set: consumer of an ordered group -> end of its membership, epoch
  *                                     ms (Redis clock)
@@ -84,6 +87,14 @@ public final class Keys {
     /** The retry record of a partition in an ordered group: its head entry waiting for a retry (ordered_retry_at.lua). */
     public String retryAt(String name, String group) {
         return tagged(name) + ":retry-at:" + group;
+    }
+
+    /**
+     * The start record of a partition in an unordered group: pending entry id -> the number of handler starts on
+     * it (record_starts.lua); a field goes with its entry's ack.
+     */
+    public String starts(String name, String group) {
+        return tagged(name) + ":starts:" + group;
     }
 
     /** The members of an ordered group of a topic. */

@@ -29,6 +29,7 @@ final class RedisSubscription extends BusSubscription {
     private final PeriodicLoop reclaimLoop;
     private final PeriodicLoop keepAliveLoop;
     private final ExecutorService ownedExecutor;
+    private final Scripts scripts;
     private boolean reclaimerStarted;
 
     /** Exactly one of {@code handler} and {@code batchHandler} is set. */
@@ -36,16 +37,18 @@ final class RedisSubscription extends BusSubscription {
                       StreamReader reader, Runnable onClosed) {
         super(ctx, onClosed);
         this.reader = reader;
+        this.scripts = bus.scripts();
         SubscribeOptions o = ctx.options();
         SafeListener listener = bus.listener();
         // Room for the handlers, the batch waiting for them and the next batch being read (so reads stay full
         // size); the reclaimer has a batch of its own.
         this.readSlots = new Slots(o.concurrency() + 2 * o.batchSize());
         Slots reclaimSlots = new Slots(o.batchSize());
-        this.acker = new Acker(bus.async(), ctx.streamKeys(), ctx.group(), bus.commandTimeoutMillis(), listener);
+        this.acker = new Acker(bus.scripts(), bus.async(), ctx, bus.commandTimeoutMillis(), listener);
         this.deadLetters = new DeadLetterMover(ctx, bus.scripts(), listener, bus.commandTimeoutMillis(), bus.clock());
         this.dispatcher = new Dispatcher(ctx, handler, batchHandler, inFlight, acker, deadLetters,
-                new Retrier(ctx, bus.scripts(), bus.delays(), listener), listener);
+                new Retrier(ctx, bus.scripts(), bus.delays(), listener), listener, bus.scripts(),
+                bus.commandTimeoutMillis());
         this.readLoop = new ReadLoop(ctx, reader, bus.scripts(), bus::ensureGroup, readSlots,
                 dispatcher, listener, this::startReclaimer, bus.commandTimeoutMillis());
         this.reclaimer = new Reclaimer(ctx, bus.scripts(), reclaimSlots, dispatcher, inFlight, listener,
@@ -65,6 +68,14 @@ final class RedisSubscription extends BusSubscription {
      */
     @Override
     RedisSubscription start() {
+        if (ctx.options().ackMode() != dev.runbus.AckMode.BEFORE_WORK) {
+            try {
+                scripts.loadRecordStarts();
+            } catch (RuntimeException e) {
+                // not needed, only quicker: the first record is then sent whole after a NOSCRIPT answer
+                log.debug("{}: could not load the start-record script ahead: {}", ctx.describe(), e.toString());
+            }
+        }
         dispatcher.start(ownedExecutor != null ? ownedExecutor : ctx.options().executor());
         deadLetters.start();
         keepAliveLoop.start();

@@ -27,6 +27,8 @@ final class Scripts {
     private static final LuaScript RETRY_LATER = LuaScript.load("retry_later");
     private static final LuaScript SCHEDULED_LIST = LuaScript.load("scheduled_list");
     private static final LuaScript SCHEDULED_CANCEL = LuaScript.load("scheduled_cancel");
+    private static final LuaScript RECORD_STARTS = LuaScript.load("record_starts");
+    private static final LuaScript ACK = LuaScript.load("ack");
 
     record ReadResult(List<Entry> entries, List<String> trimmed, String lastId) {
     }
@@ -55,8 +57,9 @@ final class Scripts {
      */
     ReadResult readOwnPending(Partitions partitions, int partition, String group, String consumer, String afterId,
                               int count) {
+        String name = partitions.name(partition);
         List<Object> r = READ_OWN_PENDING.run(redis, ScriptOutputType.MULTI,
-                new String[] {keys.stream(partitions.name(partition))}, args(group, consumer, afterId, count));
+                new String[] {keys.stream(name), keys.starts(name, group)}, args(group, consumer, afterId, count));
         return new ReadResult(Replies.entries(partition, r.get(0), consumer), Replies.ids(r.get(1)),
                 Replies.str(r.get(2)));
     }
@@ -67,8 +70,9 @@ final class Scripts {
      */
     CompletableFuture<ClaimResult> reclaim(Partitions partitions, int partition, String group, String consumer,
                                            long minIdleMillis, String cursor, int count) {
+        String name = partitions.name(partition);
         return RECLAIM.<List<Object>>runAsync(async, ScriptOutputType.MULTI,
-                new String[] {keys.stream(partitions.name(partition))},
+                new String[] {keys.stream(name), keys.starts(name, group)},
                 args(group, consumer, minIdleMillis, cursor, count))
                 .thenApply(r -> new ClaimResult(Replies.str(r.get(0)), Replies.entries(partition, r.get(1), ""),
                         Replies.ids(r.get(2))));
@@ -91,10 +95,11 @@ final class Scripts {
     CompletableFuture<String> deadLetter(String topic, String name, String group, String streamId, String consumer,
                                          long deliveries, String reason, long atMillis, String token,
                                          long rememberMillis, Fence fence) {
-        String[] k = {keys.stream(name), keys.deadLetters(name), keys.deadLetterCall(name, token)};
+        String[] k = {keys.stream(name), keys.deadLetters(name), keys.deadLetterCall(name, token),
+                keys.starts(name, group)};
         byte[][] a = args(group, streamId, topic, consumer, deliveries, reason, atMillis, rememberMillis);
         if (fence != null) {
-            k = new String[] {k[0], k[1], k[2], fence.leaseKey()};
+            k = new String[] {k[0], k[1], k[2], k[3], fence.leaseKey()};
             a = args(group, streamId, topic, consumer, deliveries, reason, atMillis, rememberMillis, fence.holder());
         }
         return DEAD_LETTER.<byte[]>runAsync(async, ScriptOutputType.VALUE, k, a).thenApply(Replies::str);
@@ -130,8 +135,48 @@ final class Scripts {
         for (int i = 0; i < ids.size(); i++) {
             a[i + 2] = ids.get(i);
         }
-        return KEEP_ALIVE.<List<Object>>runAsync(async, ScriptOutputType.MULTI, new String[] {keys.stream(name)}, args(a))
+        return KEEP_ALIVE.<List<Object>>runAsync(async, ScriptOutputType.MULTI,
+                        new String[] {keys.stream(name), keys.starts(name, group)}, args(a))
                 .thenApply(r -> new KeepAliveResult(Replies.ids(r.get(0)), Replies.ids(r.get(1))));
+    }
+
+    /**
+     * Records one handler start on each of {@code ids}, entries of partition {@code name} of an unordered group,
+     * without waiting (record_starts.lua). It may reach Redis after the entries' ack: the script skips ids no
+     * longer pending.
+     */
+    CompletableFuture<Long> recordStarts(String name, String group, List<String> ids) {
+        Object[] a = new Object[ids.size() + 1];
+        a[0] = group;
+        for (int i = 0; i < ids.size(); i++) {
+            a[i + 1] = ids.get(i);
+        }
+        return RECORD_STARTS.runAsync(async, ScriptOutputType.INTEGER,
+                new String[] {keys.stream(name), keys.starts(name, group)}, args(a));
+    }
+
+    /**
+     * Loads record_starts.lua into the script cache: a start is recorded without waiting, and the NOSCRIPT answer
+     * of a first send would take one more round trip, during which a process that dies loses the record.
+     */
+    void loadRecordStarts() {
+        RECORD_STARTS.load(redis);
+    }
+
+    /**
+     * Acks {@code ids} of partition {@code name} in an unordered group and removes their start records, without
+     * waiting (ack.lua), through {@code via}, a face of this connection (the acker's own: the benchmark observes
+     * acks on it); the future holds how many were acked.
+     */
+    CompletableFuture<Long> ack(RedisClusterAsyncCommands<String, byte[]> via, String name, String group,
+                                List<String> ids) {
+        Object[] a = new Object[ids.size() + 1];
+        a[0] = group;
+        for (int i = 0; i < ids.size(); i++) {
+            a[i + 1] = ids.get(i);
+        }
+        return ACK.runAsync(via, ScriptOutputType.INTEGER, new String[] {keys.stream(name), keys.starts(name, group)},
+                args(a));
     }
 
     /** Sent whole (EVAL): ordered with the commands sent before and after it, even after a SCRIPT FLUSH. */
@@ -245,10 +290,10 @@ final class Scripts {
      */
     CompletableFuture<String> retryLater(String name, String group, String consumer, String streamId,
                                          long delayMillis, long attempts, String copyId, Fence fence) {
-        String[] k = {keys.stream(name), keys.delayed(name), keys.delayedEntries(name)};
+        String[] k = {keys.stream(name), keys.delayed(name), keys.delayedEntries(name), keys.starts(name, group)};
         byte[][] a = args(group, streamId, delayMillis, attempts, copyId, consumer);
         if (fence != null) {
-            k = new String[] {k[0], k[1], k[2], fence.leaseKey()};
+            k = new String[] {k[0], k[1], k[2], k[3], fence.leaseKey()};
             a = args(group, streamId, delayMillis, attempts, copyId, consumer, fence.holder());
         }
         return RETRY_LATER.<byte[]>runAsync(async, ScriptOutputType.VALUE, k, a).thenApply(Replies::str);

@@ -8,6 +8,7 @@
 -- connection). Each call carries a token, and what the script did is recorded under it for a while:
 -- the same call sent again answers as the first did instead of "not pending", so that the move is
 -- reported once. A different call finds the entry no longer pending, as before.
+-- The entry's start record (record_starts.lua) goes with its ack, so the record stays bounded.
 --
 -- KEYS[1]  stream
 -- KEYS[2]  dead-letter stream of the same topic
@@ -20,8 +21,9 @@
 -- ARGV[6]  reason
 -- ARGV[7]  time, epoch milliseconds
 -- ARGV[8]  how long to keep the record of this call, milliseconds
--- KEYS[4]  optional, ordered groups: the partition's lease (same hash slot)
--- ARGV[9]  with KEYS[4]: the lease's value for the caller, "<fencing token> <consumer>"
+-- KEYS[4]  the partition's start record of the group (hash: entry id -> handler starts; same hash slot)
+-- KEYS[5]  optional, ordered groups: the partition's lease (same hash slot)
+-- ARGV[9]  with KEYS[5]: the lease's value for the caller, "<fencing token> <consumer>"
 -- Returns  the dead letter's id; "trimmed" if the entry was gone from the stream (it is acked);
 --          false if it was not pending; "fenced" if the caller no longer holds the lease (nothing done).
 --          The same call sent again returns what the first returned.
@@ -30,7 +32,7 @@ local earlier = redis.call('GET', call)
 if earlier then
   return earlier
 end
-if KEYS[4] and redis.call('GET', KEYS[4]) ~= ARGV[9] then
+if KEYS[5] and redis.call('GET', KEYS[5]) ~= ARGV[9] then
   return 'fenced'
 end
 if #redis.call('XPENDING', stream, group, id, id, 1) == 0 then
@@ -39,6 +41,7 @@ end
 local entry = redis.call('XRANGE', stream, id, id)
 if #entry == 0 then
   redis.call('XACK', stream, group, id)
+  redis.call('HDEL', KEYS[4], id)
   redis.call('SET', call, 'trimmed', 'PX', ARGV[8])
   return 'trimmed'
 end
@@ -59,5 +62,6 @@ for i = 1, math.min(#original, limit - (limit % 2)) do
 end
 local dead_id = redis.call('XADD', dead, '*', unpack(fields))
 redis.call('XACK', stream, group, id)
+redis.call('HDEL', KEYS[4], id)
 redis.call('SET', call, dead_id, 'PX', ARGV[8])
 return dead_id

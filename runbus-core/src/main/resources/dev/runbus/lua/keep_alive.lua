@@ -6,6 +6,8 @@
 -- and reclaim scripts do with them (DESIGN.md rule 7): their handler's outcome can no longer apply.
 --
 -- KEYS[1]  stream
+-- KEYS[2]  optional, unordered groups: the partition's start record (same hash slot); a trimmed
+--          entry's record goes with its ack
 -- ARGV[1]  group
 -- ARGV[2]  consumer
 -- ARGV[3..] entry ids
@@ -18,6 +20,9 @@ for i = 3, #ARGV do
     table.insert(lost, id)
   elseif #redis.call('XRANGE', stream, id, id) == 0 then
     redis.call('XACK', stream, group, id)
+    if KEYS[2] then
+      redis.call('HDEL', KEYS[2], id)
+    end
     table.insert(trimmed, id)
   else
     table.insert(kept, id)

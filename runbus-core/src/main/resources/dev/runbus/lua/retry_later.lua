@@ -7,7 +7,8 @@
 -- dead-lettered, or this same call sent again after a reconnect, nor if another consumer took it over
 -- while the caller's handler ran (the caller paused past min-idle: the entry is the new owner's to
 -- decide, and acking it here would run the message again after the new owner's success). So an entry
--- is rescheduled at most once per delivery, and only by its owner.
+-- is rescheduled at most once per delivery, and only by its owner. The entry's start record
+-- (record_starts.lua) goes with its ack: the copy is a new entry, and carries its attempts itself.
 --
 -- KEYS[1]  stream
 -- KEYS[2]  delay set of the same partition
@@ -18,13 +19,14 @@
 -- ARGV[4]  attempts made so far, the failed one included
 -- ARGV[5]  id of the scheduled copy
 -- ARGV[6]  the calling consumer
--- KEYS[4]  optional, ordered groups: the partition's lease (same hash slot)
--- ARGV[7]  with KEYS[4]: the lease's value for the caller, "<fencing token> <consumer>"
+-- KEYS[4]  the partition's start record of the group (hash: entry id -> handler starts; same hash slot)
+-- KEYS[5]  optional, ordered groups: the partition's lease (same hash slot)
+-- ARGV[7]  with KEYS[5]: the lease's value for the caller, "<fencing token> <consumer>"
 -- Returns  the copy's due time, epoch ms (server clock); "trimmed" if the entry was gone from the
 --          stream (it is acked); false if it was not pending under the caller; "fenced" if the caller
 --          no longer holds the lease (nothing done)
 local stream, group, id = KEYS[1], ARGV[1], ARGV[2]
-if KEYS[4] and redis.call('GET', KEYS[4]) ~= ARGV[7] then
+if KEYS[5] and redis.call('GET', KEYS[5]) ~= ARGV[7] then
   return 'fenced'
 end
 if #redis.call('XPENDING', stream, group, id, id, 1, ARGV[6]) == 0 then
@@ -33,6 +35,7 @@ end
 local entry = redis.call('XRANGE', stream, id, id)
 if #entry == 0 then
   redis.call('XACK', stream, group, id)
+  redis.call('HDEL', KEYS[4], id)
   return 'trimmed'
 end
 local original, fields = entry[1][2], {}
@@ -52,4 +55,5 @@ local due = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber
 redis.call('HSET', KEYS[3], ARGV[5], cmsgpack.pack(fields))
 redis.call('ZADD', KEYS[2], due, ARGV[5])
 redis.call('XACK', stream, group, id)
+redis.call('HDEL', KEYS[4], id)
 return tostring(due)

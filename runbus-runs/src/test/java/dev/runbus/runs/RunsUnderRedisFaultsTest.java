@@ -74,9 +74,12 @@ class RunsUnderRedisFaultsTest extends RunsTestSupport {
     private RedisClient direct;
     private StatefulRedisConnection<String, String> connection;
 
-    /** Two seeds in each mode unless a property names others; see {@link #seeds}. */
+    /**
+     * Three seeds in each mode unless a property names others; see {@link #seeds}. Seed 4 lost replies long enough
+     * for an unordered group that counted the PEL's deliveries to end runs failed after one attempt.
+     */
     static Stream<Arguments> seedsAndModes() {
-        return seeds(1L, 2L).flatMap(seed -> Stream.of(Arguments.of(seed, false), Arguments.of(seed, true)));
+        return seeds(1L, 2L, 4L).flatMap(seed -> Stream.of(Arguments.of(seed, false), Arguments.of(seed, true)));
     }
 
     /** Seeds 1 to {@code runbus.faults.seeds}, or the one seed {@code runbus.faults.seed}, else {@code defaults}. */
