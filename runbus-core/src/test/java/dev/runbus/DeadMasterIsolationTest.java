@@ -92,11 +92,7 @@ class DeadMasterIsolationTest {
     @Test
     void unordered_partitionsOnTheOtherMastersKeepTheirPaceAndRunNothingTwice() throws InterruptedException {
         String prefix = "isolation-" + UUID.randomUUID().toString().substring(0, 8);
-        Bus bus = connect(prefix);
-        bus.subscribe(TOPIC, "g", "c0", this::handle, SubscribeOptions.builder().concurrency(16).batchSize(100)
-                .blockTime(Duration.ofSeconds(1)).minIdle(Duration.ofMillis(1500))
-                .keepAliveInterval(Duration.ofMillis(500)).claimInterval(Duration.ofMillis(500)).build());
-        run(bus, true, false);
+        runUnordered(prefix);
     }
 
     /**
@@ -111,6 +107,11 @@ class DeadMasterIsolationTest {
             RedisClusterProcess.call(master, r -> r.configSet("cluster-node-timeout", "2000"));
         }
         String prefix = "isolation-" + UUID.randomUUID().toString().substring(0, 8);
+        runUnordered(prefix);
+    }
+
+    /** One unordered consumer with a keep-alive and reclaimer short enough to show a lapse. */
+    private void runUnordered(String prefix) throws InterruptedException {
         Bus bus = connect(prefix);
         bus.subscribe(TOPIC, "g", "c0", this::handle, SubscribeOptions.builder().concurrency(16).batchSize(100)
                 .blockTime(Duration.ofSeconds(1)).minIdle(Duration.ofMillis(1500))

@@ -3,6 +3,8 @@ package dev.runbus;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.runbus.internal.Partitions;
+import dev.runbus.testing.RedisFaultPlan;
+import dev.runbus.testing.RedisFaultPlan.Fault;
 import dev.runbus.testing.RedisServerProcess;
 import dev.runbus.testing.TcpProxy;
 import dev.runbus.testing.StreamOrder;
@@ -78,12 +80,7 @@ class RedisFaultsPropertyTest {
         server = startServer();
         direct = RedisClient.create(server.uri());
         connection = direct.connect();
-        try {
-            debugSleep(connection, 0);
-            debugSleep = true;
-        } catch (RuntimeException refused) {
-            debugSleep = false; // a server that refuses DEBUG: the plans end without a server-wide sleep
-        }
+        debugSleep = RedisFaultPlan.acceptsDebugSleep(connection); // else the plans end without a server sleep
     }
 
     @AfterAll
@@ -109,33 +106,12 @@ class RedisFaultsPropertyTest {
         volatile long lastHandledNanos;
     }
 
-    /** One fault of the plan, applied at {@code atMillis} after the start, for {@code millis}. */
-    private record Fault(String kind, long atMillis, long millis) {
-    }
-
-    private static List<Fault> plan(SplittableRandom random, boolean debugSleep) {
-        String[] kinds = {"pause", "wire-held", "replies-lost", "script-flush"};
-        List<Fault> faults = new ArrayList<>();
-        long at = 500 + random.nextInt(500);
-        for (int i = 0; i < 3 + random.nextInt(2); i++) {
-            String kind = kinds[random.nextInt(kinds.length)];
-            long millis = kind.equals("script-flush") ? 0 : 300 + random.nextInt(2200);
-            faults.add(new Fault(kind, at, millis));
-            at += millis + 500 + random.nextInt(1000);
-        }
-        if (debugSleep) {
-            // Last, so that each seed's drawn faults stay what they were: the server itself sleeps.
-            faults.add(new Fault("debug-sleep", at, 300 + random.nextInt(1500)));
-        }
-        return faults;
-    }
-
     @ParameterizedTest(name = "seed {0}")
     @MethodSource("seeds")
     @Timeout(value = 120, unit = TimeUnit.SECONDS)
     void orderedAndUnorderedGroupsHoldTheirPromisesUnderRedisSideFaults(long seed) throws Exception {
         SplittableRandom random = new SplittableRandom(seed);
-        List<Fault> faults = plan(random, debugSleep);
+        List<Fault> faults = RedisFaultPlan.plan(random, debugSleep);
         String prefix = "prop-" + UUID.randomUUID();
         RedisCommands<String, String> redis = connection.sync();
         List<Bus> buses = new ArrayList<>();
@@ -157,10 +133,10 @@ class RedisFaultsPropertyTest {
                     .commandTimeout(Duration.ofSeconds(10)).build());
             buses.add(publisher);
 
-            Thread faulting = new Thread(() -> apply(faults, proxy), "faults-seed-" + seed);
+            Thread faulting = new Thread(() -> RedisFaultPlan.apply(faults, proxy, direct), "faults-seed-" + seed);
             long started = System.nanoTime();
             faulting.start();
-            long spanMillis = faults.get(faults.size() - 1).atMillis() + faults.get(faults.size() - 1).millis();
+            long spanMillis = RedisFaultPlan.span(faults);
             for (int n = 1; n <= MESSAGES / KEYS; n++) {
                 List<Message> batch = new ArrayList<>();
                 for (int k = 0; k < KEYS; k++) {
@@ -206,47 +182,5 @@ class RedisFaultsPropertyTest {
                 redis.del(keys.toArray(new String[0]));
             }
         }
-    }
-
-    private void apply(List<Fault> faults, TcpProxy proxy) {
-        long start = System.nanoTime();
-        try (StatefulRedisConnection<String, String> own = direct.connect()) {
-            for (Fault f : faults) {
-                long wait = f.atMillis() - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
-                if (wait > 0) {
-                    Thread.sleep(wait); // the plan's schedule
-                }
-                switch (f.kind()) {
-                    case "pause" -> {
-                        own.sync().clientPause(f.millis());
-                        Thread.sleep(f.millis());
-                    }
-                    case "wire-held" -> {
-                        proxy.pause();
-                        Thread.sleep(f.millis());
-                        proxy.resume();
-                    }
-                    case "replies-lost" -> {
-                        proxy.swallowReplies(true);
-                        Thread.sleep(f.millis());
-                        proxy.dropConnections();
-                        proxy.swallowReplies(false);
-                    }
-                    case "script-flush" -> own.sync().scriptFlush();
-                    case "debug-sleep" -> debugSleep(own, f.millis());
-                    default -> throw new IllegalStateException(f.kind());
-                }
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
-    /** DEBUG SLEEP, which the client library no longer offers as a method: the server blocks for that long. */
-    private static void debugSleep(StatefulRedisConnection<String, String> c, long millis) {
-        c.sync().dispatch(io.lettuce.core.protocol.CommandType.DEBUG,
-                new io.lettuce.core.output.StatusOutput<>(io.lettuce.core.codec.StringCodec.UTF8),
-                new io.lettuce.core.protocol.CommandArgs<>(io.lettuce.core.codec.StringCodec.UTF8).add("SLEEP")
-                        .add(String.valueOf(millis / 1000.0)));
     }
 }

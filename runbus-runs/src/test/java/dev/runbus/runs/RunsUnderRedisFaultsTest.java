@@ -10,6 +10,8 @@ import dev.runbus.internal.Partitions;
 import dev.runbus.runs.testing.RunsTestSupport;
 import dev.runbus.runs.testing.TestDatabase;
 import dev.runbus.testing.RedisServerProcess;
+import dev.runbus.testing.RedisFaultPlan;
+import dev.runbus.testing.RedisFaultPlan.Fault;
 import dev.runbus.testing.TcpProxy;
 import dev.runbus.testing.Wait;
 import io.lettuce.core.Range;
@@ -103,24 +105,6 @@ class RunsUnderRedisFaultsTest extends RunsTestSupport {
         server.close();
     }
 
-    /** One fault of the plan, applied at {@code atMillis} after the start, for {@code millis}. */
-    private record Fault(String kind, long atMillis, long millis) {
-    }
-
-    /** The bus property's plan: three or four faults of the four kinds, half a second to 1.5 s apart. */
-    private static List<Fault> plan(SplittableRandom random) {
-        String[] kinds = {"pause", "wire-held", "replies-lost", "script-flush"};
-        List<Fault> faults = new ArrayList<>();
-        long at = 500 + random.nextInt(500);
-        for (int i = 0; i < 3 + random.nextInt(2); i++) {
-            String kind = kinds[random.nextInt(kinds.length)];
-            long millis = kind.equals("script-flush") ? 0 : 300 + random.nextInt(2200);
-            faults.add(new Fault(kind, at, millis));
-            at += millis + 500 + random.nextInt(1000);
-        }
-        return faults;
-    }
-
     /** One handler call: which run (its user, its index in the user's submissions), when it started and ended. */
     private record Execution(UUID runId, String userId, int index, long startedNanos, long endedNanos) {
     }
@@ -153,7 +137,7 @@ class RunsUnderRedisFaultsTest extends RunsTestSupport {
     void everyRunEndsDoneOnce_inOrderPerUserWhenAsked_underRedisSideFaults(long seed, boolean ordered)
             throws Exception {
         SplittableRandom random = new SplittableRandom(seed);
-        List<Fault> faults = plan(random);
+        List<Fault> faults = RedisFaultPlan.plan(random, false);
         String mode = ordered ? "ordered" : "unordered";
         int total = USERS * RUNS_PER_USER;
         RedisCommands<String, String> redis = connection.sync();
@@ -171,11 +155,10 @@ class RunsUnderRedisFaultsTest extends RunsTestSupport {
             }
             Runs submitter = runs(busThrough(proxy, ordered), config("submitter", ordered));
 
-            Thread faulting = new Thread(() -> apply(faults, proxy), "faults-seed-" + seed);
+            Thread faulting = new Thread(() -> RedisFaultPlan.apply(faults, proxy, direct), "faults-seed-" + seed);
             long faultsStarted = System.nanoTime(); // the plan's times and the submissions' pace count from here
             faulting.start();
-            Fault last = faults.get(faults.size() - 1);
-            long spanMillis = last.atMillis() + last.millis();
+            long spanMillis = RedisFaultPlan.span(faults);
             AtomicReference<Throwable> submitFailure = new AtomicReference<>();
             List<Thread> submitters = new ArrayList<>();
             for (int s = 0; s < SUBMITTERS; s++) {
@@ -383,36 +366,4 @@ class RunsUnderRedisFaultsTest extends RunsTestSupport {
         return rows;
     }
 
-    private void apply(List<Fault> faults, TcpProxy proxy) {
-        long start = System.nanoTime();
-        try (StatefulRedisConnection<String, String> own = direct.connect()) {
-            for (Fault f : faults) {
-                long wait = f.atMillis() - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
-                if (wait > 0) {
-                    Thread.sleep(wait); // the plan's schedule
-                }
-                switch (f.kind()) {
-                    case "pause" -> {
-                        own.sync().clientPause(f.millis());
-                        Thread.sleep(f.millis());
-                    }
-                    case "wire-held" -> {
-                        proxy.pause();
-                        Thread.sleep(f.millis());
-                        proxy.resume();
-                    }
-                    case "replies-lost" -> {
-                        proxy.swallowReplies(true);
-                        Thread.sleep(f.millis());
-                        proxy.dropConnections();
-                        proxy.swallowReplies(false);
-                    }
-                    case "script-flush" -> own.sync().scriptFlush();
-                    default -> throw new IllegalStateException(f.kind());
-                }
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-    }
 }
