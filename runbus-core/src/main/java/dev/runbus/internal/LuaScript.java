@@ -84,14 +84,6 @@ final class LuaScript {
     }
 
     /**
-     * Puts the script into Redis's script cache now (SCRIPT LOAD), so that its first {@link #runAsync} is not
-     * answered NOSCRIPT and sent a second time, a round trip later.
-     */
-    void load(RedisClusterCommands<String, byte[]> redis) {
-        redis.scriptLoad(source);
-    }
-
-    /**
      * Like {@link #run}, without waiting: commands sent this way from several threads share the connection's
      * pipeline. The future completes on the client's I/O thread; keep its callbacks short.
      */

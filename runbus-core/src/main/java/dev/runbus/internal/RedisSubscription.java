@@ -70,7 +70,7 @@ final class RedisSubscription extends BusSubscription {
     RedisSubscription start() {
         if (ctx.options().ackMode() != dev.runbus.AckMode.BEFORE_WORK) {
             try {
-                scripts.loadRecordStarts();
+                scripts.loadRecordStarts(ctx.partitions().names(), ctx.group());
             } catch (RuntimeException e) {
                 // not needed, only quicker: the first record is then sent whole after a NOSCRIPT answer
                 log.debug("{}: could not load the start-record script ahead: {}", ctx.describe(), e.toString());

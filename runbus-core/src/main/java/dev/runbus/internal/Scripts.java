@@ -156,11 +156,16 @@ final class Scripts {
     }
 
     /**
-     * Loads record_starts.lua into the script cache: a start is recorded without waiting, and the NOSCRIPT answer
-     * of a first send would take one more round trip, during which a process that dies loses the record.
+     * Puts record_starts.lua into the script cache of the node of each of {@code names} (partitions), by running it
+     * once with no id: a start is recorded without waiting, and the NOSCRIPT answer of a first send would take one
+     * more round trip, during which a process that dies loses the record. Run rather than SCRIPT LOAD, which the
+     * documented ACL users do not have (docs/security.md) and which on a cluster reaches every node.
      */
-    void loadRecordStarts() {
-        RECORD_STARTS.load(redis);
+    void loadRecordStarts(List<String> names, String group) {
+        for (String name : names) {
+            RECORD_STARTS.run(redis, ScriptOutputType.INTEGER,
+                    new String[] {keys.stream(name), keys.starts(name, group)}, args(group));
+        }
     }
 
     /**
