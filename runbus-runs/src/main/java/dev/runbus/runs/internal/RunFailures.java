@@ -114,15 +114,9 @@ public final class RunFailures {
      * letter yet: {@link #attachDeadLetter} names it then. Returns whether the run changed.
      */
     public boolean failLastAttempt(UUID id, String streamId, String reason) throws SQLException {
-        try (Connection c = dataSource.getConnection();
-             PreparedStatement ps = c.prepareStatement("UPDATE " + runs + " SET status = ?, error = ?,"
-                     + " next_attempt_at = NULL, finished_at = now(), updated_at = now()"
-                     + " WHERE id = ? AND stream_id = ? AND status IN (" + RunStore.sources(RunStatus.FAILED) + ")")) {
-            ps.setString(1, RunStatus.FAILED.sql());
-            ps.setString(2, reason);
-            ps.setObject(3, id);
-            ps.setString(4, streamId);
-            return ps.executeUpdate() == 1;
+        try (Connection c = dataSource.getConnection()) {
+            // A running run names no dead letter (a replay clears it): null leaves it as it is.
+            return markFailed(c, id, reason, null, streamId);
         }
     }
 
