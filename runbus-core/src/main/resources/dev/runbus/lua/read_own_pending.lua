@@ -7,7 +7,7 @@
 -- and returned as trimmed, never handed to a handler.
 --
 -- KEYS[1]  stream
--- KEYS[2]  the partition's start record (hash: entry id -> handler starts; same hash slot)
+-- KEYS[2]  the partition's start record (hash: entry id -> handler starts modulo 2^32, record_starts.lua; same hash slot)
 -- ARGV[1]  group
 -- ARGV[2]  consumer
 -- ARGV[3]  read entries with an id greater than this one ("0" to start)
@@ -22,7 +22,7 @@ if reply and reply[1] then
     local id = entry[1]
     last = id
     if entry[2] then
-      local deliveries = (tonumber(redis.call('HGET', starts, id)) or 0) + 1
+      local deliveries = (tonumber(redis.call('HGET', starts, id)) or 0) % 4294967296 + 1
       table.insert(entries, {id, entry[2], deliveries})
     else
       redis.call('XACK', stream, group, id)

@@ -12,7 +12,7 @@
 -- that no handler started on (DESIGN.md rule 13). A trimmed entry's start record goes with it.
 --
 -- KEYS[1]  stream
--- KEYS[2]  the partition's start record (hash: entry id -> handler starts; same hash slot)
+-- KEYS[2]  the partition's start record (hash: entry id -> handler starts modulo 2^32, record_starts.lua; same hash slot)
 -- ARGV[1]  group
 -- ARGV[2]  consumer taking over
 -- ARGV[3]  min-idle in milliseconds
@@ -40,7 +40,7 @@ for _, entry in ipairs(reply[2]) do
   if entry and entry[2] then
     local id = entry[1]
     local before = known[id]
-    local deliveries = (tonumber(redis.call('HGET', starts, id)) or 0) + 1
+    local deliveries = (tonumber(redis.call('HGET', starts, id)) or 0) % 4294967296 + 1
     table.insert(claimed, {id, entry[2], deliveries, before and before[2] or ''})
   end
 end

@@ -2,23 +2,37 @@
 -- one more start for each id in the partition's start record. The reclaimer and the re-read of a
 -- consumer's own pending entries count an entry's deliveries from this record (starts + 1), not from
 -- the pending list, which also counts reads and claims whose reply was lost and that no handler
--- started on (DESIGN.md rule 13).
+-- started on (docs/architecture.md, "When Redis itself misbehaves").
 -- Sent without waiting, this call can reach Redis after the entry's ack (the acker sends from the
 -- client's I/O thread, ahead of writes other threads queued there; or a NOSCRIPT answer sends it
 -- again): an id no longer pending in the group is therefore skipped, so a start recorded after its
 -- entry's ack removed the field never comes back as a field nobody removes.
+-- Safe to run twice: a call whose reply was lost with its connection is sent again by the client.
+-- At most one start is recorded per delivery the pending list counts, so the second run of the same
+-- call finds its delivery counted already and changes nothing. The field holds both numbers in one
+-- integer, starts + 2^32 * (the pending list's delivery count at the last start recorded), so that a
+-- plain HINCRBY of the field (what a consumer written against the wire format does) still adds one
+-- start; readers take the starts as the value modulo 2^32.
 --
 -- KEYS[1]  stream
--- KEYS[2]  the partition's start record of the group (hash: entry id -> handler starts; same hash slot)
+-- KEYS[2]  the partition's start record of the group (hash: entry id -> starts, as above; same hash slot)
 -- ARGV[1]  group
 -- ARGV[2..] entry ids
--- Returns  the number of ids recorded (those still pending)
+-- Returns  the number of ids recorded (those still pending and not counted for this delivery yet)
+local SHIFT = 4294967296
 local recorded = 0
 for i = 2, #ARGV do
   local id = ARGV[i]
-  if #redis.call('XPENDING', KEYS[1], ARGV[1], id, id, 1) > 0 then
-    redis.call('HINCRBY', KEYS[2], id, 1)
-    recorded = recorded + 1
+  local p = redis.call('XPENDING', KEYS[1], ARGV[1], id, id, 1)
+  if #p > 0 then
+    -- Beyond 2^20 deliveries the mark stops growing (Lua numbers are exact to 2^53): an entry read that
+    -- often without a handler start is not one whose starts matter any more.
+    local delivery = math.min(tonumber(p[1][4]), 1048576)
+    local value = tonumber(redis.call('HGET', KEYS[2], id)) or 0
+    if math.floor(value / SHIFT) ~= delivery then
+      redis.call('HSET', KEYS[2], id, string.format('%d', value % SHIFT + 1 + delivery * SHIFT))
+      recorded = recorded + 1
+    end
   end
 end
 return recorded
