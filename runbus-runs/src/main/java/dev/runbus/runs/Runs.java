@@ -364,6 +364,15 @@ public final class Runs implements AutoCloseable {
         return deadLetter.topic().equals(config.topic()) ? Triggers.runIdOf(deadLetter.message()) : Optional.empty();
     }
 
+    /**
+     * The run whose trigger {@code message} is (a message of type {@code runbus.run}), by the run id it carries,
+     * without a database: for a tool that must tell a run's dead letter (replayed through {@link #replay}) from a
+     * plain one before it connects to PostgreSQL. {@link #runOf} also checks the topic.
+     */
+    public static Optional<UUID> runIdOf(dev.runbus.Message message) {
+        return Triggers.TYPE.equals(message.type()) ? Triggers.runIdOf(message) : Optional.empty();
+    }
+
     public RunsConfig config() {
         return config;
     }

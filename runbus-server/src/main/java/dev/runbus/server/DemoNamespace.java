@@ -19,7 +19,7 @@ import java.util.Map;
 public final class DemoNamespace {
 
     /** The demo's own settings, refused as flags: the report's figures hold only for these. */
-    private static final List<Setting> OWN = List.of(Setting.KEY_PREFIX, Setting.SCHEMA, Setting.TOPIC,
+    public static final List<Setting> OWN = List.of(Setting.KEY_PREFIX, Setting.SCHEMA, Setting.TOPIC,
             Setting.GROUP, Setting.HANDLER);
 
     private static final String PREFIX = "runbus-demo-";

@@ -27,6 +27,25 @@ class CliTest {
     }
 
     @Test
+    void demoHelpShowsTheDemosDefaults_andNotTheOptionsItRefuses() {
+        String demo = Cli.run("demo", "--help").out;
+        for (String refused : new String[] {"--key-prefix", "--schema", "--topic", "--group", "--handler"}) {
+            assertThat(demo).as(refused).doesNotContain(refused + "=");
+        }
+        assertThat(demo.replaceAll("\\s+", " ")).contains("default 2s in the demo")
+                .contains("default 500ms in the demo").contains("default 20s in the demo")
+                .contains("default 10s in the demo").doesNotContain("default 30s");
+        String serve = Cli.run("serve", "--help").out;
+        assertThat(serve).contains("--handler=").contains("--key-prefix=");
+        assertThat(serve.replaceAll("\\s+", " ")).contains("over (500ms, 30s, 2m); a failed run is retried after 1, 2, 4 "
+                + "... 30 s instead; default 30s").doesNotContain("in the demo");
+        // Hidden, still refused by name rather than as unknown.
+        Cli prefix = Cli.run("demo", "--key-prefix", "x");
+        assertThat(prefix.exitCode).isEqualTo(2);
+        assertThat(prefix.err).contains("--key-prefix cannot be given to demo");
+    }
+
+    @Test
     void usageErrorsExitTwoWithAMessageOnStderr() {
         Cli none = Cli.run();
         assertThat(none.exitCode).isEqualTo(2);

@@ -42,6 +42,7 @@ public final class Commands implements Runnable {
     /** The command reading only the given environment (tests pass an empty one). */
     public static CommandLine commandLine(Environment environment) {
         CommandLine cl = new CommandLine(new Commands(environment));
+        DemoCommand.adjustHelp(cl.getSubcommands().get("demo").getCommandSpec());
         // Every message is masked on its way out: a library's error may quote a URL with its password.
         cl.setExecutionExceptionHandler((e, cmd, parsed) -> {
             Throwable root = e;

@@ -6,10 +6,13 @@ import dev.runbus.server.DemoReport;
 import dev.runbus.server.Setting;
 import dev.runbus.server.Settings;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Model.OptionSpec;
 import picocli.CommandLine.Option;
 
 @Command(name = "demo", mixinStandardHelpOptions = true,
@@ -24,6 +27,45 @@ import picocli.CommandLine.Option;
                         + "demo-workers and its own handler; --key-prefix, --schema, --topic, --group and --handler "
                         + "are refused."})
 final class DemoCommand extends BaseCommand {
+
+    /** Short times so that poison runs use up their deliveries in seconds, not minutes; flags still win. */
+    static final Map<Setting, String> DEFAULTS = Map.of(Setting.MIN_IDLE, "2s", Setting.CLAIM_INTERVAL, "500ms",
+            Setting.SWEEP_INTERVAL, "2s", Setting.SWEEP_THRESHOLD, "20s", Setting.SHUTDOWN_TIMEOUT, "10s");
+
+    /**
+     * The demo's help as the demo behaves: the options it refuses ({@link DemoNamespace}) are hidden, and the
+     * options it gives other defaults say the demo's. The options are shared with serve and worker (a mixin), whose
+     * help keeps the production defaults.
+     */
+    static void adjustHelp(CommandSpec demo) {
+        for (OptionSpec o : List.copyOf(demo.options())) {
+            Setting setting = settingOf(o);
+            if (setting == null) {
+                continue;
+            }
+            if (DemoNamespace.OWN.contains(setting)) {
+                demo.remove(o);
+                demo.addOption(OptionSpec.builder(o).hidden(true).build());
+            } else if (DEFAULTS.containsKey(setting)) {
+                String[] text = o.description().clone();
+                String last = text[text.length - 1];
+                int at = last.lastIndexOf("default ");
+                text[text.length - 1] = (at < 0 ? last + "; " : last.substring(0, at))
+                        + "default " + DEFAULTS.get(setting) + " in the demo";
+                demo.remove(o);
+                demo.addOption(OptionSpec.builder(o).description(text).build());
+            }
+        }
+    }
+
+    private static Setting settingOf(OptionSpec o) {
+        for (Setting s : Setting.values()) {
+            if (o.longestName().equals("--" + s.key())) {
+                return s;
+            }
+        }
+        return null;
+    }
 
     @Mixin
     WorkerOptions worker;
@@ -74,9 +116,7 @@ final class DemoCommand extends BaseCommand {
         check(workers >= 1, "--workers must be at least 1");
         check(rate(poisonRate) && rate(flakyRate) && rate(duplicateRate), "rates must be between 0 and 1");
         Duration limit = timeout();
-        // Short times so that poison runs use up their deliveries in seconds, not minutes; flags still win.
-        Settings s = settings().withDefaults(Map.of(Setting.MIN_IDLE, "2s", Setting.CLAIM_INTERVAL, "500ms",
-                Setting.SWEEP_INTERVAL, "2s", Setting.SWEEP_THRESHOLD, "20s", Setting.SHUTDOWN_TIMEOUT, "10s"));
+        Settings s = settings().withDefaults(DEFAULTS);
         // Millisecond and a random tail: demos started at once on shared servers must not share a namespace.
         long stamp = System.currentTimeMillis() * 1000 + ThreadLocalRandom.current().nextInt(1000);
         s = DemoNamespace.isolated(s, stamp);

@@ -86,15 +86,16 @@ final class DlqCommand implements Runnable {
     }
 
     @Command(name = "replay", mixinStandardHelpOptions = true,
-            description = {"Send a dead letter back to its group, once. For a run (with --database-url) the run goes "
-                    + "from failed back to pending first."})
+            description = {"Send a dead letter back to its group, once. A run's dead letter needs --database-url: "
+                    + "the run goes from failed back to pending first."})
     static final class Replay extends AdminCommand {
         @Parameters(paramLabel = "ID", description = "dead letter id")
         String id;
 
+        /** Only a run's dead letter needs PostgreSQL; a plain topic's is replayed on Redis alone. */
         @Override
         boolean needsDatabase() {
-            return true;
+            return settings().isSet(Setting.DATABASE_URL);
         }
 
         @Override
@@ -107,15 +108,21 @@ final class DlqCommand implements Runnable {
             }
             Map<String, Object> result = new LinkedHashMap<>();
             result.put("dead_letter_id", id);
-            try (Runs runs = RunsFactory.create(infra, s, "admin")) {
-                Optional<UUID> runId = runs.runOf(d);
-                if (runId.isPresent()) {
+            Optional<UUID> runId = Runs.runIdOf(d.message());
+            if (runId.isPresent() && !infra.hasDatabase()) {
+                // Replayed on Redis alone, the run would stay failed in PostgreSQL and its worker would skip it.
+                throw new IllegalArgumentException("dead letter " + id + " is the trigger of run " + runId.get()
+                        + ": replay it with --database-url (or RUNBUS_DATABASE_URL), so that the run goes back to "
+                        + "pending");
+            }
+            if (runId.isPresent()) {
+                try (Runs runs = RunsFactory.create(infra, s, "admin")) {
                     runs.replay(runId.get());
-                    result.put("run_id", runId.get().toString());
-                    result.put("status", "pending");
-                } else {
-                    result.put("stream_id", infra.bus().deadLetters().replay(topic, id));
                 }
+                result.put("run_id", runId.get().toString());
+                result.put("status", "pending");
+            } else {
+                result.put("stream_id", infra.bus().deadLetters().replay(topic, id));
             }
             Table t = new Table("field", "value");
             result.forEach(t::row);
