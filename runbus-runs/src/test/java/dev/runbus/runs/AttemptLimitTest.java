@@ -185,6 +185,8 @@ class AttemptLimitTest extends RunsTestSupport {
         Wait.until("trigger acked", WAIT, () -> bus.inspector().groups("runs").get(0).pending() == 0);
         assertThat(bus.deadLetters().count("runs")).isZero();
         assertThat(handler.of(id)).isZero();
+        // No dead letter to alert on: the failure has a count of its own.
+        assertThat(runs.counts()).isEqualTo(new RunCounts(0, 0, 0, 1, 1));
     }
 
     /** A replay gives a run that reached the limit a fresh budget of attempts. */
@@ -199,10 +201,13 @@ class AttemptLimitTest extends RunsTestSupport {
         runs.startWorker(handler);
         Wait.until("failed", WAIT, () -> runs.get(id).orElseThrow().status() == RunStatus.FAILED);
 
+        assertThat(runs.counts().failedWithoutDeadLetter()).isEqualTo(1);
+
         runs.replay(id);
 
         Run done = Wait.until("done", WAIT, () -> runs.get(id).orElseThrow(), r -> r.status() == RunStatus.DONE);
         assertThat(done.attempts()).isEqualTo(MAX_DELIVERIES + 1);
         assertThat(handler.of(id)).isEqualTo(1);
+        assertThat(runs.counts()).isEqualTo(new RunCounts(0, 0, 1, 0, 0));
     }
 }

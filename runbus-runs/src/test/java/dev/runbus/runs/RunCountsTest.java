@@ -76,12 +76,18 @@ class RunCountsTest extends RunsTestSupport {
         execute(bulkRuns(1000, "done"));
         execute(bulkRuns(10, "failed"));
         execute(bulkRuns(5, "running"));
-        assertThat(RunCounts.read(TestDatabase.pool(), schema)).isEqualTo(new RunCounts(0, 5, 1000, 10));
+        // Made by hand, the failed runs name no dead letter.
+        assertThat(RunCounts.read(TestDatabase.pool(), schema)).isEqualTo(new RunCounts(0, 5, 1000, 10, 10));
         execute("UPDATE " + schema + ".runs SET status = 'failed' WHERE status = 'running'");
         execute("DELETE FROM " + schema + ".runs WHERE status = 'done' AND idempotency_key LIKE 'bulk-done-1%'");
         RunCounts after = RunCounts.read(TestDatabase.pool(), schema);
         assertThat(after).isEqualTo(groupedByStatus());
         assertThat(after.failed()).isEqualTo(15);
+        assertThat(after.failedWithoutDeadLetter()).isEqualTo(15);
+        execute("UPDATE " + schema + ".runs SET dead_letter_id = 'dl-' || id WHERE status = 'failed'"
+                + " AND idempotency_key LIKE 'bulk-failed-%'");
+        assertThat(RunCounts.read(TestDatabase.pool(), schema)).isEqualTo(groupedByStatus())
+                .extracting(RunCounts::failedWithoutDeadLetter).isEqualTo(5L);
         assertThat(after.done()).isEqualTo(1000 - 112); // 1, 10..19, 100..199 and 1000 start with 1
 
         execute("TRUNCATE " + schema + ".runs CASCADE");
@@ -129,6 +135,7 @@ class RunCountsTest extends RunsTestSupport {
             m.put(s, TestDatabase.count("SELECT count(*) FROM " + schema + ".runs WHERE status = '" + s.sql() + "'"));
         }
         return new RunCounts(m.get(RunStatus.PENDING), m.get(RunStatus.RUNNING), m.get(RunStatus.DONE),
-                m.get(RunStatus.FAILED));
+                m.get(RunStatus.FAILED), TestDatabase.count("SELECT count(*) FROM " + schema + ".runs"
+                        + " WHERE status = 'failed' AND dead_letter_id IS NULL"));
     }
 }

@@ -88,7 +88,8 @@ class MigrateCommandTest {
         Cli stats = Cli.run("stats", "--json", "--redis-url", RedisTarget.local().uri(), "--key-prefix", prefix,
                 "--database-url", urlAs(runtime), "--schema", schema);
         assertThat(stats.exitCode).as(stats.err).isZero();
-        assertThat(stats.out).contains("\"runs\":{\"pending\":1,\"running\":0,\"done\":0,\"failed\":0}");
+        assertThat(stats.out).contains("\"runs\":{\"pending\":1,\"running\":0,\"done\":0,\"failed\":0,"
+                + "\"failed_without_dead_letter\":0}");
     }
 
     @Test

@@ -31,10 +31,14 @@ final class StatsCommand extends AdminCommand {
         Table t = new Table("what", "name", "value");
         if (infra.hasDatabase()) {
             Map<String, Long> runs = new LinkedHashMap<>();
-            RunCounts.read(infra.dataSource(), s.get(Setting.SCHEMA)).asMap().forEach((status, n) -> {
+            RunCounts counts = RunCounts.read(infra.dataSource(), s.get(Setting.SCHEMA));
+            counts.asMap().forEach((status, n) -> {
                 runs.put(status.sql(), n);
                 t.row("runs", status.sql(), n);
             });
+            // Failed by the attempt cap, with no dead letter to alert on (docs/runs.md, Status).
+            runs.put("failed_without_dead_letter", counts.failedWithoutDeadLetter());
+            t.row("runs", "failed without dead letter", counts.failedWithoutDeadLetter());
             out.put("runs", runs);
         }
         Map<String, Object> streams = new LinkedHashMap<>();
