@@ -10,6 +10,14 @@ final class ExampleKeys {
     private ExampleKeys() {
     }
 
+    /** Drops a schema the runs examples made; a real application keeps its runs. */
+    static void dropSchema(String databaseUrl, String schema) throws java.sql.SQLException {
+        try (java.sql.Connection c = java.sql.DriverManager.getConnection(databaseUrl);
+             java.sql.Statement st = c.createStatement()) {
+            st.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+        }
+    }
+
     static void deleteAll(String redisUri, String prefix) {
         RedisClient client = RedisClient.create(redisUri);
         try (StatefulRedisConnection<String, String> c = client.connect()) {

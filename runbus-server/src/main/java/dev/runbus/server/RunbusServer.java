@@ -76,6 +76,11 @@ public final class RunbusServer implements AutoCloseable {
         }
     }
 
+    /** The HTTP API's routes with their scopes. */
+    public java.util.List<HttpApi.Route> routes() {
+        return api.registeredRoutes();
+    }
+
     public int port() {
         return api.port();
     }

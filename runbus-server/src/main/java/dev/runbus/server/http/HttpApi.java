@@ -125,6 +125,24 @@ public final class HttpApi implements AutoCloseable {
         return app.port();
     }
 
+    /** A route of the API: its method, its path as registered, and the scope it needs (null: open to all). */
+    public record Route(String method, String path, Scope scope) {
+    }
+
+    /** The routes as registered, in order: what docs/http-api.md lists, and what its test compares with. */
+    public List<Route> registeredRoutes() {
+        List<Route> out = new java.util.ArrayList<>();
+        for (io.javalin.router.ParsedEndpoint parsed : app.unsafeConfig().pvt.internalRouter.allHttpHandlers()) {
+            io.javalin.router.Endpoint e = parsed.getEndpoint();
+            if (e.getMethod().isHttpMethod()) {
+                Scope scope = e.getRoles().stream().filter(Scope.class::isInstance).map(Scope.class::cast)
+                        .findFirst().orElse(null);
+                out.add(new Route(e.getMethod().name(), e.getPath(), scope));
+            }
+        }
+        return out;
+    }
+
     /** How callers are checked, for the start-up banner. */
     public String authentication() {
         if (!access.tokens().isEmpty()) {

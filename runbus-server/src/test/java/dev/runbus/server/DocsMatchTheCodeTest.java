@@ -1,0 +1,155 @@
+package dev.runbus.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.runbus.server.cli.Commands;
+import dev.runbus.server.http.HttpApi;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+/**
+ * The reference docs say what the program does: docs/cli.md's tables of commands and options against the
+ * command's own definitions ({@link Setting} and the picocli tree: names, defaults, which settings have a flag),
+ * and docs/http-api.md's table of routes against the routes a running server registers, with their scopes.
+ */
+class DocsMatchTheCodeTest {
+
+    private static final Path DOCS = Path.of("..", "docs").toAbsolutePath().normalize();
+    /** A table row: its cells, the first one's text in backticks. */
+    private static final Pattern ROW = Pattern.compile("^\\| `((?:\\\\\\||[^|])+?)` \\|(.*)$",
+            Pattern.MULTILINE);
+
+    @Test
+    void everySettingHasARowWithItsDefault_andEveryRowIsASetting() throws IOException {
+        Map<String, String[]> rows = rows(section(read("cli.md"), "## Options"));
+        Set<String> documented = new TreeSet<>();
+        for (String first : rows.keySet()) {
+            for (String key : first.split("`, `")) {
+                documented.add(key);
+            }
+        }
+        Set<String> settings = Setting.all().stream().map(Setting::key).collect(Collectors.toCollection(TreeSet::new));
+        assertThat(documented).as("options in docs/cli.md").isEqualTo(settings);
+
+        for (Setting s : Setting.all()) {
+            String[] cells = rowOf(rows, s.key());
+            String shown = cells[0].trim().replace("`", "");
+            if (!s.defaultValue().isEmpty()) {
+                assertThat(shown).as("default of %s in docs/cli.md", s.key()).startsWith(s.defaultValue());
+            } else {
+                assertThat(shown).as("default of %s in docs/cli.md (none in the code)", s.key())
+                        .doesNotStartWith("true").doesNotStartWith("false").doesNotMatch("^\\d.*");
+            }
+        }
+    }
+
+    @Test
+    void aSettingHasAFlagUnlessItsRowSaysNoFlag() throws IOException {
+        Map<String, String[]> rows = rows(section(read("cli.md"), "## Options"));
+        Set<String> flags = new TreeSet<>();
+        collectOptions(Commands.commandLine(Hermetic.environment()), flags);
+        List<String> wrong = new ArrayList<>();
+        for (Setting s : Setting.all()) {
+            String meaning = String.join("|", rowOf(rows, s.key()));
+            boolean hasFlag = flags.contains("--" + s.key());
+            boolean onlyNegative = meaning.contains("flag `--no-" + s.key() + "` only");
+            boolean noFlag = meaning.contains("no flag");
+            if (onlyNegative) {
+                if (hasFlag || !flags.contains("--no-" + s.key())) {
+                    wrong.add(s.key() + ": documented with only --no-" + s.key());
+                }
+            } else if (noFlag == hasFlag) {
+                wrong.add(s.key() + (noFlag ? ": documented without a flag, but --" + s.key() + " exists"
+                        : ": has no flag --" + s.key() + "; its row must say 'no flag'"));
+            }
+        }
+        assertThat(wrong).isEmpty();
+    }
+
+    @Test
+    void everyCommandHasARow_andEveryRowIsACommand() throws IOException {
+        Map<String, String[]> rows = rows(section(read("cli.md"), "## Commands"));
+        CommandLine root = Commands.commandLine(Hermetic.environment());
+        Set<String> commands = new TreeSet<>(root.getSubcommands().keySet());
+        commands.remove("help");
+        Set<String> documented = new TreeSet<>();
+        for (String first : rows.keySet()) {
+            assertThat(first).as("a command row").startsWith("runbus ");
+            String[] words = first.split(" ");
+            documented.add(words[1]);
+            CommandLine command = root.getSubcommands().get(words[1]);
+            assertThat(command).as("command %s of docs/cli.md", words[1]).isNotNull();
+            for (String sub : command.getSubcommands().keySet()) {
+                if (!sub.equals("help")) {
+                    assertThat(rows.keySet().stream().filter(r -> r.startsWith("runbus " + words[1] + " ")))
+                            .as("subcommand %s %s in docs/cli.md", words[1], sub)
+                            .anyMatch(r -> r.matches(".*[ |\\\\]" + Pattern.quote(sub) + "([ \\\\|].*)?$"));
+                }
+            }
+        }
+        assertThat(documented).as("commands in docs/cli.md").isEqualTo(commands);
+    }
+
+    @Test
+    void everyRouteHasARowWithItsScope_andEveryRowIsARoute() throws Exception {
+        Map<String, String[]> rows = rows(section(read("http-api.md"), "# HTTP API"));
+        Map<String, String> documented = new LinkedHashMap<>();
+        for (Map.Entry<String, String[]> row : rows.entrySet()) {
+            String route = row.getKey().replaceAll("\\?.*$", "");
+            documented.put(route, row.getValue()[0].trim());
+        }
+        Map<String, String> registered = new LinkedHashMap<>();
+        try (TestServe serve = TestServe.start(Map.of())) {
+            for (HttpApi.Route r : serve.server.routes()) {
+                registered.put(r.method() + " " + r.path(), r.scope() == null ? "none" : r.scope().label());
+            }
+        }
+        assertThat(documented).as("routes and scopes in docs/http-api.md").isEqualTo(registered);
+    }
+
+    private static void collectOptions(CommandLine command, Set<String> into) {
+        command.getCommandSpec().options().forEach(o -> into.addAll(List.of(o.names())));
+        command.getSubcommands().values().forEach(sub -> collectOptions(sub, into));
+    }
+
+    private static String[] rowOf(Map<String, String[]> rows, String key) {
+        return rows.entrySet().stream().filter(e -> List.of(e.getKey().split("`, `")).contains(key))
+                .map(Map.Entry::getValue).findFirst().orElseThrow(() -> new AssertionError("no row for " + key));
+    }
+
+    /** The rows of the first table after {@code heading}: first cell (unquoted) → the other cells. */
+    private static Map<String, String[]> rows(String text) {
+        Map<String, String[]> out = new LinkedHashMap<>();
+        int start = text.indexOf("\n|");
+        int end = text.indexOf("\n\n", start + 1);
+        Matcher m = ROW.matcher(text.substring(start, end < 0 ? text.length() : end));
+        while (m.find()) {
+            String rest = m.group(2).endsWith("|") ? m.group(2).substring(0, m.group(2).length() - 1) : m.group(2);
+            out.put(m.group(1).replace("\\|", "|"), rest.split("(?<!\\\\)\\|"));
+        }
+        assertThat(out).as("a table").isNotEmpty();
+        return out;
+    }
+
+    private static String section(String text, String heading) {
+        int at = text.indexOf(heading);
+        assertThat(at).as("heading %s", heading).isNotNegative();
+        return text.substring(at);
+    }
+
+    private static String read(String name) throws IOException {
+        return Files.readString(DOCS.resolve(name));
+    }
+}
