@@ -12,7 +12,7 @@ package dev.runbus;
  * @param consumer      the consumer it is delivered to
  * @param deliveryCount how many times a handler of the group started on this entry, this delivery included: 1
  *                      on the first delivery. Not the pending entries list's (PEL) count, which also counts reads
- *                      and claims whose reply was lost and that no handler started on (DESIGN.md rule 13)
+ *                      and claims whose reply was lost and that no handler started on (docs/architecture.md, rule 13)
  * @param fencingToken  ordered consumption only: the fencing token of the partition lease this delivery runs
  *                      under, higher for every new owner of the partition; 0 otherwise. A handler whose effects
  *                      must never overlap with a later owner's (its process may pause past its lease while it

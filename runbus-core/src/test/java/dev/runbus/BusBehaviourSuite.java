@@ -37,7 +37,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The delivery rules (DESIGN.md §2, rules 1–7) against a real Redis. Run by one subclass per Redis version,
+ * The delivery rules (docs/architecture.md, rules 1–7) against a real Redis. Run by one subclass per Redis version,
  * so that both XAUTOCLAIM reply shapes (6.2 and 7.x) are covered by the same cases.
  */
 abstract class BusBehaviourSuite {
@@ -319,7 +319,7 @@ abstract class BusBehaviourSuite {
         String id = bus.publisher().publish(topic, msg(7));
         readAsGhost("g", "ghost", 10);
         // Two more deliveries that never finished: the count reaches maxDeliveries with a dead owner. A delivery
-        // counts when a handler starts (DESIGN.md rule 13), so the ghost records its three starts as a consumer does.
+        // counts when a handler starts (docs/architecture.md, rule 13), so the ghost records its three starts as a consumer does.
         redis().xclaim(stream(), Consumer.from("g", "ghost"), XClaimArgs.Builder.minIdleTime(0), id);
         redis().xclaim(stream(), Consumer.from("g", "ghost"), XClaimArgs.Builder.minIdleTime(0), id);
         redis().hset(starts("g"), id, "3");
@@ -407,7 +407,7 @@ abstract class BusBehaviourSuite {
         assertThat(order.subList(0, 5)).containsExactlyElementsOf(old);
         assertThat(order.subList(5, 7)).containsExactlyElementsOf(fresh);
         // The earlier run read them but started no handler on them: a delivery counts when a handler starts
-        // (DESIGN.md rule 13), so each is on its first delivery, as the PEL's count of 2 would not say.
+        // (docs/architecture.md, rule 13), so each is on its first delivery, as the PEL's count of 2 would not say.
         assertThat(events.deliveryCounts()).containsExactly(1L, 1L, 1L, 1L, 1L, 1L, 1L);
         Wait.until("PEL empty", WAIT, () -> pending("g").isEmpty());
     }

@@ -74,7 +74,7 @@ class ConsumerLivenessPropertyTest {
 
             publish(bus, "before", BEFORE_RESTART);
             Wait.until(restartAfter + " handled before the restart", DEADLINE, () -> done.size() >= restartAfter);
-            redis.restart(); // empty: what was not handled yet is lost with Redis's data, as DESIGN.md rule 11 says
+            redis.restart(); // empty: what was not handled yet is lost with Redis's data, as docs/architecture.md, rule 11 says
 
             List<String> after = publish(bus, "after", AFTER_RESTART);
             Wait.until("every message published after the restart handled (seed " + seed + ")", DEADLINE,

@@ -202,7 +202,7 @@ class PartitionedTopicTest {
         Wait.until("own pending handled", WAIT, () -> events.calls() >= 12 && pelEmptyEverywhere("g"));
         assertThat(events.calls()).isEqualTo(12);
         // The ghost read them without starting a handler: this is their first start (a delivery counts when
-        // a handler starts, DESIGN.md rule 13).
+        // a handler starts, docs/architecture.md, rule 13).
         assertThat(events.deliveryCounts()).containsOnly(1L);
         assertThat(events.deliveries.stream().map(Delivery::streamId)).containsExactlyInAnyOrderElementsOf(ids);
 
@@ -220,7 +220,7 @@ class PartitionedTopicTest {
         Wait.until("taken over and handled", WAIT, () -> events.calls() >= 8 && pelEmptyEverywhere("g"));
         assertThat(events.calls()).isEqualTo(8);
         // The ghost read them without starting a handler: this is their first start (a delivery counts when
-        // a handler starts, DESIGN.md rule 13).
+        // a handler starts, docs/architecture.md, rule 13).
         assertThat(events.deliveryCounts()).containsOnly(1L);
         assertThat(events.deliveries.stream().map(Delivery::streamId)).containsExactlyInAnyOrderElementsOf(ids);
         assertThat(events.deliveries).allMatch(d -> d.consumer().equals("c2"));

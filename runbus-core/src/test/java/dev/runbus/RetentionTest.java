@@ -33,7 +33,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Retention on a running bus (DESIGN.md rule 7): streams are trimmed to what their groups still need, never an
+ * Retention on a running bus (docs/architecture.md, rule 7): streams are trimmed to what their groups still need, never an
  * entry a group has not acknowledged or read, never an entry younger than the retention age; dead letters only
  * when opted in. Runs on the local Redis 7; {@link RetentionOnRedis62Test} on Redis 6.2.
  */

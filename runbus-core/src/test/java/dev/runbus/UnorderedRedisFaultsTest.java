@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Unordered groups when Redis itself misbehaves: a delivery counts when a handler starts on it (DESIGN.md rule
+ * Unordered groups when Redis itself misbehaves: a delivery counts when a handler starts on it (docs/architecture.md, rule
  * 13), not when a read or claim ran whose reply was lost. Each test runs on a Redis server of its own.
  */
 @Timeout(value = 90, unit = TimeUnit.SECONDS)

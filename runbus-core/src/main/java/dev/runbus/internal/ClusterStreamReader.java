@@ -36,7 +36,7 @@ import java.util.function.Supplier;
  * has delivered to this consumer: before giving up, the read is unblocked there and its answer awaited a
  * moment, so that those entries are handed on rather than left pending until the reclaimer takes them.
  *
- * <p>Reads in turn are isolated per stream (DESIGN.md rule 14): a read that gets no answer within
+ * <p>Reads in turn are isolated per stream (docs/architecture.md, rule 14): a read that gets no answer within
  * {@value #STALL_MILLIS} ms (its master stalled) is not awaited but left in flight, and its stream skipped, while the
  * other streams are read on; when it answers, its entries are handed on with the next read (beyond the room, if
  * need be: they were delivered to this consumer already), and when it gets no answer within the command timeout it
@@ -224,7 +224,7 @@ final class ClusterStreamReader extends StreamReader {
                 out.addAll(got);
             } catch (RuntimeException e) {
                 // This stream alone (its master failed and was not replaced, a moved slot): the others are read
-                // (DESIGN.md rule 14); the failure is thrown when no stream answered, so that it is reported.
+                // (docs/architecture.md, rule 14); the failure is thrown when no stream answered, so that it is reported.
                 if (failure == null) {
                     failure = e;
                 }

@@ -12,7 +12,7 @@ import java.util.Map;
 
 /**
  * Tells live consumers from dead ones by their heartbeats, and deletes dead ones whose PEL is empty
- * (DESIGN.md rule 6). A consumer is dead when its last heartbeat is older than {@code consumerDeadAfter};
+ * (docs/architecture.md, rule 6). A consumer is dead when its last heartbeat is older than {@code consumerDeadAfter};
  * a consumer without one (another client's, or a runbus consumer that closed cleanly, which removes its
  * heartbeat) is dead when it has been idle that long. Times come from the Redis server's clock.
  *

@@ -28,7 +28,7 @@ import org.slf4j.LoggerFactory;
  * thread runs until close. Each partition's call has its own deadline (the command timeout from when it was sent): a
  * round waits {@value #ROUND_WAIT_MILLIS} ms at most for the answers, and a call still unanswered (its master
  * stalled) stays in flight, its partition not looked at again until it answers or times out, while the others are
- * moved on time (DESIGN.md rule 14).
+ * moved on time (docs/architecture.md, rule 14).
  */
 final class DelayMover implements AutoCloseable {
 

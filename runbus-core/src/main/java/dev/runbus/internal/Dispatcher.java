@@ -36,7 +36,7 @@ import org.slf4j.LoggerFactory;
  * <p>Entries of all the topic's partitions arrive mixed; each is held, acked and dead-lettered by its partition
  * and stream id, and handlers see the id {@link Partitions#qualify} hands out for it.
  *
- * <p>A delivery counts when a handler starts on it (DESIGN.md rule 13): before a chunk's handler calls start, one
+ * <p>A delivery counts when a handler starts on it (docs/architecture.md, rule 13): before a chunk's handler calls start, one
  * start of each of its entries is recorded in its partition's start record (record_starts.lua), without waiting,
  * and the reclaimer and the re-read of this consumer's own pending entries count an entry's deliveries from that
  * record, not from the pending list, which also counts reads and claims whose reply was lost (an entry delivered

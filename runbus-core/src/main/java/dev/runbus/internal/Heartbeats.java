@@ -18,7 +18,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The heartbeats of a bus's consumers (DESIGN.md rule 6): a consumer's first one tells the age of the
+ * The heartbeats of a bus's consumers (docs/architecture.md, rule 6): a consumer's first one tells the age of the
  * previous one under its name (a fresh one is another live process's, and is reported); then one every
  * interval while the consumer runs; removed when it closes cleanly, so that an orderly restart under the
  * name is not taken for a second process.

@@ -109,7 +109,7 @@ final class OrderedReadLoop implements AutoCloseable {
      * their last ids (which takes nothing) until one has. The reads are sent together and awaited
      * {@value #READ_WAIT_MILLIS} ms: a read its master has not answered by then stays in flight, its partition is
      * skipped until the answer comes (handled then, for the generation it was sent for) or its deadline passes, and
-     * the others go on (DESIGN.md rule 14: one stalled master holds back only its own partitions).
+     * the others go on (docs/architecture.md, rule 14: one stalled master holds back only its own partitions).
      */
     private void read(List<Readable> readable, int batch) {
         long now = System.nanoTime();

@@ -107,7 +107,7 @@ final class OrderedScripts {
      * The consumer holding each partition's lease, by partition number; partitions without one are absent. The
      * lookups are sent at once and awaited {@code waitMillis} in all: a partition whose master does not answer by
      * then, or fails, keeps its owner in {@code lastKnown}, so that a stalled master neither holds up the caller nor
-     * makes its partitions look free (DESIGN.md rule 14).
+     * makes its partitions look free (docs/architecture.md, rule 14).
      */
     Map<Integer, String> owners(Partitions partitions, long waitMillis, Map<Integer, String> lastKnown) {
         List<RedisFuture<byte[]>> sent = new ArrayList<>(partitions.count());

@@ -4,7 +4,7 @@ import dev.runbus.Outcome;
 
 /**
  * Decides what happens to an entry, in one place for every path (new read, own-pending recovery, takeover).
- * The delivery count counts handler starts (DESIGN.md rule 13): in an unordered group from the partition's start
+ * The delivery count counts handler starts (docs/architecture.md, rule 13): in an unordered group from the partition's start
  * record (record_starts.lua), in an ordered group from its start record (ordered_start.lua); never the pending
  * list's own count, which also counts reads and claims whose reply was lost.
  */

@@ -16,7 +16,7 @@ import java.util.function.Supplier;
  * own (the command timeout from when it was sent). A loop that walks the partitions sends their calls without
  * waiting, waits a short while for the answers, and leaves the unanswered ones in flight: their partitions are
  * skipped until they are answered or their deadline passes, and the loop goes on with the others. On a cluster each
- * master has its own connection, so a stalled master holds up only the calls of its own partitions (DESIGN.md rule
+ * master has its own connection, so a stalled master holds up only the calls of its own partitions (docs/architecture.md, rule
  * 14). Used by one thread, the loop's.
  */
 final class PartitionCalls<T> {

@@ -48,7 +48,7 @@ final class PartitionOwnership implements Runnable {
     /**
      * Renewals in flight, one per partition at most, each with its own deadline: a tick waits for their answers
      * {@link #waitMillis} at most, so that a stalled master delays neither the other partitions' renewals nor the
-     * next tick (DESIGN.md rule 14). The tick's thread only.
+     * next tick (docs/architecture.md, rule 14). The tick's thread only.
      */
     private final PartitionCalls<Renewed> renewals;
     private final long waitMillis;

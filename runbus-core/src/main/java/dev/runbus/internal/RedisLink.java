@@ -382,7 +382,7 @@ public abstract class RedisLink implements AutoCloseable {
             StatefulRedisClusterConnection<String, byte[]> c = client.connect(RedisBus.CODEC);
             c.setTimeout(timeout);
             // Asked without waiting: a refresh asks every node, and one that stopped answering would hold up the
-            // reader for its connect timeout (DESIGN.md rule 14).
+            // reader for its connect timeout (docs/architecture.md, rule 14).
             return new ClusterStreamReader(c, connection, client::refreshPartitionsAsync,
                     target.seeds().get(0).getTimeout());
         }

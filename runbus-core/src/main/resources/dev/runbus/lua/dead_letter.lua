@@ -1,5 +1,5 @@
 -- Isolates a poison entry: copies it to the dead-letter stream with why and where it failed,
--- and acks it on its own stream, in one atomic step (DESIGN.md rule 4 a+b).
+-- and acks it on its own stream, in one atomic step (docs/architecture.md, rule 4 a and b).
 -- Does nothing if the entry is no longer pending in the group (another consumer acked or
 -- dead-lettered it already), so an entry is dead-lettered at most once.
 -- Order matters: a Lua script is not rolled back on error, so the copy is written before the

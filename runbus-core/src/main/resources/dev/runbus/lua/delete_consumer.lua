@@ -1,5 +1,5 @@
 -- Deletes a consumer from the group of one partition's stream, only if its pending list there is
--- empty: deleting a consumer with pending entries would make them unclaimable (DESIGN.md rule 6).
+-- empty: deleting a consumer with pending entries would make them unclaimable (docs/architecture.md, rule 6).
 -- Its heartbeat is checked and removed before, by forget_consumer.lua: the heartbeat set is keyed
 -- by topic, a partition's stream by partition, and on a cluster one script reaches one slot. The
 -- check that protects entries, an empty pending list, is the one made here, atomically.

@@ -3,7 +3,7 @@
 -- Only entries still owned by this consumer are refreshed; taking back an entry another consumer
 -- has taken over would let two consumers work on it unknowingly. Entries deleted from the stream
 -- meanwhile are not claimed (Redis 7 would drop them silently) but acked and reported, as the read
--- and reclaim scripts do with them (DESIGN.md rule 7): their handler's outcome can no longer apply.
+-- and reclaim scripts do with them (docs/architecture.md, rule 7): their handler's outcome can no longer apply.
 --
 -- KEYS[1]  stream
 -- KEYS[2]  optional, unordered groups: the partition's start record (same hash slot); a trimmed

@@ -1,12 +1,12 @@
 -- Moves due entries of one partition's delay set into its stream, each in the same atomic step as
--- its removal from the set (DESIGN.md rule 8): every bus runs this at once, and an entry is appended
+-- its removal from the set (docs/architecture.md, rule 8): every bus runs this at once, and an entry is appended
 -- once, by whichever call takes it first. Due is judged by this server's clock (TIME).
 -- An entry that cannot be appended (written by another program: not a MessagePack array of field,
 -- value pairs, too many values, or refused by XADD) is set aside instead, as a dead letter of the
 -- partition with its raw bytes, so that one bad entry never stops the set behind it. So is an id of
 -- the set without fields in the entries hash (runbus writes and removes both in one script, so only
 -- another program or a lost write leaves one): it is reported, not dropped unseen.
--- Safe to run twice (DESIGN.md rule 13): whatever one call moved or set aside has left the set, so the
+-- Safe to run twice (docs/architecture.md, rule 13): whatever one call moved or set aside has left the set, so the
 -- same call again (re-sent after a reconnect) finds nothing of it. Only the first call's reply lists
 -- what it set aside; the dead letters themselves stay.
 --

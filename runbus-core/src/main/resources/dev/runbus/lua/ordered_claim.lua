@@ -1,10 +1,10 @@
 -- Claims pending entries of a partition of an ordered group for its lease holder, in id order:
 -- a new owner first takes over what earlier owners left pending, and an owner retrying a failed
 -- entry in place delivers it again this way. Entries deleted from the stream while pending are
--- acked and returned as trimmed, never claimed (DESIGN.md rule 7).
+-- acked and returned as trimmed, never claimed (docs/architecture.md, rule 7).
 --
 -- Which claims count a delivery: the delivery count is the number of handler starts, the coming one
--- included (DESIGN.md rule 13). A new entry's first delivery is counted by the read. Before each
+-- included (docs/architecture.md, rule 13). A new entry's first delivery is counted by the read. Before each
 -- handler starts, its holder records the entry's id in the start record (ordered_start.lua). So of
 -- what is pending, exactly the entries up to that id can have started since they were last counted:
 -- those are claimed with XCLAIM, which counts one more delivery, and the record is then marked

@@ -9,7 +9,7 @@
 -- it runs twice) leaves entries pending under the caller that it never saw; reading past them would
 -- run later entries of their keys first. So the caller names the last id it knows (read or claimed),
 -- and entries pending under it after that id are answered first, instead of new ones: the same
--- entries again for a re-sent read, the lost ones for the next (DESIGN.md rule 13).
+-- entries again for a re-sent read, the lost ones for the next (docs/architecture.md, rule 13).
 --
 -- KEYS[1]  the partition's stream
 -- KEYS[2]  the partition's lease

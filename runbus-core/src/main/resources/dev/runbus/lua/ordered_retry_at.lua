@@ -2,7 +2,7 @@
 -- the retry record holds the entry's id and expires when the retry is due, on the Redis clock. The
 -- claim that delivers the entry again (ordered_claim.lua with HEAD) refuses while the record lives,
 -- whoever owns the partition by then: a partition handed over in a rebalance does not retry early
--- (DESIGN.md rule 15). Running it twice only moves the due time by the second call's delay.
+-- (docs/architecture.md, rule 15). Running it twice only moves the due time by the second call's delay.
 --
 -- KEYS[1]  the partition's lease
 -- KEYS[2]  the partition's retry record

@@ -2,7 +2,7 @@
 -- the one start record of the partition holds the id of the entry whose handler started last. The
 -- next catching up (after a crash, a hand-over, or a retry in place) counts one delivery for the
 -- pending entries up to it, once (ordered_claim.lua), so a delivery counts when a handler starts on
--- an entry, never when a claim was merely sent (DESIGN.md rule 13). Setting the same id twice is
+-- an entry, never when a claim was merely sent (docs/architecture.md, rule 13). Setting the same id twice is
 -- harmless.
 --
 -- KEYS[1]  the partition's lease

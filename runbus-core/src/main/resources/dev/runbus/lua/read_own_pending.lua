@@ -2,7 +2,7 @@
 -- XREADGROUP with an explicit id returns them (and the PEL counts one more delivery). The
 -- deliveries returned count handler starts instead, from the partition's start record
 -- (record_starts.lua), plus this one: the PEL's count also counts reads and claims whose reply was
--- lost and that no handler started on (DESIGN.md rule 13).
+-- lost and that no handler started on (docs/architecture.md, rule 13).
 -- Entries deleted from the stream while pending come back without fields: they are acked
 -- and returned as trimmed, never handed to a handler.
 --

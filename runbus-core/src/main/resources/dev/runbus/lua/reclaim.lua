@@ -9,7 +9,7 @@
 -- Both are handled; a nil entry the pre-scan missed is acked on a later pass.
 -- The deliveries returned count handler starts, from the partition's start record (record_starts.lua),
 -- plus this one: never the PEL's count, which also counts reads and claims whose reply was lost and
--- that no handler started on (DESIGN.md rule 13). A trimmed entry's start record goes with it.
+-- that no handler started on (docs/architecture.md, rule 13). A trimmed entry's start record goes with it.
 --
 -- KEYS[1]  stream
 -- KEYS[2]  the partition's start record (hash: entry id -> handler starts modulo 2^32, record_starts.lua; same hash slot)

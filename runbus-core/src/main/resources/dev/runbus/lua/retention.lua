@@ -1,4 +1,4 @@
--- Trims one partition's stream to the oldest entry a consumer group still needs (DESIGN.md rule 7:
+-- Trims one partition's stream to the oldest entry a consumer group still needs (docs/architecture.md, rule 7:
 -- retention never trims an entry a group has not acknowledged). For each group of the stream its
 -- bound is the oldest of: its oldest pending entry (XPENDING summary), and the id just after its
 -- last-delivered-id (entries not yet read). The stream is trimmed (XTRIM MINID, exact) to the oldest

@@ -1,4 +1,4 @@
--- Retries a failed entry later (DESIGN.md rule 8): in one atomic step, acks it and schedules a copy
+-- Retries a failed entry later (docs/architecture.md, rule 8): in one atomic step, acks it and schedules a copy
 -- in the partition's delay set, addressed to the group that failed it (for_group) and carrying the
 -- attempts made so far (attempts), so that the poison threshold counts across reschedules. A crash
 -- before the call leaves the entry pending (taken over after min-idle, as any failed entry); after it,

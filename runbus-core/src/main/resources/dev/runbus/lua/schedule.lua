@@ -1,5 +1,5 @@
 -- Schedules an entry: stores its fields under its id and puts the id into the delay set, scored by
--- its due time on this server's clock (TIME), never the caller's (DESIGN.md rule 8).
+-- its due time on this server's clock (TIME), never the caller's (docs/architecture.md, rule 8).
 -- The same call sent again (a client resending after a reconnect) finds the id taken and schedules
 -- nothing more: an entry is scheduled at most once per id.
 --

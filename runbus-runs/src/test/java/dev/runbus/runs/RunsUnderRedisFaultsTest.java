@@ -209,7 +209,7 @@ class RunsUnderRedisFaultsTest extends RunsTestSupport {
 
             Map<UUID, Object[]> rows = runRows(); // id -> {status, attempts, user_id, idempotency_key}
             List<String> streams = streams(ordered);
-            // No handler fails more than once, so no trigger may be dead-lettered (DESIGN.md rule 13: a delivery
+            // No handler fails more than once, so no trigger may be dead-lettered (docs/architecture.md, rule 13: a delivery
             // counts when a handler starts on it). Listed with its run and that run's handler calls, to tell a
             // delivery count the faults ran up from one the handlers spent.
             for (String s : streams) {

@@ -10,7 +10,7 @@ import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
-/** The server uses the public APIs of the bus and the runs layer only, never their internals (DESIGN.md §4). */
+/** The server uses the public APIs of the bus and the runs layer only, never their internals (docs/architecture.md, Packages). */
 class ArchitectureTest {
 
     @Test
