@@ -35,8 +35,9 @@ import java.util.concurrent.Executor;
  *                          succeeds or is dead-lettered at {@code maxDeliveries}. Every consumer of a group must
  *                          use the same mode. See docs/architecture.md, "Partitions and order"
  * @param leaseTime         ordered only: how long a partition's lease lasts without renewal, so how long a
- *                          partition of a crashed consumer waits before another takes it over; renewed three
- *                          times per lease (at most every second). Default {@value #DEFAULT_LEASE_SECONDS} s
+ *                          partition of a crashed consumer waits before another takes it over; renewed every
+ *                          {@code min(leaseTime / 3, 1 s)}, so three times per lease or more. Default
+ *                          {@value #DEFAULT_LEASE_SECONDS} s
  * @param retryPolicy       when a failed delivery is tried again: {@link RetryPolicy#onIdle()} (default) after
  *                          {@code minIdle}, or after a delay of its own ({@link RetryPolicy#fixed},
  *                          {@link RetryPolicy#exponential}) through the stream's delay set
