@@ -20,7 +20,7 @@ public final class DemoNamespace {
 
     /** The demo's own settings, refused as flags: the report's figures hold only for these. */
     public static final List<Setting> OWN = List.of(Setting.KEY_PREFIX, Setting.SCHEMA, Setting.TOPIC,
-            Setting.GROUP, Setting.HANDLER);
+            Setting.GROUP, Setting.HANDLER, Setting.HANDLER_PATH);
 
     private static final String PREFIX = "runbus-demo-";
     private static final String SCHEMA = "runbus_demo_";

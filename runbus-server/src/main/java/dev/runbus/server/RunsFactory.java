@@ -49,17 +49,22 @@ public final class RunsFactory {
         return Runs.create(infra.bus(), infra.dataSource(), config(s, consumerOverride));
     }
 
-    /** The handler class named by --handler: public, with a public no-argument constructor. */
+    /**
+     * The handler class named by --handler: public, with a public no-argument constructor, looked for on runbus's
+     * classpath and then in --handler-path's jars and folders.
+     */
     public static RunHandler handler(Settings s) {
         String name = s.get(Setting.HANDLER);
         try {
-            Class<?> c = Class.forName(name);
+            Class<?> c = Class.forName(name, true, HandlerPath.loader(s.get(Setting.HANDLER_PATH)));
             if (!RunHandler.class.isAssignableFrom(c)) {
                 throw new IllegalArgumentException("--handler " + name + " does not implement " + RunHandler.class.getName());
             }
             return (RunHandler) c.getDeclaredConstructor().newInstance();
         } catch (ClassNotFoundException e) {
-            throw new IllegalArgumentException("--handler " + name + ": no such class on the classpath");
+            throw new IllegalArgumentException("--handler " + name + ": no such class on the classpath"
+                    + (s.isSet(Setting.HANDLER_PATH) ? " nor in --handler-path " + s.get(Setting.HANDLER_PATH)
+                    : " (give the jar that holds it with --handler-path)"));
         } catch (ReflectiveOperationException e) {
             throw new IllegalArgumentException("--handler " + name + ": cannot create it with a public no-argument "
                     + "constructor (" + e + ")");

@@ -49,6 +49,9 @@ public enum Setting {
             + " them until purged", false),
     SHUTDOWN_TIMEOUT("shutdown-timeout", "30s", "how long a graceful stop waits for running handlers", false),
     HANDLER("handler", "dev.runbus.server.DemoHandler", "class name of the RunHandler (public, no-argument constructor)", false),
+    HANDLER_PATH("handler-path", "", "jars and folders of classes, separated by '" + java.io.File.pathSeparator
+            + "', where --handler and what it uses are looked for besides runbus's own classes; empty: runbus's"
+            + " classpath only", false),
     HOST("host", "127.0.0.1", "address serve listens on; any other than a loopback address needs API tokens or"
             + " --insecure-no-auth", false),
     PORT("port", "8080", "HTTP port of serve", false),

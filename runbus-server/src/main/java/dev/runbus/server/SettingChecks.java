@@ -51,6 +51,11 @@ final class SettingChecks {
                 errors.add("--" + f.key() + " " + s.get(f) + ": no such readable file");
             }
         }
+        for (String entry : HandlerPath.entries(s.get(Setting.HANDLER_PATH))) {
+            if (!Files.isReadable(Path.of(entry))) {
+                errors.add("--handler-path: " + entry + " is no readable jar or folder");
+            }
+        }
         if (s.isSet(Setting.TLS_CERT) != s.isSet(Setting.TLS_KEY)) {
             errors.add("--tls-cert and --tls-key go together: give both or neither");
         }

@@ -60,6 +60,10 @@ public final class WorkerOptions {
             + "constructor; default dev.runbus.server.DemoHandler")
     String handler;
 
+    @Option(names = "--handler-path", paramLabel = "PATH", description = "jars and folders (separated by the "
+            + "platform's path separator) where --handler is looked for besides runbus's own classes; default: none")
+    String handlerPath;
+
     @Option(names = "--no-migrate", description = "do not create or upgrade the runs tables; check they are there "
             + "and current (for a database role that may not create tables)")
     boolean noMigrate;
@@ -82,5 +86,6 @@ public final class WorkerOptions {
         ConnectionOptions.put(flags, Setting.SWEEP_THRESHOLD, sweepThreshold);
         ConnectionOptions.put(flags, Setting.SHUTDOWN_TIMEOUT, shutdownTimeout);
         ConnectionOptions.put(flags, Setting.HANDLER, handler);
+        ConnectionOptions.put(flags, Setting.HANDLER_PATH, handlerPath);
     }
 }
