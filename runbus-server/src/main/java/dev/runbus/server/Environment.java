@@ -56,7 +56,8 @@ public record Environment(Map<String, String> variables, Path workingDirectory) 
      */
     public Map<String, String> forChild(Settings settings) {
         Map<String, String> out = new HashMap<>(variables);
-        out.keySet().removeIf(name -> name.startsWith("RUNBUS_") && !name.equals("RUNBUS_LOG_LEVEL"));
+        out.keySet().removeIf(name -> name.startsWith("RUNBUS_") && !name.equals("RUNBUS_LOG_LEVEL")
+                && !name.equals("RUNBUS_LOG_FORMAT"));
         for (Setting s : Setting.values()) {
             if (settings.isSet(s)) {
                 out.put(s.envName(), settings.get(s));

@@ -1,6 +1,7 @@
 package dev.runbus.server;
 
 import dev.runbus.server.cli.Commands;
+import dev.runbus.server.logging.JsonLogs;
 import picocli.CommandLine;
 
 /**
@@ -21,9 +22,17 @@ public final class RunbusCli {
 
     /**
      * RUNBUS_LOG_LEVEL sets the level (default warn); the demo keeps to errors unless told otherwise, so that
-     * its expected dead letters do not drown the progress bar.
+     * its expected dead letters do not drown the progress bar. {@code --log-format json} (or RUNBUS_LOG_FORMAT)
+     * writes JSON lines instead of text ({@link JsonLogs}); it is chosen here, before the first logger exists.
      */
     private static void configureLogging(String[] args) {
+        String format = System.getenv("RUNBUS_LOG_FORMAT");
+        if (format != null && !format.isBlank() && !format.trim().equalsIgnoreCase(JsonLogs.JSON)
+                && !format.trim().equalsIgnoreCase(JsonLogs.TEXT)) {
+            System.err.println("runbus: RUNBUS_LOG_FORMAT must be text or json, got '" + format + "'");
+            System.exit(2);
+        }
+        JsonLogs.selectIfAsked(args, format, System.getenv("RUNBUS_LOG_LEVEL"));
         String key = "org.slf4j.simpleLogger.defaultLogLevel";
         if (System.getProperty(key) != null) {
             return;

@@ -5,7 +5,10 @@ import dev.runbus.SubscribeOptions;
 import dev.runbus.runs.RunHandler;
 import dev.runbus.runs.Runs;
 import dev.runbus.runs.RunsConfig;
+import dev.runbus.server.logging.JsonLogs;
 import java.time.Duration;
+import java.util.Map;
+import org.slf4j.MDC;
 
 /** Builds the runs layer and its handler from the settings. */
 public final class RunsFactory {
@@ -46,7 +49,9 @@ public final class RunsFactory {
     }
 
     public static Runs create(Infrastructure infra, Settings s, String consumerOverride) {
-        return Runs.create(infra.bus(), infra.dataSource(), config(s, consumerOverride));
+        RunsConfig config = config(s, consumerOverride);
+        JsonLogs.process(Map.of("topic", config.topic(), "group", config.group(), "consumer", config.consumer()));
+        return Runs.create(infra.bus(), infra.dataSource(), config);
     }
 
     /**
@@ -60,7 +65,7 @@ public final class RunsFactory {
             if (!RunHandler.class.isAssignableFrom(c)) {
                 throw new IllegalArgumentException("--handler " + name + " does not implement " + RunHandler.class.getName());
             }
-            return (RunHandler) c.getDeclaredConstructor().newInstance();
+            return withRunInLogs((RunHandler) c.getDeclaredConstructor().newInstance());
         } catch (ClassNotFoundException e) {
             throw new IllegalArgumentException("--handler " + name + ": no such class on the classpath"
                     + (s.isSet(Setting.HANDLER_PATH) ? " nor in --handler-path " + s.get(Setting.HANDLER_PATH)
@@ -69,5 +74,20 @@ public final class RunsFactory {
             throw new IllegalArgumentException("--handler " + name + ": cannot create it with a public no-argument "
                     + "constructor (" + e + ")");
         }
+    }
+
+    /** The handler with its run's id in the logging context while it executes: JSON log lines carry it. */
+    static RunHandler withRunInLogs(RunHandler handler) {
+        return run -> {
+            String id = run.runId().toString();
+            MDC.put("run_id", id);
+            MDC.put("message_id", id); // a run's trigger has the run's id as its message id
+            try {
+                return handler.execute(run);
+            } finally {
+                MDC.remove("run_id");
+                MDC.remove("message_id");
+            }
+        };
     }
 }

@@ -2,6 +2,7 @@ package dev.runbus.server.cli;
 
 import dev.runbus.server.Environment;
 import dev.runbus.server.Settings;
+import dev.runbus.server.logging.JsonLogs;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -43,6 +44,9 @@ public final class Commands implements Runnable {
     public static CommandLine commandLine(Environment environment) {
         CommandLine cl = new CommandLine(new Commands(environment));
         DemoCommand.adjustHelp(cl.getSubcommands().get("demo").getCommandSpec());
+        if (JsonLogs.active()) {
+            cl.setErr(JsonLogs.commandOutput()); // --log-format json: what the command says on stderr is JSON too
+        }
         // Every message is masked on its way out: a library's error may quote a URL with its password.
         cl.setExecutionExceptionHandler((e, cmd, parsed) -> {
             Throwable root = e;

@@ -1,5 +1,6 @@
 package dev.runbus.server.cli;
 
+import dev.runbus.server.logging.JsonLogs;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
@@ -66,8 +67,13 @@ final class GracefulStop implements AutoCloseable {
         if (reason != null) {
             if (why.startsWith("SIG")) {
                 // A second Ctrl-C: whoever sends it wants out now, even if a start-up or a drain hangs.
-                System.err.println("runbus: " + why + " again: exiting at once, without finishing the stop (an"
-                        + " embedded Redis or PostgreSQL may be left running)");
+                String line = "runbus: " + why + " again: exiting at once, without finishing the stop (an"
+                        + " embedded Redis or PostgreSQL may be left running)";
+                if (JsonLogs.active()) {
+                    JsonLogs.command(line);
+                } else {
+                    System.err.println(line);
+                }
                 System.err.flush();
                 Runtime.getRuntime().halt(130);
             }

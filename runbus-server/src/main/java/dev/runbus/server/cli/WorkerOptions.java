@@ -1,6 +1,7 @@
 package dev.runbus.server.cli;
 
 import dev.runbus.server.Setting;
+import dev.runbus.server.logging.JsonLogs;
 import java.util.Map;
 import picocli.CommandLine.Option;
 
@@ -64,11 +65,20 @@ public final class WorkerOptions {
             + "platform's path separator) where --handler is looked for besides runbus's own classes; default: none")
     String handlerPath;
 
+    @Option(names = "--log-format", paramLabel = "FORMAT", description = "text, or json: one JSON object per line "
+            + "on stderr (time, level, logger, thread, message, topic, group, consumer, and run_id and message_id "
+            + "while a run's handler executes); also RUNBUS_LOG_FORMAT; default text")
+    String logFormat;
+
     @Option(names = "--no-migrate", description = "do not create or upgrade the runs tables; check they are there "
             + "and current (for a database role that may not create tables)")
     boolean noMigrate;
 
     void collect(Map<Setting, String> flags) {
+        // Applied by RunbusCli before the first logger exists; checked here so that a typo is named.
+        if (logFormat != null && !logFormat.equalsIgnoreCase(JsonLogs.JSON) && !logFormat.equalsIgnoreCase(JsonLogs.TEXT)) {
+            throw new IllegalArgumentException("--log-format must be text or json, got '" + logFormat + "'");
+        }
         if (noMigrate) {
             flags.put(Setting.MIGRATE, "false");
         }
