@@ -67,6 +67,17 @@ public interface BusListener {
     default void onDeadLettersTrimmed(String topic, long entries) {
     }
 
+    /**
+     * The dead-letter depth of {@code topic} (all its partitions) went from zero to more: the moment to alert
+     * someone. Decided in Redis, so one process of all those sharing the topic hears it per transition, the one
+     * whose dead letter (or whose purge that left some behind) made it; the depth falls back to zero when every dead
+     * letter is purged or trimmed, and the next one raises it again. Topics that had dead letters before this
+     * version raise it once more with their next dead letter. Called on the thread that moved the dead letter:
+     * keep it short.
+     */
+    default void onDeadLetterDepthRaised(String topic) {
+    }
+
     /** A background loop failed (Redis unreachable, for example); it keeps running and tries again. */
     default void onLoopError(String loop, Throwable error) {
     }

@@ -45,6 +45,11 @@ public final class Keys {
         return tagged(name) + ":dead";
     }
 
+    /** Set while the topic has dead letters, so that one process hears each rise from zero (DeadLetterAlarm). */
+    public String deadLettersRaised(String topic) {
+        return tagged(topic) + ":dead:raised";
+    }
+
     /** The delay set of a partition: scheduled entry ids scored by due time. */
     public String delayed(String name) {
         return tagged(name) + ":delayed";

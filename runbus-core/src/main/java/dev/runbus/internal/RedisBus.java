@@ -72,7 +72,9 @@ public final class RedisBus implements Bus {
         this.topics = new TopicRegistry(link.sync(), keys, config::partitionsOf);
         this.consumers = new ConsumerRegistry(link.sync(), scripts, keys, topics, config.consumerDeadAfter(),
                 listener);
-        this.deadLetters = new RedisDeadLetters(link.sync(), scripts, keys, topics);
+        DeadLetterAlarm alarm = new DeadLetterAlarm(link.sync(), keys, this::deadLetterDepth, listener);
+        listener.add(alarm);
+        this.deadLetters = new RedisDeadLetters(link.sync(), scripts, keys, topics, alarm::depthMayHaveFallen);
         this.retention = new Retention(link.sync(), keys, config.retentionAge(), config.retentionKeepLast(),
                 config.deadLetterRetention(), listener);
         this.inspector = new RedisInspector(link.sync(), keys, topics, consumers, retention);
@@ -323,4 +325,10 @@ public final class RedisBus implements Bus {
     long commandTimeoutMillis() {
         return config.commandTimeout().toMillis();
     }
+
+    /** The dead letters of {@code topic}, all partitions (for the dead-letter alarm). */
+    private long deadLetterDepth(String topic) {
+        return deadLetters.count(topic);
+    }
+
 }

@@ -32,12 +32,16 @@ final class RedisDeadLetters implements DeadLetters {
     private final Scripts scripts;
     private final Keys keys;
     private final TopicRegistry topics;
+    private final java.util.function.Consumer<String> afterRemoval;
 
-    RedisDeadLetters(RedisClusterCommands<String, byte[]> redis, Scripts scripts, Keys keys, TopicRegistry topics) {
+    /** @param afterRemoval told the topic after a purge (the dead-letter alarm may clear its key) */
+    RedisDeadLetters(RedisClusterCommands<String, byte[]> redis, Scripts scripts, Keys keys, TopicRegistry topics,
+                     java.util.function.Consumer<String> afterRemoval) {
         this.redis = redis;
         this.scripts = scripts;
         this.keys = keys;
         this.topics = topics;
+        this.afterRemoval = afterRemoval;
     }
 
     /** A dead-letter entry read from one partition. */
@@ -185,11 +189,15 @@ final class RedisDeadLetters implements DeadLetters {
         Partitions partitions = topics.recorded(topic);
         Partitions.Id id = partitions.parse(deadLetterId);
         String name = partitions.name(id.partition());
-        return Calls.call("purging dead letter " + deadLetterId, () -> {
-            long removed = redis.xdel(keys.deadLetters(name), id.streamId());
+        boolean removed = Calls.call("purging dead letter " + deadLetterId, () -> {
+            long n = redis.xdel(keys.deadLetters(name), id.streamId());
             redis.hdel(keys.replayed(name), id.streamId(), Keys.replayTokenField(id.streamId()));
-            return removed > 0;
+            return n > 0;
         });
+        if (removed) {
+            afterRemoval.accept(topic);
+        }
+        return removed;
     }
 
     @Override
@@ -204,6 +212,7 @@ final class RedisDeadLetters implements DeadLetters {
                 return had;
             });
         }
+        afterRemoval.accept(topic);
         return n;
     }
 

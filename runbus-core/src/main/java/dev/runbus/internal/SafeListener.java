@@ -94,6 +94,13 @@ final class SafeListener implements BusListener {
     }
 
     @Override
+    public void onDeadLetterDepthRaised(String topic) {
+        log.error("topic {} has dead letters again: its dead-letter depth went from zero to more (runbus dlq list)",
+                topic);
+        call(() -> delegate.onDeadLetterDepthRaised(topic));
+    }
+
+    @Override
     public void onLoopError(String loop, Throwable error) {
         call(() -> delegate.onLoopError(loop, error));
     }
@@ -138,6 +145,11 @@ final class SafeListener implements BusListener {
         @Override
         public void onDeadLettersTrimmed(String topic, long entries) {
             listeners.forEach(l -> call(() -> l.onDeadLettersTrimmed(topic, entries)));
+        }
+
+        @Override
+        public void onDeadLetterDepthRaised(String topic) {
+            listeners.forEach(l -> call(() -> l.onDeadLetterDepthRaised(topic)));
         }
 
         @Override

@@ -1,0 +1,88 @@
+package dev.runbus;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.runbus.testing.RedisTarget;
+import dev.runbus.testing.Wait;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link BusListener#onDeadLetterDepthRaised}: two buses (each its own connections and state, as two processes
+ * have) consume one topic of two partitions; the alarm is heard once when the topic's first dead letter comes,
+ * not again for the next, and once more after the dead letters were purged and a new one came. Decided in Redis:
+ * neither bus could tell from what it saw itself.
+ */
+class DeadLetterAlarmTest {
+
+    private static final Duration WAIT = Duration.ofSeconds(30);
+    private final RedisTarget redis = RedisTarget.local();
+    private final String prefix = "dl-alarm-" + UUID.randomUUID().toString().substring(0, 8);
+
+    @AfterEach
+    void tearDown() {
+        redis.deleteKeys(prefix);
+    }
+
+    @Test
+    void raisedOncePerRiseFromZero_acrossTwoBuses() throws Exception {
+        List<String> raised = new CopyOnWriteArrayList<>();
+        AtomicInteger deadLetters = new AtomicInteger();
+        BusListener watch = new BusListener() {
+            @Override
+            public void onDeadLetterDepthRaised(String topic) {
+                raised.add(topic);
+            }
+
+            @Override
+            public void onDeadLetter(DeadLetter d) {
+                deadLetters.incrementAndGet(); // heard after the alarm's own check (added after it)
+            }
+        };
+        BusConfig config = BusConfig.builder(redis.uri()).keyPrefix(prefix).partitions("jobs", 2).build();
+        SubscribeOptions options = SubscribeOptions.builder().maxDeliveries(1).blockTime(Duration.ofMillis(100))
+                .build();
+        Handler poisonFails = d -> {
+            if (d.message().type().equals("poison")) {
+                throw new IllegalStateException("poison");
+            }
+        };
+        try (Bus a = Bus.connect(config); Bus b = Bus.connect(config);
+             AutoCloseable wa = a.addListener(watch); AutoCloseable wb = b.addListener(watch);
+             Subscription sa = a.subscribe("jobs", "g", "a", poisonFails, options);
+             Subscription sb = b.subscribe("jobs", "g", "b", poisonFails, options)) {
+            publish(a, "k1", "poison");
+            Wait.until("the first dead letter", WAIT, () -> deadLetters.get() == 1);
+            assertThat(raised).containsExactly("jobs");
+
+            publish(a, "k2", "poison"); // another key: the other partition, maybe the other bus
+            publish(b, "k3", "poison");
+            Wait.until("two more dead letters", WAIT, () -> deadLetters.get() == 3);
+            assertThat(raised).as("no new rise while the depth stayed above zero").containsExactly("jobs");
+
+            assertThat(b.deadLetters().purgeAll("jobs")).isEqualTo(3);
+            assertThat(raised).as("a purge to zero raises nothing").containsExactly("jobs");
+            publish(b, "k1", "poison");
+            Wait.until("a dead letter after the purge", WAIT, () -> deadLetters.get() == 4);
+            assertThat(raised).as("the depth rose from zero again").containsExactly("jobs", "jobs");
+
+            String id = a.deadLetters().list("jobs", null, 10).get(0).id();
+            publish(a, "k2", "poison");
+            Wait.until("one more", WAIT, () -> deadLetters.get() == 5);
+            assertThat(a.deadLetters().purge("jobs", id)).isTrue(); // one left: still above zero
+            publish(a, "k3", "poison");
+            Wait.until("and another", WAIT, () -> deadLetters.get() == 6);
+            assertThat(raised).as("a purge that left some raised nothing and cleared nothing").hasSize(2);
+        }
+    }
+
+    private static void publish(Bus bus, String key, String type) {
+        bus.publisher().publish("jobs", key, Message.of(type, "x".getBytes(StandardCharsets.UTF_8)));
+    }
+}
