@@ -37,6 +37,13 @@ final class AccessLayer {
 
     private static final Set<String> LOOPBACK_NAMES = Set.of("localhost", "[::1]");
     private static final Set<String> SAME_SITE_FETCHES = Set.of("same-origin", "none");
+    /**
+     * Headers that ask a server to take another method than the request line's. Javalin takes the first as the
+     * method it routes by (so a {@code GET} could reach a {@code POST} route), proxies and frameworks the others;
+     * the API has no client that needs them, so a request carrying any is refused rather than read two ways.
+     */
+    private static final List<String> METHOD_OVERRIDES = List.of("X-HTTP-Method-Override", "X-HTTP-Method",
+            "X-Method-Override");
     private static final Set<HandlerType> WITH_BODY = Set.of(HandlerType.POST, HandlerType.PUT, HandlerType.PATCH);
 
     private final List<Authenticator> authenticators;
@@ -64,6 +71,16 @@ final class AccessLayer {
     static AccessLayer withoutTokens(String host) {
         return new AccessLayer(List.of(), host == null ? null : host.contains(":") && !host.startsWith("[")
                 ? "[" + host + "]" : host);
+    }
+
+    /** Refuses (400) a request that names another method in a header: run before any route is matched. */
+    static void refuseMethodOverride(Context ctx) {
+        for (String header : METHOD_OVERRIDES) {
+            if (ctx.req().getHeader(header) != null) {
+                throw ApiError.badRequest("header " + header + " is not accepted: send the request with the method"
+                        + " it means", null);
+            }
+        }
     }
 
     void check(Context ctx) {
