@@ -47,8 +47,20 @@ class HttpInFlightNoTokensTest {
             for (int i = 0; i < PER_ADDRESS; i++) {
                 slow.add(new SlowClient(serve.server.port(), "127.0.0.2", "/v1/runs"));
             }
-            RawHttp refused = Wait.until("127.0.0.2 is at its cap", Duration.ofSeconds(15),
-                    () -> streams("127.0.0.2"), r -> r.status() == 503);
+            // The probe holds one of 127.0.0.2's places while it runs: a slow client refused meanwhile is sent again.
+            RawHttp refused = Wait.until("127.0.0.2 is at its cap", Duration.ofSeconds(15), () -> {
+                for (int i = 0; i < slow.size(); i++) {
+                    if (!slow.get(i).answer().isEmpty()) {
+                        try {
+                            slow.add(i, new SlowClient(serve.server.port(), "127.0.0.2", "/v1/runs"));
+                            slow.remove(i + 1).close();
+                        } catch (java.io.IOException e) {
+                            throw new IllegalStateException(e);
+                        }
+                    }
+                }
+                return streams("127.0.0.2");
+            }, r -> r.status() == 503);
             assertThat(refused.header("Retry-After")).isEqualTo("1");
             assertThat(refused.json().get("error").asText()).contains("in flight for this caller");
             assertThat(streams("127.0.0.3").status()).isEqualTo(200);

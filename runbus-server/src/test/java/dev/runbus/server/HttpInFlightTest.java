@@ -72,6 +72,19 @@ class HttpInFlightTest {
         return s;
     }
 
+    /** Replaces each of {@code clients} the server answered (refused) by a new slow submission of {@code token}. */
+    private void resend(List<SlowClient> clients, String token) {
+        for (int i = 0; i < clients.size(); i++) {
+            if (!clients.get(i).answer().isEmpty()) {
+                try {
+                    clients.set(i, slowSubmit(token));
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            }
+        }
+    }
+
     private static int status(String token) {
         try {
             return serve.get("/v1/streams", token).statusCode();
@@ -109,10 +122,15 @@ class HttpInFlightTest {
 
         // a's slow clients go: every place comes back.
         leave(mine);
+        List<SlowClient> again = new ArrayList<>();
         for (int i = 0; i < PER_CALLER; i++) {
-            slowSubmit(a);
+            again.add(slowSubmit(a));
         }
-        Wait.until("a is at its cap again, with new slow clients", Duration.ofSeconds(15), () -> status(a) == 503);
+        // a's probe holds one of a's places while it runs: a slow client refused meanwhile is sent again.
+        Wait.until("a is at its cap again, with new slow clients", Duration.ofSeconds(15), () -> {
+            resend(again, a);
+            return status(a) == 503;
+        });
         leave(slow);
         assertThat(status(a)).isEqualTo(200);
         assertThat(serve.submit("after the slow clients went", a).statusCode()).isEqualTo(201);
@@ -120,15 +138,17 @@ class HttpInFlightTest {
 
     @Test
     void theOverallCapRefusesEveryCallerButHealthStillAnswers() throws Exception {
-        for (int i = 0; i < PER_CALLER; i++) {
-            slowSubmit(a);
+        List<SlowClient> filling = new ArrayList<>();
+        for (int i = 0; i < OVERALL; i++) {
+            filling.add(slowSubmit(i < PER_CALLER ? a : b));
         }
-        for (int i = 0; i < OVERALL - PER_CALLER; i++) {
-            slowSubmit(b);
-        }
-        HttpResponse<String> busy = Wait.until("c is refused: the server is at its cap", Duration.ofSeconds(15),
-                () -> {
+        // c's probe is a request in flight too: a slow client that arrived while a probe held a place was refused,
+        // and is sent again, until the slow clients hold every place and the probe is the one refused.
+        HttpResponse<String> busy = Wait.until("c is refused: the slow clients hold every place",
+                Duration.ofSeconds(15), () -> {
                     try {
+                        resend(filling.subList(0, PER_CALLER), a);
+                        resend(filling.subList(PER_CALLER, OVERALL), b);
                         return serve.get("/v1/streams", c);
                     } catch (Exception e) {
                         throw new IllegalStateException(e);

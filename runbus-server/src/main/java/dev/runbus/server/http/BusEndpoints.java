@@ -57,7 +57,7 @@ final class BusEndpoints {
      */
     void deadLetters(Context ctx) {
         String topic = topic(ctx);
-        int limit = pageOf(Inputs.limit(ctx.queryParam("limit"), "limit", 100), bus.deadLetters().partitions(topic));
+        int limit = pageOf(Inputs.limit(ctx.queryParam("limit"), "limit", 100), partitions(topic));
         String after = after(ctx, "dead-letters");
         if (after != null) {
             Inputs.streamId(after, ctx.queryParam("cursor") != null ? "cursor" : "after");
@@ -84,6 +84,11 @@ final class BusEndpoints {
             throw ApiError.badRequest("give cursor or after, not both", "cursor");
         }
         return cursor != null ? Cursor.position(cursor, listing) : after;
+    }
+
+    /** The topic's partition count as recorded in Redis, which dead letters and scheduled entries both go by. */
+    private int partitions(String topic) {
+        return bus.deadLetters().partitions(topic);
     }
 
     /** The page a listing merging {@code partitions} partitions may take: {@code limit}, within the read bound. */
@@ -128,7 +133,7 @@ final class BusEndpoints {
     /** The topic's scheduled entries, soonest first, and how many there are in all. */
     void scheduled(Context ctx) {
         String topic = topic(ctx);
-        int limit = pageOf(Inputs.limit(ctx.queryParam("limit"), "limit", 20), bus.deadLetters().partitions(topic));
+        int limit = pageOf(Inputs.limit(ctx.queryParam("limit"), "limit", 20), partitions(topic));
         List<Map<String, Object>> entries = new ArrayList<>();
         for (Scheduled.ScheduledEntry e : bus.scheduled().list(topic, limit)) {
             entries.add(Views.scheduled(e));
