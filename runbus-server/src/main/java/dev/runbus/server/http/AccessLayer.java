@@ -30,6 +30,9 @@ import java.util.Set;
  *   grants. {@code DELETE} is preflighted by every browser whatever it carries, and forms cannot send it.</li>
  * </ul>
  * With tokens none of this applies: a browser cannot add the {@code Authorization} header for another site.
+ *
+ * <p>Before any route is matched, with or without tokens, a request naming another method in a header
+ * ({@link #refuseMethodOverride}) is refused: its method is its request line's, the one every check here reads.
  */
 final class AccessLayer {
 
