@@ -9,6 +9,15 @@ public interface Inspector {
     List<StreamInfo> streams();
 
     /**
+     * A page of {@link #streams()}: the topics after {@code afterTopic} by name ({@code null} for the first), at
+     * most {@code limit}. Only the topics of the page are read, so that a listing of many topics can be taken in
+     * bounded steps: the last topic of one page is the {@code afterTopic} of the next.
+     *
+     * @throws IllegalArgumentException for a limit below 1
+     */
+    List<StreamInfo> streams(String afterTopic, int limit);
+
+    /**
      * One topic's stream, or empty when it does not exist. For a topic of several partitions, the figures of all
      * its partitions' streams (see {@link StreamInfo}); empty when none of them exists.
      */

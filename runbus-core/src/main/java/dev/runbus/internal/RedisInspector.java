@@ -39,8 +39,22 @@ final class RedisInspector implements Inspector {
 
     @Override
     public List<StreamInfo> streams() {
+        return streams(null, Integer.MAX_VALUE);
+    }
+
+    @Override
+    public List<StreamInfo> streams(String afterTopic, int limit) {
+        if (limit < 1) {
+            throw new IllegalArgumentException("limit must be at least 1, got " + limit);
+        }
         List<StreamInfo> out = new ArrayList<>();
         for (String topic : topics.all()) {
+            if (out.size() == limit) {
+                break;
+            }
+            if (afterTopic != null && topic.compareTo(afterTopic) <= 0) {
+                continue;
+            }
             out.add(stream(topic).orElseGet(() -> new StreamInfo(topic, 0, null, null, 0,
                     deadLetters(topics.recorded(topic)))));
         }

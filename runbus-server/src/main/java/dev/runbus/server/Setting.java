@@ -71,7 +71,14 @@ public enum Setting {
     MAX_EVENT_STREAMS("max-event-streams", "16", "event streams open at once per token (per client address"
             + " without tokens); more answer 503", false),
     SUBMIT_RATE("submit-rate", "1000", "run submissions per second per token (per client address without tokens),"
-            + " in bursts of up to as many; more answer 429 with Retry-After; 0: no limit", false);
+            + " in bursts of up to as many; more answer 429 with Retry-After; 0: no limit", false),
+    READ_RATE("read-rate", "100", "reads (GET) per second per token (per client address without tokens), in"
+            + " bursts of up to as many; more answer 429 with Retry-After; 0: no limit", false),
+    MAX_IN_FLIGHT_PER_CALLER("max-in-flight-per-caller", "32", "requests being answered at once per token (per"
+            + " client address without tokens), event streams not counted; more answer 503 with Retry-After", false),
+    MAX_IN_FLIGHT("max-in-flight", "128", "requests being answered at once in all, event streams not counted; more"
+            + " answer 503 with Retry-After. Keep it well below Jetty's 250 threads, which also answer /health and"
+            + " refusals", false);
 
     private final String key;
     private final String defaultValue;

@@ -15,9 +15,15 @@ import java.util.Map;
 final class SettingChecks {
 
     /** Whole numbers and their least value. */
-    private static final Map<Setting, Integer> INTEGERS = Map.of(Setting.CONCURRENCY, 1, Setting.PARTITIONS, 1,
-            Setting.MAX_DELIVERIES, 1, Setting.PORT, 0, Setting.MAX_BODY, 1, Setting.MAX_HEADER_SIZE, 1024,
-            Setting.MAX_EVENT_STREAMS, 1, Setting.SUBMIT_RATE, 0);
+    private static final Map<Setting, Integer> INTEGERS = Map.ofEntries(Map.entry(Setting.CONCURRENCY, 1),
+            Map.entry(Setting.PARTITIONS, 1), Map.entry(Setting.MAX_DELIVERIES, 1), Map.entry(Setting.PORT, 0),
+            Map.entry(Setting.MAX_BODY, 1), Map.entry(Setting.MAX_HEADER_SIZE, 1024),
+            Map.entry(Setting.MAX_EVENT_STREAMS, 1), Map.entry(Setting.SUBMIT_RATE, 0),
+            Map.entry(Setting.READ_RATE, 0), Map.entry(Setting.MAX_IN_FLIGHT_PER_CALLER, 1),
+            Map.entry(Setting.MAX_IN_FLIGHT, 1));
+
+    /** Highest --max-in-flight: 50 of Jetty's 250 threads stay free. */
+    static final int MAX_IN_FLIGHT = 200;
 
     private static final List<Setting> DURATIONS = List.of(Setting.MIN_IDLE, Setting.CLAIM_INTERVAL,
             Setting.SWEEP_INTERVAL, Setting.SWEEP_THRESHOLD, Setting.RETENTION_AGE, Setting.SHUTDOWN_TIMEOUT,
@@ -41,6 +47,11 @@ final class SettingChecks {
         INTEGERS.keySet().stream().sorted().forEach(k -> check(errors, () -> s.integer(k, INTEGERS.get(k))));
         if (errors.isEmpty() && s.integer(Setting.PORT, 0) > 65_535) {
             errors.add("--port must be at most 65535, got " + s.get(Setting.PORT));
+        }
+        if (errors.isEmpty() && s.integer(Setting.MAX_IN_FLIGHT, 1) > MAX_IN_FLIGHT) {
+            // Jetty's pool has 250 threads: those above the cap answer /health and the refusals past it.
+            errors.add("--max-in-flight must be at most " + MAX_IN_FLIGHT + " (Jetty has 250 threads, and some must"
+                    + " stay free to answer /health and refuse the rest), got " + s.get(Setting.MAX_IN_FLIGHT));
         }
         DURATIONS.forEach(k -> check(errors, () -> s.duration(k)));
         OPTIONAL_DURATIONS.forEach(k -> check(errors, () -> s.optionalDuration(k)));

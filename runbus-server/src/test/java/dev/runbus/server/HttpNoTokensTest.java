@@ -99,6 +99,22 @@ class HttpNoTokensTest {
                 .isEqualTo(404);
     }
 
+    @Test
+    void aMethodOverrideHeaderIsRefused() throws Exception {
+        String host = "Host: 127.0.0.1:" + serve.server.port();
+        // Javalin would route this GET to the replay route (POST) by X-HTTP-Method-Override; the others are honoured
+        // by proxies and frameworks. Each is refused before any route, whatever method it names.
+        for (String header : new String[] {"X-HTTP-Method-Override: POST", "X-HTTP-Method: POST",
+                "X-Method-Override: POST", "x-http-method-override: GET"}) {
+            Raw r = raw("GET", "/v1/dead-letters/1-1/replay", host, "Content-Type: application/json", header);
+            assertThat(r.status).as(header).isEqualTo(400);
+            assertThat(r.json().get("error").asText()).as(header).contains("is not accepted");
+            assertThat(r.json().has("request_id")).isTrue();
+        }
+        assertThat(raw("GET", "/v1/streams", host, "X-HTTP-Method-Override: DELETE").status).isEqualTo(400);
+        assertThat(raw("GET", "/v1/streams", host).status).isEqualTo(200);
+    }
+
     /** A status and body from one request written by hand. */
     record Raw(int status, String body) {
         JsonNode json() throws Exception {

@@ -72,6 +72,18 @@ final class ServeCommand extends BaseCommand {
             + "address without tokens), in bursts of up to N; 0: no limit; default 1000")
     Integer submitRate;
 
+    @Option(names = "--read-rate", paramLabel = "N", description = "reads (GET) per second per token (per address "
+            + "without tokens), in bursts of up to N; 0: no limit; default 100")
+    Integer readRate;
+
+    @Option(names = "--max-in-flight-per-caller", paramLabel = "N", description = "requests answered at once per "
+            + "token (per address without tokens), event streams not counted; more answer 503; default 32")
+    Integer maxInFlightPerCaller;
+
+    @Option(names = "--max-in-flight", paramLabel = "N", description = "requests answered at once in all, event "
+            + "streams not counted; more answer 503; at most 200; default 128")
+    Integer maxInFlight;
+
     @Override
     void collectMore(Map<Setting, String> flags) {
         worker.collect(flags);
@@ -88,6 +100,9 @@ final class ServeCommand extends BaseCommand {
         ConnectionOptions.put(flags, Setting.IDLE_TIMEOUT, idleTimeout);
         ConnectionOptions.put(flags, Setting.MAX_EVENT_STREAMS, maxEventStreams);
         ConnectionOptions.put(flags, Setting.SUBMIT_RATE, submitRate);
+        ConnectionOptions.put(flags, Setting.READ_RATE, readRate);
+        ConnectionOptions.put(flags, Setting.MAX_IN_FLIGHT_PER_CALLER, maxInFlightPerCaller);
+        ConnectionOptions.put(flags, Setting.MAX_IN_FLIGHT, maxInFlight);
     }
 
     @Override

@@ -30,6 +30,9 @@ import java.util.Set;
  *   grants. {@code DELETE} is preflighted by every browser whatever it carries, and forms cannot send it.</li>
  * </ul>
  * With tokens none of this applies: a browser cannot add the {@code Authorization} header for another site.
+ *
+ * <p>Before any route is matched, with or without tokens, a request naming another method in a header
+ * ({@link #refuseMethodOverride}) is refused: its method is its request line's, the one every check here reads.
  */
 final class AccessLayer {
 
@@ -37,6 +40,13 @@ final class AccessLayer {
 
     private static final Set<String> LOOPBACK_NAMES = Set.of("localhost", "[::1]");
     private static final Set<String> SAME_SITE_FETCHES = Set.of("same-origin", "none");
+    /**
+     * Headers that ask a server to take another method than the request line's. Javalin takes the first as the
+     * method it routes by (so a {@code GET} could reach a {@code POST} route), proxies and frameworks the others;
+     * the API has no client that needs them, so a request carrying any is refused rather than read two ways.
+     */
+    private static final List<String> METHOD_OVERRIDES = List.of("X-HTTP-Method-Override", "X-HTTP-Method",
+            "X-Method-Override");
     private static final Set<HandlerType> WITH_BODY = Set.of(HandlerType.POST, HandlerType.PUT, HandlerType.PATCH);
 
     private final List<Authenticator> authenticators;
@@ -64,6 +74,16 @@ final class AccessLayer {
     static AccessLayer withoutTokens(String host) {
         return new AccessLayer(List.of(), host == null ? null : host.contains(":") && !host.startsWith("[")
                 ? "[" + host + "]" : host);
+    }
+
+    /** Refuses (400) a request that names another method in a header: run before any route is matched. */
+    static void refuseMethodOverride(Context ctx) {
+        for (String header : METHOD_OVERRIDES) {
+            if (ctx.req().getHeader(header) != null) {
+                throw ApiError.badRequest("header " + header + " is not accepted: send the request with the method"
+                        + " it means", null);
+            }
+        }
     }
 
     void check(Context ctx) {

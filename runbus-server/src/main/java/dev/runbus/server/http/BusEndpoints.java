@@ -21,8 +21,20 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 
-/** Dead letters, scheduled entries, streams and partitions: the bus as operators see it. */
+/**
+ * Dead letters, scheduled entries, streams and partitions: the bus as operators see it.
+ *
+ * <p>One request reads a bounded amount: a listing across partitions reads up to {@code limit} entries from each
+ * partition to merge them, so its page is at most {@value #MAX_ENTRIES_READ} / partitions entries (and at least
+ * one); a longer listing is taken page by page with the {@code next_cursor} each page returns.
+ */
 final class BusEndpoints {
+
+    /** Entries one listing request may read from Redis, summed over the partitions it merges. */
+    static final int MAX_ENTRIES_READ = 1_000;
+    /** Topics on one page of {@code /v1/streams}: each costs a few calls per partition and group. */
+    static final int MAX_STREAMS_PAGE = 100;
+    private static final int DEFAULT_STREAMS_PAGE = 50;
 
     private final Runs runs;
     private final Bus bus;
@@ -39,18 +51,49 @@ final class BusEndpoints {
         return t == null ? settings.get(Setting.TOPIC) : Inputs.name(t, "topic", true);
     }
 
+    /**
+     * A page of the topic's dead letters, oldest first, continuing after {@code cursor} (or, as before cursors,
+     * after the id {@code after}); {@code next_cursor} continues it, null once a page comes out short.
+     */
     void deadLetters(Context ctx) {
         String topic = topic(ctx);
-        int limit = Inputs.limit(ctx.queryParam("limit"), "limit", 100);
-        String after = ctx.queryParam("after");
+        int limit = pageOf(Inputs.limit(ctx.queryParam("limit"), "limit", 100), partitions(topic));
+        String after = after(ctx, "dead-letters");
         if (after != null) {
-            Inputs.streamId(after, "after");
+            Inputs.streamId(after, ctx.queryParam("cursor") != null ? "cursor" : "after");
         }
         List<Map<String, Object>> out = new ArrayList<>();
+        String last = null;
         for (DeadLetter d : bus.deadLetters().list(topic, after, limit)) {
             out.add(Views.deadLetter(d));
+            last = d.id();
         }
-        ctx.json(Map.of("topic", topic, "dead_letters", out));
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("topic", topic);
+        body.put("dead_letters", out);
+        body.put("limit", limit);
+        body.put("next_cursor", out.size() == limit ? Cursor.of("dead-letters", last) : null);
+        ctx.json(body);
+    }
+
+    /** The position to list after: the {@code cursor} of {@code listing}, or the plain {@code after}; not both. */
+    private static String after(Context ctx, String listing) {
+        String cursor = ctx.queryParam("cursor");
+        String after = ctx.queryParam("after");
+        if (cursor != null && after != null) {
+            throw ApiError.badRequest("give cursor or after, not both", "cursor");
+        }
+        return cursor != null ? Cursor.position(cursor, listing) : after;
+    }
+
+    /** The topic's partition count as recorded in Redis, which dead letters and scheduled entries both go by. */
+    private int partitions(String topic) {
+        return bus.deadLetters().partitions(topic);
+    }
+
+    /** The page a listing merging {@code partitions} partitions may take: {@code limit}, within the read bound. */
+    private static int pageOf(int limit, int partitions) {
+        return Math.min(limit, Math.max(1, MAX_ENTRIES_READ / Math.max(1, partitions)));
     }
 
     /**
@@ -90,7 +133,7 @@ final class BusEndpoints {
     /** The topic's scheduled entries, soonest first, and how many there are in all. */
     void scheduled(Context ctx) {
         String topic = topic(ctx);
-        int limit = Inputs.limit(ctx.queryParam("limit"), "limit", 20);
+        int limit = pageOf(Inputs.limit(ctx.queryParam("limit"), "limit", 20), partitions(topic));
         List<Map<String, Object>> entries = new ArrayList<>();
         for (Scheduled.ScheduledEntry e : bus.scheduled().list(topic, limit)) {
             entries.add(Views.scheduled(e));
@@ -98,6 +141,7 @@ final class BusEndpoints {
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("topic", topic);
         out.put("count", bus.scheduled().count(topic));
+        out.put("limit", limit);
         out.put("entries", entries);
         ctx.json(out);
     }
@@ -111,9 +155,17 @@ final class BusEndpoints {
         ctx.status(204);
     }
 
+    /** A page of the streams, by topic name, after {@code cursor}; {@code next_cursor} continues it. */
     void streams(Context ctx) {
+        int limit = Math.min(MAX_STREAMS_PAGE, Inputs.limit(ctx.queryParam("limit"), "limit", DEFAULT_STREAMS_PAGE));
+        String after = Cursor.position(ctx.queryParam("cursor"), "streams");
+        if (after != null) {
+            Inputs.name(after, "cursor", true);
+        }
         List<Map<String, Object>> out = new ArrayList<>();
-        for (Inspector.StreamInfo s : bus.inspector().streams()) {
+        String last = null;
+        for (Inspector.StreamInfo s : bus.inspector().streams(after, limit)) {
+            last = s.topic();
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("topic", s.topic());
             m.put("length", s.length());
@@ -137,7 +189,11 @@ final class BusEndpoints {
             m.put("groups", groups);
             out.add(m);
         }
-        ctx.json(Map.of("streams", out));
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("streams", out);
+        body.put("limit", limit);
+        body.put("next_cursor", out.size() == limit ? Cursor.of("streams", last) : null);
+        ctx.json(body);
     }
 
     /** The topic's partitions as {@code group} (default: the workers' group) sees them: a JSON array. */

@@ -20,7 +20,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -50,13 +49,15 @@ final class EventStreams implements AutoCloseable {
     private final Runs runs;
     private final int perCaller;
     private final Set<Follower> followers = ConcurrentHashMap.newKeySet();
-    private final ConcurrentHashMap<String, AtomicInteger> open = new ConcurrentHashMap<>();
+    /** Streams open per caller; an entry only while its caller has one, so addresses that come and go leave none. */
+    private final RequestsInFlight open;
     private final ScheduledExecutorService poller;
     private volatile boolean closed;
 
     EventStreams(Runs runs, int perCaller) {
         this.runs = runs;
         this.perCaller = perCaller;
+        this.open = new RequestsInFlight(perCaller, Integer.MAX_VALUE);
         this.poller = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "runbus-event-streams");
             t.setDaemon(true);
@@ -70,9 +71,8 @@ final class EventStreams implements AutoCloseable {
         if (closed) {
             throw new ApiError(503, "the server is stopping: try again", null, 1);
         }
-        AtomicInteger count = open.computeIfAbsent(caller.key(), k -> new AtomicInteger());
-        if (count.incrementAndGet() > perCaller) {
-            count.decrementAndGet();
+        String key = caller.key();
+        if (open.acquire(key) != RequestsInFlight.Outcome.ADMITTED) {
             throw new ApiError(503, "too many event streams open for this caller (at most " + perCaller
                     + "): close one or try again later", null, 5);
         }
@@ -86,9 +86,9 @@ final class EventStreams implements AutoCloseable {
             ctx.res().setHeader("Cache-Control", "no-cache");
             ctx.res().setHeader("X-Accel-Buffering", "no");
             ctx.res().flushBuffer();
-            f = new Follower(id, ctx.req(), ctx.res().getOutputStream(), count);
+            f = new Follower(id, ctx.req(), ctx.res().getOutputStream(), key);
         } catch (RuntimeException | IOException e) {
-            count.decrementAndGet();
+            open.release(key);
             throw e;
         }
         followers.add(f);
@@ -116,7 +116,7 @@ final class EventStreams implements AutoCloseable {
 
     private void end(Follower f) {
         if (followers.remove(f)) {
-            f.count.decrementAndGet();
+            open.release(f.callerKey);
             f.done.complete(null);
         }
     }
@@ -139,7 +139,7 @@ final class EventStreams implements AutoCloseable {
         final UUID id;
         final HttpServletRequest request;
         final ServletOutputStream out;
-        final AtomicInteger count;
+        final String callerKey;
         final CompletableFuture<Void> done = new CompletableFuture<>();
         final long start = System.currentTimeMillis();
         final StringBuilder pending = new StringBuilder();
@@ -151,11 +151,11 @@ final class EventStreams implements AutoCloseable {
         String lastStatus;
         int lastSeq;
 
-        Follower(UUID id, HttpServletRequest request, ServletOutputStream out, AtomicInteger count) {
+        Follower(UUID id, HttpServletRequest request, ServletOutputStream out, String callerKey) {
             this.id = id;
             this.request = request;
             this.out = out;
-            this.count = count;
+            this.callerKey = callerKey;
         }
 
         /** Reads what changed and sends what the socket takes; returns whether the stream is over. */

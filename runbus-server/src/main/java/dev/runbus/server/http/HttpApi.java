@@ -23,6 +23,7 @@ import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -39,6 +40,8 @@ public final class HttpApi implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(HttpApi.class);
     private static final String REQUEST_ID = "runbus.request-id";
     private static final SecureRandom RANDOM = new SecureRandom();
+    /** The event stream's route: long-lived, without a thread, and not counted among requests in flight. */
+    private static final String EVENTS = "/v1/runs/{id}/events";
 
     /**
      * What {@link #check} found: the tokens, whether the server runs open on a non-loopback address, and the key
@@ -170,6 +173,7 @@ public final class HttpApi implements AutoCloseable {
             ctx.attribute(REQUEST_ID, id);
             ctx.header("X-Request-Id", id);
         });
+        app.before(AccessLayer::refuseMethodOverride);
         app.before(ctx -> {
             // Javalin answers HEAD for every GET route without the route's scope reaching the access layer; the
             // API has no use for HEAD, so it is refused like any other method a path does not take.
@@ -178,10 +182,15 @@ public final class HttpApi implements AutoCloseable {
             }
         });
         app.beforeMatched(layer::check);
+        Admission admission = new Admission(new RequestsInFlight(settings.integer(Setting.MAX_IN_FLIGHT_PER_CALLER, 1),
+                settings.integer(Setting.MAX_IN_FLIGHT, 1)), new RateBuckets(settings.integer(Setting.READ_RATE, 0),
+                System::nanoTime, RateBuckets.DEFAULT_MAX_KEYS), Set.of(EVENTS));
+        app.beforeMatched(admission::admit);
+        app.after(admission::release);
 
         app.post("/v1/runs", runRoutes::submit, Scope.SUBMIT);
         app.get("/v1/runs/{id}", runRoutes::get, Scope.READ);
-        app.get("/v1/runs/{id}/events", runRoutes::events, Scope.READ);
+        app.get(EVENTS, runRoutes::events, Scope.READ);
         app.get("/v1/dead-letters", busRoutes::deadLetters, Scope.READ);
         app.post("/v1/dead-letters/{id}/replay", busRoutes::replay, Scope.ADMIN);
         app.get("/v1/scheduled", busRoutes::scheduled, Scope.READ);

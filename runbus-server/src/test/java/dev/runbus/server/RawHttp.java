@@ -1,0 +1,76 @@
+package dev.runbus.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.ByteArrayOutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.Locale;
+
+/**
+ * One request written by hand over a socket of its own, from a chosen loopback address (the JDK client can set
+ * neither the Host header nor the local address): status, headers and body of the answer.
+ */
+record RawHttp(int status, String head, String body) {
+
+    static RawHttp send(int port, String localAddress, String method, String path, String... headers)
+            throws Exception {
+        try (Socket s = new Socket()) {
+            if (localAddress != null) {
+                s.bind(new InetSocketAddress(localAddress, 0));
+            }
+            s.connect(new InetSocketAddress("127.0.0.1", port), 5_000);
+            s.setSoTimeout(20_000);
+            StringBuilder request = new StringBuilder(method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1:" + port
+                    + "\r\n");
+            for (String h : headers) {
+                request.append(h).append("\r\n");
+            }
+            if (method.equals("POST")) {
+                request.append("Content-Length: 0\r\n");
+            }
+            request.append("Connection: close\r\n\r\n");
+            s.getOutputStream().write(request.toString().getBytes(StandardCharsets.US_ASCII));
+            s.getOutputStream().flush();
+            ByteArrayOutputStream all = new ByteArrayOutputStream();
+            s.getInputStream().transferTo(all);
+            String response = all.toString(StandardCharsets.UTF_8);
+            int bodyAt = response.indexOf("\r\n\r\n");
+            String head = response.substring(0, bodyAt);
+            String body = response.substring(bodyAt + 4);
+            if (head.toLowerCase(Locale.ROOT).contains("transfer-encoding: chunked")) {
+                body = unchunk(body);
+            }
+            return new RawHttp(Integer.parseInt(response.substring(9, 12)), head, body);
+        }
+    }
+
+    /** The value of a response header, or null. */
+    String header(String name) {
+        for (String line : head.split("\r\n")) {
+            int colon = line.indexOf(':');
+            if (colon > 0 && line.substring(0, colon).trim().equalsIgnoreCase(name)) {
+                return line.substring(colon + 1).trim();
+            }
+        }
+        return null;
+    }
+
+    JsonNode json() throws Exception {
+        return Json.MAPPER.readTree(body);
+    }
+
+    private static String unchunk(String chunked) {
+        StringBuilder out = new StringBuilder();
+        int at = 0;
+        while (true) {
+            int eol = chunked.indexOf("\r\n", at);
+            int size = Integer.parseInt(chunked.substring(at, eol).trim(), 16);
+            if (size == 0) {
+                return out.toString();
+            }
+            out.append(chunked, eol + 2, eol + 2 + size);
+            at = eol + 2 + size + 2;
+        }
+    }
+}
