@@ -54,8 +54,9 @@ public enum Setting {
     PORT("port", "8080", "HTTP port of serve", false),
     API_TOKENS_FILE("api-tokens-file", "", "file of API tokens, one NAME:SCOPES:SHA256 line each (runbus token"
             + " create prints one; a file without one is an error); empty: no tokens", false),
-    API_TOKENS("api-tokens", "", "API token lines as in the file, separated by spaces or ';' (for"
-            + " RUNBUS_API_TOKENS); added to the file's", false),
+    API_TOKENS("api-tokens", "", "API token lines as in the file, separated by spaces or ';', added to the file's;"
+            + " as RUNBUS_API_TOKENS or in the config file, not as a flag (there is none), so that a token pasted by"
+            + " mistake for its line stays out of the process list", false),
     INSECURE_NO_AUTH("insecure-no-auth", "false", "serve a non-loopback address without tokens: anyone who reaches"
             + " the port can submit, read and replay", false),
     TLS_CERT("tls-cert", "", "PEM certificate chain: serve HTTPS (with --tls-key)", false),
