@@ -48,7 +48,9 @@ public enum Setting {
     DEAD_LETTER_RETENTION("dead-letter-retention", "", "dead letters older than this are trimmed; empty keeps"
             + " them until purged", false),
     SHUTDOWN_TIMEOUT("shutdown-timeout", "30s", "how long a graceful stop waits for running handlers", false),
-    HANDLER("handler", "dev.runbus.server.DemoHandler", "class name of the RunHandler (public, no-argument constructor)", false),
+    HANDLER("handler", "dev.runbus.server.DemoHandler", "class name of the RunHandler (public, no-argument constructor);"
+            + " the default is the demo's echo, which serve takes only on the embedded servers: with --redis-url or"
+            + " --database-url it needs a handler named", false),
     HOST("host", "127.0.0.1", "address serve listens on; any other than a loopback address needs API tokens or"
             + " --insecure-no-auth", false),
     PORT("port", "8080", "HTTP port of serve", false),

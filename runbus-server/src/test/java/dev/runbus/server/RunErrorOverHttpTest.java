@@ -44,6 +44,11 @@ class RunErrorOverHttpTest {
     }
 
     @Test
+    void aHandlerOfItsOwnIsNotWarnedAbout() {
+        assertThat(serve.server.handlerWarning()).isEmpty();
+    }
+
+    @Test
     void aTextStoredBeforeTheRuleIsShownByIt() throws Exception {
         String id = TestServe.json(serve.submit("old row", null)).get("run_id").asText();
         failed(id);
