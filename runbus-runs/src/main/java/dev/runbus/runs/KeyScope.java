@@ -10,8 +10,8 @@ import java.util.Optional;
  * and a scoped key never meets a global one. The HTTP API scopes keys by token name: a client cannot take another
  * client's key, nor learn another client's run from a duplicate or a conflict.
  *
- * <p>The derived key is stored as {@code scoped:} and 64 hexadecimal digits; a global key of that form is
- * reserved.
+ * <p>The derived key is stored as {@code scoped:} and 64 hexadecimal digits. A global key of that form is not
+ * refused, but could name a scoped run: callers of the Java API should not use one.
  */
 public final class KeyScope {
 
