@@ -16,7 +16,8 @@ import java.util.TreeMap;
  *                           a Redis Cluster, {@code redis-cluster://host:port[,host:port…]} ({@code
  *                           rediss-cluster://} for TLS), any of its nodes as seeds
  *                           ({@code rediss://} for TLS, {@code redis://:password@host}) — required
- * @param keyPrefix          first part of every Redis key the bus writes; default {@value #DEFAULT_KEY_PREFIX}
+ * @param keyPrefix          first part of every Redis key the bus writes; default {@value #DEFAULT_KEY_PREFIX}; no
+ *                           whitespace, braces, glob characters or colon ({@link KeyPrefix#check})
  * @param commandTimeout     how long one Redis command may take before it fails; default 10 s
  * @param heartbeatInterval  how often each consumer records that it is alive; default 5 s
  * @param consumerDeadAfter  a consumer silent this long counts as dead, and the janitor may delete it
@@ -86,11 +87,7 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
             throw new IllegalArgumentException("redisUri must not be blank");
         }
         Objects.requireNonNull(keyPrefix, "keyPrefix");
-        if (keyPrefix.isEmpty() || keyPrefix.contains("{") || keyPrefix.contains("}")
-                || keyPrefix.chars().anyMatch(Character::isWhitespace)) {
-            throw new IllegalArgumentException("keyPrefix must be non-empty, without braces or whitespace: '"
-                    + keyPrefix + "'");
-        }
+        KeyPrefix.check(keyPrefix);
         for (var d : new Object[][] {{"commandTimeout", commandTimeout}, {"heartbeatInterval", heartbeatInterval},
                 {"consumerDeadAfter", consumerDeadAfter}, {"janitorInterval", janitorInterval},
                 {"retentionInterval", retentionInterval}, {"delayPollInterval", delayPollInterval}}) {

@@ -22,6 +22,25 @@ class OptionsTest {
     }
 
     @Test
+    void aKeyPrefixWithAGlobCharacterOrAColonIsRefused() {
+        // SCAN's and ACL's patterns are globs over whole keys: "a*" would reach "ab:...", "a:b" reaches "a:b:..."
+        // as well as the keys of prefix "a" that start with "b".
+        for (String c : new String[] {"*", "?", "[", "]", "\\", ":"}) {
+            String prefix = "app" + c + "x";
+            assertThatThrownBy(() -> BusConfig.builder("redis://x").keyPrefix(prefix).build())
+                    .as(prefix).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("keyPrefix").hasMessageContaining("'" + prefix + "'")
+                    .hasMessageContaining("'" + c + "'");
+            // Refused before Redis is asked: the URL names no server.
+            assertThatThrownBy(() -> KeyPrefix.deleteAll("redis://127.0.0.1:1", prefix))
+                    .as(prefix).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("'" + prefix + "'").hasMessageContaining("'" + c + "'");
+        }
+        assertThat(BusConfig.builder("redis://x").keyPrefix("my-app_1.prod").build().keyPrefix())
+                .isEqualTo("my-app_1.prod");
+    }
+
+    @Test
     void subscribeValidation() {
         assertThatThrownBy(() -> SubscribeOptions.builder().concurrency(0).build()).hasMessageContaining("concurrency");
         assertThatThrownBy(() -> SubscribeOptions.builder().batchSize(0).build()).hasMessageContaining("batchSize");

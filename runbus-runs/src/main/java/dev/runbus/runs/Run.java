@@ -7,6 +7,11 @@ import java.util.UUID;
 /**
  * A run as the store holds it.
  *
+ * @param error         why the last attempt failed, as stored: at most {@link #MAX_ERROR_LENGTH} characters
+ *                      (a longer text is cut and ends with "…"), without control characters other than newline and
+ *                      tab. A handler's exception message is shown to every reader of the run, so it is kept
+ *                      bounded and printable where it is stored, which also spares PostgreSQL megabyte messages
+ *                      and NULs it would refuse
  * @param attempts      attempts started, replays included; a run has at most {@code maxDeliveries} attempts
  *                      between two replays
  * @param nextAttemptAt when the next attempt of a failing run is due by {@link RunsConfig#retryPolicy()}: set when
@@ -17,4 +22,7 @@ import java.util.UUID;
 public record Run(UUID id, String idempotencyKey, String sessionId, String userId, String input, RunStatus status,
                   int attempts, Optional<String> error, Optional<String> deadLetterId, int republished,
                   Instant createdAt, Instant updatedAt, Optional<Instant> nextAttemptAt) {
+
+    /** The longest {@link #error()} stored or read. */
+    public static final int MAX_ERROR_LENGTH = 2000;
 }

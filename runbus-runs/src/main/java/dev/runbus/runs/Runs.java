@@ -100,7 +100,8 @@ public final class Runs implements AutoCloseable {
 
     /**
      * Creates the run, or finds the one its idempotency key already names. A new run's trigger is published
-     * after its row is committed; for an existing run nothing is published.
+     * after its row is committed; for an existing run nothing is published. Keys are global: every caller of this
+     * method shares them ({@link KeyScope#GLOBAL}).
      *
      * @throws IdempotencyConflictException when the key names a run with another session, user or input
      * @throws InvalidRunException          (an {@link IllegalArgumentException}) when runs are in per-user order
@@ -108,11 +109,25 @@ public final class Runs implements AutoCloseable {
      *                                      it could not key the run's trigger; nothing is written
      */
     public SubmitResult submit(NewRun request) {
+        return submit(request, KeyScope.GLOBAL);
+    }
+
+    /**
+     * {@link #submit(NewRun)} with the idempotency key (given, or derived when there is none) compared only with
+     * the keys of the same {@code scope}: a key of another scope, or a global one, never names this run, and a
+     * duplicate or a conflict names only a run of this scope. Keys stored before scopes existed are global.
+     *
+     * @throws IdempotencyConflictException when the key names a run of this scope with another session, user or
+     *                                      input; its message names the key as the caller gave it
+     */
+    public SubmitResult submit(NewRun request, KeyScope scope) {
         Objects.requireNonNull(request, "request");
+        Objects.requireNonNull(scope, "scope");
         checkKeyable(request);
-        String key = request.idempotencyKey() != null ? request.idempotencyKey()
+        String given = request.idempotencyKey() != null ? request.idempotencyKey()
                 : IdempotencyKeys.derive(request.sessionId(), request.userId(), request.input(),
                         Instant.now().getEpochSecond());
+        String key = scope.owner().map(owner -> IdempotencyKeys.scoped(owner, given)).orElse(given);
         String bodyHash = IdempotencyKeys.bodyHash(request.sessionId(), request.userId(), request.input());
         try {
             RunCommits.Submitted s = commits.submit(new RunStore.Insert(UUID.randomUUID(), key, bodyHash, request));
@@ -120,7 +135,7 @@ public final class Runs implements AutoCloseable {
                 return new SubmitResult(s.owner().runId(), true, RunStatus.PENDING);
             }
             if (!s.owner().bodyHash().equals(bodyHash)) {
-                throw new IdempotencyConflictException(key, s.owner().runId());
+                throw new IdempotencyConflictException(given, s.owner().runId());
             }
             return new SubmitResult(s.owner().runId(), false, s.owner().status());
         } catch (SQLException e) {

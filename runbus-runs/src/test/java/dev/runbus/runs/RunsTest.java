@@ -53,6 +53,30 @@ class RunsTest extends RunsTestSupport {
     }
 
     @Test
+    void scopedKeysMeetOnlyKeysOfTheirScope() {
+        Runs runs = runs(bus(), "w1", workerOptions().build());
+        NewRun request = new NewRun("s1", "u1", "same input", "key-3");
+        UUID global = runs.submit(request).runId();
+        SubmitResult a = runs.submit(request, KeyScope.of("a"));
+        SubmitResult b = runs.submit(request, KeyScope.of("b"));
+        assertThat(a.created()).isTrue();
+        assertThat(b.created()).isTrue();
+        assertThat(Set.of(global, a.runId(), b.runId())).hasSize(3);
+        assertThat(runs.submit(request, KeyScope.of("a"))).extracting(SubmitResult::runId, SubmitResult::created)
+                .containsExactly(a.runId(), false);
+        assertThat(runs.submit(request, KeyScope.GLOBAL).runId()).isEqualTo(global);
+        // Scopes without a key: the derived key is scoped too.
+        NewRun unkeyed = NewRun.of("s1", "u1", "derived");
+        assertThat(runs.submit(unkeyed, KeyScope.of("a")).runId()).isNotEqualTo(runs.submit(unkeyed, KeyScope.of("b"))
+                .runId());
+        // A conflict names the key as given and the scope's own run.
+        assertThatThrownBy(() -> runs.submit(new NewRun("s1", "u1", "other", "key-3"), KeyScope.of("b")))
+                .isInstanceOf(IdempotencyConflictException.class).hasMessageContaining("'key-3'")
+                .hasMessageContaining(b.runId().toString()).hasMessageNotContaining(a.runId().toString())
+                .hasMessageNotContaining("scoped:");
+    }
+
+    @Test
     void runGoesToDoneWithItsRepliesInOrder() {
         Runs runs = runs(bus(), "w1", workerOptions().build());
         runs.startWorker(ECHO);

@@ -104,18 +104,19 @@ public final class Metrics implements BusListener {
         try {
             Inspector.StreamInfo info = bus.inspector().stream(topic).orElse(null);
             gauge(b, "runbus_stream_length", "Entries in the topic's stream",
-                    "{topic=\"" + topic + "\"} " + (info == null ? 0 : info.length()));
+                    labels("topic", topic) + " " + (info == null ? 0 : info.length()));
             gauge(b, "runbus_dead_letters", "Entries in the topic's dead-letter stream (alert when above zero)",
-                    "{topic=\"" + topic + "\"} " + bus.deadLetters().count(topic));
+                    labels("topic", topic) + " " + bus.deadLetters().count(topic));
             gauge(b, "runbus_scheduled", "Entries waiting in the topic's delay sets (delayed publishes and retries)",
-                    "{topic=\"" + topic + "\"} " + bus.scheduled().count(topic));
+                    labels("topic", topic) + " " + bus.scheduled().count(topic));
             StringBuilder pending = new StringBuilder();
             StringBuilder lag = new StringBuilder();
             for (Inspector.GroupInfo g : bus.inspector().groups(topic)) {
-                pending.append(pending.length() == 0 ? "" : "\nrunbus_group_pending").append("{topic=\"").append(topic)
-                        .append("\",group=\"").append(g.name()).append("\"} ").append(g.pending());
-                lag.append(lag.length() == 0 ? "" : "\nrunbus_group_lag").append("{topic=\"").append(topic)
-                        .append("\",group=\"").append(g.name()).append("\"} ").append(Math.max(g.lag(), 0));
+                String group = labels("topic", topic, "group", g.name());
+                pending.append(pending.length() == 0 ? "" : "\nrunbus_group_pending").append(group).append(' ')
+                        .append(g.pending());
+                lag.append(lag.length() == 0 ? "" : "\nrunbus_group_lag").append(group).append(' ')
+                        .append(Math.max(g.lag(), 0));
             }
             if (pending.length() > 0) {
                 gauge(b, "runbus_group_pending", "Entries delivered and not yet acked", pending.toString());
@@ -128,8 +129,8 @@ public final class Metrics implements BusListener {
             try {
                 StringBuilder runs = new StringBuilder();
                 RunCounts.read(db, s.get(Setting.SCHEMA)).asMap().forEach((status, n) -> runs
-                        .append(runs.length() == 0 ? "" : "\nrunbus_runs").append("{status=\"").append(status.sql())
-                        .append("\"} ").append(n));
+                        .append(runs.length() == 0 ? "" : "\nrunbus_runs").append(labels("status", status.sql()))
+                        .append(' ').append(n));
                 gauge(b, "runbus_runs", "Runs by status", runs.toString());
             } catch (Exception postgresDown) {
                 gauge(b, "runbus_postgres_up", "Whether PostgreSQL answered the scrape", " 0");
@@ -144,9 +145,31 @@ public final class Metrics implements BusListener {
         sorted.put(topic, 0L);
         counts.forEach((t, n) -> sorted.put(t, n.sum()));
         StringBuilder samples = new StringBuilder();
-        sorted.forEach((t, n) -> samples.append(samples.length() == 0 ? "" : "\n" + name).append("{topic=\"")
-                .append(t).append("\"} ").append(n));
+        sorted.forEach((t, n) -> samples.append(samples.length() == 0 ? "" : "\n" + name).append(labels("topic", t))
+                .append(' ').append(n));
         return samples.toString();
+    }
+
+    /**
+     * {@code {name="value",...}} with each value escaped as the text format requires (backslash, double quote,
+     * newline): a topic may hold a backslash or a quote, and a group created by another client anything, and
+     * unescaped either would end the value early and could forge a sample.
+     */
+    static String labels(String... namesAndValues) {
+        StringBuilder b = new StringBuilder("{");
+        for (int i = 0; i < namesAndValues.length; i += 2) {
+            b.append(i == 0 ? "" : ",").append(namesAndValues[i]).append("=\"");
+            for (char c : namesAndValues[i + 1].toCharArray()) {
+                switch (c) {
+                    case '\\' -> b.append("\\\\");
+                    case '"' -> b.append("\\\"");
+                    case '\n' -> b.append("\\n");
+                    default -> b.append(c);
+                }
+            }
+            b.append('"');
+        }
+        return b.append('}').toString();
     }
 
     private static void counter(StringBuilder b, String name, String help, String samples) {

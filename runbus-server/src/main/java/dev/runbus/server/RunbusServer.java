@@ -18,13 +18,15 @@ public final class RunbusServer implements AutoCloseable {
     private final Runs runs;
     private final HttpApi api;
     private final PrintWriter out;
+    private final String handlerName;
     private boolean closed;
 
-    private RunbusServer(Infrastructure infra, Runs runs, HttpApi api, PrintWriter out) {
+    private RunbusServer(Infrastructure infra, Runs runs, HttpApi api, PrintWriter out, String handlerName) {
         this.infra = infra;
         this.runs = runs;
         this.api = api;
         this.out = out;
+        this.handlerName = handlerName;
     }
 
     /** Checks every setting before anything starts, then starts it all; see {@link Settings#validate()}. */
@@ -32,6 +34,7 @@ public final class RunbusServer implements AutoCloseable {
         s.validate();
         HttpApi.Access access = HttpApi.check(s);
         checkEmbedded(s);
+        checkHandler(s);
         Metrics metrics = new Metrics();
         var handler = RunsFactory.handler(s);
         int pool = RunsFactory.poolSize(s, 1) + 4;
@@ -42,7 +45,7 @@ public final class RunbusServer implements AutoCloseable {
             runs.startWorker(handler);
             runs.startSweeper();
             HttpApi api = HttpApi.start(runs, infra.bus(), infra.dataSource(), metrics, s, access);
-            return new RunbusServer(infra, runs, api, out);
+            return new RunbusServer(infra, runs, api, out, s.get(Setting.HANDLER));
         } catch (RuntimeException e) {
             if (runs != null) {
                 runs.close();
@@ -79,6 +82,27 @@ public final class RunbusServer implements AutoCloseable {
     /** The HTTP API's routes with their scopes. */
     public java.util.List<HttpApi.Route> routes() {
         return api.registeredRoutes();
+    }
+
+    /**
+     * The default handler is the demo's echo ({@link DemoHandler}): right for a try-out on the embedded servers,
+     * wrong for a deployment, where it would answer every run with its own input. On servers given by URL serve is
+     * a deployment, so the handler must be named (a flag, {@code RUNBUS_HANDLER} or the config file).
+     */
+    static void checkHandler(Settings s) {
+        boolean givenServers = s.isSet(Setting.REDIS_URL) || s.isSet(Setting.DATABASE_URL);
+        if (givenServers && s.source(Setting.HANDLER) == Settings.Source.DEFAULT) {
+            throw new IllegalArgumentException("serve on --redis-url or --database-url needs --handler CLASS (or"
+                    + " RUNBUS_HANDLER): the default, " + DemoHandler.class.getName() + ", is the demo's echo, which"
+                    + " answers every run with its own input. Give the RunHandler class that does the work, or"
+                    + " --handler " + DemoHandler.class.getName() + " to run the echo on purpose");
+        }
+    }
+
+    /** Said loudly in the banner when the echo handler answers the runs: nobody should mistake it for real work. */
+    public String handlerWarning() {
+        return handlerName.equals(DemoHandler.class.getName()) ? "WARNING: the handler is the demo's echo ("
+                + handlerName + "): every run is answered with its own input; give --handler CLASS" : "";
     }
 
     public int port() {

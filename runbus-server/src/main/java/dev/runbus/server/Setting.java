@@ -48,7 +48,9 @@ public enum Setting {
     DEAD_LETTER_RETENTION("dead-letter-retention", "", "dead letters older than this are trimmed; empty keeps"
             + " them until purged", false),
     SHUTDOWN_TIMEOUT("shutdown-timeout", "30s", "how long a graceful stop waits for running handlers", false),
-    HANDLER("handler", "dev.runbus.server.DemoHandler", "class name of the RunHandler (public, no-argument constructor)", false),
+    HANDLER("handler", "dev.runbus.server.DemoHandler", "class name of the RunHandler (public, no-argument constructor);"
+            + " the default is the demo's echo, which serve takes only on the embedded servers: with --redis-url or"
+            + " --database-url it needs a handler named", false),
     HANDLER_PATH("handler-path", "", "jars and folders of classes, separated by '" + java.io.File.pathSeparator
             + "', where --handler and what it uses are looked for besides runbus's own classes; empty: runbus's"
             + " classpath only", false),
@@ -57,8 +59,9 @@ public enum Setting {
     PORT("port", "8080", "HTTP port of serve", false),
     API_TOKENS_FILE("api-tokens-file", "", "file of API tokens, one NAME:SCOPES:SHA256 line each (runbus token"
             + " create prints one; a file without one is an error); empty: no tokens", false),
-    API_TOKENS("api-tokens", "", "API token lines as in the file, separated by spaces or ';' (for"
-            + " RUNBUS_API_TOKENS); added to the file's", false),
+    API_TOKENS("api-tokens", "", "API token lines as in the file, separated by spaces or ';', added to the file's;"
+            + " as RUNBUS_API_TOKENS or in the config file, not as a flag (there is none), so that a token pasted by"
+            + " mistake for its line stays out of the process list", false),
     INSECURE_NO_AUTH("insecure-no-auth", "false", "serve a non-loopback address without tokens: anyone who reaches"
             + " the port can submit, read and replay", false),
     TLS_CERT("tls-cert", "", "PEM certificate chain: serve HTTPS (with --tls-key)", false),

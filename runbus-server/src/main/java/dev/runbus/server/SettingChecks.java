@@ -1,5 +1,6 @@
 package dev.runbus.server;
 
+import dev.runbus.KeyPrefix;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -57,6 +58,11 @@ final class SettingChecks {
         OPTIONAL_DURATIONS.forEach(k -> check(errors, () -> s.optionalDuration(k)));
         BOOLEANS.forEach(k -> check(errors, () -> s.bool(k)));
         check(errors, () -> s.retryPolicy(Setting.RETRY));
+        try {
+            KeyPrefix.check(s.get(Setting.KEY_PREFIX));
+        } catch (IllegalArgumentException e) {
+            errors.add("--key-prefix: " + e.getMessage());
+        }
         for (Setting f : FILES) {
             if (s.isSet(f) && !Files.isReadable(Path.of(s.get(f)))) {
                 errors.add("--" + f.key() + " " + s.get(f) + ": no such readable file");

@@ -296,7 +296,7 @@ class FailoverUnderLoadTest {
                 "--shutdown-timeout", "5s");
         // All three at once: migrations take an advisory lock, so concurrent starts apply them once.
         Child serve = start("serve", common, "serve", "--port", "0", "--host", "127.0.0.1", "--consumer", "serve-1",
-                "--submit-rate", "0");
+                "--submit-rate", "0", "--handler", DemoHandler.class.getName());
         Child w1 = start("worker-1", common, "worker", "--consumer", "worker-1");
         Child w2 = start("worker-2", common, "worker", "--consumer", "worker-2");
         int port = serve.awaitPort();

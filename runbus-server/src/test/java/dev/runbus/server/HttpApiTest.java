@@ -88,6 +88,12 @@ class HttpApiTest {
     }
 
     @Test
+    void theEchoHandlerIsWarnedAboutInTheBanner() {
+        assertThat(server.handlerWarning()).startsWith("WARNING").contains("echo")
+                .contains(DemoHandler.class.getName()).contains("--handler");
+    }
+
+    @Test
     void badRequestsNameWhatIsWrong() throws Exception {
         HttpResponse<String> missing = post("/v1/runs", "application/json", "{\"user_id\":\"u\",\"input\":\"x\"}", null);
         assertThat(missing.statusCode()).isEqualTo(400);

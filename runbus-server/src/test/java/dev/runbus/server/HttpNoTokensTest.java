@@ -45,6 +45,22 @@ class HttpNoTokensTest {
         assertThat(c.err).contains("--api-tokens-file " + file).contains("no token");
     }
 
+    /**
+     * Token lines come from the file, the environment or the config file; there is no flag for them, so that a
+     * token pasted by mistake in place of its line never shows in the process list. Errors name where the line
+     * came from.
+     */
+    @Test
+    void tokenLinesHaveNoFlagAndTheirErrorsNameTheVariable(@TempDir Path dir) throws Exception {
+        Cli flag = Cli.run("serve", "--api-tokens", "a:read:" + "0".repeat(64), "--port", "0");
+        assertThat(flag.exitCode).isEqualTo(2);
+        assertThat(flag.err).contains("Unknown option").contains("'--api-tokens'");
+        Cli env = Cli.run(new Environment(Map.of("RUNBUS_API_TOKENS", "a:root:" + "0".repeat(64)), dir), "serve",
+                "--port", "0");
+        assertThat(env.exitCode).as(env.err).isEqualTo(2);
+        assertThat(env.err).contains("RUNBUS_API_TOKENS").contains("unknown scope 'root'").doesNotContain("--api-tokens ");
+    }
+
     @Test
     void onlyALoopbackHostIsAnswered() throws Exception {
         int port = serve.server.port();

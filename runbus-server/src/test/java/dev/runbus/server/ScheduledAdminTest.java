@@ -59,6 +59,7 @@ class ScheduledAdminTest {
         flags.put(Setting.KEY_PREFIX, prefix);
         flags.put(Setting.PORT, "0");
         flags.put(Setting.HOST, "127.0.0.1");
+        flags.put(Setting.HANDLER, DemoHandler.class.getName());
         server = RunbusServer.start(Settings.resolve(flags, Map.of(), null), new PrintWriter(Writer.nullWriter()));
         bus = Bus.connect(BusConfig.builder(RedisTarget.local().uri()).keyPrefix(prefix).partitions("parted", 3)
                 .build());

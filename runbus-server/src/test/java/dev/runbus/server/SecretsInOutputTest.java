@@ -42,12 +42,12 @@ class SecretsInOutputTest {
     void failingStartsNeverPrintThePassword() throws Exception {
         List<String[]> cases = new ArrayList<>();
         // Redis refuses: the database URL with ?password= was used (and accepted) first.
-        cases.add(new String[] {"serve", "--port", "0", "--redis-url", "redis://" + SECRET + "@127.0.0.1:1",
+        cases.add(new String[] {"serve", "--port", "0", "--handler", DemoHandler.class.getName(), "--redis-url", "redis://" + SECRET + "@127.0.0.1:1",
             "--database-url", DATABASE});
         cases.add(new String[] {"worker", "--redis-url", "redis://runbus:" + SECRET + "@127.0.0.1:1",
             "--database-url", DATABASE});
         // The driver rejects user:password@ in a JDBC URL, and Hikari quotes the URL whole in its error.
-        cases.add(new String[] {"serve", "--port", "0", "--redis-url", "redis://" + SECRET + "@127.0.0.1:1",
+        cases.add(new String[] {"serve", "--port", "0", "--handler", DemoHandler.class.getName(), "--redis-url", "redis://" + SECRET + "@127.0.0.1:1",
             "--database-url", "jdbc:postgresql://postgres:" + SECRET + "@127.0.0.1:5432/test"});
         // No driver takes this URL at all: quoted whole again.
         cases.add(new String[] {"worker", "--redis-url", "redis://127.0.0.1:1", "--database-url",

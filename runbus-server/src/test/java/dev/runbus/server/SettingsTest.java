@@ -31,6 +31,16 @@ class SettingsTest {
     }
 
     @Test
+    void aKeyPrefixWithAGlobCharacterIsRefusedBeforeAnythingStarts() {
+        Settings s = Settings.resolve(Map.of(Setting.KEY_PREFIX, "shop*"), Map.of(), null);
+        assertThatThrownBy(s::validate).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("--key-prefix").hasMessageContaining("'shop*'").hasMessageContaining("'*'");
+        Cli c = Cli.run("serve", "--key-prefix", "a:b", "--port", "0");
+        assertThat(c.exitCode).as(c.err).isEqualTo(2);
+        assertThat(c.err).contains("--key-prefix").contains("'a:b'").contains("':'");
+    }
+
+    @Test
     void emptyEnvironmentVariablesCountAsUnset(@TempDir Path dir) throws Exception {
         Path file = dir.resolve("runbus.properties");
         Files.writeString(file, "database-url=jdbc:postgresql://db:5432/app\n");

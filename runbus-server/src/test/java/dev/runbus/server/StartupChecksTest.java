@@ -2,6 +2,8 @@ package dev.runbus.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -25,6 +27,29 @@ class StartupChecksTest {
             assertThat(started.cli.err).as(command).contains("--min-idle").contains("'5x'");
             assertThat(started.processes).as(command + ": processes started").isEmpty();
         }
+    }
+
+    /**
+     * The default handler is the demo's echo: on servers of its own (URLs given) serve is a deployment, and must
+     * say which handler runs. Refused before anything starts, naming the flag.
+     */
+    @Test
+    void serveOnGivenServersNeedsAHandler() throws Exception {
+        for (String[] urls : new String[][] {{"--redis-url", "redis://127.0.0.1:1"},
+                {"--database-url", "jdbc:postgresql://127.0.0.1:1/x"},
+                {"--redis-url", "redis://127.0.0.1:1", "--database-url", "jdbc:postgresql://127.0.0.1:1/x"}}) {
+            List<String> args = new ArrayList<>(List.of("serve", "--port", "0"));
+            args.addAll(List.of(urls));
+            Started started = watchingChildProcesses(() -> Cli.run(args.toArray(String[]::new)));
+            assertThat(started.cli.exitCode).as(started.cli.err).isEqualTo(2);
+            assertThat(started.cli.err).contains("--handler").contains("DemoHandler").contains("echo");
+            assertThat(started.processes).as("processes started").isEmpty();
+        }
+        // Given through the environment counts as given.
+        Cli env = Cli.run(new Environment(Map.of("RUNBUS_HANDLER", "no.such.Handler"),
+                Hermetic.environment().workingDirectory()), "serve", "--port", "0", "--redis-url", "redis://127.0.0.1:1");
+        assertThat(env.exitCode).isEqualTo(2);
+        assertThat(env.err).contains("--handler no.such.Handler: no such class");
     }
 
     @Test

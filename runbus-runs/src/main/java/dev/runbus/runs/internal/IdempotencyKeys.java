@@ -16,6 +16,14 @@ public final class IdempotencyKeys {
         return "derived:" + sha256(sessionId, userId, input, Long.toString(epochSecond));
     }
 
+    /**
+     * The key stored for {@code key} (given or derived) in an owner's scope: the owner and the key hashed together,
+     * so that no two owners, and no owner and a global key, ever share a stored key.
+     */
+    public static String scoped(String owner, String key) {
+        return "scoped:" + sha256(owner, key);
+    }
+
     /** What must be equal for two submissions with one key to be the same submission. */
     public static String bodyHash(String sessionId, String userId, String input) {
         return sha256(sessionId, userId, input);

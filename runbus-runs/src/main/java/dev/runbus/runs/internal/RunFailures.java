@@ -62,7 +62,7 @@ public final class RunFailures {
                      + " THEN now() + ?::bigint * interval '1 millisecond' END"
                      + " WHERE id = ? AND status = ?")) {
             Long millis = retryIn.map(Duration::toMillis).orElse(null);
-            ps.setString(1, error);
+            ps.setString(1, ErrorText.clean(error));
             ps.setObject(2, millis, Types.BIGINT);
             ps.setInt(3, maxDeliveries);
             ps.setObject(4, millis, Types.BIGINT);
@@ -99,7 +99,7 @@ public final class RunFailures {
                 + " WHERE id = ? AND stream_id = ?"
                 + " AND status IN (" + RunStore.sources(RunStatus.FAILED) + ")")) {
             ps.setString(1, RunStatus.FAILED.sql());
-            ps.setString(2, reason);
+            ps.setString(2, ErrorText.clean(reason));
             ps.setString(3, deadLetterId);
             ps.setObject(4, id);
             ps.setString(5, deadStreamId);

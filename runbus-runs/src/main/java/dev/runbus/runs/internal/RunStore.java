@@ -272,7 +272,8 @@ public final class RunStore {
                 }
                 return Optional.of(new Run(rs.getObject(1, UUID.class), rs.getString(2), rs.getString(3),
                         rs.getString(4), rs.getString(5), RunStatus.fromSql(rs.getString(6)), rs.getInt(7),
-                        Optional.ofNullable(rs.getString(8)), Optional.ofNullable(rs.getString(9)), rs.getInt(10),
+                        Optional.ofNullable(ErrorText.clean(rs.getString(8))), Optional.ofNullable(rs.getString(9)),
+                        rs.getInt(10),
                         rs.getTimestamp(11).toInstant(), rs.getTimestamp(12).toInstant(),
                         Optional.ofNullable(rs.getTimestamp(13)).map(java.sql.Timestamp::toInstant)));
             }

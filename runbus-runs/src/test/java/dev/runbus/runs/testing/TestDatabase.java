@@ -53,4 +53,15 @@ public final class TestDatabase {
             throw new IllegalStateException(sql, e);
         }
     }
+
+    /** The first column of the first row, as text. */
+    public static String string(String sql) {
+        try (Connection c = pool().getConnection(); Statement st = c.createStatement();
+             var rs = st.executeQuery(sql)) {
+            rs.next();
+            return rs.getString(1);
+        } catch (SQLException e) {
+            throw new IllegalStateException(sql, e);
+        }
+    }
 }

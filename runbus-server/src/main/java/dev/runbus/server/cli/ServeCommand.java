@@ -115,7 +115,7 @@ final class ServeCommand extends BaseCommand {
             out().println("runbus serving on " + (server.tls() ? "https" : "http") + "://" + s.get(Setting.HOST) + ":"
                     + server.port() + " (Redis " + Settings.mask(server.infrastructure().redisUri()) + ", PostgreSQL "
                     + Settings.mask(server.infrastructure().jdbcUrl()) + "); " + server.authentication()
-                    + embeddedNote(server));
+                    + embeddedNote(server) + handlerNote(server));
             out().flush();
             String why = stop.await();
             err().println("runbus: " + why + ", stopping gracefully");
@@ -125,6 +125,11 @@ final class ServeCommand extends BaseCommand {
             err().flush();
         }
         return 0;
+    }
+
+    private static String handlerNote(RunbusServer server) {
+        String warning = server.handlerWarning();
+        return warning.isEmpty() ? "" : System.lineSeparator() + warning;
     }
 
     /** Said at start, so that nobody mistakes the development default for a deployment. */

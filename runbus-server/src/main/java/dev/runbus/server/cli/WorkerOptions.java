@@ -58,7 +58,8 @@ public final class WorkerOptions {
     String shutdownTimeout;
 
     @Option(names = "--handler", paramLabel = "CLASS", description = "RunHandler class with a public no-argument "
-            + "constructor; default dev.runbus.server.DemoHandler")
+            + "constructor; default dev.runbus.server.DemoHandler, the demo's echo, which serve takes only on the "
+            + "embedded servers: serve with --redis-url or --database-url needs this flag")
     String handler;
 
     @Option(names = "--handler-path", paramLabel = "PATH", description = "jars and folders (separated by the "

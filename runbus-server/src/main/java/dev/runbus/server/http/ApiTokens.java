@@ -19,8 +19,9 @@ import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
- * The tokens a server accepts, read from {@code --api-tokens-file} and {@code --api-tokens}
- * ({@code RUNBUS_API_TOKENS}). One token per line: {@code NAME:SCOPE[,SCOPE…]:SHA256-HEX}, where the hash is the
+ * The tokens a server accepts, read from {@code --api-tokens-file} and the {@code api-tokens} setting
+ * ({@code RUNBUS_API_TOKENS} or the config file; no flag, so that a token pasted by mistake in place of its line
+ * never shows in the process list). One token per line: {@code NAME:SCOPE[,SCOPE…]:SHA256-HEX}, where the hash is the
  * SHA-256 of the token's text; blank lines and lines starting with {@code #} are skipped. Only hashes are kept,
  * so a leaked file grants nothing; rotating a token is adding the new line, moving clients, removing the old
  * line, and restarting.
@@ -59,7 +60,9 @@ public final class ApiTokens {
             }
         }
         if (s.isSet(Setting.API_TOKENS)) {
-            parse(List.of(s.get(Setting.API_TOKENS).split("[;\\s]+")), "--api-tokens", out);
+            String where = s.source(Setting.API_TOKENS) == Settings.Source.ENV ? Setting.API_TOKENS.envName()
+                    : Setting.API_TOKENS.key() + " in the config file";
+            parse(List.of(s.get(Setting.API_TOKENS).split("[;\\s]+")), where, out);
         }
         return new ApiTokens(out);
     }

@@ -45,13 +45,15 @@ final class RunEndpoints {
         if (type == null || !type.toLowerCase(java.util.Locale.ROOT).startsWith("application/json")) {
             throw new ApiError(415, "Content-Type must be application/json", null);
         }
-        long wait = rate.acquire(AccessLayer.caller(ctx).key());
+        Caller caller = AccessLayer.caller(ctx);
+        long wait = rate.acquire(caller.key());
         if (wait > 0) {
             throw new ApiError(429, "too many submissions: slow down", null,
                     Math.max(1, TimeUnit.NANOSECONDS.toSeconds(wait + 999_999_999)));
         }
         NewRun request = SubmitRequest.parse(body(ctx), ctx.header("Idempotency-Key"));
-        SubmitResult r = runs.submit(request);
+        // The caller's own key space: a duplicate or a conflict can name only a run this token submitted.
+        SubmitResult r = runs.submit(request, caller.keyScope());
         (r.created() ? metrics.runsCreated : metrics.runsDeduplicated).increment();
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("run_id", r.runId().toString());
