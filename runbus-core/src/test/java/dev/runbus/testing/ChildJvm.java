@@ -34,9 +34,13 @@ public final class ChildJvm implements AutoCloseable {
     }
 
     public static ChildJvm start(Class<?> main, String... args) throws IOException {
+        return start(System.getProperty("java.class.path"), main, args);
+    }
+
+    /** Like {@link #start(Class, String...)} on {@code classpath} instead of the test's. */
+    public static ChildJvm start(String classpath, Class<?> main, String... args) throws IOException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> command = new ArrayList<>(List.of(java, "-cp", System.getProperty("java.class.path"),
-                main.getName()));
+        List<String> command = new ArrayList<>(List.of(java, "-cp", classpath, main.getName()));
         command.addAll(List.of(args));
         return new ChildJvm(new ProcessBuilder(command).redirectErrorStream(true).start());
     }
