@@ -115,7 +115,8 @@ public final class Runs implements AutoCloseable {
                         Instant.now().getEpochSecond());
         String bodyHash = IdempotencyKeys.bodyHash(request.sessionId(), request.userId(), request.input());
         try {
-            RunCommits.Submitted s = commits.submit(new RunStore.Insert(UUID.randomUUID(), key, bodyHash, request));
+            RunCommits.Submitted s = commits.submit(new RunCommits.Submission(
+                    new RunStore.Insert(UUID.randomUUID(), key, bodyHash, request), bus.currentTraceContext()));
             if (s.created()) {
                 return new SubmitResult(s.owner().runId(), true, RunStatus.PENDING);
             }
