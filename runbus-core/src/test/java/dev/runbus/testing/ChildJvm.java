@@ -52,6 +52,13 @@ public final class ChildJvm implements AutoCloseable {
         return lines.stream().filter(l -> l.startsWith(prefix)).findFirst().orElseThrow();
     }
 
+    /** Waits for an output line starting with the prefix that also satisfies {@code ok}, and returns it. */
+    public String awaitLine(String prefix, Duration timeout, java.util.function.Predicate<String> ok) {
+        Wait.until("child output line starting with '" + prefix + "' that matches (output so far: " + lines + ")",
+                timeout, () -> lines.stream().anyMatch(l -> l.startsWith(prefix) && ok.test(l)));
+        return lines.stream().filter(l -> l.startsWith(prefix) && ok.test(l)).findFirst().orElseThrow();
+    }
+
     /** SIGSTOP: the process stops where it is, as in a long GC pause; {@link #resume} lets it go on. */
     public void pause() throws IOException, InterruptedException {
         signal("-STOP");

@@ -179,7 +179,7 @@ public final class HttpApi implements AutoCloseable {
         });
         app.beforeMatched(layer::check);
 
-        app.post("/v1/runs", runRoutes::submit, Scope.SUBMIT);
+        app.post("/v1/runs", IncomingTraceContext.around(runRoutes::submit), Scope.SUBMIT);
         app.get("/v1/runs/{id}", runRoutes::get, Scope.READ);
         app.get("/v1/runs/{id}/events", runRoutes::events, Scope.READ);
         app.get("/v1/dead-letters", busRoutes::deadLetters, Scope.READ);
