@@ -221,6 +221,24 @@ class TracingTest {
     }
 
     @Test
+    void anOrderedSubscriptionOnAPartitionedTopicRunsItsHandlerInTheConsumerSpanToo() {
+        Bus bus = Bus.connect(BusConfig.builder(RedisTarget.local().uri()).keyPrefix(prefix)
+                .partitions("keyed", 2).tracing(Tracing.openTelemetry(otel)).build());
+        buses.add(bus);
+        List<SpanContext> currentInHandler = new CopyOnWriteArrayList<>();
+        bus.subscribe("keyed", "g", "c", d -> currentInHandler.add(Span.current().getSpanContext()),
+                options().ordered(true).build());
+        String streamId = bus.publisher().publish("keyed", "user-1", message("x"));
+
+        SpanData consumer = awaitSpan("the consumer span", SpanKind.CONSUMER, 0);
+        SpanData producer = spans(SpanKind.PRODUCER).get(0);
+        assertThat(consumer.getParentSpanId()).isEqualTo(producer.getSpanId());
+        assertThat(consumer.getAttributes().get(AttributeKey.stringKey("messaging.destination.partition.id")))
+                .isEqualTo(streamId.substring(streamId.indexOf('@') + 1));
+        assertThat(currentInHandler).extracting(SpanContext::getSpanId).containsExactly(consumer.getSpanId());
+    }
+
+    @Test
     void withTracingOffNothingIsWrittenIntoTheHeaders() {
         Bus bus = bus(Tracing.OFF);
         List<Map<String, String>> headers = new CopyOnWriteArrayList<>();
