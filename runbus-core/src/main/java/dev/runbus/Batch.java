@@ -25,4 +25,13 @@ public interface Batch {
      * @throws IllegalStateException    if it was settled already, or the call has returned
      */
     void fail(Delivery delivery, Throwable cause);
+
+    /**
+     * {@code work} made to run in {@code delivery}'s trace context — its consumer span current, so that spans the
+     * work makes are its children — for a handler that works on a delivery on another thread. With tracing off
+     * ({@link BusConfig#tracing()}), {@code work} itself.
+     */
+    default Runnable withTraceContext(Delivery delivery, Runnable work) {
+        return work;
+    }
 }

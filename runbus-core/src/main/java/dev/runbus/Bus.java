@@ -2,6 +2,7 @@ package dev.runbus;
 
 import dev.runbus.internal.RedisBus;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The entry point: one connection to Redis shared by publishers, subscriptions, the dead-letter store and
@@ -93,6 +94,16 @@ public interface Bus extends AutoCloseable {
      * Returns whether the group existed on any partition.
      */
     boolean deleteGroup(String topic, String group);
+
+    /**
+     * The calling thread's trace context as the message headers a publish would write ({@code traceparent},
+     * {@code tracestate}); empty when tracing is off ({@link BusConfig#tracing()}) or there is no context. For a
+     * message built now and published later on another thread: a publish keeps the context a message already
+     * carries, as the parent of its producer span.
+     */
+    default Map<String, String> currentTraceContext() {
+        return Map.of();
+    }
 
     /** Closes all subscriptions (see the shutdown order above), then the bus's loops and connections. */
     @Override

@@ -63,13 +63,15 @@ import java.util.TreeMap;
  * @param redisTlsCa         a PEM file of the CA certificates that sign the Redis servers' certificates, for a TLS
  *                           URL ({@code rediss://}, {@code rediss-cluster://}); the servers' certificates are still
  *                           checked against the host name connected to. Default null: the JVM's trust store
+ * @param tracing            OpenTelemetry trace context on publishes and deliveries ({@link Tracing}); default
+ *                           {@link Tracing#OFF}, which loads no OpenTelemetry class and costs nothing
  */
 public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeout, Duration heartbeatInterval,
                         Duration consumerDeadAfter, Duration janitorInterval, BusListener listener,
                         Map<String, Integer> partitions, boolean retention, Duration retentionAge,
                         int retentionKeepLast, Duration retentionInterval, Duration deadLetterRetention,
                         Duration delayPollInterval, Clock clock, RedisCredentials redisCredentials,
-                        Path redisTlsCa) {
+                        Path redisTlsCa, Tracing tracing) {
 
     public static final String DEFAULT_KEY_PREFIX = "runbus";
     public static final Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofSeconds(10);
@@ -130,6 +132,7 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
                     + deadLetterRetention);
         }
         Objects.requireNonNull(clock, "clock");
+        Objects.requireNonNull(tracing, "tracing");
         if (redisTlsCa != null) {
             if (!redisUri.regionMatches(true, 0, "rediss", 0, "rediss".length())) {
                 throw new IllegalArgumentException("redisTlsCa is set, but the Redis URL does not use TLS: use rediss:// or"
@@ -150,7 +153,7 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
                 + ", partitions=" + partitions + ", retention=" + retention + ", retentionAge=" + retentionAge
                 + ", retentionKeepLast=" + retentionKeepLast + ", retentionInterval=" + retentionInterval
                 + ", deadLetterRetention=" + deadLetterRetention + ", delayPollInterval=" + delayPollInterval
-                + ", clock=" + clock + ", redisCredentials=" + redisCredentials + ", redisTlsCa=" + redisTlsCa + "]";
+                + ", clock=" + clock + ", redisCredentials=" + redisCredentials + ", redisTlsCa=" + redisTlsCa + ", tracing=" + tracing + "]";
     }
 
     /** A duration the bus hands Redis in milliseconds: one that does not fit is refused by name. */
@@ -190,6 +193,7 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
         private Clock clock = Clock.systemUTC();
         private RedisCredentials redisCredentials;
         private Path redisTlsCa;
+        private Tracing tracing = Tracing.OFF;
 
         private Builder(String redisUri) {
             this.redisUri = redisUri;
@@ -287,10 +291,17 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
             return this;
         }
 
+        /** Trace context through OpenTelemetry; default {@link Tracing#OFF}. */
+        public Builder tracing(Tracing v) {
+            tracing = v;
+            return this;
+        }
+
         public BusConfig build() {
             return new BusConfig(redisUri, keyPrefix, commandTimeout, heartbeatInterval, consumerDeadAfter,
                     janitorInterval, listener, partitions, retention, retentionAge, retentionKeepLast,
-                    retentionInterval, deadLetterRetention, delayPollInterval, clock, redisCredentials, redisTlsCa);
+                    retentionInterval, deadLetterRetention, delayPollInterval, clock, redisCredentials, redisTlsCa,
+                    tracing);
         }
     }
 }

@@ -60,6 +60,7 @@ public final class RedisBus implements Bus {
     private final RedisScheduled scheduled;
     private final Retention retention;
     private final PeriodicLoop retentionLoop;
+    private final TraceHooks tracing;
     private volatile boolean closed;
 
     private RedisBus(BusConfig config, RedisLink link) {
@@ -87,6 +88,7 @@ public final class RedisBus implements Bus {
         this.scheduled = new RedisScheduled(link.sync(), scripts, keys, topics, listener);
         this.retentionLoop = config.retention() || config.deadLetterRetention() != null
                 ? new PeriodicLoop(Retention.LOOP, config.retentionInterval(), this::retain, listener) : null;
+        this.tracing = TraceHooks.of(config.tracing());
     }
 
     public static RedisBus connect(BusConfig config) {
@@ -109,20 +111,21 @@ public final class RedisBus implements Bus {
     @Override
     public Publisher publisher(PublishOptions options) {
         requireOpen();
-        return new RedisPublisher(link.async(), batches, keys, topics, Objects.requireNonNull(options, "options"),
-                config.commandTimeout().toMillis(), scripts, delays);
+        return tracing.publisher(new RedisPublisher(link.async(), batches, keys, topics,
+                Objects.requireNonNull(options, "options"), config.commandTimeout().toMillis(), scripts, delays));
     }
 
     @Override
     public Subscription subscribe(String topic, String group, String consumer, Handler handler,
                                   SubscribeOptions options) {
-        return start(topic, group, consumer, Objects.requireNonNull(handler, "handler"), null, options);
+        return start(topic, group, consumer, tracing.handler(Objects.requireNonNull(handler, "handler")), null, options);
     }
 
     @Override
     public Subscription subscribeBatch(String topic, String group, String consumer, BatchHandler handler,
                                        SubscribeOptions options) {
-        return start(topic, group, consumer, null, Objects.requireNonNull(handler, "handler"), options);
+        return start(topic, group, consumer, null, tracing.batchHandler(Objects.requireNonNull(handler, "handler")),
+                options);
     }
 
     private Subscription start(String topic, String group, String consumer, Handler handler,
@@ -214,6 +217,11 @@ public final class RedisBus implements Bus {
     @Override
     public AutoCloseable addListener(dev.runbus.BusListener extra) {
         return listener.add(extra);
+    }
+
+    @Override
+    public Map<String, String> currentTraceContext() {
+        return tracing.currentContext();
     }
 
     @Override

@@ -34,9 +34,13 @@ public final class ChildJvm implements AutoCloseable {
     }
 
     public static ChildJvm start(Class<?> main, String... args) throws IOException {
+        return start(System.getProperty("java.class.path"), main, args);
+    }
+
+    /** Like {@link #start(Class, String...)} on {@code classpath} instead of the test's. */
+    public static ChildJvm start(String classpath, Class<?> main, String... args) throws IOException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> command = new ArrayList<>(List.of(java, "-cp", System.getProperty("java.class.path"),
-                main.getName()));
+        List<String> command = new ArrayList<>(List.of(java, "-cp", classpath, main.getName()));
         command.addAll(List.of(args));
         return new ChildJvm(new ProcessBuilder(command).redirectErrorStream(true).start());
     }
@@ -46,6 +50,13 @@ public final class ChildJvm implements AutoCloseable {
         Wait.until("child output line starting with '" + prefix + "' (output so far: " + lines + ")", timeout,
                 () -> lines.stream().anyMatch(l -> l.startsWith(prefix)));
         return lines.stream().filter(l -> l.startsWith(prefix)).findFirst().orElseThrow();
+    }
+
+    /** Waits for an output line starting with the prefix that also satisfies {@code ok}, and returns it. */
+    public String awaitLine(String prefix, Duration timeout, java.util.function.Predicate<String> ok) {
+        Wait.until("child output line starting with '" + prefix + "' that matches (output so far: " + lines + ")",
+                timeout, () -> lines.stream().anyMatch(l -> l.startsWith(prefix) && ok.test(l)));
+        return lines.stream().filter(l -> l.startsWith(prefix) && ok.test(l)).findFirst().orElseThrow();
     }
 
     /** SIGSTOP: the process stops where it is, as in a long GC pause; {@link #resume} lets it go on. */

@@ -130,7 +130,8 @@ public final class Runs implements AutoCloseable {
         String key = scope.owner().map(owner -> IdempotencyKeys.scoped(owner, given)).orElse(given);
         String bodyHash = IdempotencyKeys.bodyHash(request.sessionId(), request.userId(), request.input());
         try {
-            RunCommits.Submitted s = commits.submit(new RunStore.Insert(UUID.randomUUID(), key, bodyHash, request));
+            RunCommits.Submitted s = commits.submit(new RunCommits.Submission(
+                    new RunStore.Insert(UUID.randomUUID(), key, bodyHash, request), bus.currentTraceContext()));
             if (s.created()) {
                 return new SubmitResult(s.owner().runId(), true, RunStatus.PENDING);
             }

@@ -4,6 +4,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.runbus.Bus;
 import dev.runbus.BusConfig;
 import dev.runbus.BusListener;
+import dev.runbus.Tracing;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -114,7 +115,8 @@ public final class Infrastructure implements AutoCloseable {
                     .listener(listener)
                     .partitions(s.get(Setting.TOPIC), s.integer(Setting.PARTITIONS, 1))
                     .retentionAge(s.duration(Setting.RETENTION_AGE))
-                    .deadLetterRetention(s.optionalDuration(Setting.DEAD_LETTER_RETENTION).orElse(null)).build());
+                    .deadLetterRetention(s.optionalDuration(Setting.DEAD_LETTER_RETENTION).orElse(null))
+                    .tracing(Tracing.global()).build());
             return new Infrastructure(redisUri, jdbcUrl, redis, postgres, ds, tempDir, redisPassword, databasePassword,
                     bus, out);
         } catch (IOException | RuntimeException e) {

@@ -6,6 +6,7 @@ import dev.runbus.runs.Reply;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
@@ -21,11 +22,18 @@ public final class RunCommits implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(RunCommits.class);
     static final int MAX_BATCH = 500;
 
+    /**
+     * A run to insert and the trace context of its submission (message headers, empty without one), which its
+     * trigger carries: the trigger is published from the committing thread, where the submitter's context is not.
+     */
+    public record Submission(RunStore.Insert insert, Map<String, String> traceContext) {
+    }
+
     /** What a submission found: the run holding the key, and whether this submission created it. */
     public record Submitted(RunStore.KeyOwner owner, boolean created) {
     }
 
-    private final GroupCommitter<RunStore.Insert, Submitted> submits;
+    private final GroupCommitter<Submission, Submitted> submits;
     private final GroupCommitter<RunAttempts.Request, RunAttempts.Start> attempts;
     private final GroupCommitter<RunStore.Completion, Boolean> completions;
 
@@ -36,13 +44,15 @@ public final class RunCommits implements AutoCloseable {
     public RunCommits(RunStore store, RunAttempts starts, Bus bus, String topic, boolean ordered) {
         this.submits = new GroupCommitter<>("runbus-runs-submit-commit", MAX_BATCH, batch -> {
             List<Boolean> created = new ArrayList<>(batch.size());
-            List<RunStore.KeyOwner> owners = store.insertAll(batch, created);
+            List<RunStore.KeyOwner> owners = store.insertAll(batch.stream().map(Submission::insert).toList(), created);
             List<Message> triggers = new ArrayList<>();
             List<Submitted> out = new ArrayList<>(batch.size());
             for (int i = 0; i < batch.size(); i++) {
                 out.add(new Submitted(owners.get(i), created.get(i)));
                 if (created.get(i)) {
-                    triggers.add(Triggers.of(owners.get(i).runId(), ordered ? batch.get(i).run().userId() : null));
+                    Submission in = batch.get(i);
+                    triggers.add(Triggers.of(owners.get(i).runId(), ordered ? in.insert().run().userId() : null,
+                            in.traceContext()));
                 }
             }
             if (!triggers.isEmpty()) {
@@ -61,8 +71,8 @@ public final class RunCommits implements AutoCloseable {
         this.completions = new GroupCommitter<>("runbus-runs-done-commit", MAX_BATCH, store::completeAll);
     }
 
-    public Submitted submit(RunStore.Insert insert) throws SQLException {
-        return submits.commit(insert);
+    public Submitted submit(Submission submission) throws SQLException {
+        return submits.commit(submission);
     }
 
     /**

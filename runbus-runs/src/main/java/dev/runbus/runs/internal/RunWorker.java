@@ -102,7 +102,8 @@ public final class RunWorker implements BatchHandler {
                 settle(batch, d, null, finished);
                 continue;
             }
-            Runnable task = () -> execute(batch, d, started.attempt(), finished);
+            // The run handler joins the trigger's trace (its consumer span), on whichever thread runs it.
+            Runnable task = batch.withTraceContext(d, () -> execute(batch, d, started.attempt(), finished));
             try {
                 handlers.execute(task);
             } catch (RejectedExecutionException closing) {

@@ -2,6 +2,7 @@ package dev.runbus.runs.internal;
 
 import dev.runbus.Message;
 import java.nio.charset.StandardCharsets;
+import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 
@@ -18,8 +19,7 @@ public final class Triggers {
     }
 
     public static Message of(UUID runId) {
-        String id = runId.toString();
-        return Message.builder(TYPE, id.getBytes(StandardCharsets.UTF_8)).id(id).build();
+        return of(runId, null, Map.of());
     }
 
     /**
@@ -27,7 +27,16 @@ public final class Triggers {
      * triggers are spread over the partitions).
      */
     public static Message of(UUID runId, String key) {
-        Message m = of(runId);
+        return of(runId, key, Map.of());
+    }
+
+    /**
+     * A trigger with a message key (or null) and headers: the trace context of the run's submission, so that the
+     * run's execution joins its submitter's trace.
+     */
+    public static Message of(UUID runId, String key, Map<String, String> headers) {
+        String id = runId.toString();
+        Message m = Message.builder(TYPE, id.getBytes(StandardCharsets.UTF_8)).id(id).headers(headers).build();
         return key == null ? m : m.withKey(key);
     }
 

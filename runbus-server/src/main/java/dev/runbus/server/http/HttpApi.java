@@ -188,7 +188,7 @@ public final class HttpApi implements AutoCloseable {
         app.beforeMatched(admission::admit);
         app.after(admission::release);
 
-        app.post("/v1/runs", runRoutes::submit, Scope.SUBMIT);
+        app.post("/v1/runs", IncomingTraceContext.around(runRoutes::submit), Scope.SUBMIT);
         app.get("/v1/runs/{id}", runRoutes::get, Scope.READ);
         app.get(EVENTS, runRoutes::events, Scope.READ);
         app.get("/v1/dead-letters", busRoutes::deadLetters, Scope.READ);
