@@ -48,7 +48,27 @@ final class OutcomePolicy {
         return bounded(reason);
     }
 
+    /**
+     * A reason as the dead letter keeps it: control characters other than newline and tab removed (an exception's
+     * message often quotes the input that failed, and the reason is shown in terminals and over HTTP, where an
+     * escape sequence would act), then cut to {@value #MAX_REASON_LENGTH} characters ending in "…", never inside
+     * a character.
+     */
     static String bounded(String reason) {
-        return reason.length() <= MAX_REASON_LENGTH ? reason : reason.substring(0, MAX_REASON_LENGTH - 1) + "…";
+        StringBuilder b = new StringBuilder(Math.min(reason.length(), MAX_REASON_LENGTH));
+        for (int i = 0; i < reason.length(); i++) {
+            char c = reason.charAt(i);
+            if (!Character.isISOControl(c) || c == '\n' || c == '\t') {
+                b.append(c);
+            }
+        }
+        if (b.length() <= MAX_REASON_LENGTH) {
+            return b.toString();
+        }
+        int keep = MAX_REASON_LENGTH - 1;
+        if (Character.isHighSurrogate(b.charAt(keep - 1))) {
+            keep--;
+        }
+        return b.substring(0, keep) + "…";
     }
 }

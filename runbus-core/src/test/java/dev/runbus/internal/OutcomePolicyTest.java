@@ -42,4 +42,15 @@ class OutcomePolicyTest {
         String huge = OutcomePolicy.failureReason(new RuntimeException("x".repeat(5000)));
         assertThat(huge).hasSize(OutcomePolicy.MAX_REASON_LENGTH).endsWith("…");
     }
+
+    @Test
+    void aReasonKeepsNoControlCharacterButNewlineAndTab_andIsNeverCutInsideACharacter() {
+        String escape = OutcomePolicy.failureReason(new IllegalStateException("bad \u001b[2Jinput\u0000\r\nline\ttab"));
+        assertThat(escape).isEqualTo("java.lang.IllegalStateException: bad [2Jinput\nline\ttab");
+        String prefix = "java.lang.RuntimeException: ";
+        String emoji = OutcomePolicy.failureReason(new RuntimeException(
+                "x".repeat(OutcomePolicy.MAX_REASON_LENGTH - prefix.length() - 2) + "\uD83D\uDE00".repeat(10)));
+        assertThat(emoji).endsWith("…").hasSizeLessThanOrEqualTo(OutcomePolicy.MAX_REASON_LENGTH);
+        assertThat(Character.isHighSurrogate(emoji.charAt(emoji.length() - 2))).isFalse();
+    }
 }
