@@ -62,13 +62,19 @@ import java.util.TreeMap;
  * @param redisTlsCa         a PEM file of the CA certificates that sign the Redis servers' certificates, for a TLS
  *                           URL ({@code rediss://}, {@code rediss-cluster://}); the servers' certificates are still
  *                           checked against the host name connected to. Default null: the JVM's trust store
+ * @param scriptMode         how the bus runs its Lua scripts: {@link ScriptMode#AUTO} (the default) calls them as a
+ *                           Redis function library (FCALL) on Redis 7 and later and Valkey, and sends them with
+ *                           EVALSHA/EVAL on Redis 6.2; {@link ScriptMode#EVAL} always sends them;
+ *                           {@link ScriptMode#FUNCTIONS} always calls the library, and refuses a server without
+ *                           functions at connect. Functions let the Redis users drop {@code +eval +evalsha}
+ *                           (docs/security.md)
  */
 public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeout, Duration heartbeatInterval,
                         Duration consumerDeadAfter, Duration janitorInterval, BusListener listener,
                         Map<String, Integer> partitions, boolean retention, Duration retentionAge,
                         int retentionKeepLast, Duration retentionInterval, Duration deadLetterRetention,
                         Duration delayPollInterval, Clock clock, RedisCredentials redisCredentials,
-                        Path redisTlsCa) {
+                        Path redisTlsCa, ScriptMode scriptMode) {
 
     public static final String DEFAULT_KEY_PREFIX = "runbus";
     public static final Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofSeconds(10);
@@ -79,6 +85,7 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
     public static final int MAX_RETENTION_KEEP_LAST = 10_000;
     public static final Duration DEFAULT_RETENTION_AGE = Duration.ofHours(1);
     public static final Duration DEFAULT_RETENTION_INTERVAL = Duration.ofSeconds(30);
+    public static final ScriptMode DEFAULT_SCRIPT_MODE = ScriptMode.AUTO;
 
     public BusConfig {
         Objects.requireNonNull(redisUri, "redisUri");
@@ -133,6 +140,7 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
                     + deadLetterRetention);
         }
         Objects.requireNonNull(clock, "clock");
+        Objects.requireNonNull(scriptMode, "scriptMode");
         if (redisTlsCa != null) {
             if (!redisUri.regionMatches(true, 0, "rediss", 0, "rediss".length())) {
                 throw new IllegalArgumentException("redisTlsCa is set, but the Redis URL does not use TLS: use rediss:// or"
@@ -153,7 +161,8 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
                 + ", partitions=" + partitions + ", retention=" + retention + ", retentionAge=" + retentionAge
                 + ", retentionKeepLast=" + retentionKeepLast + ", retentionInterval=" + retentionInterval
                 + ", deadLetterRetention=" + deadLetterRetention + ", delayPollInterval=" + delayPollInterval
-                + ", clock=" + clock + ", redisCredentials=" + redisCredentials + ", redisTlsCa=" + redisTlsCa + "]";
+                + ", clock=" + clock + ", redisCredentials=" + redisCredentials + ", redisTlsCa=" + redisTlsCa
+                + ", scriptMode=" + scriptMode + "]";
     }
 
     /** A duration the bus hands Redis in milliseconds: one that does not fit is refused by name. */
@@ -193,6 +202,7 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
         private Clock clock = Clock.systemUTC();
         private RedisCredentials redisCredentials;
         private Path redisTlsCa;
+        private ScriptMode scriptMode = DEFAULT_SCRIPT_MODE;
 
         private Builder(String redisUri) {
             this.redisUri = redisUri;
@@ -290,10 +300,17 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
             return this;
         }
 
+        /** How the bus runs its scripts; default {@link ScriptMode#AUTO}. See {@link BusConfig#scriptMode()}. */
+        public Builder scriptMode(ScriptMode v) {
+            scriptMode = v;
+            return this;
+        }
+
         public BusConfig build() {
             return new BusConfig(redisUri, keyPrefix, commandTimeout, heartbeatInterval, consumerDeadAfter,
                     janitorInterval, listener, partitions, retention, retentionAge, retentionKeepLast,
-                    retentionInterval, deadLetterRetention, delayPollInterval, clock, redisCredentials, redisTlsCa);
+                    retentionInterval, deadLetterRetention, delayPollInterval, clock, redisCredentials, redisTlsCa,
+                    scriptMode);
         }
     }
 }

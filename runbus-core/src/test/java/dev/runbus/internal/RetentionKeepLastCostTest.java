@@ -51,7 +51,7 @@ class RetentionKeepLastCostTest {
             var redis = link.sync();
             redis.xgroupCreate(XReadArgs.StreamOffset.from(stream, "0"), "g", XGroupCreateArgs.Builder.mkstream(true));
             publishAndAck(redis, stream, KEEP + 2_000);
-            Retention retention = new Retention(redis, keys, Duration.ZERO, KEEP, null,
+            Retention retention = new Retention(ScriptCalls.auto(redis), redis, keys, Duration.ZERO, KEEP, null,
                     new SafeListener(BusListener.NONE));
 
             long first = timedRound(retention, redis, stream);
