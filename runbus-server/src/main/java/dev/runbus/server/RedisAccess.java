@@ -10,13 +10,13 @@ import java.util.Optional;
  * ({@code --redis-tls-ca}, else the JVM's). The password travels as characters to the bus and is never printed:
  * an error about the file names the file, never what is in it.
  */
-final class RedisAccess {
+public final class RedisAccess {
 
     private RedisAccess() {
     }
 
     /** Adds the password and the trusted CAs the settings give to {@code config}. */
-    static BusConfig.Builder apply(Settings s, BusConfig.Builder config) {
+    public static BusConfig.Builder apply(Settings s, BusConfig.Builder config) {
         password(s).ifPresent(config::redisPassword);
         if (s.isSet(Setting.REDIS_TLS_CA)) {
             config.redisTlsCa(Path.of(s.get(Setting.REDIS_TLS_CA)));
