@@ -1,5 +1,7 @@
 package dev.runbus.internal;
 
+import java.util.Comparator;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.slf4j.Logger;
@@ -46,8 +48,10 @@ final class LuaFixes {
                 return Optional.empty();
             }
         } else if (fixed.keySet().stream().anyMatch(l -> compare(v, RedisVersion.numbers(l)) < 0)) {
-            fix = "a release of a newer line (" + String.join(", ", fixed.values().stream().sorted().toList())
-                    + "): the " + line + " line gets no fix";
+            List<String> newer = fixed.values().stream().filter(f -> compare(v, RedisVersion.numbers(f)) < 0)
+                    .sorted(Comparator.comparing(RedisVersion::numbers, LuaFixes::compare)).toList();
+            fix = "a fixed release of a newer line (" + String.join(", ", newer) + "; the " + line
+                    + " line gets no fix)";
         } else {
             return Optional.empty(); // a line released after the fixes
         }
