@@ -197,8 +197,7 @@ class ScriptsAsFunctionsTest {
         subscribe(bus, plain, keyed);
         publishAndConsume(bus, plain, keyed, 0, 5);
 
-        server.redis().functionFlush(FlushMode.SYNC);
-        assertThat(libraries()).isEmpty();
+        server.redis().functionFlush(FlushMode.SYNC); // the bus's loops may load it again at once: no check here
         publishAndConsume(bus, plain, keyed, 5, 5);
         bus.publisher().publish("orders", message("later", null), Duration.ofMillis(50));
         Wait.until("the delayed message handled", Duration.ofSeconds(10), () -> plain.contains("later"));
