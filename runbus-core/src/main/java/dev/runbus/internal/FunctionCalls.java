@@ -56,12 +56,17 @@ final class FunctionCalls extends ScriptCalls {
 
     /**
      * An FCALL, which has no form that carries the code: a master that lost the library answers it "Function not
-     * found", and that one call is sent again after the load, behind what the caller sent meanwhile. The bus
-     * loads the library at connect, so this is the rare case of a master that lost it since.
+     * found". It is not sent again, which would put it behind what the caller sent meanwhile: the library is loaded
+     * there and the call fails with {@link ScriptNotRun}, for the caller's next call to run. The bus loads the
+     * library at connect, so this is the rare case of a master that lost it since.
      */
     @Override
     <T> CompletableFuture<T> sendInOrder(LuaScript script, RedisClusterAsyncCommands<String, byte[]> redis,
                                          ScriptOutputType type, String[] keys, byte[]... args) {
-        return sendAsync(script, redis, type, keys, args);
+        CompletableFuture<T> reply = redis.<T>fcall(library.function(script), type, keys, args).toCompletableFuture();
+        return reply.exceptionallyCompose(e -> LibraryLoads.notFound(cause(e))
+                ? LibraryLoads.loadForKeyAsync(library, redis, keys)
+                        .thenCompose(x -> CompletableFuture.<T>failedFuture(new ScriptNotRun(script.name(), cause(e))))
+                : CompletableFuture.failedFuture(cause(e)));
     }
 }

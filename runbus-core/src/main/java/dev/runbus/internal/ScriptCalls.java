@@ -66,8 +66,8 @@ abstract class ScriptCalls {
                                                 ScriptOutputType type, String[] keys, byte[]... args);
 
     /**
-     * One send that, as far as the server allows, needs no second one, so that it stays in order with the
-     * caller's other commands on the connection: for small, periodic scripts.
+     * One send, never a second, so that it stays in order with the caller's other commands on the connection: for
+     * small, periodic scripts. A call the server could not run fails with {@link ScriptNotRun}.
      */
     abstract <T> CompletableFuture<T> sendInOrder(LuaScript script, RedisClusterAsyncCommands<String, byte[]> redis,
                                                   ScriptOutputType type, String[] keys, byte[]... args);
@@ -156,8 +156,8 @@ abstract class ScriptCalls {
 
     /** A failure of the reply, as the {@link RunbusException} that names the script (or says what to do). */
     private static <T> CompletableFuture<T> named(LuaScript script, CompletableFuture<T> reply) {
-        return reply.exceptionallyCompose(e -> CompletableFuture.failedFuture(cause(e) instanceof LibraryMissing
-                ? cause(e)
+        return reply.exceptionallyCompose(e -> CompletableFuture.failedFuture(
+                cause(e) instanceof LibraryMissing || cause(e) instanceof ScriptNotRun ? cause(e)
                 : new RunbusException("script " + script.name() + " failed: " + Calls.describe(cause(e)), cause(e))));
     }
 
