@@ -965,7 +965,7 @@ abstract class BusBehaviourSuite {
     @Test
     void defect11_deadLetterMoveWhoseReplyIsLostWithTheConnection_isReportedOnce() throws Exception {
         io.lettuce.core.RedisURI server = proxiedServer();
-        redis().scriptLoad(script("dead_letter")); // so the call is one EVALSHA, answered by the script itself
+        redis().scriptLoad(script("dead_letter")); // one EVALSHA (or FCALL: the bus loads its library at connect)
         String id = bus.publisher().publish(topic, msg(1));
         try (TcpProxy proxy = TcpProxy.start(server.getHost(), server.getPort())) {
             Bus viaProxy = Bus.connect(BusConfig.builder(proxy.uri()).keyPrefix(prefix).listener(events)

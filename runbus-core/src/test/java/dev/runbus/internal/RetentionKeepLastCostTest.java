@@ -95,7 +95,7 @@ class RetentionKeepLastCostTest {
             List<?> entry = (List<?>) o;
             List<?> args = (List<?>) entry.get(3);
             String command = String.valueOf(args.get(0)).toLowerCase();
-            if (command.equals("evalsha") || command.equals("eval")) {
+            if (command.equals("evalsha") || command.equals("eval") || command.equals("fcall")) {
                 micros = Math.max(micros, (Long) entry.get(2));
             }
         }
