@@ -182,6 +182,25 @@ class ScriptsAsFunctionsTest {
     }
 
     @Test
+    void aWorkerWithTheEvalListIsToldToGrantFcallOrChooseEval_andRunsWithEval() {
+        String worker = user("worker", RedisAcl.WORKER_COMMANDS_62);
+        ScriptLibrary.load(BusConfig.builder(server.uri()).build());
+
+        assertThatThrownBy(() -> connect(config(uriOf(worker)).build())).isInstanceOf(RunbusException.class)
+                .hasMessageContaining("may not call runbus's functions").hasMessageContaining("grant the user +fcall")
+                .hasMessageContaining("scriptMode EVAL");
+
+        Bus bus = connect(config(uriOf(worker)).scriptMode(ScriptMode.EVAL).build());
+        Set<String> plain = ConcurrentHashMap.newKeySet();
+        Set<String> keyed = ConcurrentHashMap.newKeySet();
+        subscribe(bus, plain, keyed);
+        publishAndConsume(bus, plain, keyed, 0, 5);
+        assertThat(loopErrors).isEmpty();
+        assertThat(denied(worker)).as("only the FCALL refused at connect").singleElement().asString()
+                .contains("fcall");
+    }
+
+    @Test
     void aBusWhoseUserMayLoadLoadsTheMissingLibraryAtConnect() {
         assertThat(libraries()).isEmpty();
         connect(config(server.uri()).build());

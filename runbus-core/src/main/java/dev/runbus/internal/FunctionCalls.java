@@ -38,7 +38,7 @@ final class FunctionCalls extends ScriptCalls {
             if (!LibraryLoads.notFound(e)) {
                 throw e;
             }
-            LibraryLoads.loadForKey(library, redis, keys);
+            LibraryLoads.loadWhereMissing(library, redis);
             return redis.fcall(function, type, keys, args);
         }
     }
@@ -49,7 +49,7 @@ final class FunctionCalls extends ScriptCalls {
         String function = library.function(script);
         CompletableFuture<T> first = redis.<T>fcall(function, type, keys, args).toCompletableFuture();
         return first.exceptionallyCompose(e -> LibraryLoads.notFound(cause(e))
-                ? LibraryLoads.loadForKeyAsync(library, redis, keys)
+                ? LibraryLoads.loadWhereMissingAsync(library, redis)
                         .thenCompose(x -> redis.<T>fcall(function, type, keys, args).toCompletableFuture())
                 : CompletableFuture.failedFuture(cause(e)));
     }
@@ -65,7 +65,7 @@ final class FunctionCalls extends ScriptCalls {
                                          ScriptOutputType type, String[] keys, byte[]... args) {
         CompletableFuture<T> reply = redis.<T>fcall(library.function(script), type, keys, args).toCompletableFuture();
         return reply.exceptionallyCompose(e -> LibraryLoads.notFound(cause(e))
-                ? LibraryLoads.loadForKeyAsync(library, redis, keys)
+                ? LibraryLoads.loadWhereMissingAsync(library, redis)
                         .thenCompose(x -> CompletableFuture.<T>failedFuture(new ScriptNotRun(script.name(), cause(e))))
                 : CompletableFuture.failedFuture(cause(e)));
     }

@@ -3,7 +3,6 @@ package dev.runbus.internal;
 import dev.runbus.RunbusException;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.ScriptOutputType;
-import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
@@ -18,8 +17,8 @@ import java.util.concurrent.CompletableFuture;
  * Puts runbus's {@link FunctionLibrary} on the masters that lack it. Each master keeps its own functions (replicas
  * get them by replication), so a master can lack the library while others have it: a new node, a node a slot moved
  * to, a server restarted without persistence, a FUNCTION FLUSH. FCALL then answers {@code ERR Function not found},
- * and the call is sent again once the library is loaded on the master of its key (as EVALSHA's NOSCRIPT is answered
- * with EVAL). A user without {@code +function|load} gets {@link LibraryMissing}, which says what to do.
+ * and the call is sent again once the library is loaded where it lacked (as EVALSHA's NOSCRIPT is answered with
+ * EVAL). A user without {@code +function|load} gets {@link LibraryMissing}, which says what to do.
  */
 final class LibraryLoads {
 
@@ -40,7 +39,21 @@ final class LibraryLoads {
     static List<String> ensure(FunctionLibrary library, List<RedisLink.Master> masters) {
         List<String> loaded = new java.util.ArrayList<>();
         for (RedisLink.Master m : masters) {
-            if (!present(library, m.redis()) && load(library, m.redis(), m.address())) {
+            boolean present;
+            try {
+                present = present(library, m.redis());
+            } catch (RedisCommandExecutionException e) {
+                if (hasError(e, "noperm")) {
+                    // The user of an EVAL deployment upgraded to a runbus that calls functions: say both ways out.
+                    throw new RunbusException("this Redis user may not call runbus's functions on " + m.address()
+                            + " (" + e.getMessage() + "): on Redis 7 and later runbus calls its scripts as a function "
+                            + "library; grant the user +fcall (and run `runbus migrate --redis-url …` as a user allowed "
+                            + "+function|load), or set scriptMode EVAL (--redis-scripts eval) to keep +eval +evalsha "
+                            + "(docs/security.md)", e);
+                }
+                throw e;
+            }
+            if (!present && load(library, m.redis(), m.address())) {
                 loaded.add(m.address());
             }
         }
@@ -60,29 +73,35 @@ final class LibraryLoads {
         }
     }
 
-    /** Loads the library on the master of {@code keys[0]}, where {@code redis} sent a call that found it missing. */
-    static void loadForKey(FunctionLibrary library, RedisClusterCommands<String, byte[]> redis, String[] keys) {
-        if (redis instanceof RedisAdvancedClusterCommands<String, byte[]> cluster && keys.length > 0) {
-            RedisClusterNode node = masterOf(cluster.getStatefulConnection(), keys[0]);
-            if (node != null) {
-                load(library, cluster.getStatefulConnection().getConnection(node.getNodeId()).sync(), address(node));
-                return;
+    /**
+     * Loads the library where a call sent through {@code redis} found it missing: on one server, that server; on a
+     * cluster, every master that lacks it. Not only the master of the call's key as the client sees it: while a slot
+     * migrates, the call may have been answered by the node importing it (Lettuce follows the ASK), and a node the
+     * client does not know as the slot's master yet may be the one without the library.
+     */
+    static void loadWhereMissing(FunctionLibrary library, RedisClusterCommands<String, byte[]> redis) {
+        if (redis instanceof RedisAdvancedClusterCommands<String, byte[]> cluster) {
+            StatefulRedisClusterConnection<String, byte[]> c = cluster.getStatefulConnection();
+            for (RedisClusterNode node : masters(c)) {
+                load(library, c.getConnection(node.getNodeId()).sync(), address(node));
             }
+            return;
         }
         load(library, redis, "the Redis server");
     }
 
-    /** Like {@link #loadForKey}, without waiting. */
-    static CompletableFuture<Void> loadForKeyAsync(FunctionLibrary library,
-                                                   RedisClusterAsyncCommands<String, byte[]> redis, String[] keys) {
-        if (redis instanceof RedisAdvancedClusterAsyncCommands<String, byte[]> cluster && keys.length > 0) {
+    /** Like {@link #loadWhereMissing}, without waiting. */
+    static CompletableFuture<Void> loadWhereMissingAsync(FunctionLibrary library,
+                                                         RedisClusterAsyncCommands<String, byte[]> redis) {
+        if (redis instanceof RedisAdvancedClusterAsyncCommands<String, byte[]> cluster) {
             StatefulRedisClusterConnection<String, byte[]> c = cluster.getStatefulConnection();
-            RedisClusterNode node = masterOf(c, keys[0]);
-            if (node != null) {
-                return c.getConnectionAsync(node.getNodeId()).thenCompose(
+            List<CompletableFuture<Void>> loads = new java.util.ArrayList<>();
+            for (RedisClusterNode node : masters(c)) {
+                loads.add(c.getConnectionAsync(node.getNodeId()).thenCompose(
                         n -> loaded(library, n.async().functionLoad(library.code()).toCompletableFuture(),
-                                address(node)));
+                                address(node))));
             }
+            return CompletableFuture.allOf(loads.toArray(new CompletableFuture<?>[0]));
         }
         return loaded(library, redis.functionLoad(library.code()).toCompletableFuture(), "the Redis server");
     }
@@ -121,8 +140,14 @@ final class LibraryLoads {
                 + ": " + e.getMessage(), e);
     }
 
-    private static RedisClusterNode masterOf(StatefulRedisClusterConnection<String, byte[]> c, String key) {
-        return c.getPartitions().getMasterBySlot(SlotHash.getSlot(key));
+    private static List<RedisClusterNode> masters(StatefulRedisClusterConnection<String, byte[]> c) {
+        List<RedisClusterNode> out = new java.util.ArrayList<>();
+        for (RedisClusterNode node : c.getPartitions()) {
+            if (node.is(RedisClusterNode.NodeFlag.UPSTREAM)) {
+                out.add(node);
+            }
+        }
+        return out;
     }
 
     private static String address(RedisClusterNode node) {
