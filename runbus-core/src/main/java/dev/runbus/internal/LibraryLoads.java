@@ -12,6 +12,8 @@ import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Puts runbus's {@link FunctionLibrary} on the masters that lack it. Each master keeps its own functions (replicas
@@ -21,6 +23,8 @@ import java.util.concurrent.CompletableFuture;
  * EVAL). A user without {@code +function|load} gets {@link LibraryMissing}, which says what to do.
  */
 final class LibraryLoads {
+
+    private static final Logger log = LoggerFactory.getLogger(LibraryLoads.class);
 
     private LibraryLoads() {
     }
@@ -113,6 +117,7 @@ final class LibraryLoads {
     static boolean load(FunctionLibrary library, RedisClusterCommands<String, byte[]> redis, String where) {
         try {
             redis.functionLoad(library.code());
+            log.info("loaded runbus's Redis function library {} on {}", library.name(), where);
             return true;
         } catch (RedisCommandExecutionException e) {
             if (hasError(e, "already exists")) {
@@ -125,7 +130,11 @@ final class LibraryLoads {
     private static CompletableFuture<Void> loaded(FunctionLibrary library, CompletableFuture<String> reply,
                                                   String where) {
         return reply.handle((ok, e) -> {
-            if (e == null || hasError(ScriptCalls.cause(e), "already exists")) {
+            if (e == null) {
+                log.info("loaded runbus's Redis function library {} on {}", library.name(), where);
+                return (Void) null;
+            }
+            if (hasError(ScriptCalls.cause(e), "already exists")) {
                 return (Void) null;
             }
             throw refused(library, where, ScriptCalls.cause(e));
