@@ -5,6 +5,7 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
 
 /**
  * runbus's Lua scripts as one Redis function library (Redis 7 and later, Valkey), generated from the script files
@@ -24,6 +25,23 @@ final class FunctionLibrary {
             "ordered_claim", "ordered_read", "ordered_retry_at", "ordered_start", "partition_count",
             "read_own_pending", "reclaim", "record_starts", "replay", "retention", "retry_later", "schedule",
             "scheduled_cancel", "scheduled_list", "trim_by_age");
+
+    /**
+     * Flags of the functions that need them, so that they run under {@code maxmemory} as their scripts did under
+     * EVAL. A function without flags counts as a write and is refused whole once Redis is over {@code maxmemory};
+     * EVAL refused a script there only at a first write that may grow memory. So the scripts whose writes only
+     * acknowledge, claim, remove, trim or expire are {@code allow-oom} (acks, takeovers and retention, which frees
+     * memory, go on under a full Redis, as before), and the one that only reads is {@code no-writes}. The others
+     * (those that append, schedule or set) stay refused under {@code maxmemory}, as their first write was.
+     */
+    static final Map<String, String> FLAGS = Map.ofEntries(Map.entry("ack", "allow-oom"),
+            Map.entry("delete_consumer", "allow-oom"), Map.entry("forget_consumer", "allow-oom"),
+            Map.entry("keep_alive", "allow-oom"), Map.entry("lease_renew", "allow-oom"),
+            Map.entry("ordered_ack", "allow-oom"), Map.entry("ordered_claim", "allow-oom"),
+            Map.entry("ordered_read", "allow-oom"), Map.entry("read_own_pending", "allow-oom"),
+            Map.entry("reclaim", "allow-oom"), Map.entry("retention", "allow-oom"),
+            Map.entry("scheduled_cancel", "allow-oom"), Map.entry("trim_by_age", "allow-oom"),
+            Map.entry("scheduled_list", "no-writes"));
 
     /**
      * A function of no keys that only answers the library's name: what a bus calls at connect to learn whether
@@ -59,7 +77,12 @@ final class FunctionLibrary {
         for (LuaScript s : scripts) {
             // The body's own lines between the two of the wrapper: a body ending in a comment cannot swallow "end".
             out.append("redis.register_function{function_name='").append(library).append('_').append(s.name())
-                    .append("', callback=function(KEYS, ARGV)\n").append(s.source()).append("\nend}\n");
+                    .append("', ");
+            String flags = FLAGS.get(s.name());
+            if (flags != null) {
+                out.append("flags={'").append(flags).append("'}, ");
+            }
+            out.append("callback=function(KEYS, ARGV)\n").append(s.source()).append("\nend}\n");
         }
         out.append("redis.register_function{function_name='").append(library).append('_').append(PROBE)
                 .append("', flags={'no-writes'}, callback=function() return '").append(library).append("' end}\n");

@@ -63,6 +63,36 @@ class FunctionCallsTest {
         assertThat(libraries()).containsExactly(FunctionLibrary.runbus().name());
     }
 
+    /**
+     * Over {@code maxmemory} (noeviction), as under EVAL: acks and retention, which only remove, still run (a
+     * function without flags would be refused whole), listing still reads, and scheduling, which grows memory,
+     * is refused.
+     */
+    @Test
+    void overMaxmemoryAcksRetentionAndListingRunAndSchedulingIsRefused() throws Exception {
+        String stream = keys.stream("t");
+        for (int i = 1; i <= 3; i++) {
+            server.redis().xadd(stream, "f", "v" + i);
+        }
+        server.redis().xgroupCreate(io.lettuce.core.XReadArgs.StreamOffset.from(stream, "0"), "g");
+        List<String> ids = server.redis().xreadgroup(io.lettuce.core.Consumer.from("g", "c"),
+                io.lettuce.core.XReadArgs.StreamOffset.lastConsumed(stream)).stream().map(m -> m.getId()).toList();
+        assertThat(scripts.scheduled("t", 10)).isEmpty(); // loads the library while there is room
+        server.redis().configSet("maxmemory", "1");
+        try {
+            assertThat(scripts.ack(link.async(), "t", "g", ids).get(5, TimeUnit.SECONDS)).isEqualTo(3L);
+            Retention retention = new Retention(ScriptCalls.auto(link.sync()), link.sync(), keys, Duration.ZERO, 0,
+                    null, new SafeListener(dev.runbus.BusListener.NONE));
+            retention.round(List.of(Partitions.single("t")), true);
+            assertThat(server.redis().xlen(stream)).as("retention trimmed what the group acked").isZero();
+            assertThat(scripts.scheduled("t", 10)).isEmpty();
+            assertThatThrownBy(() -> scripts.schedule("t", "id", true, 1000, Map.of("f", "v".getBytes()))
+                    .get(5, TimeUnit.SECONDS)).hasMessageContaining("OOM");
+        } finally {
+            server.redis().configSet("maxmemory", "0");
+        }
+    }
+
     @Test
     void anInOrderCallFindingNoLibraryDoesNotRun_andTheNextOneDoes() throws Exception {
         String beats = keys.heartbeats("t", "g");

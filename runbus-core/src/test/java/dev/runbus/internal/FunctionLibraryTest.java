@@ -29,16 +29,30 @@ class FunctionLibraryTest {
 
     @Test
     void everyNameCarriesAHashOfTheCode_soTwoVersionsLoadSideBySide() {
-        FunctionLibrary one = FunctionLibrary.of(List.of(LuaScript.of("ack", "return 1")));
-        FunctionLibrary same = FunctionLibrary.of(List.of(LuaScript.of("ack", "return 1")));
-        FunctionLibrary changed = FunctionLibrary.of(List.of(LuaScript.of("ack", "return 2")));
+        FunctionLibrary one = FunctionLibrary.of(List.of(LuaScript.of("step", "return 1")));
+        FunctionLibrary same = FunctionLibrary.of(List.of(LuaScript.of("step", "return 1")));
+        FunctionLibrary changed = FunctionLibrary.of(List.of(LuaScript.of("step", "return 2")));
 
         assertThat(one.name()).matches("runbus_[0-9a-f]{12}").isEqualTo(same.name()).isNotEqualTo(changed.name());
-        assertThat(one.function("ack")).isEqualTo(one.name() + "_ack");
+        assertThat(one.function("step")).isEqualTo(one.name() + "_step");
         assertThat(one.code()).startsWith("#!lua name=" + one.name() + "\n")
                 .contains("redis.register_function{function_name='" + one.name()
-                        + "_ack', callback=function(KEYS, ARGV)\nreturn 1\nend}")
+                        + "_step', callback=function(KEYS, ARGV)\nreturn 1\nend}")
                 .contains("function_name='" + one.name() + "_" + FunctionLibrary.PROBE + "', flags={'no-writes'}");
+    }
+
+    @Test
+    void theScriptsThatOnlyAckClaimRemoveOrTrimMayRunUnderMaxmemory_andTheListOnlyReads() {
+        String code = FunctionLibrary.runbus().code();
+        String name = FunctionLibrary.runbus().name();
+        for (String script : List.of("ack", "retention", "reclaim", "keep_alive", "ordered_ack", "trim_by_age")) {
+            assertThat(code).contains("function_name='" + name + "_" + script + "', flags={'allow-oom'}, callback=");
+        }
+        assertThat(code).contains("function_name='" + name + "_scheduled_list', flags={'no-writes'}, callback=");
+        for (String script : List.of("schedule", "dead_letter", "move_due", "record_starts", "partition_count")) {
+            assertThat(code).contains("function_name='" + name + "_" + script + "', callback=");
+        }
+        assertThat(FunctionLibrary.SCRIPTS).containsAll(FunctionLibrary.FLAGS.keySet());
     }
 
     @Test
