@@ -63,6 +63,12 @@ import java.util.TreeMap;
  * @param redisTlsCa         a PEM file of the CA certificates that sign the Redis servers' certificates, for a TLS
  *                           URL ({@code rediss://}, {@code rediss-cluster://}); the servers' certificates are still
  *                           checked against the host name connected to. Default null: the JVM's trust store
+ * @param scriptMode         how the bus runs its Lua scripts: {@link ScriptMode#AUTO} (the default) calls them as a
+ *                           Redis function library (FCALL) on Redis 7 and later and Valkey, and sends them with
+ *                           EVALSHA/EVAL on Redis 6.2; {@link ScriptMode#EVAL} always sends them;
+ *                           {@link ScriptMode#FUNCTIONS} always calls the library, and refuses a server without
+ *                           functions at connect. Functions let the Redis users drop {@code +eval +evalsha}
+ *                           (docs/security.md)
  * @param tracing            OpenTelemetry trace context on publishes and deliveries ({@link Tracing}); default
  *                           {@link Tracing#OFF}, which loads no OpenTelemetry class and costs nothing
  */
@@ -71,7 +77,7 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
                         Map<String, Integer> partitions, boolean retention, Duration retentionAge,
                         int retentionKeepLast, Duration retentionInterval, Duration deadLetterRetention,
                         Duration delayPollInterval, Clock clock, RedisCredentials redisCredentials,
-                        Path redisTlsCa, Tracing tracing) {
+                        Path redisTlsCa, ScriptMode scriptMode, Tracing tracing) {
 
     public static final String DEFAULT_KEY_PREFIX = "runbus";
     public static final Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofSeconds(10);
@@ -82,6 +88,7 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
     public static final int MAX_RETENTION_KEEP_LAST = 10_000;
     public static final Duration DEFAULT_RETENTION_AGE = Duration.ofHours(1);
     public static final Duration DEFAULT_RETENTION_INTERVAL = Duration.ofSeconds(30);
+    public static final ScriptMode DEFAULT_SCRIPT_MODE = ScriptMode.AUTO;
 
     public BusConfig {
         Objects.requireNonNull(redisUri, "redisUri");
@@ -132,6 +139,7 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
                     + deadLetterRetention);
         }
         Objects.requireNonNull(clock, "clock");
+        Objects.requireNonNull(scriptMode, "scriptMode");
         Objects.requireNonNull(tracing, "tracing");
         if (redisTlsCa != null) {
             if (!redisUri.regionMatches(true, 0, "rediss", 0, "rediss".length())) {
@@ -153,7 +161,8 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
                 + ", partitions=" + partitions + ", retention=" + retention + ", retentionAge=" + retentionAge
                 + ", retentionKeepLast=" + retentionKeepLast + ", retentionInterval=" + retentionInterval
                 + ", deadLetterRetention=" + deadLetterRetention + ", delayPollInterval=" + delayPollInterval
-                + ", clock=" + clock + ", redisCredentials=" + redisCredentials + ", redisTlsCa=" + redisTlsCa + ", tracing=" + tracing + "]";
+                + ", clock=" + clock + ", redisCredentials=" + redisCredentials + ", redisTlsCa=" + redisTlsCa
+                + ", scriptMode=" + scriptMode + ", tracing=" + tracing + "]";
     }
 
     /** A duration the bus hands Redis in milliseconds: one that does not fit is refused by name. */
@@ -193,6 +202,7 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
         private Clock clock = Clock.systemUTC();
         private RedisCredentials redisCredentials;
         private Path redisTlsCa;
+        private ScriptMode scriptMode = DEFAULT_SCRIPT_MODE;
         private Tracing tracing = Tracing.OFF;
 
         private Builder(String redisUri) {
@@ -291,6 +301,12 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
             return this;
         }
 
+        /** How the bus runs its scripts; default {@link ScriptMode#AUTO}. See {@link BusConfig#scriptMode()}. */
+        public Builder scriptMode(ScriptMode v) {
+            scriptMode = v;
+            return this;
+        }
+
         /** Trace context through OpenTelemetry; default {@link Tracing#OFF}. */
         public Builder tracing(Tracing v) {
             tracing = v;
@@ -301,7 +317,7 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
             return new BusConfig(redisUri, keyPrefix, commandTimeout, heartbeatInterval, consumerDeadAfter,
                     janitorInterval, listener, partitions, retention, retentionAge, retentionKeepLast,
                     retentionInterval, deadLetterRetention, delayPollInterval, clock, redisCredentials, redisTlsCa,
-                    tracing);
+                    scriptMode, tracing);
         }
     }
 }

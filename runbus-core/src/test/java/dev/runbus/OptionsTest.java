@@ -64,6 +64,17 @@ class OptionsTest {
     }
 
     @Test
+    void scriptModeDefaultsToAutoAndIsRequired() {
+        BusConfig d = BusConfig.builder("redis://x").build();
+        assertThat(d.scriptMode()).isEqualTo(ScriptMode.AUTO).isEqualTo(BusConfig.DEFAULT_SCRIPT_MODE);
+        assertThat(d.toString()).contains("scriptMode=AUTO");
+        assertThat(BusConfig.builder("redis://x").scriptMode(ScriptMode.EVAL).build().scriptMode())
+                .isEqualTo(ScriptMode.EVAL);
+        assertThatThrownBy(() -> BusConfig.builder("redis://x").scriptMode(null).build())
+                .hasMessageContaining("scriptMode");
+    }
+
+    @Test
     void retentionDefaultsAndValidation() {
         BusConfig d = BusConfig.builder("redis://x").build();
         assertThat(d.retention()).isTrue();

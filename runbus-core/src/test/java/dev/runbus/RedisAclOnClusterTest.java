@@ -45,6 +45,8 @@ class RedisAclOnClusterTest {
     }
 
     private void createUsers() {
+        // As runbus migrate does: the workers may call runbus's functions, not load them.
+        ScriptLibrary.load(BusConfig.builder("redis-cluster://" + RedisTarget.clusterProcess().seeds()).build());
         for (RedisServerProcess node : nodes()) {
             RedisClusterProcess.call(node, redis -> {
                 RedisAcl.setUser(redis, worker, password, prefix,

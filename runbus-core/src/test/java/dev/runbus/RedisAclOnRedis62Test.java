@@ -1,10 +1,24 @@
 package dev.runbus;
 
+import dev.runbus.testing.RedisAcl;
 import dev.runbus.testing.RedisTarget;
 import java.util.List;
 
-/** {@link RedisAclTest} on Redis 6.2: the same ACLs, the older reply shapes and NOPERM texts. */
+/**
+ * {@link RedisAclTest} on Redis 6.2: the lists with EVAL and EVALSHA instead of FCALL (6.2 has no functions), the
+ * older reply shapes and NOPERM texts.
+ */
 class RedisAclOnRedis62Test extends RedisAclTest {
+
+    @Override
+    String workerCommands() {
+        return RedisAcl.WORKER_COMMANDS_62;
+    }
+
+    @Override
+    String publisherCommands() {
+        return RedisAcl.PUBLISHER_COMMANDS_62;
+    }
 
     @Override
     RedisTarget target() {

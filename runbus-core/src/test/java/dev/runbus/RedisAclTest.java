@@ -19,11 +19,13 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
  * runbus under least-privilege Redis ACL users ({@link RedisAcl}): a worker user can do all a subscribing bus
- * does, a publisher user all a publishing one does, and Redis denies neither anything (its ACL LOG stays empty
+ * does, a publisher user all a publishing one does (from Redis 7 on with FCALL and no right to run scripts of
+ * their own, the library loaded beforehand as {@code runbus migrate} does), and Redis denies neither anything (its ACL LOG stays empty
  * for them, which also catches a denial a background loop would only report to a listener). A user without a
  * right is refused with an error that names the command or the keys.
  */
@@ -48,6 +50,21 @@ class RedisAclTest {
 
     private RedisClusterCommands<String, String> admin() {
         return target().redis();
+    }
+
+    /** The worker's list on this server: FCALL from Redis 7 on. */
+    String workerCommands() {
+        return RedisAcl.WORKER_COMMANDS;
+    }
+
+    String publisherCommands() {
+        return RedisAcl.PUBLISHER_COMMANDS;
+    }
+
+    /** What {@code runbus migrate} does before the workers start: they may call runbus's functions, not load them. */
+    @BeforeEach
+    void loadTheFunctionLibrary() {
+        ScriptLibrary.load(BusConfig.builder(target().uri()).build());
     }
 
     @AfterEach
@@ -122,7 +139,7 @@ class RedisAclTest {
 
     @Test
     void aWorkerWithTheWorkerAclConsumesRetriesDeadLettersMovesDelaysRetainsAndInspects() {
-        String worker = user("worker", prefix, RedisAcl.WORKER_COMMANDS);
+        String worker = user("worker", prefix, workerCommands());
         AtomicLong trimmed = new AtomicLong();
         BusConfig cfg = config(uriOf(worker)).heartbeatInterval(Duration.ofMillis(200))
                 .consumerDeadAfter(Duration.ofSeconds(1)).janitorInterval(Duration.ofMillis(200))
@@ -201,8 +218,8 @@ class RedisAclTest {
 
     @Test
     void aPublisherWithThePublisherAclPublishesAndSchedulesForWorkersToMoveButCannotSubscribe() {
-        String publisherUser = user("publisher", prefix, RedisAcl.PUBLISHER_COMMANDS);
-        String workerUser = user("worker", prefix, RedisAcl.WORKER_COMMANDS);
+        String publisherUser = user("publisher", prefix, publisherCommands());
+        String workerUser = user("worker", prefix, workerCommands());
         // Credentials apart from the URL: the URL holds none.
         Bus bus = connect(config(target().uri()).partitions("keyed", 2)
                 .redisCredentials(RedisCredentials.of(publisherUser, password.toCharArray())).build());
@@ -235,7 +252,7 @@ class RedisAclTest {
 
     @Test
     void aPasswordGivenApartFromTheUrlKeepsTheUrlsUser() {
-        String worker = user("urluser", prefix, RedisAcl.WORKER_COMMANDS);
+        String worker = user("urluser", prefix, workerCommands());
         String uri = target().uri().replace("://", "://" + worker + ":not-the-password@");
         Bus bus = connect(config(uri).redisPassword(password.toCharArray()).build());
         bus.publisher().publish("orders", message("x"));
@@ -244,7 +261,7 @@ class RedisAclTest {
 
     @Test
     void aWorkerWhoMayNotReadFromGroupsIsRefusedAtSubscribeNamingXreadgroup() {
-        String user = user("noread", prefix, RedisAcl.WORKER_COMMANDS + " -xreadgroup");
+        String user = user("noread", prefix, workerCommands() + " -xreadgroup");
         Bus bus = connect(config(uriOf(user)).build());
         assertThatThrownBy(() -> bus.subscribe("orders", "g", "c", d -> { }))
                 .isInstanceOf(RunbusException.class)
@@ -253,7 +270,7 @@ class RedisAclTest {
 
     @Test
     void aUserWithoutRightsToThePrefixsKeysIsRefusedNamingTheKeys() {
-        String user = user("otherkeys", "someone-else", RedisAcl.WORKER_COMMANDS);
+        String user = user("otherkeys", "someone-else", workerCommands());
         Bus bus = connect(config(uriOf(user)).build());
         assertThatThrownBy(() -> bus.publisher().publish("orders", message("x")))
                 .isInstanceOf(RunbusException.class)

@@ -24,9 +24,10 @@ import org.slf4j.LoggerFactory;
  * name is not taken for a second process.
  *
  * <p>One lock orders the periodic write against a close's removal: both are sent under it on the same
- * connection (the write as a whole script, which Redis cannot answer NOSCRIPT, so it is never sent again
- * later from the I/O thread), so the periodic write does not bring back the heartbeat of a consumer that
- * closed. Neither waits for Redis under the lock.
+ * connection (the write as a whole script, which Redis cannot answer NOSCRIPT, or as an FCALL that is not sent
+ * again when a master lost the library: that round's write is skipped, the next interval's writes), so the
+ * periodic write does not bring back the heartbeat of a consumer that closed. Neither waits for Redis under the
+ * lock.
  */
 final class Heartbeats {
 
@@ -87,6 +88,11 @@ final class Heartbeats {
                 Thread.currentThread().interrupt();
                 return;
             } catch (ExecutionException e) {
+                if (e.getCause() instanceof ScriptNotRun notRun) {
+                    // One round missed, the library loaded again: a consumer is dead only after several.
+                    log.debug("heartbeat skipped this round", notRun);
+                    continue;
+                }
                 throw e.getCause() instanceof RuntimeException ? (RuntimeException) e.getCause()
                         : new RunbusException("heartbeat failed: " + e.getCause(), e.getCause());
             } catch (TimeoutException e) {

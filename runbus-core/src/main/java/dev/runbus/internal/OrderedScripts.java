@@ -59,6 +59,7 @@ final class OrderedScripts {
         }
     }
 
+    private final ScriptCalls calls;
     private final RedisClusterCommands<String, byte[]> redis;
     private final RedisClusterAsyncCommands<String, byte[]> async;
     private final Keys keys;
@@ -66,8 +67,9 @@ final class OrderedScripts {
     private final String consumer;
 
     /** {@code redis} and {@code async} are two faces of one connection, so that calls keep their order. */
-    OrderedScripts(RedisClusterCommands<String, byte[]> redis, RedisClusterAsyncCommands<String, byte[]> async, Keys keys,
-                   String group, String consumer) {
+    OrderedScripts(ScriptCalls calls, RedisClusterCommands<String, byte[]> redis,
+                   RedisClusterAsyncCommands<String, byte[]> async, Keys keys, String group, String consumer) {
+        this.calls = calls;
         this.redis = redis;
         this.async = async;
         this.keys = keys;
@@ -87,7 +89,7 @@ final class OrderedScripts {
      * stale.
      */
     Members members(String topic, long leaseMillis, long staleAfterMillis, long waitMillis) {
-        List<Object> r = Calls.await("renewing the membership in " + topic, MEMBERS.<List<Object>>runAsync(async,
+        List<Object> r = Calls.await("renewing the membership in " + topic, calls.<List<Object>>runAsync(MEMBERS, async,
                 ScriptOutputType.MULTI, new String[] {keys.members(topic, group)}, args(consumer, leaseMillis)),
                 waitMillis);
         long now = Replies.num(r.get(0));
@@ -144,27 +146,27 @@ final class OrderedScripts {
 
     /** Takes the lease; returns its value, or null when another consumer holds it. */
     String acquire(String name, long leaseMillis) {
-        byte[] holder = ACQUIRE.run(redis, ScriptOutputType.VALUE,
+        byte[] holder = calls.run(ACQUIRE, redis, ScriptOutputType.VALUE,
                 new String[] {keys.lease(name, group), keys.fence(name, group)}, args(consumer, leaseMillis));
         return holder == null ? null : Replies.str(holder);
     }
 
     /** Like {@link #renew}, without waiting. */
     CompletableFuture<Boolean> renewAsync(String name, String holder, long leaseMillis) {
-        return RENEW.<Long>runAsync(async, ScriptOutputType.INTEGER, new String[] {keys.lease(name, group)},
+        return calls.<Long>runAsync(RENEW, async, ScriptOutputType.INTEGER, new String[] {keys.lease(name, group)},
                 args(holder, leaseMillis)).thenApply(r -> r == 1);
     }
 
     /** Renews the lease ({@code leaseMillis} 0: releases it); false when the caller no longer holds it. */
     boolean renew(String name, String holder, long leaseMillis) {
-        Long r = RENEW.run(redis, ScriptOutputType.INTEGER, new String[] {keys.lease(name, group)},
+        Long r = calls.run(RENEW, redis, ScriptOutputType.INTEGER, new String[] {keys.lease(name, group)},
                 args(holder, leaseMillis));
         return r == 1;
     }
 
     /** Acks one entry for the lease holder, without waiting: the reply is 0 or 1 acked, or -1 when fenced off. */
     CompletableFuture<Long> ack(String name, String holder, String streamId) {
-        return ACK.runAsync(async, ScriptOutputType.INTEGER,
+        return calls.runAsync(ACK, async, ScriptOutputType.INTEGER,
                 new String[] {keys.stream(name), keys.lease(name, group)}, args(group, holder, streamId));
     }
 
@@ -174,7 +176,7 @@ final class OrderedScripts {
      * for none), whose read reply was lost, come back first (ordered_read.lua).
      */
     CompletableFuture<List<Object>> readAsync(String name, String holder, int count, String knownId) {
-        return READ.runAsync(async, ScriptOutputType.MULTI, new String[] {keys.stream(name), keys.lease(name, group)},
+        return calls.runAsync(READ, async, ScriptOutputType.MULTI, new String[] {keys.stream(name), keys.lease(name, group)},
                 args(group, consumer, holder, count, knownId));
     }
 
@@ -195,7 +197,7 @@ final class OrderedScripts {
      */
     Claimed claim(int partition, String name, String holder, String fromId, String toId, String skipId, int count,
                   boolean head) throws Fenced {
-        List<Object> r = CLAIM.run(redis, ScriptOutputType.MULTI,
+        List<Object> r = calls.run(CLAIM, redis, ScriptOutputType.MULTI,
                 new String[] {keys.stream(name), keys.lease(name, group), keys.started(name, group),
                         keys.retryAt(name, group)},
                 args(group, consumer, holder, fromId, skipId, count, toId, head ? 1 : 0));
@@ -213,13 +215,13 @@ final class OrderedScripts {
      * the reply is 1, or -1 when fenced off. Sent on the connection of the claims, so a later claim sees it.
      */
     CompletableFuture<Long> started(String name, String holder, String streamId) {
-        return START.runAsync(async, ScriptOutputType.INTEGER,
+        return calls.runAsync(START, async, ScriptOutputType.INTEGER,
                 new String[] {keys.lease(name, group), keys.started(name, group)}, args(holder, streamId));
     }
 
     /** Records that the head entry waits {@code delayMillis} for its retry, on the Redis clock; false when fenced off. */
     boolean retryAt(String name, String holder, String streamId, long delayMillis) {
-        Long r = RETRY_AT.run(redis, ScriptOutputType.INTEGER,
+        Long r = calls.run(RETRY_AT, redis, ScriptOutputType.INTEGER,
                 new String[] {keys.lease(name, group), keys.retryAt(name, group)},
                 args(holder, streamId, Math.max(1, delayMillis)));
         return r == 1;

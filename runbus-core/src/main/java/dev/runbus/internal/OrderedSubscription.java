@@ -38,7 +38,7 @@ final class OrderedSubscription extends BusSubscription {
         super(ctx, onClosed);
         this.reader = reader;
         SafeListener listener = bus.listener();
-        OrderedScripts scripts = new OrderedScripts(bus.sync(), bus.async(), keys, ctx.group(), ctx.consumer());
+        OrderedScripts scripts = new OrderedScripts(bus.scriptCalls(), bus.sync(), bus.async(), keys, ctx.group(), ctx.consumer());
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "runbus-ordered-timer-" + ctx.describe()));
         this.deadLetters = new DeadLetterMover(ctx, bus.scripts(), listener, bus.commandTimeoutMillis(), bus.clock());
         // The three call each other; the callbacks run only after start, when every field is set.

@@ -44,6 +44,7 @@ public final class RedisBus implements Bus {
 
     private final BusConfig config;
     private final RedisLink link;
+    private final ScriptCalls calls;
     private final BatchConnection batches;
     private final Keys keys;
     private final SafeListener listener;
@@ -63,20 +64,21 @@ public final class RedisBus implements Bus {
     private final TraceHooks tracing;
     private volatile boolean closed;
 
-    private RedisBus(BusConfig config, RedisLink link) {
+    private RedisBus(BusConfig config, RedisLink link, ScriptCalls calls) {
         this.config = config;
         this.link = link;
+        this.calls = calls;
         this.batches = new BatchConnection(link);
         this.keys = new Keys(config.keyPrefix());
         this.listener = new SafeListener(config.listener());
-        this.scripts = new Scripts(link.sync(), link.async(), keys);
-        this.topics = new TopicRegistry(link.sync(), keys, config::partitionsOf);
+        this.scripts = new Scripts(calls, link.sync(), link.async(), keys);
+        this.topics = new TopicRegistry(calls, link.sync(), keys, config::partitionsOf);
         this.consumers = new ConsumerRegistry(link.sync(), scripts, keys, topics, config.consumerDeadAfter(),
                 listener);
         DeadLetterAlarm alarm = new DeadLetterAlarm(link.sync(), keys, this::deadLetterDepth, listener);
         listener.add(alarm);
         this.deadLetters = new RedisDeadLetters(link.sync(), scripts, keys, topics, alarm::depthMayHaveFallen);
-        this.retention = new Retention(link.sync(), keys, config.retentionAge(), config.retentionKeepLast(),
+        this.retention = new Retention(calls, link.sync(), keys, config.retentionAge(), config.retentionKeepLast(),
                 config.deadLetterRetention(), listener);
         this.inspector = new RedisInspector(link.sync(), keys, topics, consumers, retention);
         this.heartbeats = new Heartbeats(scripts, link.async(), keys, config.heartbeatInterval(),
@@ -93,7 +95,20 @@ public final class RedisBus implements Bus {
 
     public static RedisBus connect(BusConfig config) {
         Objects.requireNonNull(config, "config");
-        RedisBus bus = new RedisBus(config, RedisLink.open(config));
+        RedisLink link = RedisLink.open(config);
+        ScriptCalls calls;
+        try {
+            LuaFixes.warnIfUnpatched(link.version());
+            calls = ScriptCalls.choose(config.scriptMode(), link.version());
+            if (calls instanceof FunctionCalls functions) {
+                // At connect, so that a user who may not load a missing library learns it here, not from a loop.
+                LibraryLoads.ensure(functions.library(), link.masters());
+            }
+        } catch (RuntimeException e) {
+            link.close();
+            throw e;
+        }
+        RedisBus bus = new RedisBus(config, link, calls);
         bus.heartbeat.start();
         bus.janitor.start();
         bus.delays.start();
@@ -328,6 +343,10 @@ public final class RedisBus implements Bus {
 
     Scripts scripts() {
         return scripts;
+    }
+
+    ScriptCalls scriptCalls() {
+        return calls;
     }
 
     long commandTimeoutMillis() {

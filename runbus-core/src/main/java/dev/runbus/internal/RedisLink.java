@@ -104,7 +104,7 @@ public abstract class RedisLink implements AutoCloseable {
         RedisLink link = target.cluster() ? new Cluster(resources, target, ssl) : new Single(resources, target, ssl);
         try {
             link.shared = link.connect();
-            RedisVersion.require(link.sync());
+            link.version = RedisVersion.require(link.sync());
             return link;
         } catch (RuntimeException e) {
             link.close();
@@ -147,6 +147,8 @@ public abstract class RedisLink implements AutoCloseable {
     final RedisUris.Target target;
     /** The shared connection, once {@link #connect} opened it. */
     private volatile StatefulConnection<String, byte[]> shared;
+    /** The version of the server the link first reached. */
+    private volatile RedisVersion version = RedisVersion.UNKNOWN;
 
     private RedisLink(ClientResources resources, RedisUris.Target target) {
         this.resources = resources;
@@ -171,6 +173,21 @@ public abstract class RedisLink implements AutoCloseable {
 
     /** Whether this is a Redis Cluster. */
     public abstract boolean cluster();
+
+    /** The version of the server the link first reached (on a cluster: one of its nodes). */
+    RedisVersion version() {
+        return version;
+    }
+
+    /** A master of the deployment, by its address, with a connection to it alone. */
+    record Master(String address, RedisClusterCommands<String, byte[]> redis) {
+    }
+
+    /**
+     * Every master, each on a connection of its own: what a function library is loaded on (replicas get it by
+     * replication). One server: the server; a cluster: each master of its current topology.
+     */
+    abstract java.util.List<Master> masters();
 
     /** Where the link goes, without credentials: for messages. */
     public String where() {
@@ -240,6 +257,11 @@ public abstract class RedisLink implements AutoCloseable {
         @Override
         public boolean cluster() {
             return false;
+        }
+
+        @Override
+        java.util.List<Master> masters() {
+            return java.util.List.of(new Master(where(), sync()));
         }
     }
 
@@ -390,6 +412,18 @@ public abstract class RedisLink implements AutoCloseable {
         @Override
         public boolean cluster() {
             return true;
+        }
+
+        @Override
+        java.util.List<Master> masters() {
+            java.util.List<Master> out = new java.util.ArrayList<>();
+            for (RedisClusterNode node : connection.getPartitions()) {
+                if (node.is(RedisClusterNode.NodeFlag.UPSTREAM)) {
+                    out.add(new Master(node.getUri().getHost() + ":" + node.getUri().getPort(),
+                            connection.getConnection(node.getNodeId()).sync()));
+                }
+            }
+            return out;
         }
     }
 }

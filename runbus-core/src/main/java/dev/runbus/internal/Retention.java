@@ -36,6 +36,7 @@ final class Retention {
     record Result(long trimmed, String trimTo, String heldBy, String neededFrom) {
     }
 
+    private final ScriptCalls calls;
     private final RedisClusterCommands<String, byte[]> redis;
     private final Keys keys;
     private final long ageMillis;
@@ -44,8 +45,9 @@ final class Retention {
     private final SafeListener listener;
 
     /** {@code deadLetterAge} null: dead letters are kept. */
-    Retention(RedisClusterCommands<String, byte[]> redis, Keys keys, Duration age, int keepLast,
+    Retention(ScriptCalls calls, RedisClusterCommands<String, byte[]> redis, Keys keys, Duration age, int keepLast,
               Duration deadLetterAge, SafeListener listener) {
+        this.calls = calls;
         this.redis = redis;
         this.keepLast = keepLast;
         this.keys = keys;
@@ -93,13 +95,13 @@ final class Retention {
     }
 
     private Result retain(String name, long age, int keep, boolean trim) {
-        List<Object> r = RETAIN.run(redis, ScriptOutputType.MULTI, new String[] {keys.stream(name)},
+        List<Object> r = calls.run(RETAIN, redis, ScriptOutputType.MULTI, new String[] {keys.stream(name)},
                 LuaScript.args(age, trim ? "trim" : "peek", keep));
         return new Result(Replies.num(r.get(0)), blankAsNull(r.get(1)), blankAsNull(r.get(2)), blankAsNull(r.get(3)));
     }
 
     private long trimByAge(String key) {
-        Long n = TRIM_BY_AGE.run(redis, ScriptOutputType.INTEGER, new String[] {key},
+        Long n = calls.run(TRIM_BY_AGE, redis, ScriptOutputType.INTEGER, new String[] {key},
                 LuaScript.args(deadLetterAge.toMillis()));
         return n;
     }

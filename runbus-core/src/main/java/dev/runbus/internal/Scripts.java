@@ -40,12 +40,15 @@ final class Scripts {
     record ReplayResult(int status, String streamId) {
     }
 
+    private final ScriptCalls calls;
     private final RedisClusterCommands<String, byte[]> redis;
     private final RedisClusterAsyncCommands<String, byte[]> async;
     private final Keys keys;
 
-    /** {@code redis} and {@code async} are two faces of one connection. */
-    Scripts(RedisClusterCommands<String, byte[]> redis, RedisClusterAsyncCommands<String, byte[]> async, Keys keys) {
+    /** {@code redis} and {@code async} are two faces of one connection; {@code calls} how the scripts are sent. */
+    Scripts(ScriptCalls calls, RedisClusterCommands<String, byte[]> redis,
+            RedisClusterAsyncCommands<String, byte[]> async, Keys keys) {
+        this.calls = calls;
         this.redis = redis;
         this.async = async;
         this.keys = keys;
@@ -58,7 +61,7 @@ final class Scripts {
     ReadResult readOwnPending(Partitions partitions, int partition, String group, String consumer, String afterId,
                               int count) {
         String name = partitions.name(partition);
-        List<Object> r = READ_OWN_PENDING.run(redis, ScriptOutputType.MULTI,
+        List<Object> r = calls.run(READ_OWN_PENDING, redis, ScriptOutputType.MULTI,
                 new String[] {keys.stream(name), keys.starts(name, group)}, args(group, consumer, afterId, count));
         return new ReadResult(Replies.entries(partition, r.get(0), consumer), Replies.ids(r.get(1)),
                 Replies.str(r.get(2)));
@@ -71,7 +74,7 @@ final class Scripts {
     CompletableFuture<ClaimResult> reclaim(Partitions partitions, int partition, String group, String consumer,
                                            long minIdleMillis, String cursor, int count) {
         String name = partitions.name(partition);
-        return RECLAIM.<List<Object>>runAsync(async, ScriptOutputType.MULTI,
+        return calls.<List<Object>>runAsync(RECLAIM, async, ScriptOutputType.MULTI,
                 new String[] {keys.stream(name), keys.starts(name, group)},
                 args(group, consumer, minIdleMillis, cursor, count))
                 .thenApply(r -> new ClaimResult(Replies.str(r.get(0)), Replies.entries(partition, r.get(1), ""),
@@ -102,7 +105,7 @@ final class Scripts {
             k = new String[] {k[0], k[1], k[2], k[3], fence.leaseKey()};
             a = args(group, streamId, topic, consumer, deliveries, reason, atMillis, rememberMillis, fence.holder());
         }
-        return DEAD_LETTER.<byte[]>runAsync(async, ScriptOutputType.VALUE, k, a).thenApply(Replies::str);
+        return calls.<byte[]>runAsync(DEAD_LETTER, async, ScriptOutputType.VALUE, k, a).thenApply(Replies::str);
     }
 
     /**
@@ -111,7 +114,7 @@ final class Scripts {
      * duplicate.
      */
     ReplayResult replay(String name, String deadLetterId, String token) {
-        List<Object> r = REPLAY.run(redis, ScriptOutputType.MULTI,
+        List<Object> r = calls.run(REPLAY, redis, ScriptOutputType.MULTI,
                 new String[] {keys.deadLetters(name), keys.replayed(name), keys.stream(name)},
                 args(deadLetterId, token));
         return new ReplayResult((int) Replies.num(r.get(0)), r.size() > 1 ? Replies.str(r.get(1)) : null);
@@ -135,7 +138,7 @@ final class Scripts {
         for (int i = 0; i < ids.size(); i++) {
             a[i + 2] = ids.get(i);
         }
-        return KEEP_ALIVE.<List<Object>>runAsync(async, ScriptOutputType.MULTI,
+        return calls.<List<Object>>runAsync(KEEP_ALIVE, async, ScriptOutputType.MULTI,
                         new String[] {keys.stream(name), keys.starts(name, group)}, args(a))
                 .thenApply(r -> new KeepAliveResult(Replies.ids(r.get(0)), Replies.ids(r.get(1))));
     }
@@ -151,7 +154,7 @@ final class Scripts {
         for (int i = 0; i < ids.size(); i++) {
             a[i + 1] = ids.get(i);
         }
-        return RECORD_STARTS.runAsync(async, ScriptOutputType.INTEGER,
+        return calls.runAsync(RECORD_STARTS, async, ScriptOutputType.INTEGER,
                 new String[] {keys.stream(name), keys.starts(name, group)}, args(a));
     }
 
@@ -159,11 +162,12 @@ final class Scripts {
      * Puts record_starts.lua into the script cache of the node of each of {@code names} (partitions), by running it
      * once with no id: a start is recorded without waiting, and the NOSCRIPT answer of a first send would take one
      * more round trip, during which a process that dies loses the record. Run rather than SCRIPT LOAD, which the
-     * documented ACL users do not have (docs/security.md) and which on a cluster reaches every node.
+     * documented ACL users do not have (docs/security.md) and which on a cluster reaches every node. With functions,
+     * the same run finds a node without the library and loads it there.
      */
     void loadRecordStarts(List<String> names, String group) {
         for (String name : names) {
-            RECORD_STARTS.run(redis, ScriptOutputType.INTEGER,
+            calls.run(RECORD_STARTS, redis, ScriptOutputType.INTEGER,
                     new String[] {keys.stream(name), keys.starts(name, group)}, args(group));
         }
     }
@@ -180,19 +184,22 @@ final class Scripts {
         for (int i = 0; i < ids.size(); i++) {
             a[i + 1] = ids.get(i);
         }
-        return ACK.runAsync(via, ScriptOutputType.INTEGER, new String[] {keys.stream(name), keys.starts(name, group)},
+        return calls.runAsync(ACK, via, ScriptOutputType.INTEGER, new String[] {keys.stream(name), keys.starts(name, group)},
                 args(a));
     }
 
-    /** Sent whole (EVAL): ordered with the commands sent before and after it, even after a SCRIPT FLUSH. */
+    /**
+     * Ordered with the commands sent before and after it: sent whole (EVAL), even after a SCRIPT FLUSH; or an FCALL,
+     * sent a second time only on a master that lost the function library.
+     */
     CompletableFuture<List<Object>> heartbeatAsync(String topic, String group, List<String> consumers) {
-        return HEARTBEAT.evalAsync(async, ScriptOutputType.MULTI, new String[] {keys.heartbeats(topic, group)},
+        return calls.runInOrder(HEARTBEAT, async, ScriptOutputType.MULTI, new String[] {keys.heartbeats(topic, group)},
                 args(consumers.toArray()));
     }
 
     /** One consumer's heartbeat; returns the milliseconds since its previous one, -1 when it had none. */
     long heartbeat(String topic, String group, String consumer) {
-        List<Object> ages = HEARTBEAT.run(redis, ScriptOutputType.MULTI, new String[] {keys.heartbeats(topic, group)},
+        List<Object> ages = calls.run(HEARTBEAT, redis, ScriptOutputType.MULTI, new String[] {keys.heartbeats(topic, group)},
                 args(consumer));
         return Replies.num(ages.get(0));
     }
@@ -206,14 +213,14 @@ final class Scripts {
      */
     /** Removes a dead consumer's heartbeat: 1 dead (removed, or had none), 0 alive. */
     long forgetConsumer(String topic, String group, String consumer, long deadAfterMillis) {
-        Long r = FORGET_CONSUMER.run(redis, ScriptOutputType.INTEGER, new String[] {keys.heartbeats(topic, group)},
+        Long r = calls.run(FORGET_CONSUMER, redis, ScriptOutputType.INTEGER, new String[] {keys.heartbeats(topic, group)},
                 args(consumer, deadAfterMillis));
         return r;
     }
 
     /** Deletes a consumer from partition {@code name}'s group: 1 deleted, -1 it has pending entries there. */
     long deleteConsumer(String name, String group, String consumer) {
-        Long r = DELETE_CONSUMER.run(redis, ScriptOutputType.INTEGER, new String[] {keys.stream(name)},
+        Long r = calls.run(DELETE_CONSUMER, redis, ScriptOutputType.INTEGER, new String[] {keys.stream(name)},
                 args(group, consumer));
         return r;
     }
@@ -239,7 +246,7 @@ final class Scripts {
             a[i++] = WireFormat.utf8(f.getKey());
             a[i++] = f.getValue();
         }
-        return SCHEDULE.<List<Object>>runAsync(async, ScriptOutputType.MULTI,
+        return calls.<List<Object>>runAsync(SCHEDULE, async, ScriptOutputType.MULTI,
                 new String[] {keys.delayed(name), keys.delayedEntries(name)}, a)
                 .thenApply(r -> new Schedule(Replies.num(r.get(0)), Replies.num(r.get(1))));
     }
@@ -265,7 +272,7 @@ final class Scripts {
 
     /** Moves up to {@code count} due entries of partition {@code name} of {@code topic} into its stream. */
     CompletableFuture<Moved> moveDue(String topic, String name, int count) {
-        return MOVE_DUE.<List<Object>>runAsync(async, ScriptOutputType.MULTI,
+        return calls.<List<Object>>runAsync(MOVE_DUE, async, ScriptOutputType.MULTI,
                 new String[] {keys.delayed(name), keys.delayedEntries(name), keys.stream(name),
                         keys.deadLetters(name)}, args(count, topic))
                 .thenApply(r -> {
@@ -301,7 +308,7 @@ final class Scripts {
             k = new String[] {k[0], k[1], k[2], k[3], fence.leaseKey()};
             a = args(group, streamId, delayMillis, attempts, copyId, consumer, fence.holder());
         }
-        return RETRY_LATER.<byte[]>runAsync(async, ScriptOutputType.VALUE, k, a).thenApply(Replies::str);
+        return calls.<byte[]>runAsync(RETRY_LATER, async, ScriptOutputType.VALUE, k, a).thenApply(Replies::str);
     }
 
     /**
@@ -313,7 +320,7 @@ final class Scripts {
 
     /** The soonest {@code limit} scheduled entries of partition {@code name}. */
     List<ScheduledRow> scheduled(String name, int limit) {
-        List<Object> rows = SCHEDULED_LIST.run(redis, ScriptOutputType.MULTI,
+        List<Object> rows = calls.run(SCHEDULED_LIST, redis, ScriptOutputType.MULTI,
                 new String[] {keys.delayed(name), keys.delayedEntries(name)}, args(limit));
         List<ScheduledRow> out = new ArrayList<>(rows.size());
         for (Object row : rows) {
@@ -326,7 +333,7 @@ final class Scripts {
 
     /** Cancels scheduled entry {@code id} of partition {@code name}: true when it was scheduled. */
     boolean cancelScheduled(String name, String id) {
-        Long r = SCHEDULED_CANCEL.run(redis, ScriptOutputType.INTEGER,
+        Long r = calls.run(SCHEDULED_CANCEL, redis, ScriptOutputType.INTEGER,
                 new String[] {keys.delayed(name), keys.delayedEntries(name)}, args(id));
         return r == 1L;
     }

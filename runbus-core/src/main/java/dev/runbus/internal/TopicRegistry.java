@@ -18,6 +18,7 @@ final class TopicRegistry {
 
     private static final LuaScript PARTITION_COUNT = LuaScript.load("partition_count");
 
+    private final ScriptCalls calls;
     private final RedisClusterCommands<String, byte[]> redis;
     private final Keys keys;
     private final ToIntFunction<String> configured;
@@ -30,7 +31,9 @@ final class TopicRegistry {
     private final Map<String, Partitions> seen = new ConcurrentHashMap<>();
 
     /** {@code configured} gives the partition count this bus is configured with for a topic. */
-    TopicRegistry(RedisClusterCommands<String, byte[]> redis, Keys keys, ToIntFunction<String> configured) {
+    TopicRegistry(ScriptCalls calls, RedisClusterCommands<String, byte[]> redis, Keys keys,
+                  ToIntFunction<String> configured) {
+        this.calls = calls;
         this.redis = redis;
         this.keys = keys;
         this.configured = configured;
@@ -48,7 +51,7 @@ final class TopicRegistry {
             return p;
         }
         int configured = this.configured.applyAsInt(topic);
-        byte[] reply = PARTITION_COUNT.run(redis, ScriptOutputType.VALUE,
+        byte[] reply = calls.run(PARTITION_COUNT, redis, ScriptOutputType.VALUE,
                 new String[] {keys.partitionCount(topic), keys.stream(topic)}, LuaScript.args(configured));
         int recorded = Integer.parseInt(Replies.str(reply));
         if (recorded != configured) {

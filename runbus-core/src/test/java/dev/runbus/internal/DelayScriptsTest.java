@@ -35,7 +35,7 @@ class DelayScriptsTest {
     @BeforeEach
     void connect() {
         link = RedisLink.open(target().uri(), Duration.ofSeconds(5));
-        scripts = new Scripts(link.sync(), link.async(), keys);
+        scripts = new Scripts(ScriptCalls.auto(link.sync()), link.sync(), link.async(), keys);
         redis = target().redis();
     }
 

@@ -51,7 +51,7 @@ class RetentionKeepLastCostTest {
             var redis = link.sync();
             redis.xgroupCreate(XReadArgs.StreamOffset.from(stream, "0"), "g", XGroupCreateArgs.Builder.mkstream(true));
             publishAndAck(redis, stream, KEEP + 2_000);
-            Retention retention = new Retention(redis, keys, Duration.ZERO, KEEP, null,
+            Retention retention = new Retention(ScriptCalls.auto(redis), redis, keys, Duration.ZERO, KEEP, null,
                     new SafeListener(BusListener.NONE));
 
             long first = timedRound(retention, redis, stream);
@@ -95,7 +95,7 @@ class RetentionKeepLastCostTest {
             List<?> entry = (List<?>) o;
             List<?> args = (List<?>) entry.get(3);
             String command = String.valueOf(args.get(0)).toLowerCase();
-            if (command.equals("evalsha") || command.equals("eval")) {
+            if (command.equals("evalsha") || command.equals("eval") || command.equals("fcall")) {
                 micros = Math.max(micros, (Long) entry.get(2));
             }
         }

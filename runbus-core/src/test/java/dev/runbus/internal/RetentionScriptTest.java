@@ -52,7 +52,7 @@ class RetentionScriptTest {
     }
 
     private Retention retention(Duration age, int keepLast, Duration deadLetterAge) {
-        return new Retention(link.sync(), keys, age, keepLast, deadLetterAge, new SafeListener(new BusListener() {
+        return new Retention(ScriptCalls.auto(link.sync()), link.sync(), keys, age, keepLast, deadLetterAge, new SafeListener(new BusListener() {
             @Override
             public void onRetentionTrimmed(String topic, long entries) {
                 trimmedEvents.add(entries);
@@ -308,7 +308,7 @@ class RetentionScriptTest {
         List<String> errors = new ArrayList<>();
         String uri = target().uri().replace("redis://", "redis://" + user + ":pw@");
         try (RedisLink limited = RedisLink.open(uri, Duration.ofSeconds(5))) {
-            new Retention(limited.sync(), keys, Duration.ZERO, 0, null, new SafeListener(new BusListener() {
+            new Retention(ScriptCalls.auto(limited.sync()), limited.sync(), keys, Duration.ZERO, 0, null, new SafeListener(new BusListener() {
                 @Override
                 public void onLoopError(String loop, Throwable error) {
                     errors.add(loop + ": " + error.getMessage());

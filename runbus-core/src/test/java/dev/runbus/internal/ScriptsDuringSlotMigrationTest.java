@@ -29,7 +29,7 @@ import org.junit.jupiter.api.Test;
  * Scripts on a Redis Cluster whose slot is being migrated ({@code CLUSTER SETSLOT … MIGRATING / IMPORTING}, as
  * {@code redis-cli --cluster reshard} does). A script that names a key the slot's keys do not include yet (the
  * {@code :dead} stream, a dead-letter call record, an empty delay set) is answered {@code TRYAGAIN} by the source
- * or the target until the slot has moved: neither Lettuce nor Redis retries it. {@link LuaScript} does, with
+ * or the target until the slot has moved: neither Lettuce nor Redis retries it. {@link ScriptCalls} does, with
  * backoff, for a bounded time.
  */
 class ScriptsDuringSlotMigrationTest {
@@ -56,7 +56,7 @@ class ScriptsDuringSlotMigrationTest {
     @BeforeEach
     void connect() {
         link = RedisLink.open("redis-cluster://" + cluster.seeds(), Duration.ofSeconds(5));
-        scripts = new Scripts(link.sync(), link.async(), keys);
+        scripts = new Scripts(ScriptCalls.auto(link.sync()), link.sync(), link.async(), keys);
     }
 
     @AfterEach
@@ -129,14 +129,14 @@ class ScriptsDuringSlotMigrationTest {
                     .hasMessageContaining("TRYAGAIN");
             long tookMillis = (System.nanoTime() - start) / 1_000_000;
             assertThat(tookMillis).as("retried for the budget, then the error surfaced")
-                    .isBetween(LuaScript.TRYAGAIN_BUDGET_MILLIS - 300, LuaScript.TRYAGAIN_BUDGET_MILLIS + 3_000);
+                    .isBetween(ScriptCalls.TRYAGAIN_BUDGET_MILLIS - 300, ScriptCalls.TRYAGAIN_BUDGET_MILLIS + 3_000);
 
             long asyncStart = System.nanoTime();
             CompletableFuture<Scripts.Moved> moving = scripts.moveDue("t", name, 10);
             assertThat(moving).failsWithin(Duration.ofSeconds(10)).withThrowableThat()
                     .withMessageContaining("TRYAGAIN");
             assertThat((System.nanoTime() - asyncStart) / 1_000_000).isGreaterThanOrEqualTo(
-                    LuaScript.TRYAGAIN_BUDGET_MILLIS - 300);
+                    ScriptCalls.TRYAGAIN_BUDGET_MILLIS - 300);
         } finally {
             finishMigration(slot, source, target);
         }

@@ -43,6 +43,11 @@ public final class OwnRedis implements AutoCloseable {
         return connection.sync();
     }
 
+    /** SCRIPT FLUSH, and FUNCTION FLUSH on a server with functions: the scripts as after a restart or failover. */
+    public void flushScripts() {
+        RedisFaultPlan.flushScripts(connection);
+    }
+
     @Override
     public void close() {
         connection.close();

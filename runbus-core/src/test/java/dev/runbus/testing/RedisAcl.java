@@ -11,15 +11,25 @@ import java.util.List;
  */
 public final class RedisAcl {
 
+    /** What a publisher's scripts and commands need besides the right to run the scripts (see below). */
+    private static final String PUBLISHER_DATA_COMMANDS = "+get +set +exists +sadd +xadd +time +hsetnx +zadd +zscore";
+
     /**
      * A client that only publishes: {@code publish}, {@code publishAll} and delayed publishes (a publishing bus does
-     * not move due entries into streams; the workers of the topic do). INFO: the version check on connect. EVAL,
-     * EVALSHA: every script is sent by its SHA and, when Redis does not know it, whole (no SCRIPT LOAD). GET, SET,
+     * not move due entries into streams; the workers of the topic do), on Redis 7 and later and Valkey. INFO: the
+     * version check on connect. FCALL: every script is a function of runbus's library, loaded beforehand by
+     * {@code runbus migrate} ({@link #MIGRATE_COMMANDS}); the user may run no script of its own (no EVAL). GET, SET,
      * EXISTS: the topic's partition count (partition_count.lua); SADD: the list of topics; XADD: the entries;
      * TIME, HSETNX, ZADD, ZSCORE: scheduling (schedule.lua).
      */
-    public static final String PUBLISHER_COMMANDS = "-@all +info +eval +evalsha +get +set +exists +sadd +xadd"
-            + " +time +hsetnx +zadd +zscore";
+    public static final String PUBLISHER_COMMANDS = "-@all +info +fcall " + PUBLISHER_DATA_COMMANDS;
+
+    /**
+     * {@link #PUBLISHER_COMMANDS} on Redis 6.2, which has no functions: EVAL, EVALSHA instead of FCALL (every script
+     * is sent by its SHA and, when Redis does not know it, whole; no SCRIPT LOAD). Also what a bus configured with
+     * {@code ScriptMode.EVAL} needs on any version.
+     */
+    public static final String PUBLISHER_COMMANDS_62 = "-@all +info +eval +evalsha " + PUBLISHER_DATA_COMMANDS;
 
     /**
      * A worker: everything a subscribing bus does (read, acknowledge, claim, keep claims alive, heartbeats, retry
@@ -28,12 +38,25 @@ public final class RedisAcl {
      * UNBLOCK end a subscription's blocked read at once when it closes (CLIENT UNBLOCK can end any client's
      * blocked read: it takes a client id, not a key).
      */
-    public static final String WORKER_COMMANDS = PUBLISHER_COMMANDS
-            + " +xreadgroup +xread +xack +xclaim +xautoclaim +xpending +xrange +xrevrange +xlen +xtrim"
-            + " +xgroup|create +xgroup|delconsumer +xinfo|groups +xinfo|consumers +xinfo|stream"
-            + " +client|id +client|unblock"
-            + " +type +incr +del +pexpire +pttl +hget +hset +hdel +hmget +hincrby +zrange +zrangebyscore +zrem +zremrangebyscore"
-            + " +zcard +smembers";
+    public static final String WORKER_COMMANDS = PUBLISHER_COMMANDS + " " + workerDataCommands();
+
+    /** {@link #WORKER_COMMANDS} on Redis 6.2 (or with {@code ScriptMode.EVAL}): EVAL, EVALSHA instead of FCALL. */
+    public static final String WORKER_COMMANDS_62 = PUBLISHER_COMMANDS_62 + " " + workerDataCommands();
+
+    /**
+     * Who loads runbus's function library ({@code runbus migrate}, or {@code ScriptLibrary.load}) on Redis 7 and
+     * later: INFO for the version check, FUNCTION LOAD (answered "already exists" where it is loaded). On a
+     * cluster, with {@link #CLUSTER_EXTRA_COMMANDS}.
+     */
+    public static final String MIGRATE_COMMANDS = "-@all +info +function|load";
+
+    private static String workerDataCommands() {
+        return "+xreadgroup +xread +xack +xclaim +xautoclaim +xpending +xrange +xrevrange +xlen +xtrim"
+                + " +xgroup|create +xgroup|delconsumer +xinfo|groups +xinfo|consumers +xinfo|stream"
+                + " +client|id +client|unblock"
+                + " +type +incr +del +pexpire +pttl +hget +hset +hdel +hmget +hincrby +zrange +zrangebyscore +zrem +zremrangebyscore"
+                + " +zcard +smembers";
+    }
 
     /**
      * What a client of a Redis Cluster needs on top of either list: Lettuce reads the cluster's topology with

@@ -14,7 +14,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * A seeded plan of faults on the Redis side, and the thread that applies it: {@code CLIENT PAUSE}, a wire that
  * holds everything ({@link TcpProxy#pause}), replies lost and then the connections dropped (the client re-sends
- * what had no answer, so it runs twice), {@code SCRIPT FLUSH}, and, where asked, a {@code DEBUG SLEEP} of the
+ * what had no answer, so it runs twice), {@code SCRIPT FLUSH} (and {@code FUNCTION FLUSH} from Redis 7 on), and, where asked, a {@code DEBUG SLEEP} of the
  * whole server at the end. Shared by the bus's and the runs layer's fault properties, so that a seed means the
  * same faults in both.
  */
@@ -79,13 +79,25 @@ public final class RedisFaultPlan {
                         proxy.dropConnections();
                         proxy.swallowReplies(false);
                     }
-                    case "script-flush" -> own.sync().scriptFlush();
+                    case "script-flush" -> flushScripts(own);
                     case "debug-sleep" -> debugSleep(own, f.millis());
                     default -> throw new IllegalStateException(f.kind());
                 }
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * Empties the script cache and, on a server with functions, the function library: what a restart without
+     * persistence or a failover to a node without them leaves. (A bus calls its scripts as functions from Redis 7
+     * on, so the cache alone would no longer reach it.)
+     */
+    public static void flushScripts(StatefulRedisConnection<String, String> own) {
+        own.sync().scriptFlush();
+        if (!own.sync().info("server").contains("redis_version:6.")) {
+            own.sync().functionFlush(io.lettuce.core.FlushMode.SYNC);
         }
     }
 

@@ -1,27 +1,38 @@
 package dev.runbus.server;
 
 import dev.runbus.BusConfig;
+import dev.runbus.ScriptMode;
 import java.nio.file.Path;
 import java.util.Optional;
 
 /**
  * How the settings say to reach Redis beyond its URL: the password (from {@code --redis-password-file} or
- * {@code RUNBUS_REDIS_PASSWORD}, not both; else the URL's own) and the CA certificates to trust for TLS
- * ({@code --redis-tls-ca}, else the JVM's). The password travels as characters to the bus and is never printed:
+ * {@code RUNBUS_REDIS_PASSWORD}, not both; else the URL's own), the CA certificates to trust for TLS
+ * ({@code --redis-tls-ca}, else the JVM's) and how to run the scripts ({@code --redis-scripts}). The password travels as characters to the bus and is never printed:
  * an error about the file names the file, never what is in it.
  */
-final class RedisAccess {
+public final class RedisAccess {
 
     private RedisAccess() {
     }
 
-    /** Adds the password and the trusted CAs the settings give to {@code config}. */
-    static BusConfig.Builder apply(Settings s, BusConfig.Builder config) {
+    /** Adds the password, the trusted CAs and how to run scripts, as the settings give them, to {@code config}. */
+    public static BusConfig.Builder apply(Settings s, BusConfig.Builder config) {
         password(s).ifPresent(config::redisPassword);
+        config.scriptMode(scriptMode(s.get(Setting.REDIS_SCRIPTS)));
         if (s.isSet(Setting.REDIS_TLS_CA)) {
             config.redisTlsCa(Path.of(s.get(Setting.REDIS_TLS_CA)));
         }
         return config;
+    }
+
+    private static ScriptMode scriptMode(String value) {
+        for (ScriptMode m : ScriptMode.values()) {
+            if (m.name().equalsIgnoreCase(value.strip())) {
+                return m;
+            }
+        }
+        throw new IllegalArgumentException("redis-scripts must be auto, eval or functions, got '" + value + "'");
     }
 
     /** The password file's first line, or the password setting; empty: the URL's (if it holds one). */

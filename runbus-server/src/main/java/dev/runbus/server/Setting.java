@@ -14,6 +14,9 @@ public enum Setting {
     REDIS_PASSWORD_FILE("redis-password-file", "", "file whose first line is the Redis password", false),
     REDIS_TLS_CA("redis-tls-ca", "", "PEM file of the CA certificates that sign Redis's for rediss:// URLs;"
             + " empty: the JVM's trusted CAs", false),
+    REDIS_SCRIPTS("redis-scripts", "auto", "how runbus runs its Lua scripts: auto (a function library, FCALL, on"
+            + " Redis 7+ and Valkey; EVAL on 6.2), eval, or functions. Functions let the Redis users hold +fcall"
+            + " instead of +eval +evalsha (runbus migrate --redis-url loads the library)", false),
     DATABASE_URL("database-url", "", "PostgreSQL JDBC URL; empty starts an embedded PostgreSQL", true),
     DATABASE_PASSWORD("database-password", "", "PostgreSQL password, overriding the URL's; give it as"
             + " RUNBUS_DATABASE_PASSWORD or in --database-password-file, not as a flag (there is none)", true),

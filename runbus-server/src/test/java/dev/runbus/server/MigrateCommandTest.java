@@ -2,10 +2,14 @@ package dev.runbus.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.runbus.ScriptLibrary;
 
 import dev.runbus.runs.NewRun;
 import dev.runbus.runs.Runs;
 import dev.runbus.runs.RunsSchema;
+import dev.runbus.testing.OwnRedis;
 import dev.runbus.testing.RedisTarget;
 import dev.runbus.testing.TestServers;
 import java.io.PrintWriter;
@@ -105,10 +109,27 @@ class MigrateCommandTest {
     }
 
     @Test
+    void migrateWithARedisUrlLoadsTheFunctionLibraryOnce_andOnRedis62HasNothingToLoad() {
+        try (OwnRedis redis = OwnRedis.process()) {
+            assumeTrue(!redis.redis().info("server").contains("redis_version:6."), "functions need Redis 7");
+            Cli first = Cli.run("migrate", "--redis-url", redis.uri());
+            assertThat(first.exitCode).as(first.err).isZero();
+            assertThat(first.out).contains("function library " + ScriptLibrary.name() + " loaded on");
+            Cli again = Cli.run("migrate", "--redis-url", redis.uri());
+            assertThat(again.out).contains("function library " + ScriptLibrary.name() + " is loaded already");
+        }
+        try (OwnRedis redis62 = OwnRedis.embedded62()) {
+            Cli none = Cli.run("migrate", "--redis-url", redis62.uri());
+            assertThat(none.exitCode).as(none.err).isZero();
+            assertThat(none.out).contains("nothing to load");
+        }
+    }
+
+    @Test
     void migrateNeedsADatabaseUrl_andAValidRole() {
         Cli none = Cli.run("migrate");
         assertThat(none.exitCode).isEqualTo(2);
-        assertThat(none.err).contains("migrate needs --database-url");
+        assertThat(none.err).contains("migrate needs --database-url").contains("or --redis-url");
         Cli badRole = Cli.run("migrate", "--database-url", urlAs(migrator), "--schema", schema, "--grant-to", "x; DROP");
         assertThat(badRole.exitCode).isEqualTo(2);
         assertThat(badRole.err).contains("role must be a lower-case SQL identifier");

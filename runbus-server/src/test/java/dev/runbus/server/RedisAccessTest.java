@@ -2,6 +2,8 @@ package dev.runbus.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.runbus.BusConfig;
+import dev.runbus.ScriptMode;
 import dev.runbus.testing.RedisServerProcess;
 import dev.runbus.testing.TestCertificates;
 import java.io.IOException;
@@ -45,6 +47,20 @@ class RedisAccessTest {
 
     private Path file(String content) throws IOException {
         return Files.writeString(dir.resolve("redis-password-" + UUID.randomUUID()), content);
+    }
+
+    @Test
+    void redisScriptsChoosesHowTheBusRunsItsScripts() {
+        Map<Setting, String> flags = new java.util.EnumMap<>(Setting.class);
+        assertThat(RedisAccess.apply(Settings.resolve(flags, Map.of(), null), BusConfig.builder("redis://x")).build()
+                .scriptMode()).isEqualTo(ScriptMode.AUTO);
+        flags.put(Setting.REDIS_SCRIPTS, "eval");
+        assertThat(RedisAccess.apply(Settings.resolve(flags, Map.of(), null), BusConfig.builder("redis://x")).build()
+                .scriptMode()).isEqualTo(ScriptMode.EVAL);
+        flags.put(Setting.REDIS_SCRIPTS, "lua");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> RedisAccess.apply(
+                Settings.resolve(flags, Map.of(), null), BusConfig.builder("redis://x")))
+                .hasMessageContaining("redis-scripts must be auto, eval or functions, got 'lua'");
     }
 
     @Test

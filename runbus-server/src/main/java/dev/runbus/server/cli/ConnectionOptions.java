@@ -26,6 +26,10 @@ public final class ConnectionOptions {
             + "rediss://; default: the JVM's trusted CAs")
     String redisTlsCa;
 
+    @Option(names = "--redis-scripts", paramLabel = "MODE", description = "auto (functions on Redis 7+ and Valkey, "
+            + "EVAL on 6.2), eval or functions; default auto")
+    String redisScripts;
+
     @Option(names = "--database-password-file", paramLabel = "FILE", description = "file whose first line is the "
             + "PostgreSQL password, overriding the URL's (or env RUNBUS_DATABASE_PASSWORD)")
     String databasePasswordFile;
@@ -54,6 +58,7 @@ public final class ConnectionOptions {
         put(flags, Setting.REDIS_URL, redisUrl);
         put(flags, Setting.REDIS_PASSWORD_FILE, redisPasswordFile);
         put(flags, Setting.REDIS_TLS_CA, redisTlsCa);
+        put(flags, Setting.REDIS_SCRIPTS, redisScripts);
         put(flags, Setting.DATABASE_URL, databaseUrl);
         put(flags, Setting.DATABASE_PASSWORD_FILE, databasePasswordFile);
         put(flags, Setting.DATA_DIR, dataDir);
