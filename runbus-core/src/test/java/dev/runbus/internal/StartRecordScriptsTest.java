@@ -38,7 +38,7 @@ class StartRecordScriptsTest {
     @BeforeEach
     void connect() {
         link = RedisLink.open(target().uri(), Duration.ofSeconds(5));
-        scripts = new Scripts(link.sync(), link.async(), keys);
+        scripts = new Scripts(ScriptCalls.auto(link.sync()), link.sync(), link.async(), keys);
         redis = target().redis();
         stream = keys.stream(partitions.name(0));
         redis.xgroupCreate(XReadArgs.StreamOffset.from(stream, "0"), "g", XGroupCreateArgs.Builder.mkstream(true));
