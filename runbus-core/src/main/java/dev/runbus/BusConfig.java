@@ -62,13 +62,20 @@ import java.util.TreeMap;
  * @param redisTlsCa         a PEM file of the CA certificates that sign the Redis servers' certificates, for a TLS
  *                           URL ({@code rediss://}, {@code rediss-cluster://}); the servers' certificates are still
  *                           checked against the host name connected to. Default null: the JVM's trust store
+ * @param meterRegistry      a Micrometer {@code io.micrometer.core.instrument.MeterRegistry} the bus registers its
+ *                           meters with (docs/metrics.md). Typed {@code Object} here so that a bus without one never
+ *                           loads a Micrometer class: {@code micrometer-core} is an optional dependency, needed only
+ *                           by those who set this. Default null: no meters
+ * @param meterRefreshInterval how often the gauges that need Redis (stream length, pending, lag, dead-letter and
+ *                           delay-set depth) are read, on a thread of their own, for the topics this bus subscribes
+ *                           to; a scrape reads the last values and never waits for Redis. Default 10 s
  */
 public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeout, Duration heartbeatInterval,
                         Duration consumerDeadAfter, Duration janitorInterval, BusListener listener,
                         Map<String, Integer> partitions, boolean retention, Duration retentionAge,
                         int retentionKeepLast, Duration retentionInterval, Duration deadLetterRetention,
                         Duration delayPollInterval, Clock clock, RedisCredentials redisCredentials,
-                        Path redisTlsCa) {
+                        Path redisTlsCa, Object meterRegistry, Duration meterRefreshInterval) {
 
     public static final String DEFAULT_KEY_PREFIX = "runbus";
     public static final Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofSeconds(10);
@@ -79,6 +86,8 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
     public static final int MAX_RETENTION_KEEP_LAST = 10_000;
     public static final Duration DEFAULT_RETENTION_AGE = Duration.ofHours(1);
     public static final Duration DEFAULT_RETENTION_INTERVAL = Duration.ofSeconds(30);
+    public static final Duration DEFAULT_METER_REFRESH_INTERVAL = Duration.ofSeconds(10);
+    private static final String METER_REGISTRY = "io.micrometer.core.instrument.MeterRegistry";
 
     public BusConfig {
         Objects.requireNonNull(redisUri, "redisUri");
@@ -93,7 +102,8 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
         }
         for (var d : new Object[][] {{"commandTimeout", commandTimeout}, {"heartbeatInterval", heartbeatInterval},
                 {"consumerDeadAfter", consumerDeadAfter}, {"janitorInterval", janitorInterval},
-                {"retentionInterval", retentionInterval}, {"delayPollInterval", delayPollInterval}}) {
+                {"retentionInterval", retentionInterval}, {"delayPollInterval", delayPollInterval},
+                {"meterRefreshInterval", meterRefreshInterval}}) {
             Duration value = (Duration) Objects.requireNonNull(d[1], (String) d[0]);
             if (value.isNegative() || value.isZero()) {
                 throw new IllegalArgumentException(d[0] + " must be positive, got " + value);
@@ -133,6 +143,10 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
                     + deadLetterRetention);
         }
         Objects.requireNonNull(clock, "clock");
+        if (meterRegistry != null && !isMeterRegistry(meterRegistry.getClass())) {
+            throw new IllegalArgumentException("meterRegistry must be a " + METER_REGISTRY + ", got "
+                    + meterRegistry.getClass().getName());
+        }
         if (redisTlsCa != null) {
             if (!redisUri.regionMatches(true, 0, "rediss", 0, "rediss".length())) {
                 throw new IllegalArgumentException("redisTlsCa is set, but the Redis URL does not use TLS: use rediss:// or"
@@ -153,7 +167,19 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
                 + ", partitions=" + partitions + ", retention=" + retention + ", retentionAge=" + retentionAge
                 + ", retentionKeepLast=" + retentionKeepLast + ", retentionInterval=" + retentionInterval
                 + ", deadLetterRetention=" + deadLetterRetention + ", delayPollInterval=" + delayPollInterval
-                + ", clock=" + clock + ", redisCredentials=" + redisCredentials + ", redisTlsCa=" + redisTlsCa + "]";
+                + ", clock=" + clock + ", redisCredentials=" + redisCredentials + ", redisTlsCa=" + redisTlsCa
+                + ", meterRegistry=" + (meterRegistry == null ? null : meterRegistry.getClass().getName())
+                + ", meterRefreshInterval=" + meterRefreshInterval + "]";
+    }
+
+    /** By name, so that the check loads no Micrometer class. */
+    private static boolean isMeterRegistry(Class<?> c) {
+        for (; c != null; c = c.getSuperclass()) {
+            if (c.getName().equals(METER_REGISTRY)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** A duration the bus hands Redis in milliseconds: one that does not fit is refused by name. */
@@ -193,6 +219,8 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
         private Clock clock = Clock.systemUTC();
         private RedisCredentials redisCredentials;
         private Path redisTlsCa;
+        private Object meterRegistry;
+        private Duration meterRefreshInterval = DEFAULT_METER_REFRESH_INTERVAL;
 
         private Builder(String redisUri) {
             this.redisUri = redisUri;
@@ -290,10 +318,26 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
             return this;
         }
 
+        /**
+         * Registers the bus's meters with {@code registry} (docs/metrics.md); default none. Only a caller of this
+         * method needs {@code micrometer-core} on its classpath.
+         */
+        public Builder meterRegistry(io.micrometer.core.instrument.MeterRegistry registry) {
+            meterRegistry = registry;
+            return this;
+        }
+
+        /** How often the gauges that need Redis are read; default 10 s. */
+        public Builder meterRefreshInterval(Duration v) {
+            meterRefreshInterval = v;
+            return this;
+        }
+
         public BusConfig build() {
             return new BusConfig(redisUri, keyPrefix, commandTimeout, heartbeatInterval, consumerDeadAfter,
                     janitorInterval, listener, partitions, retention, retentionAge, retentionKeepLast,
-                    retentionInterval, deadLetterRetention, delayPollInterval, clock, redisCredentials, redisTlsCa);
+                    retentionInterval, deadLetterRetention, delayPollInterval, clock, redisCredentials, redisTlsCa,
+                    meterRegistry, meterRefreshInterval);
         }
     }
 }

@@ -60,6 +60,9 @@ public final class RedisBus implements Bus {
     private final RedisScheduled scheduled;
     private final Retention retention;
     private final PeriodicLoop retentionLoop;
+    private final BusMeters meters;
+    /** Reads the gauges that need Redis; null without a meter registry. */
+    private final PeriodicLoop gaugeLoop;
     private volatile boolean closed;
 
     private RedisBus(BusConfig config, RedisLink link) {
@@ -85,6 +88,12 @@ public final class RedisBus implements Bus {
         this.scheduled = new RedisScheduled(link.sync(), scripts, keys, topics, listener);
         this.retentionLoop = config.retention() || config.deadLetterRetention() != null
                 ? new PeriodicLoop(Retention.LOOP, config.retentionInterval(), this::retain, listener) : null;
+        GaugeReader gauges = config.meterRegistry() == null ? null
+                : new GaugeReader(inspector, scheduled, this::subscribedTopics, listener);
+        this.meters = BusMeters.of(config.meterRegistry(), gauges);
+        this.listener.measureWith(meters);
+        this.gaugeLoop = gauges == null ? null
+                : new PeriodicLoop("runbus-gauges", config.meterRefreshInterval(), gauges, listener);
     }
 
     public static RedisBus connect(BusConfig config) {
@@ -95,6 +104,9 @@ public final class RedisBus implements Bus {
         bus.delays.start();
         if (bus.retentionLoop != null) {
             bus.retentionLoop.start();
+        }
+        if (bus.gaugeLoop != null) {
+            bus.gaugeLoop.start();
         }
         return bus;
     }
@@ -107,8 +119,8 @@ public final class RedisBus implements Bus {
     @Override
     public Publisher publisher(PublishOptions options) {
         requireOpen();
-        return new RedisPublisher(link.async(), batches, keys, topics, Objects.requireNonNull(options, "options"),
-                config.commandTimeout().toMillis(), scripts, delays);
+        return meters.timed(new RedisPublisher(link.async(), batches, keys, topics,
+                Objects.requireNonNull(options, "options"), config.commandTimeout().toMillis(), scripts, delays));
     }
 
     @Override
@@ -163,6 +175,7 @@ public final class RedisBus implements Bus {
             throw new IllegalArgumentException("consumer '" + consumer + "' of group '" + group + "' on topic '"
                     + topic + "' is already subscribed on this bus");
         }
+        meters.subscribed(topic, group);
         try {
             delays.watch(partitions); // first: the close below unwatches whatever failed after it
             heartbeats.start(name);
@@ -237,6 +250,13 @@ public final class RedisBus implements Bus {
         }
     }
 
+    /** The topics this bus subscribes to, each once. */
+    private java.util.Collection<String> subscribedTopics() {
+        Set<String> topics = new java.util.TreeSet<>();
+        subscriptions.values().forEach(s -> topics.add(s.topic()));
+        return topics;
+    }
+
     /** One retention round over the topics this bus subscribes to, every partition of each. */
     private void retain() {
         Map<String, Partitions> subscribed = new java.util.TreeMap<>();
@@ -286,6 +306,10 @@ public final class RedisBus implements Bus {
         if (retentionLoop != null) {
             retentionLoop.close();
         }
+        if (gaugeLoop != null) {
+            gaugeLoop.close();
+        }
+        meters.close();
         batches.close();
         link.close();
     }
