@@ -319,10 +319,12 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
         }
 
         /**
-         * Registers the bus's meters with {@code registry} (docs/metrics.md); default none. Only a caller of this
-         * method needs {@code micrometer-core} on its classpath.
+         * Registers the bus's meters with {@code registry}, an {@code io.micrometer.core.instrument.MeterRegistry}
+         * (docs/metrics.md); default none. Typed {@code Object}, as HikariCP's {@code setMetricRegistry}: a method
+         * naming a Micrometer type would make reflection over this builder (a configuration binder listing its
+         * methods) fail on a classpath without Micrometer. Anything else is refused at {@link #build()}.
          */
-        public Builder meterRegistry(io.micrometer.core.instrument.MeterRegistry registry) {
+        public Builder meterRegistry(Object registry) {
             meterRegistry = registry;
             return this;
         }
