@@ -179,7 +179,11 @@ public final class RedisBus implements Bus {
         try {
             delays.watch(partitions); // first: the close below unwatches whatever failed after it
             heartbeats.start(name);
-            return sub.start();
+            Subscription started = sub.start();
+            if (gaugeLoop != null) {
+                gaugeLoop.runSoon(); // the new topic's gauges, without waiting for the next round
+            }
+            return started;
         } catch (RuntimeException e) {
             sub.close(); // stops whatever started, closes the read connection, frees the name
             throw e;
