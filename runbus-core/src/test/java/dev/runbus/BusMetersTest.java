@@ -4,11 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.runbus.internal.Keys;
 import dev.runbus.testing.RedisTarget;
+import dev.runbus.testing.TcpProxy;
 import dev.runbus.testing.Wait;
 import io.lettuce.core.Consumer;
+import io.lettuce.core.RedisURI;
 import io.lettuce.core.XGroupCreateArgs;
 import io.lettuce.core.XReadArgs;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -134,6 +137,35 @@ class BusMetersTest {
         sub.close();
         assertThat(count("runbus.lease.changes", "topic", "keyed", "group", "g", "change", "released")).isEqualTo(2);
         assertThat(registry.find("runbus.partitions.owned").gauges()).as("gone with the subscription").isEmpty();
+    }
+
+    @Test
+    void aStalledRedisNeitherHoldsBackAReadOfTheGaugesNorHidesThatItStalled() {
+        try (TcpProxy proxy = TcpProxy.start("127.0.0.1", RedisURI.create(RedisTarget.local().uri()).getPort())) {
+            Bus bus = bus(BusConfig.builder(proxy.uri()).commandTimeout(Duration.ofSeconds(1)));
+            bus.subscribe("slow", "g", "c", d -> {
+            }, SubscribeOptions.builder().blockTime(Duration.ofMillis(200)).build());
+            bus.publisher().publish("slow", message("one"));
+            Wait.until("the gauges read", WAIT, () -> gauge("runbus.stream.length", "topic", "slow") == 1);
+
+            proxy.pause();
+            try {
+                Wait.until("Redis reported down", WAIT, () -> gauge("runbus.redis.up") == 0);
+                long started = System.nanoTime();
+                double sum = 0;
+                for (Meter m : registry.getMeters()) {
+                    for (var measurement : m.measure()) {
+                        sum += measurement.getValue();
+                    }
+                }
+                long tookMillis = (System.nanoTime() - started) / 1_000_000;
+                assertThat(tookMillis).as("reading every meter while Redis stalls (sum %s)", sum).isLessThan(500);
+                assertThat(gauge("runbus.stream.length", "topic", "slow")).as("the last value read").isEqualTo(1);
+            } finally {
+                proxy.resume();
+            }
+            Wait.until("Redis reported up again", WAIT, () -> gauge("runbus.redis.up") == 1);
+        }
     }
 
     private long handled(String outcome) {
