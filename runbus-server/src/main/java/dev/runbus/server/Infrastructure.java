@@ -63,7 +63,8 @@ public final class Infrastructure implements AutoCloseable {
     /**
      * @param needDatabase false for commands that only use Redis
      * @param embeddedAllowed false for commands that make no sense on servers that live only in this process
-     * @param metrics         the registry the bus (and the runs layer made by {@link RunsFactory}) registers with
+     * @param metrics         the registry the bus (and the runs layer made by {@link RunsFactory}) registers with;
+     *                        null for a command that shows no metrics: nothing is measured, nor read for gauges
      */
     public static Infrastructure start(Settings s, boolean needDatabase, boolean embeddedAllowed, Metrics metrics,
                                        int poolSize, PrintWriter out) {
@@ -113,7 +114,7 @@ public final class Infrastructure implements AutoCloseable {
             }
             // The runs topic's partition count, which Redis records on first use and checks on every later one.
             Bus bus = Bus.connect(redisConfig(s, redisUri, redisPassword).keyPrefix(s.get(Setting.KEY_PREFIX))
-                    .meterRegistry(metrics.registry())
+                    .meterRegistry(metrics == null ? null : metrics.registry())
                     .partitions(s.get(Setting.TOPIC), s.integer(Setting.PARTITIONS, 1))
                     .retentionAge(s.duration(Setting.RETENTION_AGE))
                     .deadLetterRetention(s.optionalDuration(Setting.DEAD_LETTER_RETENTION).orElse(null)).build());
@@ -176,7 +177,7 @@ public final class Infrastructure implements AutoCloseable {
         return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
     }
 
-    /** The registry of the bus's and the runs layer's meters. */
+    /** The registry of the bus's and the runs layer's meters; null when nothing is measured. */
     public Metrics metrics() {
         return metrics;
     }

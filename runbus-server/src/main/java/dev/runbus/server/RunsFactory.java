@@ -51,7 +51,8 @@ public final class RunsFactory {
     }
 
     public static Runs create(Infrastructure infra, Settings s, String consumerOverride) {
-        return Runs.create(infra.bus(), infra.dataSource(), config(s, consumerOverride, infra.metrics().registry()));
+        return Runs.create(infra.bus(), infra.dataSource(), config(s, consumerOverride,
+                infra.metrics() == null ? null : infra.metrics().registry()));
     }
 
     /**
