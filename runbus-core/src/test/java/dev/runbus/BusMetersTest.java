@@ -140,6 +140,25 @@ class BusMetersTest {
     }
 
     @Test
+    void theGaugesOfAGroupGoWithTheGroup() {
+        String stream = new Keys(prefix).stream("audited");
+        var redis = RedisTarget.local().redis();
+        Bus bus = bus(BusConfig.builder(RedisTarget.local().uri()));
+        bus.publisher().publish("audited", message("one"));
+        redis.xgroupCreate(XReadArgs.StreamOffset.from(stream, "0"), "audit", XGroupCreateArgs.Builder.mkstream(true));
+        bus.subscribe("audited", "g", "c", d -> {
+        }, SubscribeOptions.builder().blockTime(Duration.ofMillis(200)).build());
+        Wait.until("the audit group's lag read", WAIT, () -> gauge("runbus.group.lag", "topic", "audited",
+                "group", "audit") == 1);
+
+        redis.xgroupDestroy(stream, "audit");
+        Wait.until("the audit group's gauges gone", WAIT,
+                () -> registry.find("runbus.group.lag").tags("group", "audit").gauge() == null
+                        && registry.find("runbus.group.pending").tags("group", "audit").gauge() == null);
+        assertThat(gauge("runbus.group.lag", "topic", "audited", "group", "g")).isZero();
+    }
+
+    @Test
     void aStalledRedisNeitherHoldsBackAReadOfTheGaugesNorHidesThatItStalled() {
         try (TcpProxy proxy = TcpProxy.start("127.0.0.1", RedisURI.create(RedisTarget.local().uri()).getPort())) {
             Bus bus = bus(BusConfig.builder(proxy.uri()).commandTimeout(Duration.ofSeconds(1)));

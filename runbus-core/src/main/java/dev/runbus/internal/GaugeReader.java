@@ -35,6 +35,8 @@ final class GaugeReader implements Runnable {
     private final AtomicLong redisUp = new AtomicLong(1);
     private volatile BiConsumer<Key, AtomicLong> discovered = (key, value) -> {
     };
+    private volatile java.util.function.Consumer<Key> vanished = key -> {
+    };
 
     GaugeReader(Inspector inspector, Scheduled scheduled, Supplier<Collection<String>> topics, SafeListener listener) {
         this.inspector = inspector;
@@ -43,9 +45,13 @@ final class GaugeReader implements Runnable {
         this.listener = listener;
     }
 
-    /** Called once for each value the first time it is read, on the reader's thread. */
-    void onDiscovered(BiConsumer<Key, AtomicLong> callback) {
-        discovered = callback;
+    /**
+     * {@code found} is called once for each value the first time it is read, {@code gone} when its group no longer
+     * exists (deleted): on the reader's thread.
+     */
+    void onChange(BiConsumer<Key, AtomicLong> found, java.util.function.Consumer<Key> gone) {
+        discovered = found;
+        vanished = gone;
     }
 
     /** 1 while the last round read every topic, 0 after a failure. */
@@ -73,9 +79,17 @@ final class GaugeReader implements Runnable {
         set(new Key(LENGTH, topic, null), info == null ? 0 : info.length());
         set(new Key(DEAD_LETTERS, topic, null), info == null ? 0 : info.deadLetters());
         set(new Key(SCHEDULED, topic, null), scheduled.count(topic));
+        java.util.Set<String> groups = new java.util.HashSet<>();
         for (Inspector.GroupInfo g : inspector.groups(topic)) {
+            groups.add(g.name());
             set(new Key(PENDING, topic, g.name()), g.pending());
             set(new Key(LAG, topic, g.name()), Math.max(g.lag(), 0));
+        }
+        for (Key key : values.keySet()) {
+            if (key.group() != null && key.topic().equals(topic) && !groups.contains(key.group())) {
+                values.remove(key);
+                vanished.accept(key);
+            }
         }
     }
 

@@ -27,6 +27,8 @@ final class MicrometerBusMeters implements BusMeters {
 
     private final MeterRegistry registry;
     private final Map<List<String>, Meter> meters = new ConcurrentHashMap<>();
+    /** The gauges of the values {@link GaugeReader} found; its thread only. */
+    private final Map<GaugeReader.Key, Gauge> gauges = new java.util.HashMap<>();
     private final Counting listener = new Counting();
 
     private MicrometerBusMeters(MeterRegistry registry) {
@@ -38,7 +40,7 @@ final class MicrometerBusMeters implements BusMeters {
         Gauge.builder("runbus.redis.up", gauges.redisUp(), Number::doubleValue)
                 .description("Whether Redis answered the last read of the gauges (1) or not (0)")
                 .register(m.registry);
-        gauges.onDiscovered(m::register);
+        gauges.onChange(m::register, m::unregister);
         m.loopErrors();
         return m;
     }
@@ -89,7 +91,16 @@ final class MicrometerBusMeters implements BusMeters {
             default -> throw new IllegalStateException("unknown figure " + key.figure());
         }
         Tags tags = key.group() == null ? Tags.of("topic", key.topic()) : Tags.of("topic", key.topic(), "group", key.group());
-        Gauge.builder(name, value, Number::doubleValue).description(help).tags(tags).register(registry);
+        gauges.put(key, Gauge.builder(name, value, Number::doubleValue).description(help).tags(tags)
+                .register(registry));
+    }
+
+    /** The gauge of a value whose group is gone. */
+    private void unregister(GaugeReader.Key key) {
+        Gauge gauge = gauges.remove(key);
+        if (gauge != null) {
+            registry.remove(gauge);
+        }
     }
 
     @Override
