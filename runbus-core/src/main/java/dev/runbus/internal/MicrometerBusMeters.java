@@ -19,8 +19,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.IntSupplier;
 
 /**
- * The bus's meters on a Micrometer registry; docs/metrics.md lists them. The only class of the bus that names
- * Micrometer's instrument types, besides the publisher wrapper. Meters are looked up once per tag combination
+ * The bus's meters on a Micrometer registry; docs/metrics.md lists them. The only class of the bus that imports
+ * Micrometer ({@link TimedPublisher} reports to it). Meters are looked up once per tag combination
  * and kept, so that the hot path (a handler's end, an ack) costs a map lookup and an increment.
  */
 final class MicrometerBusMeters implements BusMeters {
@@ -52,15 +52,14 @@ final class MicrometerBusMeters implements BusMeters {
         }
         acks(topic, group);
         claims(topic, group);
-        Counting c = listener;
-        c.retries(topic, group);
-        c.deadLetters(topic, group);
-        c.trimmedWhilePending(topic, group);
-        c.claimsLost(topic, group);
-        c.consumersDeleted(topic, group);
-        c.nameInUse(topic, group);
-        c.retentionTrimmed(topic);
-        c.deadLettersTrimmed(topic);
+        listener.retries(topic, group);
+        listener.deadLetters(topic, group);
+        listener.trimmedWhilePending(topic, group);
+        listener.claimsLost(topic, group);
+        listener.consumersDeleted(topic, group);
+        listener.nameInUse(topic, group);
+        listener.retentionTrimmed(topic);
+        listener.deadLettersTrimmed(topic);
     }
 
     /** A gauge for a value the reader found for the first time. */
