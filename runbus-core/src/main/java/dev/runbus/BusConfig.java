@@ -71,13 +71,21 @@ import java.util.TreeMap;
  *                           (docs/security.md)
  * @param tracing            OpenTelemetry trace context on publishes and deliveries ({@link Tracing}); default
  *                           {@link Tracing#OFF}, which loads no OpenTelemetry class and costs nothing
+ * @param meterRegistry      a Micrometer {@code io.micrometer.core.instrument.MeterRegistry} the bus registers its
+ *                           meters with (docs/metrics.md). Typed {@code Object} here so that a bus without one never
+ *                           loads a Micrometer class: {@code micrometer-core} is an optional dependency, needed only
+ *                           by those who set this. Default null: no meters
+ * @param meterRefreshInterval how often the gauges that need Redis (stream length, pending, lag, dead-letter and
+ *                           delay-set depth) are read, on a thread of their own, for the topics this bus subscribes
+ *                           to; a scrape reads the last values and never waits for Redis. Default 10 s
  */
 public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeout, Duration heartbeatInterval,
                         Duration consumerDeadAfter, Duration janitorInterval, BusListener listener,
                         Map<String, Integer> partitions, boolean retention, Duration retentionAge,
                         int retentionKeepLast, Duration retentionInterval, Duration deadLetterRetention,
                         Duration delayPollInterval, Clock clock, RedisCredentials redisCredentials,
-                        Path redisTlsCa, ScriptMode scriptMode, Tracing tracing) {
+                        Path redisTlsCa, ScriptMode scriptMode, Tracing tracing, Object meterRegistry,
+                        Duration meterRefreshInterval) {
 
     public static final String DEFAULT_KEY_PREFIX = "runbus";
     public static final Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofSeconds(10);
@@ -89,6 +97,8 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
     public static final Duration DEFAULT_RETENTION_AGE = Duration.ofHours(1);
     public static final Duration DEFAULT_RETENTION_INTERVAL = Duration.ofSeconds(30);
     public static final ScriptMode DEFAULT_SCRIPT_MODE = ScriptMode.AUTO;
+    public static final Duration DEFAULT_METER_REFRESH_INTERVAL = Duration.ofSeconds(10);
+    private static final String METER_REGISTRY = "io.micrometer.core.instrument.MeterRegistry";
 
     public BusConfig {
         Objects.requireNonNull(redisUri, "redisUri");
@@ -99,7 +109,8 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
         KeyPrefix.check(keyPrefix);
         for (var d : new Object[][] {{"commandTimeout", commandTimeout}, {"heartbeatInterval", heartbeatInterval},
                 {"consumerDeadAfter", consumerDeadAfter}, {"janitorInterval", janitorInterval},
-                {"retentionInterval", retentionInterval}, {"delayPollInterval", delayPollInterval}}) {
+                {"retentionInterval", retentionInterval}, {"delayPollInterval", delayPollInterval},
+                {"meterRefreshInterval", meterRefreshInterval}}) {
             Duration value = (Duration) Objects.requireNonNull(d[1], (String) d[0]);
             if (value.isNegative() || value.isZero()) {
                 throw new IllegalArgumentException(d[0] + " must be positive, got " + value);
@@ -141,6 +152,10 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
         Objects.requireNonNull(clock, "clock");
         Objects.requireNonNull(scriptMode, "scriptMode");
         Objects.requireNonNull(tracing, "tracing");
+        if (meterRegistry != null && !isMeterRegistry(meterRegistry.getClass())) {
+            throw new IllegalArgumentException("meterRegistry must be a " + METER_REGISTRY + ", got "
+                    + meterRegistry.getClass().getName());
+        }
         if (redisTlsCa != null) {
             if (!redisUri.regionMatches(true, 0, "rediss", 0, "rediss".length())) {
                 throw new IllegalArgumentException("redisTlsCa is set, but the Redis URL does not use TLS: use rediss:// or"
@@ -162,7 +177,19 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
                 + ", retentionKeepLast=" + retentionKeepLast + ", retentionInterval=" + retentionInterval
                 + ", deadLetterRetention=" + deadLetterRetention + ", delayPollInterval=" + delayPollInterval
                 + ", clock=" + clock + ", redisCredentials=" + redisCredentials + ", redisTlsCa=" + redisTlsCa
-                + ", scriptMode=" + scriptMode + ", tracing=" + tracing + "]";
+                + ", scriptMode=" + scriptMode + ", tracing=" + tracing
+                + ", meterRegistry=" + (meterRegistry == null ? null : meterRegistry.getClass().getName())
+                + ", meterRefreshInterval=" + meterRefreshInterval + "]";
+    }
+
+    /** By name, so that the check loads no Micrometer class. */
+    private static boolean isMeterRegistry(Class<?> c) {
+        for (; c != null; c = c.getSuperclass()) {
+            if (c.getName().equals(METER_REGISTRY)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** A duration the bus hands Redis in milliseconds: one that does not fit is refused by name. */
@@ -204,6 +231,8 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
         private Path redisTlsCa;
         private ScriptMode scriptMode = DEFAULT_SCRIPT_MODE;
         private Tracing tracing = Tracing.OFF;
+        private Object meterRegistry;
+        private Duration meterRefreshInterval = DEFAULT_METER_REFRESH_INTERVAL;
 
         private Builder(String redisUri) {
             this.redisUri = redisUri;
@@ -313,11 +342,28 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
             return this;
         }
 
+        /**
+         * Registers the bus's meters with {@code registry}, an {@code io.micrometer.core.instrument.MeterRegistry}
+         * (docs/metrics.md); default none. Typed {@code Object}, as HikariCP's {@code setMetricRegistry}: a method
+         * naming a Micrometer type would make reflection over this builder (a configuration binder listing its
+         * methods) fail on a classpath without Micrometer. Anything else is refused at {@link #build()}.
+         */
+        public Builder meterRegistry(Object registry) {
+            meterRegistry = registry;
+            return this;
+        }
+
+        /** How often the gauges that need Redis are read; default 10 s. */
+        public Builder meterRefreshInterval(Duration v) {
+            meterRefreshInterval = v;
+            return this;
+        }
+
         public BusConfig build() {
             return new BusConfig(redisUri, keyPrefix, commandTimeout, heartbeatInterval, consumerDeadAfter,
                     janitorInterval, listener, partitions, retention, retentionAge, retentionKeepLast,
                     retentionInterval, deadLetterRetention, delayPollInterval, clock, redisCredentials, redisTlsCa,
-                    scriptMode, tracing);
+                    scriptMode, tracing, meterRegistry, meterRefreshInterval);
         }
     }
 }

@@ -41,6 +41,7 @@ final class Acker implements AutoCloseable {
 
     private final Scripts scripts;
     private final RedisClusterAsyncCommands<String, byte[]> redis;
+    private final String topic;
     private final String group;
     private final long timeoutMillis;
     private final SafeListener listener;
@@ -53,6 +54,7 @@ final class Acker implements AutoCloseable {
           SafeListener listener) {
         this.scripts = scripts;
         this.redis = redis;
+        this.topic = ctx.topic();
         this.group = ctx.group();
         this.timeoutMillis = timeoutMillis;
         this.listener = listener;
@@ -79,7 +81,7 @@ final class Acker implements AutoCloseable {
         try {
             ids.forEach((p, list) -> sent.add(redis.xack(lanes.get(p).stream, group, list.toArray(new String[0]))));
             for (RedisFuture<Long> reply : sent) {
-                reply.get(timeoutMillis, TimeUnit.MILLISECONDS);
+                listener.meters().acked(topic, group, reply.get(timeoutMillis, TimeUnit.MILLISECONDS).intValue());
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -149,6 +151,8 @@ final class Acker implements AutoCloseable {
                 reply.whenComplete((n, failure) -> {
                     if (failure != null) {
                         failed(batch.size(), failure);
+                    } else {
+                        listener.meters().acked(topic, group, n.intValue());
                     }
                     sending.set(false);
                     sendIfIdle();

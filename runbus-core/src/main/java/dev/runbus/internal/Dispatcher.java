@@ -276,6 +276,7 @@ final class Dispatcher {
     }
 
     private void run(Held h) {
+        long started = System.nanoTime();
         Throwable failure = null;
         try {
             handler.handle(h.delivery());
@@ -283,7 +284,7 @@ final class Dispatcher {
             failure = t;
         }
         clearInterrupt();
-        settle(h, failure);
+        settle(h, failure, started);
     }
 
     private void runBatch(List<Held> chunk) {
@@ -294,7 +295,8 @@ final class Dispatcher {
         recordStarts(chunk);
         List<Delivery> deliveries = new ArrayList<>(chunk.size());
         chunk.forEach(h -> deliveries.add(h.delivery()));
-        BatchCall call = new BatchCall(deliveries, (i, failure) -> settle(chunk.get(i), failure));
+        long started = System.nanoTime(); // each delivery of the batch is timed from the call's start to its settling
+        BatchCall call = new BatchCall(deliveries, (i, failure) -> settle(chunk.get(i), failure, started));
         Throwable failure = null;
         try {
             batchHandler.handle(call);
@@ -365,7 +367,7 @@ final class Dispatcher {
      * it) or the entry was deleted. The entry is then another delivery's, possibly a newer one of this very
      * consumer, which acks or dead-letters it itself.
      */
-    private void settle(Held h, Throwable failure) {
+    private void settle(Held h, Throwable failure, long startedNanos) {
         Delivery d = h.delivery();
         boolean stillHeld = inFlight.release(h.hold());
         boolean slotHandedOver = false;
@@ -374,7 +376,7 @@ final class Dispatcher {
                 log.debug("{}: {} was no longer held by this delivery when its handler ended; no outcome applied",
                         ctx.describe(), d.streamId());
             } else if (!stopped) {
-                slotHandedOver = finish(h, failure);
+                slotHandedOver = finish(h, failure, startedNanos);
             }
         } catch (Throwable unexpected) {
             log.error("{}: failure while finishing {}; it stays pending", ctx.describe(), d.streamId(), unexpected);
@@ -398,16 +400,20 @@ final class Dispatcher {
      * Applies the one decision of {@link OutcomePolicy#afterHandler}. Returns true when the entry's slot went
      * with a dead-letter move or a reschedule, which releases it.
      */
-    private boolean finish(Held h, Throwable failure) {
+    private boolean finish(Held h, Throwable failure, long startedNanos) {
         Delivery d = h.delivery();
         InFlight.Hold entry = h.hold();
+        long nanos = System.nanoTime() - startedNanos;
         if (ctx.options().ackMode() == AckMode.BEFORE_WORK) {
+            listener.meters().handled(ctx.topic(), ctx.group(), failure == null ? BusMeters.SUCCESS : BusMeters.FAILURE,
+                    nanos);
             if (failure != null) {
                 listener.onHandlerFailure(d, failure, Outcome.ACK);
             }
             return false;
         }
         Outcome outcome = policy.afterHandler(d.attempt(), failure);
+        listener.meters().handled(ctx.topic(), ctx.group(), BusMeters.outcome(outcome), nanos);
         switch (outcome) {
             case ACK:
                 acker.ack(entry.partition(), entry.streamId());

@@ -54,6 +54,8 @@ final class PartitionOwnership implements Runnable {
     private final long waitMillis;
     /** The owners the last tick found; a partition whose lookup gets no answer keeps its owner here. */
     private Map<Integer, String> owners = Map.of();
+    /** Ends the owned-partitions gauge, at {@link #leave}. */
+    private final Runnable ownedGauge;
 
     /** A renewal's answer: whether the lease of {@code p}, renewed by a call sent at {@code sent}, is still held. */
     private record Renewed(OwnedPartition p, long sent, boolean held) {
@@ -85,6 +87,7 @@ final class PartitionOwnership implements Runnable {
         this.staleAfterMillis = 2 * tick(ctx.options().leaseTime()).toMillis() + STALE_SLACK_MILLIS;
         this.renewals = new PartitionCalls<>("lease renewal", commandTimeoutMillis);
         this.waitMillis = Math.min(commandTimeoutMillis, tick(ctx.options().leaseTime()).toMillis() / 4);
+        this.ownedGauge = listener.meters().ownedPartitions(ctx.topic(), ctx.group(), ctx.consumer(), owned::size);
     }
 
     /** How often {@link #run} should be called. */
@@ -184,6 +187,7 @@ final class PartitionOwnership implements Runnable {
         if (holder != null) {
             OwnedPartition p = new OwnedPartition(n, name, holder, sent + validNanos, commandTimeoutMillis);
             owned.put(n, p);
+            listener.meters().leaseChanged(ctx.topic(), ctx.group(), "acquired");
             log.debug("{}: owns partition {} ({})", ctx.describe(), n, holder);
             acquired.accept(p);
         }
@@ -207,6 +211,7 @@ final class PartitionOwnership implements Runnable {
             lostRunning.put(p.number, p);
         }
         if (owned.remove(p.number, p)) {
+            listener.meters().leaseChanged(ctx.topic(), ctx.group(), "lost");
             log.warn("{}: lost partition {}: {}; its unfinished entries go to the next owner", ctx.describe(),
                     p.number, why);
         }
@@ -229,6 +234,7 @@ final class PartitionOwnership implements Runnable {
         }
         try {
             scripts.renew(p.name, p.holder, 0);
+            listener.meters().leaseChanged(ctx.topic(), ctx.group(), "released");
             log.debug("{}: handed over partition {}", ctx.describe(), p.number);
         } catch (RuntimeException e) {
             listener.onLoopError("releasing the lease of " + p.name + " for " + ctx.describe(), e);
@@ -261,5 +267,6 @@ final class PartitionOwnership implements Runnable {
         } catch (RuntimeException e) {
             listener.onLoopError("leaving the members of " + ctx.describe(), e);
         }
+        ownedGauge.run();
     }
 }

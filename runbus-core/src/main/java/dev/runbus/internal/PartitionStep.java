@@ -186,6 +186,7 @@ final class PartitionStep {
         recordStart(p, e);
         Delivery d = new Delivery(message, ctx.topic(), id, ctx.group(), ctx.consumer(), e.deliveries(), p.token,
                 attempt);
+        long started = System.nanoTime();
         Throwable failure = null;
         try {
             handler.handle(d);
@@ -194,9 +195,14 @@ final class PartitionStep {
         }
         Dispatcher.clearInterrupt();
         Outcome outcome = policy.afterHandler(attempt, failure);
+        listener.meters().handled(ctx.topic(), ctx.group(), BusMeters.outcome(outcome), System.nanoTime() - started);
         switch (outcome) {
             case ACK -> {
-                p.acks.add(key, scripts.ack(p.name, p.holder, e.streamId()));
+                p.acks.add(key, scripts.ack(p.name, p.holder, e.streamId()).whenComplete((n, failed) -> {
+                    if (n != null && n == 1) {
+                        listener.meters().acked(ctx.topic(), ctx.group(), 1);
+                    }
+                }));
                 p.done(step);
             }
             case RETRY -> {

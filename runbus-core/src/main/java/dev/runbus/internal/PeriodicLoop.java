@@ -24,6 +24,8 @@ final class PeriodicLoop implements AutoCloseable {
     private final Condition wake = lock.newCondition();
     private final Thread thread;
     private volatile boolean closed;
+    /** Set by {@link #runSoon()}: the pause in progress ends. */
+    private volatile boolean soon;
 
     PeriodicLoop(String name, Duration interval, Runnable step, SafeListener listener) {
         this.name = name;
@@ -58,12 +60,24 @@ final class PeriodicLoop implements AutoCloseable {
         lock.lock();
         try {
             long left = intervalNanos;
-            while (!closed && left > 0) {
+            while (!closed && !soon && left > 0) {
                 left = wake.awaitNanos(left);
             }
+            soon = false;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             closed = true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Ends the pause in progress, so that the step runs again now rather than at the end of the interval. */
+    void runSoon() {
+        lock.lock();
+        try {
+            soon = true;
+            wake.signalAll();
         } finally {
             lock.unlock();
         }

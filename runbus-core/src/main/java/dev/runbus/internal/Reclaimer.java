@@ -43,6 +43,7 @@ final class Reclaimer implements Runnable {
                 inFlight.releaseTrimmed(partition, r.trimmed());
                 listener.onTrimmedWhilePending(ctx.topic(), ctx.group(), ctx.qualify(partition, r.trimmed()));
             }
+            listener.meters().claimed(ctx.topic(), ctx.group(), r.claimed().size());
             dispatcher.accept(r.claimed(), slots);
             cursor[partition] = r.nextCursor();
         }

@@ -62,6 +62,9 @@ public final class RedisBus implements Bus {
     private final Retention retention;
     private final PeriodicLoop retentionLoop;
     private final TraceHooks tracing;
+    private final BusMeters meters;
+    /** Reads the gauges that need Redis; null without a meter registry. */
+    private final PeriodicLoop gaugeLoop;
     private volatile boolean closed;
 
     private RedisBus(BusConfig config, RedisLink link, ScriptCalls calls) {
@@ -91,6 +94,12 @@ public final class RedisBus implements Bus {
         this.retentionLoop = config.retention() || config.deadLetterRetention() != null
                 ? new PeriodicLoop(Retention.LOOP, config.retentionInterval(), this::retain, listener) : null;
         this.tracing = TraceHooks.of(config.tracing());
+        GaugeReader gauges = config.meterRegistry() == null ? null
+                : new GaugeReader(inspector, scheduled, this::subscribedTopics, listener);
+        this.meters = BusMeters.of(config.meterRegistry(), gauges);
+        this.listener.measureWith(meters);
+        this.gaugeLoop = gauges == null ? null
+                : new PeriodicLoop("runbus-gauges", config.meterRefreshInterval(), gauges, listener);
     }
 
     public static RedisBus connect(BusConfig config) {
@@ -115,6 +124,9 @@ public final class RedisBus implements Bus {
         if (bus.retentionLoop != null) {
             bus.retentionLoop.start();
         }
+        if (bus.gaugeLoop != null) {
+            bus.gaugeLoop.start();
+        }
         return bus;
     }
 
@@ -126,8 +138,8 @@ public final class RedisBus implements Bus {
     @Override
     public Publisher publisher(PublishOptions options) {
         requireOpen();
-        return tracing.publisher(new RedisPublisher(link.async(), batches, keys, topics,
-                Objects.requireNonNull(options, "options"), config.commandTimeout().toMillis(), scripts, delays));
+        return tracing.publisher(meters.timed(new RedisPublisher(link.async(), batches, keys, topics,
+                Objects.requireNonNull(options, "options"), config.commandTimeout().toMillis(), scripts, delays)));
     }
 
     @Override
@@ -183,10 +195,15 @@ public final class RedisBus implements Bus {
             throw new IllegalArgumentException("consumer '" + consumer + "' of group '" + group + "' on topic '"
                     + topic + "' is already subscribed on this bus");
         }
+        meters.subscribed(topic, group);
         try {
             delays.watch(partitions); // first: the close below unwatches whatever failed after it
             heartbeats.start(name);
-            return sub.start();
+            Subscription started = sub.start();
+            if (gaugeLoop != null) {
+                gaugeLoop.runSoon(); // the new topic's gauges, without waiting for the next round
+            }
+            return started;
         } catch (RuntimeException e) {
             sub.close(); // stops whatever started, closes the read connection, frees the name
             throw e;
@@ -262,6 +279,13 @@ public final class RedisBus implements Bus {
         }
     }
 
+    /** The topics this bus subscribes to, each once. */
+    private java.util.Collection<String> subscribedTopics() {
+        Set<String> topics = new java.util.TreeSet<>();
+        subscriptions.values().forEach(s -> topics.add(s.topic()));
+        return topics;
+    }
+
     /** One retention round over the topics this bus subscribes to, every partition of each. */
     private void retain() {
         Map<String, Partitions> subscribed = new java.util.TreeMap<>();
@@ -311,6 +335,10 @@ public final class RedisBus implements Bus {
         if (retentionLoop != null) {
             retentionLoop.close();
         }
+        if (gaugeLoop != null) {
+            gaugeLoop.close();
+        }
+        meters.close();
         batches.close();
         link.close();
     }

@@ -19,9 +19,21 @@ final class SafeListener implements BusListener {
             new java.util.concurrent.atomic.AtomicLong(System.nanoTime() - 2_000_000_000L);
     private final java.util.concurrent.atomic.AtomicLong quietDeadLetters = new java.util.concurrent.atomic.AtomicLong();
     private final BusListener delegate = new Fanout();
+    /** The bus's meters: every loop holds this listener already, so they reach the meters through it. */
+    private volatile BusMeters meters = BusMeters.NONE;
 
     SafeListener(BusListener configured) {
         listeners.add(configured);
+    }
+
+    /** Measures with {@code m} from now on: its counting listener hears every event, after the configured one. */
+    void measureWith(BusMeters m) {
+        meters = m;
+        listeners.add(m.listener());
+    }
+
+    BusMeters meters() {
+        return meters;
     }
 
     AutoCloseable add(BusListener listener) {

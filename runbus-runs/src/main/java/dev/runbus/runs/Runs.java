@@ -10,6 +10,8 @@ import dev.runbus.runs.internal.FailedRunMarker;
 import dev.runbus.runs.internal.IdempotencyKeys;
 import dev.runbus.runs.internal.OrderedRunWorker;
 import dev.runbus.runs.internal.RetrySchedule;
+import dev.runbus.runs.internal.RunCountReader;
+import dev.runbus.runs.internal.RunMeters;
 import dev.runbus.runs.internal.RunAttempts;
 import dev.runbus.runs.internal.RunCommits;
 import dev.runbus.runs.internal.RunFailures;
@@ -61,6 +63,7 @@ public final class Runs implements AutoCloseable {
     private final Sweeper sweeper;
     private final FailedRunMarker marker;
     private final AutoCloseable listenerHandle;
+    private final RunMeters meters;
     private Subscription worker;
     /** Where the worker's run handlers run, when this layer owns the threads. */
     private ExecutorService ownedHandlers;
@@ -72,8 +75,10 @@ public final class Runs implements AutoCloseable {
         this.store = store;
         int maxDeliveries = config.workerOptions().maxDeliveries();
         this.failures = new RunFailures(store.dataSource(), config.schema(), maxDeliveries);
+        this.meters = RunMeters.of(config.meterRegistry(), config.meterRegistry() == null ? null
+                : new RunCountReader(store.dataSource(), config.schema()).start(config.meterRefreshInterval()));
         this.commits = new RunCommits(store, new RunAttempts(store.dataSource(), config.schema(), maxDeliveries), bus,
-                config.topic(), config.ordered());
+                config.topic(), config.ordered(), meters);
         this.sweeper = new Sweeper(store.dataSource(), failures, bus, config);
         this.marker = new FailedRunMarker(failures, config.topic(), config.group());
         this.listenerHandle = bus.addListener(marker);
@@ -133,11 +138,13 @@ public final class Runs implements AutoCloseable {
             RunCommits.Submitted s = commits.submit(new RunCommits.Submission(
                     new RunStore.Insert(UUID.randomUUID(), key, bodyHash, request), bus.currentTraceContext()));
             if (s.created()) {
+                meters.submitted(true);
                 return new SubmitResult(s.owner().runId(), true, RunStatus.PENDING);
             }
             if (!s.owner().bodyHash().equals(bodyHash)) {
                 throw new IdempotencyConflictException(given, s.owner().runId());
             }
+            meters.submitted(false);
             return new SubmitResult(s.owner().runId(), false, s.owner().status());
         } catch (SQLException e) {
             throw new RunStoreException("submitting a run failed: " + e.getMessage(), e);
@@ -417,5 +424,6 @@ public final class Runs implements AutoCloseable {
         }
         commits.close();
         marker.close();
+        meters.close();
     }
 }

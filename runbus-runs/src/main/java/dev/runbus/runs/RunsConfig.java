@@ -53,10 +53,17 @@ import java.util.regex.Pattern;
  *                        database role that may read and write the runs tables but not create them: nothing is
  *                        created, and {@code create} fails unless the schema is at this version's migration (and
  *                        has the index of ordered runs when {@code ordered}); see {@link RunsSchema}
+ * @param meterRegistry   a Micrometer {@code io.micrometer.core.instrument.MeterRegistry} the runs layer registers
+ *                        its meters with (docs/metrics.md): submissions, submit-to-done times, run counts. Typed
+ *                        {@code Object} so that a runs layer without one never loads a Micrometer class
+ *                        ({@code micrometer-core} is an optional dependency). Default null: no meters
+ * @param meterRefreshInterval how often the run counts are read from PostgreSQL for the gauges, on a thread of their
+ *                        own (a scrape never waits for PostgreSQL). Default 10 s
  */
 public record RunsConfig(String schema, String topic, String group, String consumer, SubscribeOptions workerOptions,
                          Duration sweepInterval, Duration sweepThreshold, int sweepBatch, boolean ordered,
-                         RetryPolicy retryPolicy, boolean migrate) {
+                         RetryPolicy retryPolicy, boolean migrate, Object meterRegistry,
+                         Duration meterRefreshInterval) {
 
     public static final String DEFAULT_SCHEMA = "runbus";
     public static final String DEFAULT_TOPIC = "runs";
@@ -65,6 +72,7 @@ public record RunsConfig(String schema, String topic, String group, String consu
     public static final Duration DEFAULT_SWEEP_THRESHOLD = Duration.ofMinutes(2);
     public static final int DEFAULT_SWEEP_BATCH = 500;
     public static final int DEFAULT_WORKER_CONCURRENCY = 64;
+    public static final Duration DEFAULT_METER_REFRESH_INTERVAL = Duration.ofSeconds(10);
     /** 1, 2, 4, 8, 16, then 30 s after each failure, less up to 20% jitter. */
     public static final RetryPolicy DEFAULT_RETRY_POLICY =
             RetryPolicy.exponential(Duration.ofSeconds(1), 2, Duration.ofSeconds(30), 0.2);
@@ -92,6 +100,11 @@ public record RunsConfig(String schema, String topic, String group, String consu
         Objects.requireNonNull(workerOptions, "workerOptions");
         requirePositive("sweepInterval", sweepInterval);
         requirePositive("sweepThreshold", sweepThreshold);
+        requirePositive("meterRefreshInterval", meterRefreshInterval);
+        if (meterRegistry != null && !isMeterRegistry(meterRegistry.getClass())) {
+            throw new IllegalArgumentException("meterRegistry must be a io.micrometer.core.instrument.MeterRegistry, got "
+                    + meterRegistry.getClass().getName());
+        }
         if (sweepBatch < 1) {
             throw new IllegalArgumentException("sweepBatch must be at least 1, got " + sweepBatch);
         }
@@ -136,6 +149,16 @@ public record RunsConfig(String schema, String topic, String group, String consu
         }
     }
 
+    /** By name, so that the check loads no Micrometer class. */
+    private static boolean isMeterRegistry(Class<?> c) {
+        for (; c != null; c = c.getSuperclass()) {
+            if (c.getName().equals("io.micrometer.core.instrument.MeterRegistry")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     static String hostName() {
         String env = System.getenv("HOSTNAME");
         if (env != null && !env.isBlank()) {
@@ -161,6 +184,8 @@ public record RunsConfig(String schema, String topic, String group, String consu
         private boolean ordered;
         private RetryPolicy retryPolicy = DEFAULT_RETRY_POLICY;
         private boolean migrate = true;
+        private Object meterRegistry;
+        private Duration meterRefreshInterval = DEFAULT_METER_REFRESH_INTERVAL;
 
         private Builder() {
         }
@@ -223,9 +248,26 @@ public record RunsConfig(String schema, String topic, String group, String consu
             return this;
         }
 
+        /**
+         * Registers the runs layer's meters with {@code registry}, an {@code io.micrometer.core.instrument.MeterRegistry}
+         * (docs/metrics.md); default none. Typed {@code Object} for the reason {@code BusConfig.Builder.meterRegistry}
+         * gives.
+         */
+        public Builder meterRegistry(Object registry) {
+            meterRegistry = registry;
+            return this;
+        }
+
+        /** How often the run counts are read for the gauges; default 10 s. */
+        public Builder meterRefreshInterval(Duration v) {
+            meterRefreshInterval = v;
+            return this;
+        }
+
         public RunsConfig build() {
             return new RunsConfig(schema, topic, group, consumer == null ? hostName() : consumer, workerOptions,
-                    sweepInterval, sweepThreshold, sweepBatch, ordered, retryPolicy, migrate);
+                    sweepInterval, sweepThreshold, sweepBatch, ordered, retryPolicy, migrate, meterRegistry,
+                    meterRefreshInterval);
         }
     }
 }

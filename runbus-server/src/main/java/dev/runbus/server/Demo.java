@@ -64,12 +64,11 @@ public final class Demo {
 
     /** Runs the demo; returns the report. Whatever the outcome, the demo's keys and schema are gone after. */
     public DemoReport run() throws Exception {
-        Metrics metrics = new Metrics();
         int pool = RunsFactory.poolSize(settings, options.workers());
         out.printf("demo: Redis key prefix %s, PostgreSQL schema %s (removed after the demo)%n",
                 settings.get(Setting.KEY_PREFIX), settings.get(Setting.SCHEMA));
         out.flush();
-        try (Infrastructure infra = Infrastructure.start(settings, true, true, metrics, pool, out)) {
+        try (Infrastructure infra = Infrastructure.start(settings, true, true, null, pool, out)) {
             List<Runs> workers = new ArrayList<>();
             Process victim = null;
             Throwable failure = null;

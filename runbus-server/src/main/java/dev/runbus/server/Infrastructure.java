@@ -3,7 +3,6 @@ package dev.runbus.server;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.runbus.Bus;
 import dev.runbus.BusConfig;
-import dev.runbus.BusListener;
 import dev.runbus.Tracing;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
@@ -43,11 +42,12 @@ public final class Infrastructure implements AutoCloseable {
     private final String embeddedDatabasePassword;
     private final Bus bus;
     private final PrintWriter out;
+    private final Metrics metrics;
     private boolean closed;
 
     private Infrastructure(String redisUri, String jdbcUrl, EmbeddedRedis embeddedRedis, EmbeddedPostgres embeddedPostgres,
                            HikariDataSource dataSource, Path tempDir, char[] embeddedRedisPassword,
-                           String embeddedDatabasePassword, Bus bus, PrintWriter out) {
+                           String embeddedDatabasePassword, Bus bus, PrintWriter out, Metrics metrics) {
         this.redisUri = redisUri;
         this.jdbcUrl = jdbcUrl;
         this.embeddedRedis = embeddedRedis;
@@ -58,13 +58,16 @@ public final class Infrastructure implements AutoCloseable {
         this.embeddedDatabasePassword = embeddedDatabasePassword;
         this.bus = bus;
         this.out = out;
+        this.metrics = metrics;
     }
 
     /**
      * @param needDatabase false for commands that only use Redis
      * @param embeddedAllowed false for commands that make no sense on servers that live only in this process
+     * @param metrics         the registry the bus (and the runs layer made by {@link RunsFactory}) registers with;
+     *                        null for a command that shows no metrics: nothing is measured, nor read for gauges
      */
-    public static Infrastructure start(Settings s, boolean needDatabase, boolean embeddedAllowed, BusListener listener,
+    public static Infrastructure start(Settings s, boolean needDatabase, boolean embeddedAllowed, Metrics metrics,
                                        int poolSize, PrintWriter out) {
         if (!embeddedAllowed && (!s.isSet(Setting.REDIS_URL) || needDatabase && !s.isSet(Setting.DATABASE_URL))) {
             throw new IllegalArgumentException("this command needs --redis-url" + (needDatabase ? " and --database-url" : "")
@@ -112,13 +115,13 @@ public final class Infrastructure implements AutoCloseable {
             }
             // The runs topic's partition count, which Redis records on first use and checks on every later one.
             Bus bus = Bus.connect(redisConfig(s, redisUri, redisPassword).keyPrefix(s.get(Setting.KEY_PREFIX))
-                    .listener(listener)
+                    .meterRegistry(metrics == null ? null : metrics.registry())
                     .partitions(s.get(Setting.TOPIC), s.integer(Setting.PARTITIONS, 1))
                     .retentionAge(s.duration(Setting.RETENTION_AGE))
                     .deadLetterRetention(s.optionalDuration(Setting.DEAD_LETTER_RETENTION).orElse(null))
                     .tracing(Tracing.global()).build());
             return new Infrastructure(redisUri, jdbcUrl, redis, postgres, ds, tempDir, redisPassword, databasePassword,
-                    bus, out);
+                    bus, out, metrics);
         } catch (IOException | RuntimeException e) {
             stopQuietly(redis, postgres, ds, tempDir, null);
             throw masked(e);
@@ -174,6 +177,11 @@ public final class Infrastructure implements AutoCloseable {
         byte[] bytes = new byte[32];
         RANDOM.nextBytes(bytes);
         return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
+    }
+
+    /** The registry of the bus's and the runs layer's meters; null when nothing is measured. */
+    public Metrics metrics() {
+        return metrics;
     }
 
     public Bus bus() {

@@ -35,7 +35,7 @@ public final class RunbusServer implements AutoCloseable {
         HttpApi.Access access = HttpApi.check(s);
         checkEmbedded(s);
         checkHandler(s);
-        Metrics metrics = new Metrics();
+        Metrics metrics = new Metrics().bindJvmAndProcess();
         var handler = RunsFactory.handler(s);
         int pool = RunsFactory.poolSize(s, 1) + 4;
         Infrastructure infra = Infrastructure.start(s, true, true, metrics, pool, out);
@@ -147,7 +147,11 @@ public final class RunbusServer implements AutoCloseable {
                 runs.close();
                 report("drained worker, stopped sweeper");
             } finally {
-                infra.close();
+                try {
+                    infra.close();
+                } finally {
+                    infra.metrics().close(); // the garbage collector's listeners of the JVM binders
+                }
             }
         }
     }

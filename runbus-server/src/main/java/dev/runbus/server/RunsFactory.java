@@ -25,6 +25,11 @@ public final class RunsFactory {
     }
 
     public static RunsConfig config(Settings s, String consumerOverride) {
+        return config(s, consumerOverride, null);
+    }
+
+    /** @param meterRegistry where the runs layer registers its meters; null for none */
+    public static RunsConfig config(Settings s, String consumerOverride, Object meterRegistry) {
         Duration minIdle = s.duration(Setting.MIN_IDLE);
         SubscribeOptions worker = SubscribeOptions.builder()
                 .concurrency(s.integer(Setting.CONCURRENCY, 1))
@@ -39,7 +44,7 @@ public final class RunsFactory {
                 .group(s.get(Setting.GROUP)).workerOptions(worker)
                 .sweepInterval(s.duration(Setting.SWEEP_INTERVAL)).sweepThreshold(s.duration(Setting.SWEEP_THRESHOLD))
                 .ordered(s.bool(Setting.ORDERED)).retryPolicy(s.retryPolicy(Setting.RETRY))
-                .migrate(s.bool(Setting.MIGRATE));
+                .migrate(s.bool(Setting.MIGRATE)).meterRegistry(meterRegistry);
         if (consumerOverride != null) {
             b.consumer(consumerOverride);
         } else if (s.isSet(Setting.CONSUMER)) {
@@ -49,7 +54,7 @@ public final class RunsFactory {
     }
 
     public static Runs create(Infrastructure infra, Settings s, String consumerOverride) {
-        RunsConfig config = config(s, consumerOverride);
+        RunsConfig config = config(s, consumerOverride, infra.metrics() == null ? null : infra.metrics().registry());
         JsonLogs.process(Map.of("topic", config.topic(), "group", config.group(), "consumer", config.consumer()));
         return Runs.create(infra.bus(), infra.dataSource(), config);
     }

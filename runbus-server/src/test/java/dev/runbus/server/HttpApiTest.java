@@ -231,11 +231,18 @@ class HttpApiTest {
         assertThat(health.statusCode()).isEqualTo(200);
         assertThat(json(health).get("redis").asText()).isEqualTo("ok");
         assertThat(json(health).get("postgres").asText()).isEqualTo("ok");
-        HttpResponse<String> metrics = get("/metrics");
+        // The gauges are read on their own loop, first as the worker subscribes: not necessarily before this scrape.
+        HttpResponse<String> metrics = Wait.until("the gauges in /metrics", WAIT, () -> {
+            try {
+                return get("/metrics");
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        }, r -> r.body().contains("runbus_dead_letter_depth{topic="));
         assertThat(metrics.statusCode()).isEqualTo(200);
         assertThat(metrics.headers().firstValue("Content-Type").orElse("")).startsWith("text/plain");
         assertThat(metrics.body()).contains("# TYPE runbus_runs_submitted_total counter")
-                .contains("runbus_runs{status=").contains("runbus_dead_letters{topic=\"runs\"}");
+                .contains("runbus_runs{status=").contains("runbus_dead_letter_depth{topic=\"runs\"}");
     }
 
     /** Needs Inspector.partitions from runbus-core. */

@@ -3,9 +3,11 @@ package dev.runbus.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.runbus.testing.RedisTarget;
+import dev.runbus.testing.Wait;
 import io.lettuce.core.XGroupCreateArgs;
 import io.lettuce.core.XReadArgs;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -30,15 +32,10 @@ class MetricsLabelsTest {
             serve.submit("one", null); // the topic's stream exists
             RedisTarget.local().redis().xgroupCreate(XReadArgs.StreamOffset.from(serve.prefix + ":{" + TOPIC
                     + "}:stream", "0"), GROUP, XGroupCreateArgs.Builder.mkstream());
-            HttpResponse<String> r = serve.get("/metrics", null);
-            assertThat(r.statusCode()).isEqualTo(200);
-
-            List<Sample> samples = new ArrayList<>();
-            for (String line : r.body().split("\n")) {
-                if (!line.startsWith("#") && !line.isEmpty()) {
-                    samples.add(Sample.parse(line));
-                }
-            }
+            // The gauges are read on a loop of their own (every 10 s): wait for the one that sees the new group.
+            List<Sample> samples = Wait.until("the gauges read after the group was made", Duration.ofSeconds(40),
+                    () -> scrape(serve), all -> all.stream().anyMatch(x -> x.name().equals("runbus_group_pending")
+                            && GROUP.equals(x.labels().get("group"))));
             assertThat(samples).extracting(Sample::name).doesNotContain("forged_total");
             assertThat(samples).filteredOn(s -> s.name().equals("runbus_stream_length"))
                     .extracting(s -> s.labels().get("topic")).containsExactly(TOPIC);
@@ -48,6 +45,22 @@ class MetricsLabelsTest {
                     .extracting(s -> s.labels().get("topic")).containsOnly(TOPIC);
             assertThat(samples).filteredOn(s -> s.name().equals("runbus_retention_trimmed_total"))
                     .extracting(s -> s.labels().get("topic")).containsExactly(TOPIC);
+        }
+    }
+
+    private static List<Sample> scrape(TestServe serve) {
+        try {
+            HttpResponse<String> r = serve.get("/metrics", null);
+            assertThat(r.statusCode()).isEqualTo(200);
+            List<Sample> samples = new ArrayList<>();
+            for (String line : r.body().split("\n")) {
+                if (!line.startsWith("#") && !line.isEmpty()) {
+                    samples.add(Sample.parse(line));
+                }
+            }
+            return samples;
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
         }
     }
 

@@ -35,7 +35,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The operator's view of delayed entries: {@code runbus scheduled list|cancel}, {@code GET/DELETE /v1/scheduled},
- * the {@code runbus_scheduled} gauge, and the scheduled counts of {@code runbus stats} and {@code /v1/streams}, on
+ * the {@code runbus_scheduled_depth} gauge, and the scheduled counts of {@code runbus stats} and {@code /v1/streams}, on
  * real Redis and PostgreSQL. Entries are scheduled by a bus that subscribes to none of their topics, so no mover
  * takes them away while the test looks (except the runs topic, whose entries are due hours ahead).
  */
@@ -270,10 +270,16 @@ class ScheduledAdminTest {
 
     /** The runs topic's scheduled count, read through /metrics, /v1/streams and runbus stats (table and JSON). */
     private static void assertCounted(long n) throws Exception {
-        String metrics = get("/metrics").body();
-        assertThat(metrics).contains("# HELP runbus_scheduled Entries waiting in the topic's delay sets (delayed "
-                + "publishes and retries)\n# TYPE runbus_scheduled gauge\n"
-                + "runbus_scheduled{topic=\"runs\"} " + n + "\n");
+        // The gauge is read on its own loop (every 10 s), not at the scrape.
+        String metrics = Wait.until("the scheduled gauge at " + n, Duration.ofSeconds(30), () -> {
+            try {
+                return get("/metrics").body();
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        }, t -> t.contains("runbus_scheduled_depth{topic=\"runs\"} " + n + ".0\n"));
+        assertThat(metrics).contains("# HELP runbus_scheduled_depth Entries waiting in the topic's delay sets (delayed "
+                + "publishes and retries)\n# TYPE runbus_scheduled_depth gauge\n");
         JsonNode runs = null;
         for (JsonNode s : json(get("/v1/streams")).get("streams")) {
             if (s.get("topic").asText().equals("runs")) {

@@ -42,6 +42,11 @@ public final class RunCommits implements AutoCloseable {
      * @param ordered runs in per-user order: triggers are keyed by the run's user id
      */
     public RunCommits(RunStore store, RunAttempts starts, Bus bus, String topic, boolean ordered) {
+        this(store, starts, bus, topic, ordered, RunMeters.NONE);
+    }
+
+    /** @param meters hears each completion, with the time since the run's submission */
+    public RunCommits(RunStore store, RunAttempts starts, Bus bus, String topic, boolean ordered, RunMeters meters) {
         this.submits = new GroupCommitter<>("runbus-runs-submit-commit", MAX_BATCH, batch -> {
             List<Boolean> created = new ArrayList<>(batch.size());
             List<RunStore.KeyOwner> owners = store.insertAll(batch.stream().map(Submission::insert).toList(), created);
@@ -68,7 +73,16 @@ public final class RunCommits implements AutoCloseable {
             return out;
         });
         this.attempts = new GroupCommitter<>("runbus-runs-attempt-commit", MAX_BATCH, starts::start);
-        this.completions = new GroupCommitter<>("runbus-runs-done-commit", MAX_BATCH, store::completeAll);
+        this.completions = new GroupCommitter<>("runbus-runs-done-commit", MAX_BATCH, batch -> {
+            List<Boolean> out = new ArrayList<>(batch.size());
+            for (RunStore.Completed c : store.completeAll(batch)) {
+                if (c.completed()) {
+                    meters.completed(c.sinceSubmit());
+                }
+                out.add(c.completed());
+            }
+            return out;
+        });
     }
 
     public Submitted submit(Submission submission) throws SQLException {

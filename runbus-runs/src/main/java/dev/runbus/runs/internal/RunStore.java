@@ -206,13 +206,20 @@ public final class RunStore {
     }
 
     /**
+     * What one completion did: whether it completed its run, and if so how long after its submission (PostgreSQL's
+     * clock at both ends).
+     */
+    public record Completed(boolean completed, java.time.Duration sinceSubmit) {
+    }
+
+    /**
      * Completes many runs in one statement, so in one transaction: runs still running are set done, and the
      * replies of exactly those runs are inserted {@code ON CONFLICT (run_id, seq) DO NOTHING} (guard 2). The
      * UPDATE locks each run's row: a second execution that finishes later waits, then finds the run done,
      * updates nothing and so inserts nothing — replies are never a mix of two executions. One result per
-     * completion, in order: whether it completed its run.
+     * completion, in order: whether it completed its run, and when so, how long after its submission.
      */
-    public List<Boolean> completeAll(List<Completion> completions) throws SQLException {
+    public List<Completed> completeAll(List<Completion> completions) throws SQLException {
         // The first completion of a run in this call is the one whose replies count.
         java.util.Map<UUID, Completion> first = new java.util.LinkedHashMap<>();
         completions.forEach(done -> first.putIfAbsent(done.runId(), done));
@@ -229,16 +236,17 @@ public final class RunStore {
                 replyContents.add(r.content());
             }
         }
-        java.util.Set<UUID> completed = new java.util.HashSet<>();
+        java.util.Map<UUID, java.time.Duration> completed = new java.util.HashMap<>();
         try (Connection c = dataSource.getConnection();
              PreparedStatement ps = c.prepareStatement("WITH done AS (UPDATE " + runs + " SET status = ?, error = NULL,"
                      + " next_attempt_at = NULL, finished_at = now(), updated_at = now()"
-                     + " WHERE id = ANY (?::uuid[]) AND status IN (" + sources(RunStatus.DONE) + ") RETURNING id),"
+                     + " WHERE id = ANY (?::uuid[]) AND status IN (" + sources(RunStatus.DONE) + ")"
+                     + " RETURNING id, (extract(epoch FROM finished_at - created_at) * 1000000)::bigint AS micros),"
                      + " replies AS (INSERT INTO " + messages + " (run_id, seq, role, content)"
                      + " SELECT r.run_id, r.seq, r.role, r.content"
                      + " FROM unnest(?::uuid[], ?::int[], ?::text[], ?::text[]) AS r(run_id, seq, role, content)"
                      + " WHERE r.run_id IN (SELECT id FROM done) ON CONFLICT (run_id, seq) DO NOTHING)"
-                     + " SELECT id FROM done")) {
+                     + " SELECT id, micros FROM done")) {
             ps.setString(1, RunStatus.DONE.sql());
             ps.setArray(2, c.createArrayOf("uuid", first.keySet().toArray()));
             ps.setArray(3, c.createArrayOf("uuid", replyRuns.toArray()));
@@ -247,13 +255,14 @@ public final class RunStore {
             ps.setArray(6, c.createArrayOf("text", replyContents.toArray()));
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
-                    completed.add(rs.getObject(1, UUID.class));
+                    completed.put(rs.getObject(1, UUID.class), java.time.Duration.ofNanos(rs.getLong(2) * 1000));
                 }
             }
         }
-        List<Boolean> out = new ArrayList<>(completions.size());
+        List<Completed> out = new ArrayList<>(completions.size());
         for (Completion done : completions) {
-            out.add(completed.remove(done.runId()));
+            java.time.Duration took = completed.remove(done.runId());
+            out.add(new Completed(took != null, took));
         }
         return out;
     }

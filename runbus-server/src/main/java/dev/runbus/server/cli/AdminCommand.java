@@ -2,7 +2,6 @@ package dev.runbus.server.cli;
 
 import dev.runbus.server.Infrastructure;
 import dev.runbus.server.Json;
-import dev.runbus.server.Metrics;
 import dev.runbus.server.Settings;
 import dev.runbus.server.Table;
 import picocli.CommandLine.Option;
@@ -23,7 +22,7 @@ abstract class AdminCommand extends BaseCommand {
     @Override
     public Integer call() throws Exception {
         Settings s = settings();
-        try (Infrastructure infra = Infrastructure.start(s, needsDatabase(), false, new Metrics(), 2,
+        try (Infrastructure infra = Infrastructure.start(s, needsDatabase(), false, null, 2,
                 new java.io.PrintWriter(java.io.Writer.nullWriter()))) {
             return run(infra, s);
         }

@@ -2,7 +2,6 @@ package dev.runbus.server.cli;
 
 import dev.runbus.runs.Runs;
 import dev.runbus.server.Infrastructure;
-import dev.runbus.server.Metrics;
 import dev.runbus.server.RunsFactory;
 import dev.runbus.server.Setting;
 import dev.runbus.server.Settings;
@@ -30,7 +29,7 @@ final class WorkerCommand extends BaseCommand {
         s.validate();
         var handler = RunsFactory.handler(s);
         try (GracefulStop stop = GracefulStop.install(s.duration(Setting.SHUTDOWN_TIMEOUT).plusSeconds(60))) {
-            Infrastructure infra = Infrastructure.start(s, true, false, new Metrics(), RunsFactory.poolSize(s, 1),
+            Infrastructure infra = Infrastructure.start(s, true, false, null, RunsFactory.poolSize(s, 1),
                     out());
             Runs runs;
             try {

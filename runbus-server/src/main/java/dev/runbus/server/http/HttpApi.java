@@ -164,7 +164,7 @@ public final class HttpApi implements AutoCloseable {
         AccessLayer layer = access.tokens().isEmpty()
                 ? AccessLayer.withoutTokens(access.insecure() ? null : settings.get(Setting.HOST))
                 : new AccessLayer(List.of(new BearerTokens(access.tokens())));
-        RunEndpoints runRoutes = new RunEndpoints(runs, metrics, settings.integer(Setting.MAX_BODY, 1),
+        RunEndpoints runRoutes = new RunEndpoints(runs, settings.integer(Setting.MAX_BODY, 1),
                 settings.duration(Setting.REQUEST_TIMEOUT), new SubmissionRate(settings.integer(Setting.SUBMIT_RATE, 0), System::nanoTime), events);
         BusEndpoints busRoutes = new BusEndpoints(runs, bus, settings);
 
@@ -197,8 +197,7 @@ public final class HttpApi implements AutoCloseable {
         app.delete("/v1/scheduled/{id}", busRoutes::cancelScheduled, Scope.ADMIN);
         app.get("/v1/streams", busRoutes::streams, Scope.READ);
         app.get("/v1/streams/{topic}/partitions", busRoutes::partitions, Scope.READ);
-        app.get("/metrics", ctx -> ctx.contentType("text/plain; version=0.0.4; charset=utf-8")
-                .result(metrics.render(bus, db, settings)), Scope.READ);
+        app.get("/metrics", ctx -> ctx.contentType(Metrics.CONTENT_TYPE).result(metrics.scrape()), Scope.READ);
         app.get("/health", this::health);
 
         app.exception(ApiError.class, (e, ctx) -> {

@@ -4,7 +4,6 @@ import dev.runbus.runs.NewRun;
 import dev.runbus.runs.Run;
 import dev.runbus.runs.Runs;
 import dev.runbus.runs.SubmitResult;
-import dev.runbus.server.Metrics;
 import dev.runbus.server.Views;
 import io.javalin.http.Context;
 import java.io.ByteArrayOutputStream;
@@ -23,16 +22,14 @@ import org.eclipse.jetty.http.BadMessageException;
 final class RunEndpoints {
 
     private final Runs runs;
-    private final Metrics metrics;
     private final int maxBody;
     private final SubmissionRate rate;
     private final EventStreams events;
     private final long requestTimeoutNanos;
 
-    RunEndpoints(Runs runs, Metrics metrics, int maxBody, java.time.Duration requestTimeout, SubmissionRate rate,
+    RunEndpoints(Runs runs, int maxBody, java.time.Duration requestTimeout, SubmissionRate rate,
                  EventStreams events) {
         this.runs = runs;
-        this.metrics = metrics;
         this.maxBody = maxBody;
         this.requestTimeoutNanos = requestTimeout.toNanos();
         this.rate = rate;
@@ -54,7 +51,6 @@ final class RunEndpoints {
         NewRun request = SubmitRequest.parse(body(ctx), ctx.header("Idempotency-Key"));
         // The caller's own key space: a duplicate or a conflict can name only a run this token submitted.
         SubmitResult r = runs.submit(request, caller.keyScope());
-        (r.created() ? metrics.runsCreated : metrics.runsDeduplicated).increment();
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("run_id", r.runId().toString());
         out.put("status", r.status().sql());
