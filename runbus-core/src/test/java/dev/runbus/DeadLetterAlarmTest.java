@@ -2,6 +2,8 @@ package dev.runbus;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.runbus.testing.ChildJvm;
+import dev.runbus.testing.DeadLetterAlarmChild;
 import dev.runbus.testing.RedisTarget;
 import dev.runbus.testing.Wait;
 import java.nio.charset.StandardCharsets;
@@ -32,19 +34,9 @@ class DeadLetterAlarmTest {
 
     @Test
     void raisedOncePerRiseFromZero_acrossTwoBuses() throws Exception {
-        List<String> raised = new CopyOnWriteArrayList<>();
-        AtomicInteger deadLetters = new AtomicInteger();
-        BusListener watch = new BusListener() {
-            @Override
-            public void onDeadLetterDepthRaised(String topic) {
-                raised.add(topic);
-            }
-
-            @Override
-            public void onDeadLetter(DeadLetter d) {
-                deadLetters.incrementAndGet(); // heard after the alarm's own check (added after it)
-            }
-        };
+        Heard watch = new Heard();
+        List<String> raised = watch.raised;
+        AtomicInteger deadLetters = watch.deadLetters;
         BusConfig config = BusConfig.builder(redis.uri()).keyPrefix(prefix).partitions("jobs", 2).build();
         SubscribeOptions options = SubscribeOptions.builder().maxDeliveries(1).blockTime(Duration.ofMillis(100))
                 .build();
@@ -80,6 +72,72 @@ class DeadLetterAlarmTest {
             Wait.until("and another", WAIT, () -> deadLetters.get() == 6);
             assertThat(raised).as("a purge that left some raised nothing and cleared nothing").hasSize(2);
         }
+    }
+
+    /**
+     * Two processes: the child alone makes the topic's first dead letter and hears the alarm; then both consume, and
+     * more dead letters (from either) raise nothing until a purge brought the depth to zero, after which the next
+     * one raises it once more, in whichever process made it.
+     */
+    @Test
+    void raisedOncePerRiseFromZero_acrossTwoProcesses() throws Exception {
+        Heard watch = new Heard();
+        List<String> raised = watch.raised;
+        AtomicInteger deadLetters = watch.deadLetters;
+        BusConfig config = BusConfig.builder(redis.uri()).keyPrefix(prefix).partitions("jobs", 2).build();
+        Handler poisonFails = d -> {
+            if (d.message().type().equals("poison")) {
+                throw new IllegalStateException("poison");
+            }
+        };
+        SubscribeOptions options = SubscribeOptions.builder().maxDeliveries(1).blockTime(Duration.ofMillis(100))
+                .build();
+        try (ChildJvm child = ChildJvm.start(DeadLetterAlarmChild.class, redis.uri(), prefix);
+             Bus bus = Bus.connect(config); AutoCloseable w = bus.addListener(watch)) {
+            child.awaitLine("ready", WAIT);
+            publish(bus, "k0", "poison");
+            child.awaitLine("raised jobs", WAIT);
+            assertThat(count(child, "dead ")).isEqualTo(1);
+
+            try (Subscription s = bus.subscribe("jobs", "g", "parent", poisonFails, options)) {
+                for (int i = 1; i < 8; i++) {
+                    publish(bus, "k" + i, "poison");
+                }
+                Wait.until("seven more dead letters, by either process", WAIT,
+                        () -> deadLetters.get() + count(child, "dead ") == 8);
+                assertThat(raised.size() + count(child, "raised ")).as("one alarm while the depth stayed up")
+                        .isEqualTo(1);
+
+                assertThat(bus.deadLetters().purgeAll("jobs")).isEqualTo(8);
+                for (int i = 0; i < 8; i++) {
+                    publish(bus, "k" + i, "poison");
+                }
+                Wait.until("eight dead letters after the purge", WAIT,
+                        () -> deadLetters.get() + count(child, "dead ") == 16);
+                assertThat(raised.size() + count(child, "raised ")).as("one more alarm after the depth fell to zero")
+                        .isEqualTo(2);
+            }
+        }
+    }
+
+    /** What a bus told this test; added after the alarm's own listener, so it hears a dead letter after its check. */
+    private static final class Heard implements BusListener {
+        final List<String> raised = new CopyOnWriteArrayList<>();
+        final AtomicInteger deadLetters = new AtomicInteger();
+
+        @Override
+        public void onDeadLetterDepthRaised(String topic) {
+            raised.add(topic);
+        }
+
+        @Override
+        public void onDeadLetter(DeadLetter d) {
+            deadLetters.incrementAndGet();
+        }
+    }
+
+    private static int count(ChildJvm child, String prefix) {
+        return (int) child.lines().stream().filter(l -> l.startsWith(prefix)).count();
     }
 
     private static void publish(Bus bus, String key, String type) {

@@ -3,6 +3,7 @@ package dev.runbus.internal;
 import dev.runbus.Inspector;
 import dev.runbus.Scheduled;
 import java.util.Collection;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -26,6 +27,9 @@ final class GaugeReader implements Runnable {
     static final String SCHEDULED = "scheduled";
     static final String PENDING = "pending";
     static final String LAG = "lag";
+    static final String CONSUMERS_ALIVE = "consumers_alive";
+    static final String OLDEST_PENDING_AGE = "oldest_pending_age";
+    static final String UNOWNED = "unowned";
 
     private final Inspector inspector;
     private final Scheduled scheduled;
@@ -84,6 +88,10 @@ final class GaugeReader implements Runnable {
             groups.add(g.name());
             set(new Key(PENDING, topic, g.name()), g.pending());
             set(new Key(LAG, topic, g.name()), Math.max(g.lag(), 0));
+            set(new Key(CONSUMERS_ALIVE, topic, g.name()),
+                    inspector.consumers(topic, g.name()).stream().filter(Inspector.ConsumerInfo::alive).count());
+            set(new Key(OLDEST_PENDING_AGE, topic, g.name()), oldestPendingAgeMillis(topic, g));
+            readUnowned(topic, g.name());
         }
         for (Key key : values.keySet()) {
             if (key.group() != null && key.topic().equals(topic) && !groups.contains(key.group())) {
@@ -91,6 +99,37 @@ final class GaugeReader implements Runnable {
                 vanished.accept(key);
             }
         }
+    }
+
+    /**
+     * How long ago the group's oldest pending entry was published, in milliseconds (from its stream id, which is
+     * the time Redis appended it); 0 when nothing is pending. An entry that stays pending this long is stuck.
+     */
+    private long oldestPendingAgeMillis(String topic, Inspector.GroupInfo g) {
+        if (g.pending() == 0) {
+            return 0;
+        }
+        List<Inspector.PendingEntry> oldest = inspector.pending(topic, g.name(), 1);
+        if (oldest.isEmpty()) {
+            return 0;
+        }
+        String id = oldest.get(0).streamId();
+        int at = id.indexOf('@');
+        String plain = at < 0 ? id : id.substring(0, at);
+        long appended = Long.parseLong(plain.substring(0, plain.indexOf('-')));
+        return Math.max(0, System.currentTimeMillis() - appended);
+    }
+
+    /**
+     * The partitions of an ordered group that have no owner. A group is taken for ordered once one of its
+     * partitions has had a lease (a fencing token): an unordered group never has owners, and shows no such gauge.
+     */
+    private void readUnowned(String topic, String group) {
+        List<Inspector.PartitionInfo> partitions = inspector.partitions(topic, group);
+        if (partitions.stream().noneMatch(p -> p.owner() != null || p.fencingToken() > 0)) {
+            return;
+        }
+        set(new Key(UNOWNED, topic, group), partitions.stream().filter(p -> p.owner() == null).count());
     }
 
     private void set(Key key, long value) {

@@ -60,6 +60,7 @@ final class MicrometerBusMeters implements BusMeters {
         listener.nameInUse(topic, group);
         listener.retentionTrimmed(topic);
         listener.deadLettersTrimmed(topic);
+        listener.depthRaised(topic);
     }
 
     /** A gauge for a value the reader found for the first time. */
@@ -87,11 +88,24 @@ final class MicrometerBusMeters implements BusMeters {
                 name = "runbus.group.lag";
                 help = "Entries not yet delivered to the group";
             }
+            case GaugeReader.CONSUMERS_ALIVE -> {
+                name = "runbus.group.consumers.alive";
+                help = "Consumers of the group with a recent heartbeat";
+            }
+            case GaugeReader.OLDEST_PENDING_AGE -> {
+                name = "runbus.group.oldest.pending.age";
+                help = "Seconds since the group's oldest pending entry was published (0 when none is pending)";
+            }
+            case GaugeReader.UNOWNED -> {
+                name = "runbus.partitions.unowned";
+                help = "Partitions of the ordered group that no consumer owns";
+            }
             default -> throw new IllegalStateException("unknown figure " + key.figure());
         }
         Tags tags = key.group() == null ? Tags.of("topic", key.topic()) : Tags.of("topic", key.topic(), "group", key.group());
-        gauges.put(key, Gauge.builder(name, value, Number::doubleValue).description(help).tags(tags)
-                .register(registry));
+        boolean millis = key.figure().equals(GaugeReader.OLDEST_PENDING_AGE);
+        gauges.put(key, Gauge.builder(name, value, v -> millis ? v.doubleValue() / 1000 : v.doubleValue())
+                .description(help).tags(tags).baseUnit(millis ? "seconds" : null).register(registry));
     }
 
     /** The gauge of a value whose group is gone. */
@@ -234,6 +248,11 @@ final class MicrometerBusMeters implements BusMeters {
         }
 
         @Override
+        public void onDeadLetterDepthRaised(String topic) {
+            depthRaised(topic).increment();
+        }
+
+        @Override
         public void onLoopError(String loop, Throwable error) {
             loopErrors().increment();
         }
@@ -271,6 +290,11 @@ final class MicrometerBusMeters implements BusMeters {
         Counter retentionTrimmed(String topic) {
             return counter("runbus.retention.trimmed", "Entries every group was done with, trimmed by retention",
                     "topic", topic);
+        }
+
+        Counter depthRaised(String topic) {
+            return counter("runbus.dead.letter.depth.raised", "Rises of the topic's dead-letter depth from zero that"
+                    + " this process made (decided in Redis: once across all processes)", "topic", topic);
         }
 
         Counter deadLettersTrimmed(String topic) {

@@ -45,6 +45,11 @@ public final class ChildJvm implements AutoCloseable {
         return new ChildJvm(new ProcessBuilder(command).redirectErrorStream(true).start());
     }
 
+    /** The output lines so far. */
+    public List<String> lines() {
+        return List.copyOf(lines);
+    }
+
     /** Waits for an output line starting with the prefix and returns it. */
     public String awaitLine(String prefix, Duration timeout) {
         Wait.until("child output line starting with '" + prefix + "' (output so far: " + lines + ")", timeout,

@@ -371,7 +371,9 @@ public final class Runs implements AutoCloseable {
      */
     public SweepResult sweepOnce() {
         try {
-            return sweeper.sweepOnce();
+            SweepResult r = sweeper.sweepOnce();
+            meters.republished(r.republished());
+            return r;
         } catch (SQLException e) {
             throw new RunStoreException("sweep failed: " + e.getMessage(), e);
         }

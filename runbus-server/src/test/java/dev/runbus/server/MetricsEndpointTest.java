@@ -46,7 +46,9 @@ class MetricsEndpointTest {
 
         String text = Wait.until("the run's completion and the gauges in /metrics", WAIT, () -> scrape().body(),
                 t -> t.contains("runbus_run_duration_seconds_count{status=\"done\"} 1\n")
-                        && t.contains("runbus_stream_length{topic=\"runs\"}"));
+                        && t.contains("runbus_stream_length{topic=\"runs\"}")
+                        && t.contains("runbus_partitions_unowned{") && t.contains("runbus_group_consumers_alive{")
+                        && t.contains("runbus_group_oldest_pending_age_seconds{"));
         HttpResponse<String> r = scrape();
         assertThat(r.headers().firstValue("Content-Type").orElse("")).startsWith("text/plain; version=0.0.4");
         var families = PrometheusText.parse(r.body());

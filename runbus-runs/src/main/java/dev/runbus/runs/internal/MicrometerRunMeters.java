@@ -13,6 +13,7 @@ final class MicrometerRunMeters implements RunMeters {
     private final Counter created;
     private final Counter deduplicated;
     private final Timer done;
+    private final Counter republished;
     private final RunCountReader counts;
 
     private MicrometerRunMeters(MeterRegistry registry, RunCountReader counts) {
@@ -28,6 +29,8 @@ final class MicrometerRunMeters implements RunMeters {
         Gauge.builder("runbus.runs.failed.without.dead.letter", counts.failedWithoutDeadLetter(), Number::doubleValue)
                 .description("Failed runs that name no dead letter: an alert on dead letters does not see them")
                 .register(registry);
+        this.republished = Counter.builder("runbus.sweeper.republished")
+                .description("Runs the sweeper republished because Redis no longer had their triggers").register(registry);
         Gauge.builder("runbus.postgres.up", counts.postgresUp(), Number::doubleValue)
                 .description("Whether PostgreSQL answered the last read of the run counts (1) or not (0)")
                 .register(registry);
@@ -51,6 +54,11 @@ final class MicrometerRunMeters implements RunMeters {
     @Override
     public void completed(Duration sinceSubmit) {
         done.record(sinceSubmit);
+    }
+
+    @Override
+    public void republished(int runs) {
+        republished.increment(runs);
     }
 
     @Override

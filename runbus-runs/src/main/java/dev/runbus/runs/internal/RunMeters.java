@@ -29,6 +29,10 @@ public interface RunMeters extends AutoCloseable {
     default void completed(Duration sinceSubmit) {
     }
 
+    /** A sweep republished {@code runs} runs whose triggers Redis no longer had (lost data, a lost publish). */
+    default void republished(int runs) {
+    }
+
     @Override
     default void close() {
     }
