@@ -75,6 +75,10 @@ import java.util.TreeMap;
  *                           meters with (docs/metrics.md). Typed {@code Object} here so that a bus without one never
  *                           loads a Micrometer class: {@code micrometer-core} is an optional dependency, needed only
  *                           by those who set this. Default null: no meters
+ * @param unpatchedServerWarning whether {@code Bus.connect} logs a WARN when the server is older than the release
+ *                           of its line that fixes the Lua CVEs of October 2025 (docs/security.md). Default true;
+ *                           false only for a server whose scripting no one but this process can reach, such as the
+ *                           embedded Redis {@code runbus serve} starts behind a password it made itself
  * @param meterRefreshInterval how often the gauges that need Redis (stream length, pending, lag, dead-letter and
  *                           delay-set depth) are read, on a thread of their own, for the topics this bus subscribes
  *                           to; a scrape reads the last values and never waits for Redis. Default 10 s
@@ -85,7 +89,7 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
                         int retentionKeepLast, Duration retentionInterval, Duration deadLetterRetention,
                         Duration delayPollInterval, Clock clock, RedisCredentials redisCredentials,
                         Path redisTlsCa, ScriptMode scriptMode, Tracing tracing, Object meterRegistry,
-                        Duration meterRefreshInterval) {
+                        Duration meterRefreshInterval, boolean unpatchedServerWarning) {
 
     public static final String DEFAULT_KEY_PREFIX = "runbus";
     public static final Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofSeconds(10);
@@ -179,7 +183,8 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
                 + ", clock=" + clock + ", redisCredentials=" + redisCredentials + ", redisTlsCa=" + redisTlsCa
                 + ", scriptMode=" + scriptMode + ", tracing=" + tracing
                 + ", meterRegistry=" + (meterRegistry == null ? null : meterRegistry.getClass().getName())
-                + ", meterRefreshInterval=" + meterRefreshInterval + "]";
+                + ", meterRefreshInterval=" + meterRefreshInterval + ", unpatchedServerWarning="
+                + unpatchedServerWarning + "]";
     }
 
     /** By name, so that the check loads no Micrometer class. */
@@ -233,6 +238,7 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
         private Tracing tracing = Tracing.OFF;
         private Object meterRegistry;
         private Duration meterRefreshInterval = DEFAULT_METER_REFRESH_INTERVAL;
+        private boolean unpatchedServerWarning = true;
 
         private Builder(String redisUri) {
             this.redisUri = redisUri;
@@ -359,11 +365,20 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
             return this;
         }
 
+        /**
+         * Whether connecting to a server older than its line's fixed release of the October 2025 Lua CVEs logs a
+         * WARN; default true. See {@link BusConfig#unpatchedServerWarning()}.
+         */
+        public Builder unpatchedServerWarning(boolean v) {
+            unpatchedServerWarning = v;
+            return this;
+        }
+
         public BusConfig build() {
             return new BusConfig(redisUri, keyPrefix, commandTimeout, heartbeatInterval, consumerDeadAfter,
                     janitorInterval, listener, partitions, retention, retentionAge, retentionKeepLast,
                     retentionInterval, deadLetterRetention, delayPollInterval, clock, redisCredentials, redisTlsCa,
-                    scriptMode, tracing, meterRegistry, meterRefreshInterval);
+                    scriptMode, tracing, meterRegistry, meterRefreshInterval, unpatchedServerWarning);
         }
     }
 }

@@ -107,7 +107,9 @@ public final class RedisBus implements Bus {
         RedisLink link = RedisLink.open(config);
         ScriptCalls calls;
         try {
-            LuaFixes.warnIfUnpatched(link.version());
+            if (config.unpatchedServerWarning()) {
+                LuaFixes.warnIfUnpatched(link.version());
+            }
             calls = ScriptCalls.choose(config.scriptMode(), link.version());
             if (calls instanceof FunctionCalls functions) {
                 // At connect, so that a user who may not load a missing library learns it here, not from a loop.
