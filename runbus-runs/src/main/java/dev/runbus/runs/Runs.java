@@ -15,6 +15,7 @@ import dev.runbus.runs.internal.RunMeters;
 import dev.runbus.runs.internal.RunAttempts;
 import dev.runbus.runs.internal.RunCommits;
 import dev.runbus.runs.internal.RunFailures;
+import dev.runbus.runs.internal.RunListing;
 import dev.runbus.runs.internal.RunStore;
 import dev.runbus.runs.internal.RunWorker;
 import dev.runbus.runs.internal.Sweeper;
@@ -64,6 +65,7 @@ public final class Runs implements AutoCloseable {
     private final FailedRunMarker marker;
     private final AutoCloseable listenerHandle;
     private final RunMeters meters;
+    private final RunListing listing;
     private Subscription worker;
     /** Where the worker's run handlers run, when this layer owns the threads. */
     private ExecutorService ownedHandlers;
@@ -82,6 +84,7 @@ public final class Runs implements AutoCloseable {
         this.sweeper = new Sweeper(store.dataSource(), failures, bus, config);
         this.marker = new FailedRunMarker(failures, config.topic(), config.group());
         this.listenerHandle = bus.addListener(marker);
+        this.listing = new RunListing(store.dataSource(), config.schema());
     }
 
     /**
@@ -184,6 +187,19 @@ public final class Runs implements AutoCloseable {
             return store.get(runId);
         } catch (SQLException e) {
             throw new RunStoreException("reading run " + runId + " failed: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * A page of runs matching {@code query}, newest first; {@link RunPage#next()} continues it. Every page reads
+     * about {@code limit} rows of an index, however deep it is (keyset pagination on creation time and id).
+     */
+    public RunPage list(RunQuery query) {
+        Objects.requireNonNull(query, "query");
+        try {
+            return listing.list(query);
+        } catch (SQLException e) {
+            throw new RunStoreException("listing runs failed: " + e.getMessage(), e);
         }
     }
 

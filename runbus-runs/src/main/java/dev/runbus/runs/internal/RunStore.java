@@ -271,20 +271,14 @@ public final class RunStore {
 
     public Optional<Run> get(UUID id) throws SQLException {
         try (Connection c = dataSource.getConnection();
-             PreparedStatement ps = c.prepareStatement("SELECT id, idempotency_key, session_id, user_id, input, status,"
-                     + " attempts, error, dead_letter_id, republished, created_at, updated_at, next_attempt_at"
+             PreparedStatement ps = c.prepareStatement("SELECT " + RunRows.COLUMNS
                      + " FROM " + runs + " WHERE id = ?")) {
             ps.setObject(1, id);
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {
                     return Optional.empty();
                 }
-                return Optional.of(new Run(rs.getObject(1, UUID.class), rs.getString(2), rs.getString(3),
-                        rs.getString(4), rs.getString(5), RunStatus.fromSql(rs.getString(6)), rs.getInt(7),
-                        Optional.ofNullable(ErrorText.clean(rs.getString(8))), Optional.ofNullable(rs.getString(9)),
-                        rs.getInt(10),
-                        rs.getTimestamp(11).toInstant(), rs.getTimestamp(12).toInstant(),
-                        Optional.ofNullable(rs.getTimestamp(13)).map(java.sql.Timestamp::toInstant)));
+                return Optional.of(RunRows.read(rs));
             }
         }
     }

@@ -189,6 +189,7 @@ public final class HttpApi implements AutoCloseable {
         app.after(admission::release);
 
         app.post("/v1/runs", IncomingTraceContext.around(runRoutes::submit), Scope.SUBMIT);
+        app.get("/v1/runs", runRoutes::list, Scope.READ);
         app.get("/v1/runs/{id}", runRoutes::get, Scope.READ);
         app.get(EVENTS, runRoutes::events, Scope.READ);
         app.get("/v1/dead-letters", busRoutes::deadLetters, Scope.READ);

@@ -2,6 +2,7 @@ package dev.runbus.server.http;
 
 import dev.runbus.runs.NewRun;
 import dev.runbus.runs.Run;
+import dev.runbus.runs.RunPage;
 import dev.runbus.runs.Runs;
 import dev.runbus.runs.SubmitResult;
 import dev.runbus.server.Views;
@@ -18,7 +19,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.eclipse.jetty.http.BadMessageException;
 
-/** {@code POST /v1/runs}, {@code GET /v1/runs/{id}} and its events. */
+/** {@code POST /v1/runs}, {@code GET /v1/runs}, {@code GET /v1/runs/{id}} and its events. */
 final class RunEndpoints {
 
     private final Runs runs;
@@ -103,6 +104,20 @@ final class RunEndpoints {
 
     private static ApiError unreadable() {
         return new ApiError(400, "the body could not be read", null);
+    }
+
+    /**
+     * A page of runs, newest first, each as {@code GET /v1/runs/{id}} shows it without its replies: no idempotency
+     * key, since keys belong to the token that submitted and the listing is open to every read token.
+     */
+    void list(Context ctx) {
+        RunPage page = runs.list(RunListRequest.parse(ctx));
+        List<Map<String, Object>> items = new ArrayList<>();
+        page.runs().forEach(r -> items.add(Views.run(r)));
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("runs", items);
+        out.put("next_cursor", page.next().map(RunListRequest::cursor).orElse(null));
+        ctx.json(out);
     }
 
     void get(Context ctx) {
