@@ -10,6 +10,7 @@ import dev.runbus.runs.internal.FailedRunMarker;
 import dev.runbus.runs.internal.IdempotencyKeys;
 import dev.runbus.runs.internal.OrderedRunWorker;
 import dev.runbus.runs.internal.RetrySchedule;
+import dev.runbus.runs.internal.RunCancels;
 import dev.runbus.runs.internal.RunCountReader;
 import dev.runbus.runs.internal.RunMeters;
 import dev.runbus.runs.internal.RunAttempts;
@@ -66,6 +67,7 @@ public final class Runs implements AutoCloseable {
     private final AutoCloseable listenerHandle;
     private final RunMeters meters;
     private final RunListing listing;
+    private final RunCancels cancels;
     private Subscription worker;
     /** Where the worker's run handlers run, when this layer owns the threads. */
     private ExecutorService ownedHandlers;
@@ -85,6 +87,7 @@ public final class Runs implements AutoCloseable {
         this.marker = new FailedRunMarker(failures, config.topic(), config.group());
         this.listenerHandle = bus.addListener(marker);
         this.listing = new RunListing(store.dataSource(), config.schema());
+        this.cancels = new RunCancels(store.dataSource(), config.schema());
     }
 
     /**
@@ -218,6 +221,29 @@ public final class Runs implements AutoCloseable {
             return store.repliesAfter(runId, afterSeq);
         } catch (SQLException e) {
             throw new RunStoreException("reading replies of run " + runId + " failed: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Cancels a pending run: it becomes {@link RunStatus#CANCELLED} and never starts. Its trigger, if still in the
+     * stream, is acked by the worker without a handler call; the sweeper never republishes it. Cancelling a
+     * cancelled run changes nothing (a retried call succeeds).
+     *
+     * @throws RunNotFoundException          when there is no such run
+     * @throws IllegalRunTransitionException when the run is running (its handler is at work), done or failed
+     */
+    public void cancel(UUID runId) {
+        Objects.requireNonNull(runId, "runId");
+        try {
+            if (cancels.cancel(runId)) {
+                return;
+            }
+        } catch (SQLException e) {
+            throw new RunStoreException("cancelling run " + runId + " failed: " + e.getMessage(), e);
+        }
+        Run run = get(runId).orElseThrow(() -> new RunNotFoundException(runId));
+        if (run.status() != RunStatus.CANCELLED) {
+            throw new IllegalRunTransitionException(runId, run.status(), RunStatus.CANCELLED);
         }
     }
 

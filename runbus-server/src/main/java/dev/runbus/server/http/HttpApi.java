@@ -192,6 +192,7 @@ public final class HttpApi implements AutoCloseable {
         app.get("/v1/runs", runRoutes::list, Scope.READ);
         app.get("/v1/runs/{id}", runRoutes::get, Scope.READ);
         app.get(EVENTS, runRoutes::events, Scope.READ);
+        app.post("/v1/runs/{id}/cancel", runRoutes::cancel, Scope.ADMIN);
         app.get("/v1/dead-letters", busRoutes::deadLetters, Scope.READ);
         app.post("/v1/dead-letters/{id}/replay", busRoutes::replay, Scope.ADMIN);
         app.get("/v1/scheduled", busRoutes::scheduled, Scope.READ);

@@ -1,8 +1,11 @@
 package dev.runbus.server.http;
 
+import dev.runbus.runs.IllegalRunTransitionException;
 import dev.runbus.runs.NewRun;
 import dev.runbus.runs.Run;
+import dev.runbus.runs.RunNotFoundException;
 import dev.runbus.runs.RunPage;
+import dev.runbus.runs.RunStatus;
 import dev.runbus.runs.Runs;
 import dev.runbus.runs.SubmitResult;
 import dev.runbus.server.Views;
@@ -19,7 +22,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.eclipse.jetty.http.BadMessageException;
 
-/** {@code POST /v1/runs}, {@code GET /v1/runs}, {@code GET /v1/runs/{id}} and its events. */
+/** {@code POST /v1/runs}, {@code GET /v1/runs}, {@code GET /v1/runs/{id}}, its events and its cancel. */
 final class RunEndpoints {
 
     private final Runs runs;
@@ -128,6 +131,19 @@ final class RunEndpoints {
         runs.replies(id).forEach(r -> replies.add(Map.of("seq", r.seq(), "role", r.role(), "content", r.content())));
         out.put("replies", replies);
         ctx.json(out);
+    }
+
+    /** A pending run becomes cancelled (again: the same answer); any other status is a conflict. */
+    void cancel(Context ctx) {
+        UUID id = runId(ctx);
+        try {
+            runs.cancel(id);
+        } catch (RunNotFoundException e) {
+            throw ApiError.notFound("no run " + id);
+        } catch (IllegalRunTransitionException e) {
+            throw new ApiError(409, e.getMessage(), null);
+        }
+        ctx.json(Map.of("run_id", id.toString(), "status", RunStatus.CANCELLED.sql()));
     }
 
     void events(Context ctx) throws IOException {
