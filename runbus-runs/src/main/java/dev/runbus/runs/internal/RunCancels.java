@@ -3,7 +3,9 @@ package dev.runbus.runs.internal;
 import dev.runbus.runs.RunStatus;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.Optional;
 import java.util.UUID;
 import javax.sql.DataSource;
 
@@ -21,14 +23,23 @@ public final class RunCancels {
         this.dataSource = dataSource;
         this.sql = "UPDATE " + schema + ".runs SET status = '" + RunStatus.CANCELLED.sql() + "',"
                 + " next_attempt_at = NULL, finished_at = now(), updated_at = now()"
-                + " WHERE id = ? AND status IN (" + RunStore.sources(RunStatus.CANCELLED) + ")";
+                + " WHERE id = ? AND status IN (" + RunStore.sources(RunStatus.CANCELLED) + ") RETURNING scheduled_id";
     }
 
-    /** Whether the run was pending and is now cancelled. */
-    public boolean cancel(UUID runId) throws SQLException {
+    /**
+     * What a cancel did: whether the run was pending and is now cancelled, and where its delayed trigger waits in
+     * the delay set, if it has one.
+     */
+    public record Cancelled(boolean done, Optional<String> scheduledId) {
+    }
+
+    public Cancelled cancel(UUID runId) throws SQLException {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
             ps.setObject(1, runId);
-            return ps.executeUpdate() == 1;
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? new Cancelled(true, Optional.ofNullable(rs.getString(1)))
+                        : new Cancelled(false, Optional.empty());
+            }
         }
     }
 }

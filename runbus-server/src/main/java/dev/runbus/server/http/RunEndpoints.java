@@ -1,7 +1,6 @@
 package dev.runbus.server.http;
 
 import dev.runbus.runs.IllegalRunTransitionException;
-import dev.runbus.runs.NewRun;
 import dev.runbus.runs.Run;
 import dev.runbus.runs.RunNotFoundException;
 import dev.runbus.runs.RunPage;
@@ -52,9 +51,10 @@ final class RunEndpoints {
             throw new ApiError(429, "too many submissions: slow down", null,
                     Math.max(1, TimeUnit.NANOSECONDS.toSeconds(wait + 999_999_999)));
         }
-        NewRun request = SubmitRequest.parse(body(ctx), ctx.header("Idempotency-Key"));
+        SubmitRequest.Parsed request = SubmitRequest.parse(body(ctx), ctx.header("Idempotency-Key"),
+                java.time.Instant.now());
         // The caller's own key space: a duplicate or a conflict can name only a run this token submitted.
-        SubmitResult r = runs.submit(request, caller.keyScope());
+        SubmitResult r = runs.submit(request.run(), caller.keyScope(), request.delay());
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("run_id", r.runId().toString());
         out.put("status", r.status().sql());
