@@ -200,6 +200,7 @@ public final class HttpApi implements AutoCloseable {
         app.get("/v1/streams", busRoutes::streams, Scope.READ);
         app.get("/v1/streams/{topic}/partitions", busRoutes::partitions, Scope.READ);
         app.get("/metrics", ctx -> ctx.contentType(Metrics.CONTENT_TYPE).result(metrics.scrape()), Scope.READ);
+        app.get("/v1/openapi.json", new OpenApiDocument()::serve);
         app.get("/health", this::health);
 
         app.exception(ApiError.class, (e, ctx) -> {
