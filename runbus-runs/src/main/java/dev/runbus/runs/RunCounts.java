@@ -8,8 +8,8 @@ import javax.sql.DataSource;
 
 /**
  * How many runs are in each status, exactly, read cheaply: unfinished runs through the partial index of pending
- * and running runs (a read proportional to the backlog), finished ones from counters that the same transaction
- * that finishes a run updates (migrations V004, V005). Nothing scans every run ever made.
+ * and running runs (a read proportional to the backlog), finished ones (cancelled included) from counters that the
+ * same transaction that finishes a run updates (migrations V004, V005, V007). Nothing scans every run ever made.
  *
  * <p>{@code failedWithoutDeadLetter} is the part of {@code failed} that names no dead letter: runs that used their
  * attempts in PostgreSQL's count while their trigger was not at the bus's limit (a trigger republished by the
@@ -17,11 +17,17 @@ import javax.sql.DataSource;
  * an ordered run its worker failed before the bus named the dead letter. An alert on dead letters does not see
  * these: alert on this count too (docs/runs.md, "When a run fails").
  */
-public record RunCounts(long pending, long running, long done, long failed, long failedWithoutDeadLetter) {
+public record RunCounts(long pending, long running, long done, long failed, long failedWithoutDeadLetter,
+                        long cancelled) {
 
-    /** Counts in which every failed run names its dead letter. */
+    /** Counts in which every failed run names its dead letter, and no run is cancelled. */
     public RunCounts(long pending, long running, long done, long failed) {
-        this(pending, running, done, failed, 0);
+        this(pending, running, done, failed, 0, 0);
+    }
+
+    /** Counts without a cancelled run. */
+    public RunCounts(long pending, long running, long done, long failed, long failedWithoutDeadLetter) {
+        this(pending, running, done, failed, failedWithoutDeadLetter, 0);
     }
 
     /** The counts of the runs in {@code schema}, for readers without a runs layer ({@code runbus stats}, metrics). */
@@ -33,7 +39,7 @@ public record RunCounts(long pending, long running, long done, long failed, long
             Map<RunStatus, Long> m = counts.byStatus();
             return new RunCounts(m.getOrDefault(RunStatus.PENDING, 0L), m.getOrDefault(RunStatus.RUNNING, 0L),
                     m.getOrDefault(RunStatus.DONE, 0L), m.getOrDefault(RunStatus.FAILED, 0L),
-                    counts.failedWithoutDeadLetter());
+                    counts.failedWithoutDeadLetter(), m.getOrDefault(RunStatus.CANCELLED, 0L));
         } catch (java.sql.SQLException e) {
             String older = "42P01".equals(e.getSQLState()) ? " (the counters come with migration 4: is the schema older"
                     + " than this runbus? run the migration — runbus migrate)" : "";
@@ -48,6 +54,7 @@ public record RunCounts(long pending, long running, long done, long failed, long
         m.put(RunStatus.RUNNING, running);
         m.put(RunStatus.DONE, done);
         m.put(RunStatus.FAILED, failed);
+        m.put(RunStatus.CANCELLED, cancelled);
         return m;
     }
 }

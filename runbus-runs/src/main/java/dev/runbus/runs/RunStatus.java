@@ -7,29 +7,32 @@ import java.util.Set;
  * The life of a run, and every legal transition, in one place:
  *
  * <pre>
- * pending ──► running ──► done
- *    ▲          │  ▲
- *    │          └──┘ (another attempt)
- *    │          ▼
- *    └─────── failed   (failed → pending: replay only)
+ * cancelled ◄── pending ──► running ──► done
+ *                 ▲          │  ▲
+ *                 │          └──┘ (another attempt)
+ *                 │          ▼
+ *                 └─────── failed   (failed → pending: replay only)
  * </pre>
+ *
+ * Only a pending run can be cancelled: a running one has a handler at work whose effects cannot be called back.
  *
  * A run fails only when the stream entry of its current attempt is dead-lettered, so a pending run (which
  * has no attempt in progress) cannot fail. The store writes each transition with {@code WHERE status IN (sources)}, so an illegal one changes nothing.
  */
 public enum RunStatus {
-    PENDING, RUNNING, DONE, FAILED;
+    PENDING, RUNNING, DONE, FAILED, CANCELLED;
 
     /** Whether a run in this status may move to {@code next}. */
     public boolean canMoveTo(RunStatus next) {
         switch (this) {
             case PENDING:
-                return next == RUNNING;
+                return next == RUNNING || next == CANCELLED;
             case RUNNING:
                 return next == RUNNING || next == DONE || next == FAILED;
             case FAILED:
                 return next == PENDING; // replay
             case DONE:
+            case CANCELLED:
             default:
                 return false;
         }
@@ -46,9 +49,9 @@ public enum RunStatus {
         return sources;
     }
 
-    /** Done or failed: nothing will run again (short of a replay of a failed run). */
+    /** Done, failed or cancelled: nothing will run again (short of a replay of a failed run). */
     public boolean isFinished() {
-        return this == DONE || this == FAILED;
+        return this == DONE || this == FAILED || this == CANCELLED;
     }
 
     public String sql() {

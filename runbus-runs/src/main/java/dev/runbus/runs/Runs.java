@@ -10,16 +10,19 @@ import dev.runbus.runs.internal.FailedRunMarker;
 import dev.runbus.runs.internal.IdempotencyKeys;
 import dev.runbus.runs.internal.OrderedRunWorker;
 import dev.runbus.runs.internal.RetrySchedule;
+import dev.runbus.runs.internal.RunCancels;
 import dev.runbus.runs.internal.RunCountReader;
 import dev.runbus.runs.internal.RunMeters;
 import dev.runbus.runs.internal.RunAttempts;
 import dev.runbus.runs.internal.RunCommits;
 import dev.runbus.runs.internal.RunFailures;
+import dev.runbus.runs.internal.RunListing;
 import dev.runbus.runs.internal.RunStore;
 import dev.runbus.runs.internal.RunWorker;
 import dev.runbus.runs.internal.Sweeper;
 import dev.runbus.runs.internal.Triggers;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Objects;
@@ -55,6 +58,12 @@ public final class Runs implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(Runs.class);
 
+    /**
+     * The longest delay of a delayed run: a trigger that waits longer is more likely a mistake (a time in
+     * milliseconds read as seconds) than a plan, and each waits in Redis's memory.
+     */
+    public static final Duration MAX_DELAY = Duration.ofDays(30);
+
     private final Bus bus;
     private final RunsConfig config;
     private final RunStore store;
@@ -64,6 +73,8 @@ public final class Runs implements AutoCloseable {
     private final FailedRunMarker marker;
     private final AutoCloseable listenerHandle;
     private final RunMeters meters;
+    private final RunListing listing;
+    private final RunCancels cancels;
     private Subscription worker;
     /** Where the worker's run handlers run, when this layer owns the threads. */
     private ExecutorService ownedHandlers;
@@ -82,6 +93,8 @@ public final class Runs implements AutoCloseable {
         this.sweeper = new Sweeper(store.dataSource(), failures, bus, config);
         this.marker = new FailedRunMarker(failures, config.topic(), config.group());
         this.listenerHandle = bus.addListener(marker);
+        this.listing = new RunListing(store.dataSource(), config.schema());
+        this.cancels = new RunCancels(store.dataSource(), config.schema());
     }
 
     /**
@@ -126,8 +139,29 @@ public final class Runs implements AutoCloseable {
      *                                      input; its message names the key as the caller gave it
      */
     public SubmitResult submit(NewRun request, KeyScope scope) {
+        return submit(request, scope, Duration.ZERO);
+    }
+
+    /**
+     * {@link #submit(NewRun)} for later: the run is pending at once (with {@link Run#nextAttemptAt()} at its due
+     * time), and its trigger waits {@code delay} in the bus's delay set, due on the Redis server's clock like any
+     * delayed publish; the sweeper leaves it alone until it is overdue. {@link #cancel} also takes the trigger out.
+     * A duplicate submission finds the existing run and schedules nothing.
+     *
+     * @throws InvalidRunException (an {@link IllegalArgumentException}) when {@code delay} is negative or longer
+     *                             than {@link #MAX_DELAY}, or runs are in per-user order (a run waiting for its
+     *                             time would hold up every later run of its user)
+     */
+    public SubmitResult submit(NewRun request, Duration delay) {
+        return submit(request, KeyScope.GLOBAL, delay);
+    }
+
+    /** {@link #submit(NewRun, KeyScope)} and {@link #submit(NewRun, Duration)} together. */
+    public SubmitResult submit(NewRun request, KeyScope scope, Duration delay) {
         Objects.requireNonNull(request, "request");
         Objects.requireNonNull(scope, "scope");
+        Objects.requireNonNull(delay, "delay");
+        checkDelay(delay);
         checkKeyable(request);
         String given = request.idempotencyKey() != null ? request.idempotencyKey()
                 : IdempotencyKeys.derive(request.sessionId(), request.userId(), request.input(),
@@ -136,7 +170,8 @@ public final class Runs implements AutoCloseable {
         String bodyHash = IdempotencyKeys.bodyHash(request.sessionId(), request.userId(), request.input());
         try {
             RunCommits.Submitted s = commits.submit(new RunCommits.Submission(
-                    new RunStore.Insert(UUID.randomUUID(), key, bodyHash, request), bus.currentTraceContext()));
+                    new RunStore.Insert(UUID.randomUUID(), key, bodyHash, request, delay.isZero() ? null : delay),
+                    bus.currentTraceContext()));
             if (s.created()) {
                 meters.submitted(true);
                 return new SubmitResult(s.owner().runId(), true, RunStatus.PENDING);
@@ -148,6 +183,17 @@ public final class Runs implements AutoCloseable {
             return new SubmitResult(s.owner().runId(), false, s.owner().status());
         } catch (SQLException e) {
             throw new RunStoreException("submitting a run failed: " + e.getMessage(), e);
+        }
+    }
+
+    private void checkDelay(Duration delay) {
+        if (delay.isNegative() || delay.compareTo(MAX_DELAY) > 0) {
+            throw new InvalidRunException("delay", "must be between 0 and " + MAX_DELAY.toDays() + " days, not "
+                    + delay);
+        }
+        if (config.ordered() && !delay.isZero()) {
+            throw new InvalidRunException("delay", "cannot be given to runs in per-user order: a run waiting for its"
+                    + " time would hold up every later run of its user");
         }
     }
 
@@ -187,6 +233,19 @@ public final class Runs implements AutoCloseable {
         }
     }
 
+    /**
+     * A page of runs matching {@code query}, newest first; {@link RunPage#next()} continues it. Every page reads
+     * about {@code limit} rows of an index, however deep it is (keyset pagination on creation time and id).
+     */
+    public RunPage list(RunQuery query) {
+        Objects.requireNonNull(query, "query");
+        try {
+            return listing.list(query);
+        } catch (SQLException e) {
+            throw new RunStoreException("listing runs failed: " + e.getMessage(), e);
+        }
+    }
+
     /** Replies in order of {@code seq}; empty until the run is done. */
     public List<StoredReply> replies(UUID runId) {
         try {
@@ -202,6 +261,43 @@ public final class Runs implements AutoCloseable {
             return store.repliesAfter(runId, afterSeq);
         } catch (SQLException e) {
             throw new RunStoreException("reading replies of run " + runId + " failed: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Cancels a pending run: it becomes {@link RunStatus#CANCELLED} and never starts. A delayed run's trigger is
+     * taken out of the delay set; a trigger still in the stream is acked by the worker without a handler call; the
+     * sweeper never republishes it. Cancelling a
+     * cancelled run changes nothing (a retried call succeeds).
+     *
+     * @throws RunNotFoundException          when there is no such run
+     * @throws IllegalRunTransitionException when the run is running (its handler is at work), done or failed
+     */
+    public void cancel(UUID runId) {
+        Objects.requireNonNull(runId, "runId");
+        RunCancels.Cancelled cancelled;
+        try {
+            cancelled = cancels.cancel(runId);
+        } catch (SQLException e) {
+            throw new RunStoreException("cancelling run " + runId + " failed: " + e.getMessage(), e);
+        }
+        if (cancelled.done()) {
+            cancelled.scheduledId().ifPresent(id -> unschedule(runId, id));
+            return;
+        }
+        Run run = get(runId).orElseThrow(() -> new RunNotFoundException(runId));
+        if (run.status() != RunStatus.CANCELLED) {
+            throw new IllegalRunTransitionException(runId, run.status(), RunStatus.CANCELLED);
+        }
+    }
+
+    /** Takes a cancelled run's trigger out of the delay set: tidiness, as a trigger left there is acked when due. */
+    private void unschedule(UUID runId, String scheduledId) {
+        try {
+            bus.scheduled().cancel(config.topic(), scheduledId);
+        } catch (RuntimeException e) {
+            log.info("run {} is cancelled; its scheduled trigger {} could not be removed ({}) and will be acked when"
+                    + " due", runId, scheduledId, e.getMessage());
         }
     }
 

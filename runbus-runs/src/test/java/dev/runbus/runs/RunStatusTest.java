@@ -16,6 +16,9 @@ class RunStatusTest {
         "RUNNING, RUNNING, true", "RUNNING, DONE, true", "RUNNING, FAILED, true", "RUNNING, PENDING, false",
         "DONE, PENDING, false", "DONE, RUNNING, false", "DONE, FAILED, false", "DONE, DONE, false",
         "FAILED, PENDING, true", "FAILED, RUNNING, false", "FAILED, DONE, false", "FAILED, FAILED, false",
+        "PENDING, CANCELLED, true", "RUNNING, CANCELLED, false", "DONE, CANCELLED, false", "FAILED, CANCELLED, false",
+        "CANCELLED, PENDING, false", "CANCELLED, RUNNING, false", "CANCELLED, DONE, false", "CANCELLED, FAILED, false",
+        "CANCELLED, CANCELLED, false",
     })
     void transitions(RunStatus from, RunStatus to, boolean legal) {
         assertThat(from.canMoveTo(to)).isEqualTo(legal);
@@ -25,6 +28,8 @@ class RunStatusTest {
     void sourcesAndSqlNames() {
         assertThat(RunStatus.sourcesOf(RunStatus.PENDING)).containsExactly(RunStatus.FAILED);
         assertThat(RunStatus.sourcesOf(RunStatus.DONE)).containsExactly(RunStatus.RUNNING);
+        assertThat(RunStatus.sourcesOf(RunStatus.CANCELLED)).containsExactly(RunStatus.PENDING);
+        assertThat(RunStatus.sourcesOf(RunStatus.RUNNING)).containsExactly(RunStatus.PENDING, RunStatus.RUNNING);
         assertThat(RunStatus.fromSql("running")).isEqualTo(RunStatus.RUNNING);
         assertThat(RunStatus.DONE.sql()).isEqualTo("done");
     }

@@ -93,7 +93,7 @@ class MigrateCommandTest {
                 "--database-url", urlAs(runtime), "--schema", schema);
         assertThat(stats.exitCode).as(stats.err).isZero();
         assertThat(stats.out).contains("\"runs\":{\"pending\":1,\"running\":0,\"done\":0,\"failed\":0,"
-                + "\"failed_without_dead_letter\":0}");
+                + "\"cancelled\":0,\"failed_without_dead_letter\":0}");
     }
 
     @Test

@@ -47,6 +47,7 @@ public final class RunCommits implements AutoCloseable {
 
     /** @param meters hears each completion, with the time since the run's submission */
     public RunCommits(RunStore store, RunAttempts starts, Bus bus, String topic, boolean ordered, RunMeters meters) {
+        DelayedTriggers delayed = new DelayedTriggers(store, bus, topic);
         this.submits = new GroupCommitter<>("runbus-runs-submit-commit", MAX_BATCH, batch -> {
             List<Boolean> created = new ArrayList<>(batch.size());
             List<RunStore.KeyOwner> owners = store.insertAll(batch.stream().map(Submission::insert).toList(), created);
@@ -56,8 +57,13 @@ public final class RunCommits implements AutoCloseable {
                 out.add(new Submitted(owners.get(i), created.get(i)));
                 if (created.get(i)) {
                     Submission in = batch.get(i);
-                    triggers.add(Triggers.of(owners.get(i).runId(), ordered ? in.insert().run().userId() : null,
-                            in.traceContext()));
+                    Message trigger = Triggers.of(owners.get(i).runId(), ordered ? in.insert().run().userId() : null,
+                            in.traceContext());
+                    if (in.insert().delay() == null) {
+                        triggers.add(trigger);
+                    } else {
+                        delayed.schedule(owners.get(i).runId(), trigger, in.insert().delay());
+                    }
                 }
             }
             if (!triggers.isEmpty()) {

@@ -66,8 +66,17 @@ public final class RunStore {
 
     // ------------------------------------------------------------------ submit (guard 1)
 
-    /** One submission for {@link #insertAll}. */
-    public record Insert(UUID id, String key, String bodyHash, NewRun run) {
+    /**
+     * One submission for {@link #insertAll}.
+     *
+     * @param delay how long until the run's trigger is due (its {@code next_attempt_at}, by PostgreSQL's clock), or
+     *              null to publish it at once
+     */
+    public record Insert(UUID id, String key, String bodyHash, NewRun run, java.time.Duration delay) {
+
+        public Insert(UUID id, String key, String bodyHash, NewRun run) {
+            this(id, key, bodyHash, run, null);
+        }
     }
 
     /**
@@ -104,8 +113,10 @@ public final class RunStore {
         }
         java.util.Map<String, UUID> created = new java.util.HashMap<>();
         try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + runs
-                + " (id, idempotency_key, input_hash, session_id, user_id, input, status)"
-                + " SELECT * FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[])"
+                + " (id, idempotency_key, input_hash, session_id, user_id, input, status, next_attempt_at)"
+                + " SELECT u.id, u.k, u.h, u.s, u.u, u.i, u.st, now() + u.delay_ms * interval '1 millisecond'"
+                + " FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[],"
+                + " ?::bigint[]) AS u(id, k, h, s, u, i, st, delay_ms)"
                 + " ON CONFLICT (idempotency_key) DO NOTHING RETURNING idempotency_key, id")) {
             int n = inserts.size();
             Object[] ids = new Object[n];
@@ -115,6 +126,7 @@ public final class RunStore {
             String[] users = new String[n];
             String[] inputs = new String[n];
             String[] statuses = new String[n];
+            Long[] delays = new Long[n];
             for (int i = 0; i < n; i++) {
                 Insert in = inserts.get(i);
                 ids[i] = in.id();
@@ -124,6 +136,7 @@ public final class RunStore {
                 users[i] = in.run().userId();
                 inputs[i] = in.run().input();
                 statuses[i] = RunStatus.PENDING.sql();
+                delays[i] = in.delay() == null ? null : in.delay().toMillis();
             }
             ps.setArray(1, c.createArrayOf("uuid", ids));
             ps.setArray(2, c.createArrayOf("text", keys));
@@ -132,6 +145,7 @@ public final class RunStore {
             ps.setArray(5, c.createArrayOf("text", users));
             ps.setArray(6, c.createArrayOf("text", inputs));
             ps.setArray(7, c.createArrayOf("text", statuses));
+            ps.setArray(8, c.createArrayOf("bigint", delays));
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     created.put(rs.getString(1), rs.getObject(2, UUID.class));
@@ -267,24 +281,28 @@ public final class RunStore {
         return out;
     }
 
+    /** Records where a delayed run's trigger waits in the delay set (for {@code Runs.cancel}). */
+    public void scheduled(UUID id, String scheduledId) throws SQLException {
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement ps = c.prepareStatement("UPDATE " + runs + " SET scheduled_id = ? WHERE id = ?")) {
+            ps.setString(1, scheduledId);
+            ps.setObject(2, id);
+            ps.executeUpdate();
+        }
+    }
+
     // ------------------------------------------------------------------ reads
 
     public Optional<Run> get(UUID id) throws SQLException {
         try (Connection c = dataSource.getConnection();
-             PreparedStatement ps = c.prepareStatement("SELECT id, idempotency_key, session_id, user_id, input, status,"
-                     + " attempts, error, dead_letter_id, republished, created_at, updated_at, next_attempt_at"
+             PreparedStatement ps = c.prepareStatement("SELECT " + RunRows.COLUMNS
                      + " FROM " + runs + " WHERE id = ?")) {
             ps.setObject(1, id);
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {
                     return Optional.empty();
                 }
-                return Optional.of(new Run(rs.getObject(1, UUID.class), rs.getString(2), rs.getString(3),
-                        rs.getString(4), rs.getString(5), RunStatus.fromSql(rs.getString(6)), rs.getInt(7),
-                        Optional.ofNullable(ErrorText.clean(rs.getString(8))), Optional.ofNullable(rs.getString(9)),
-                        rs.getInt(10),
-                        rs.getTimestamp(11).toInstant(), rs.getTimestamp(12).toInstant(),
-                        Optional.ofNullable(rs.getTimestamp(13)).map(java.sql.Timestamp::toInstant)));
+                return Optional.of(RunRows.read(rs));
             }
         }
     }

@@ -189,8 +189,10 @@ public final class HttpApi implements AutoCloseable {
         app.after(admission::release);
 
         app.post("/v1/runs", IncomingTraceContext.around(runRoutes::submit), Scope.SUBMIT);
+        app.get("/v1/runs", runRoutes::list, Scope.READ);
         app.get("/v1/runs/{id}", runRoutes::get, Scope.READ);
         app.get(EVENTS, runRoutes::events, Scope.READ);
+        app.post("/v1/runs/{id}/cancel", runRoutes::cancel, Scope.ADMIN);
         app.get("/v1/dead-letters", busRoutes::deadLetters, Scope.READ);
         app.post("/v1/dead-letters/{id}/replay", busRoutes::replay, Scope.ADMIN);
         app.get("/v1/scheduled", busRoutes::scheduled, Scope.READ);
@@ -198,6 +200,7 @@ public final class HttpApi implements AutoCloseable {
         app.get("/v1/streams", busRoutes::streams, Scope.READ);
         app.get("/v1/streams/{topic}/partitions", busRoutes::partitions, Scope.READ);
         app.get("/metrics", ctx -> ctx.contentType(Metrics.CONTENT_TYPE).result(metrics.scrape()), Scope.READ);
+        app.get("/v1/openapi.json", new OpenApiDocument()::serve);
         app.get("/health", this::health);
 
         app.exception(ApiError.class, (e, ctx) -> {

@@ -1,7 +1,10 @@
 package dev.runbus.server.http;
 
-import dev.runbus.runs.NewRun;
+import dev.runbus.runs.IllegalRunTransitionException;
 import dev.runbus.runs.Run;
+import dev.runbus.runs.RunNotFoundException;
+import dev.runbus.runs.RunPage;
+import dev.runbus.runs.RunStatus;
 import dev.runbus.runs.Runs;
 import dev.runbus.runs.SubmitResult;
 import dev.runbus.server.Views;
@@ -18,7 +21,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.eclipse.jetty.http.BadMessageException;
 
-/** {@code POST /v1/runs}, {@code GET /v1/runs/{id}} and its events. */
+/** {@code POST /v1/runs}, {@code GET /v1/runs}, {@code GET /v1/runs/{id}}, its events and its cancel. */
 final class RunEndpoints {
 
     private final Runs runs;
@@ -48,9 +51,10 @@ final class RunEndpoints {
             throw new ApiError(429, "too many submissions: slow down", null,
                     Math.max(1, TimeUnit.NANOSECONDS.toSeconds(wait + 999_999_999)));
         }
-        NewRun request = SubmitRequest.parse(body(ctx), ctx.header("Idempotency-Key"));
+        SubmitRequest.Parsed request = SubmitRequest.parse(body(ctx), ctx.header("Idempotency-Key"),
+                java.time.Instant.now());
         // The caller's own key space: a duplicate or a conflict can name only a run this token submitted.
-        SubmitResult r = runs.submit(request, caller.keyScope());
+        SubmitResult r = runs.submit(request.run(), caller.keyScope(), request.delay());
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("run_id", r.runId().toString());
         out.put("status", r.status().sql());
@@ -105,6 +109,20 @@ final class RunEndpoints {
         return new ApiError(400, "the body could not be read", null);
     }
 
+    /**
+     * A page of runs, newest first, each as {@code GET /v1/runs/{id}} shows it without its replies: no idempotency
+     * key, since keys belong to the token that submitted and the listing is open to every read token.
+     */
+    void list(Context ctx) {
+        RunPage page = runs.list(RunListRequest.parse(ctx));
+        List<Map<String, Object>> items = new ArrayList<>();
+        page.runs().forEach(r -> items.add(Views.run(r)));
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("runs", items);
+        out.put("next_cursor", page.next().map(RunListRequest::cursor).orElse(null));
+        ctx.json(out);
+    }
+
     void get(Context ctx) {
         UUID id = runId(ctx);
         Run run = runs.get(id).orElseThrow(() -> ApiError.notFound("no run " + id));
@@ -113,6 +131,19 @@ final class RunEndpoints {
         runs.replies(id).forEach(r -> replies.add(Map.of("seq", r.seq(), "role", r.role(), "content", r.content())));
         out.put("replies", replies);
         ctx.json(out);
+    }
+
+    /** A pending run becomes cancelled (again: the same answer); any other status is a conflict. */
+    void cancel(Context ctx) {
+        UUID id = runId(ctx);
+        try {
+            runs.cancel(id);
+        } catch (RunNotFoundException e) {
+            throw ApiError.notFound("no run " + id);
+        } catch (IllegalRunTransitionException e) {
+            throw new ApiError(409, e.getMessage(), null);
+        }
+        ctx.json(Map.of("run_id", id.toString(), "status", RunStatus.CANCELLED.sql()));
     }
 
     void events(Context ctx) throws IOException {

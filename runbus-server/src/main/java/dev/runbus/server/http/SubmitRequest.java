@@ -7,7 +7,7 @@ import dev.runbus.server.Json;
 
 /**
  * The body of {@code POST /v1/runs}: {@code {"session_id": "...", "user_id": "...", "input": ...,
- * "idempotency_key": "..."}}. {@code input} is a string or any JSON value (stored as its JSON text). The key
+ * "idempotency_key": "...", "run_at" or "delay": ...}} ({@link RunDelay}). {@code input} is a string or any JSON value (stored as its JSON text). The key
  * may come in the {@code Idempotency-Key} header instead; if both are given they must agree.
  */
 final class SubmitRequest {
@@ -15,7 +15,11 @@ final class SubmitRequest {
     private SubmitRequest() {
     }
 
-    static NewRun parse(byte[] body, String headerKey) {
+    /** A submission: the run, and how long until it is due (zero: at once). */
+    record Parsed(NewRun run, java.time.Duration delay) {
+    }
+
+    static Parsed parse(byte[] body, String headerKey, java.time.Instant now) {
         JsonNode root;
         try {
             root = Json.MAPPER.readTree(body);
@@ -58,7 +62,7 @@ final class SubmitRequest {
             throw ApiError.badRequest("idempotency key is longer than " + NewRun.MAX_KEY_LENGTH + " characters",
                     "idempotency_key");
         }
-        return new NewRun(session, user, inputText, key);
+        return new Parsed(new NewRun(session, user, inputText, key), RunDelay.of(root, now));
     }
 
     /** The body's name of a {@link NewRun} component: {@code userId} is {@code user_id}. */

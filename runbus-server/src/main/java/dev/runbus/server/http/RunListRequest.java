@@ -1,0 +1,106 @@
+package dev.runbus.server.http;
+
+import dev.runbus.runs.RunPosition;
+import dev.runbus.runs.RunQuery;
+import dev.runbus.runs.RunStatus;
+import io.javalin.http.Context;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.format.DateTimeParseException;
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.UUID;
+import java.util.stream.Collectors;
+
+/**
+ * The query parameters of {@code GET /v1/runs}, checked: each one that cannot be used is a 400 naming it, before
+ * PostgreSQL is asked anything. The cursor carries the last run's position ({@code <created_at>,<id>}) under the
+ * listing's name (see {@link Cursor}).
+ */
+final class RunListRequest {
+
+    static final String LISTING = "runs";
+    /** Longer than any user or session id a client could look for is a mistake, not a search. */
+    private static final int MAX_ID_LENGTH = 1000;
+    private static final String STATUSES = Arrays.stream(RunStatus.values()).map(RunStatus::sql)
+            .collect(Collectors.joining(", "));
+
+    private RunListRequest() {
+    }
+
+    static RunQuery parse(Context ctx) {
+        RunQuery q = RunQuery.newest().withLimit(limit(ctx.queryParam("limit")))
+                .withStatus(status(ctx.queryParam("status")))
+                .withUser(id(ctx.queryParam("user"), "user"))
+                .withSession(id(ctx.queryParam("session"), "session"))
+                .createdBetween(instant(ctx.queryParam("created_after"), "created_after"),
+                        instant(ctx.queryParam("created_before"), "created_before"));
+        RunPosition after = position(Cursor.position(ctx.queryParam("cursor"), LISTING));
+        return after == null ? q : q.after(after);
+    }
+
+    /** The cursor that continues after {@code p}. */
+    static String cursor(RunPosition p) {
+        return Cursor.of(LISTING, p.createdAt() + "," + p.id());
+    }
+
+    private static int limit(String value) {
+        if (value == null) {
+            return RunQuery.DEFAULT_LIMIT;
+        }
+        if (!value.matches("\\d{1,3}") || Integer.parseInt(value) < 1 || Integer.parseInt(value) > RunQuery.MAX_LIMIT) {
+            throw ApiError.badRequest("query parameter 'limit' must be a number between 1 and " + RunQuery.MAX_LIMIT,
+                    "limit");
+        }
+        return Integer.parseInt(value);
+    }
+
+    private static RunStatus status(String value) {
+        if (value == null) {
+            return null;
+        }
+        for (RunStatus s : RunStatus.values()) {
+            if (s.sql().equals(value.toLowerCase(Locale.ROOT))) {
+                return s;
+            }
+        }
+        throw ApiError.badRequest("query parameter 'status' must be one of " + STATUSES, "status");
+    }
+
+    private static String id(String value, String field) {
+        if (value != null && (value.isEmpty() || value.length() > MAX_ID_LENGTH)) {
+            throw ApiError.badRequest("query parameter '" + field + "' must have 1 to " + MAX_ID_LENGTH
+                    + " characters", field);
+        }
+        return value;
+    }
+
+    /** RFC 3339: a date, a time and an offset ({@code 2026-01-01T12:00:00Z}, {@code …+02:00}). */
+    private static Instant instant(String value, String field) {
+        if (value == null) {
+            return null;
+        }
+        try {
+            return OffsetDateTime.parse(value).toInstant();
+        } catch (DateTimeParseException e) {
+            throw ApiError.badRequest("query parameter '" + field + "' must be an RFC 3339 time with an offset, like"
+                    + " 2026-01-01T12:00:00Z", field);
+        }
+    }
+
+    /** A position this listing handed out; anything else in a well-formed cursor is still the client's mistake. */
+    private static RunPosition position(String text) {
+        if (text == null) {
+            return null;
+        }
+        int comma = text.indexOf(',');
+        try {
+            if (comma < 0) {
+                throw new IllegalArgumentException("no comma");
+            }
+            return new RunPosition(Instant.parse(text.substring(0, comma)), UUID.fromString(text.substring(comma + 1)));
+        } catch (IllegalArgumentException | DateTimeParseException e) {
+            throw ApiError.badRequest("cursor must be a next_cursor as this listing returned it", "cursor");
+        }
+    }
+}
