@@ -32,10 +32,13 @@ class RunListingScaleTest extends RunsTestSupport {
     void firstAndDeepPagesOfAMillionRunsReadOnlyAnIndexRange() throws Exception {
         Runs runs = runs(bus(), "w1", workerOptions().build());
         long t = System.nanoTime();
-        // Three runs per second of creation time (ties on created_at), 1000 users, one run in a thousand failed.
+        // Three runs per second of creation time (ties on created_at); a user has 1000 runs and, on 1,000,000, one
+        // run in a thousand failed (one in a hundred on fewer, so that a deep page of them is still a full page).
+        int users = RUNS / 1000;
+        int failedEvery = RUNS >= 1_000_000 ? 1000 : 100;
         execute("INSERT INTO " + schema + ".runs (id, idempotency_key, input_hash, session_id, user_id, input, status,"
                 + " attempts, created_at, updated_at) SELECT gen_random_uuid(), 'scale-' || i, 'h', 's' || (i % 5000),"
-                + " 'u' || (i % 1000), 'x', CASE WHEN i % 1000 = 0 THEN 'failed' ELSE 'done' END, 1,"
+                + " 'u' || (i % " + users + "), 'x', CASE WHEN i % " + failedEvery + " = 0 THEN 'failed' ELSE 'done' END, 1,"
                 + " timestamptz '2026-01-01' + (i / 3) * interval '1 second', now()"
                 + " FROM generate_series(1, " + RUNS + ") i");
         execute("ANALYZE " + schema + ".runs");
