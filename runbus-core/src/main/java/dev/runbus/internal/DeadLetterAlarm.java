@@ -4,6 +4,9 @@ import dev.runbus.BusListener;
 import dev.runbus.DeadLetter;
 import io.lettuce.core.SetArgs;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.UUID;
 import java.util.function.ToLongFunction;
 
 /**
@@ -63,15 +66,27 @@ final class DeadLetterAlarm implements BusListener {
         }
     }
 
+    /**
+     * {@code SET NX} of a value of this call's own: a SET that timed out may still have run (or run when its
+     * connection's unanswered commands were sent again), and only the key holding this call's value tells that
+     * it was this call that raised the alarm, so that a rise is never lost to a lost reply.
+     */
     private void raiseIfFirst(String topic) {
-        String set;
+        String key = keys.deadLettersRaised(topic);
+        byte[] mine = UUID.randomUUID().toString().getBytes(StandardCharsets.US_ASCII);
+        boolean created;
         try {
-            set = redis.set(keys.deadLettersRaised(topic), new byte[] {'1'}, SetArgs.Builder.nx());
-        } catch (RuntimeException e) {
-            listener.onLoopError("dead-letter alarm of " + topic, e);
-            return;
+            created = "OK".equals(redis.set(key, mine, SetArgs.Builder.nx()));
+        } catch (RuntimeException unanswered) {
+            try {
+                created = Arrays.equals(redis.get(key), mine);
+            } catch (RuntimeException again) {
+                unanswered.addSuppressed(again);
+                listener.onLoopError("dead-letter alarm of " + topic, unanswered);
+                return;
+            }
         }
-        if ("OK".equals(set)) {
+        if (created) {
             listener.onDeadLetterDepthRaised(topic);
         }
     }

@@ -63,45 +63,34 @@ final class MicrometerBusMeters implements BusMeters {
         listener.depthRaised(topic);
     }
 
+    /** A gauge's Micrometer name and description, by the reader's figure. */
+    private record GaugeName(String name, String help) {
+    }
+
+    private static final Map<String, GaugeName> GAUGE_NAMES = Map.of(
+            GaugeReader.LENGTH, new GaugeName("runbus.stream.length", "Entries in the topic's streams"),
+            GaugeReader.DEAD_LETTERS, new GaugeName("runbus.dead.letter.depth",
+                    "Entries in the topic's dead-letter streams (alert when above zero)"),
+            GaugeReader.SCHEDULED, new GaugeName("runbus.scheduled.depth",
+                    "Entries waiting in the topic's delay sets (delayed publishes and retries)"),
+            GaugeReader.PENDING, new GaugeName("runbus.group.pending",
+                    "Entries delivered to the group and not yet acknowledged"),
+            GaugeReader.LAG, new GaugeName("runbus.group.lag", "Entries not yet delivered to the group"),
+            GaugeReader.CONSUMERS_ALIVE, new GaugeName("runbus.group.consumers.alive",
+                    "Consumers of the group with a recent heartbeat"),
+            GaugeReader.OLDEST_PENDING_AGE, new GaugeName("runbus.group.oldest.pending.age",
+                    "Seconds since the group's oldest pending entry was published (0 when none is pending)"),
+            GaugeReader.UNOWNED, new GaugeName("runbus.partitions.unowned",
+                    "Partitions of the ordered group that no consumer owns"));
+
     /** A gauge for a value the reader found for the first time. */
     private void register(GaugeReader.Key key, java.util.concurrent.atomic.AtomicLong value) {
-        String name;
-        String help;
-        switch (key.figure()) {
-            case GaugeReader.LENGTH -> {
-                name = "runbus.stream.length";
-                help = "Entries in the topic's streams";
-            }
-            case GaugeReader.DEAD_LETTERS -> {
-                name = "runbus.dead.letter.depth";
-                help = "Entries in the topic's dead-letter streams (alert when above zero)";
-            }
-            case GaugeReader.SCHEDULED -> {
-                name = "runbus.scheduled.depth";
-                help = "Entries waiting in the topic's delay sets (delayed publishes and retries)";
-            }
-            case GaugeReader.PENDING -> {
-                name = "runbus.group.pending";
-                help = "Entries delivered to the group and not yet acknowledged";
-            }
-            case GaugeReader.LAG -> {
-                name = "runbus.group.lag";
-                help = "Entries not yet delivered to the group";
-            }
-            case GaugeReader.CONSUMERS_ALIVE -> {
-                name = "runbus.group.consumers.alive";
-                help = "Consumers of the group with a recent heartbeat";
-            }
-            case GaugeReader.OLDEST_PENDING_AGE -> {
-                name = "runbus.group.oldest.pending.age";
-                help = "Seconds since the group's oldest pending entry was published (0 when none is pending)";
-            }
-            case GaugeReader.UNOWNED -> {
-                name = "runbus.partitions.unowned";
-                help = "Partitions of the ordered group that no consumer owns";
-            }
-            default -> throw new IllegalStateException("unknown figure " + key.figure());
+        GaugeName g = GAUGE_NAMES.get(key.figure());
+        if (g == null) {
+            throw new IllegalStateException("unknown figure " + key.figure());
         }
+        String name = g.name();
+        String help = g.help();
         Tags tags = key.group() == null ? Tags.of("topic", key.topic()) : Tags.of("topic", key.topic(), "group", key.group());
         boolean millis = key.figure().equals(GaugeReader.OLDEST_PENDING_AGE);
         gauges.put(key, Gauge.builder(name, value, v -> millis ? v.doubleValue() / 1000 : v.doubleValue())
