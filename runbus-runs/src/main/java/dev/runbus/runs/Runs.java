@@ -264,6 +264,15 @@ public final class Runs implements AutoCloseable {
         }
     }
 
+    /** The run's effects as recorded ({@link Effects}), in the order they were initiated; empty for none. */
+    public List<RecordedEffect> effects(UUID runId) {
+        try {
+            return store.effects(runId);
+        } catch (SQLException e) {
+            throw new RunStoreException("reading effects of run " + runId + " failed: " + e.getMessage(), e);
+        }
+    }
+
     /**
      * Cancels a pending run: it becomes {@link RunStatus#CANCELLED} and never starts. A delayed run's trigger is
      * taken out of the delay set; a trigger still in the stream is acked by the worker without a handler call; the

@@ -2,6 +2,7 @@ package dev.runbus.server;
 
 import dev.runbus.runs.Runs;
 import dev.runbus.server.http.HttpApi;
+import dev.runbus.server.web.Dashboard;
 import java.io.PrintWriter;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -17,14 +18,17 @@ public final class RunbusServer implements AutoCloseable {
     private final Infrastructure infra;
     private final Runs runs;
     private final HttpApi api;
+    private final Dashboard dashboard;
     private final PrintWriter out;
     private final String handlerName;
     private boolean closed;
 
-    private RunbusServer(Infrastructure infra, Runs runs, HttpApi api, PrintWriter out, String handlerName) {
+    private RunbusServer(Infrastructure infra, Runs runs, HttpApi api, Dashboard dashboard, PrintWriter out,
+                         String handlerName) {
         this.infra = infra;
         this.runs = runs;
         this.api = api;
+        this.dashboard = dashboard;
         this.out = out;
         this.handlerName = handlerName;
     }
@@ -40,13 +44,18 @@ public final class RunbusServer implements AutoCloseable {
         int pool = RunsFactory.poolSize(s, 1) + 4;
         Infrastructure infra = Infrastructure.start(s, true, true, metrics, pool, out);
         Runs runs = null;
+        Dashboard dashboard = null;
         try {
             runs = RunsFactory.create(infra, s, null);
             runs.startWorker(handler);
             runs.startSweeper();
-            HttpApi api = HttpApi.start(runs, infra.bus(), infra.dataSource(), metrics, s, access);
-            return new RunbusServer(infra, runs, api, out, s.get(Setting.HANDLER));
+            dashboard = new Dashboard(infra.bus(), runs, metrics, s, access.sessions());
+            HttpApi api = HttpApi.start(runs, infra.bus(), infra.dataSource(), metrics, s, access, dashboard::register);
+            return new RunbusServer(infra, runs, api, dashboard, out, s.get(Setting.HANDLER));
         } catch (RuntimeException e) {
+            if (dashboard != null) {
+                dashboard.close();
+            }
             if (runs != null) {
                 runs.close();
             }
@@ -82,6 +91,11 @@ public final class RunbusServer implements AutoCloseable {
     /** The HTTP API's routes with their scopes. */
     public java.util.List<HttpApi.Route> routes() {
         return api.registeredRoutes();
+    }
+
+    /** The dashboard's routes with their scopes. */
+    public java.util.List<HttpApi.Route> pageRoutes() {
+        return api.pageRoutes();
     }
 
     /**
@@ -141,6 +155,7 @@ public final class RunbusServer implements AutoCloseable {
         // or the embedded servers running (they have no shutdown hooks of their own).
         try {
             api.close();
+            dashboard.close();
             report("stopped HTTP API");
         } finally {
             try {

@@ -1,6 +1,7 @@
 package dev.runbus.runs.internal;
 
 import dev.runbus.runs.NewRun;
+import dev.runbus.runs.RecordedEffect;
 import dev.runbus.runs.Reply;
 import dev.runbus.runs.Run;
 import dev.runbus.runs.RunStatus;
@@ -323,6 +324,26 @@ public final class RunStore {
                 while (rs.next()) {
                     out.add(new StoredReply(rs.getInt(1), rs.getString(2), rs.getString(3),
                             rs.getTimestamp(4).toInstant()));
+                }
+            }
+            return out;
+        }
+    }
+
+    /** The run's recorded effects, in the order they were initiated. */
+    public List<RecordedEffect> effects(UUID id) throws SQLException {
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement ps = c.prepareStatement("SELECT name, idempotency_key, result, initiated_at, completed_at"
+                     + " FROM " + schema + ".run_effects WHERE run_id = ? ORDER BY initiated_at, name")) {
+            ps.setObject(1, id);
+            List<RecordedEffect> out = new ArrayList<>();
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    java.sql.Timestamp completed = rs.getTimestamp(5);
+                    out.add(new RecordedEffect(rs.getString(1), rs.getString(2),
+                            completed == null ? Optional.empty() : Optional.ofNullable(rs.getString(3)),
+                            rs.getTimestamp(4).toInstant(),
+                            completed == null ? Optional.empty() : Optional.of(completed.toInstant())));
                 }
             }
             return out;

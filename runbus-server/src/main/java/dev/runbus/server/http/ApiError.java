@@ -4,7 +4,7 @@ package dev.runbus.server.http;
  * A request the API refuses, with the HTTP status, the field it is about (or null) and, for 429 and 503, the
  * seconds after which to try again (or 0).
  */
-final class ApiError extends RuntimeException {
+public final class ApiError extends RuntimeException {
     private static final long serialVersionUID = 1L;
     final int status;
     final String field;
@@ -21,11 +21,11 @@ final class ApiError extends RuntimeException {
         this.retryAfterSeconds = retryAfterSeconds;
     }
 
-    static ApiError badRequest(String message, String field) {
+    public static ApiError badRequest(String message, String field) {
         return new ApiError(400, message, field);
     }
 
-    static ApiError notFound(String message) {
+    public static ApiError notFound(String message) {
         return new ApiError(404, message, null);
     }
 }

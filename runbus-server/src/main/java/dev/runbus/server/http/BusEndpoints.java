@@ -130,6 +130,19 @@ final class BusEndpoints {
         }
     }
 
+    /**
+     * Deletes one dead letter (204; 404 when there is none). A run's dead letter goes without changing the run:
+     * it stays failed, and can no longer be replayed through the dead letter.
+     */
+    void purge(Context ctx) {
+        String topic = topic(ctx);
+        String id = Inputs.streamId(ctx.pathParam("id"), "id");
+        if (!bus.deadLetters().purge(topic, id)) {
+            throw ApiError.notFound("no dead letter " + id + " in topic " + topic);
+        }
+        ctx.status(204);
+    }
+
     /** The topic's scheduled entries, soonest first, and how many there are in all. */
     void scheduled(Context ctx) {
         String topic = topic(ctx);

@@ -24,6 +24,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Consumer;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -44,10 +45,11 @@ public final class HttpApi implements AutoCloseable {
     private static final String EVENTS = "/v1/runs/{id}/events";
 
     /**
-     * What {@link #check} found: the tokens, whether the server runs open on a non-loopback address, and the key
-     * store of {@code --tls-cert}/{@code --tls-key} (null: plain HTTP).
+     * What {@link #check} found: the tokens, whether the server runs open on a non-loopback address, the key
+     * store of {@code --tls-cert}/{@code --tls-key} (null: plain HTTP), and the dashboard's sign-in sessions (null
+     * without tokens: then the pages follow the API's rules without tokens).
      */
-    public record Access(ApiTokens tokens, boolean insecure, KeyStore tls) {
+    public record Access(ApiTokens tokens, boolean insecure, KeyStore tls, BrowserSessions sessions) {
     }
 
     private final Runs runs;
@@ -59,8 +61,11 @@ public final class HttpApi implements AutoCloseable {
     private final EventStreams events;
     private final HealthCheck health;
     private final Javalin app;
+    /** The API's routes, registered before the pages: what the OpenAPI document and docs/http-api.md describe. */
+    private List<Route> apiRoutes = List.of();
 
-    private HttpApi(Runs runs, Bus bus, DataSource db, Metrics metrics, Settings settings, Access access) {
+    private HttpApi(Runs runs, Bus bus, DataSource db, Metrics metrics, Settings settings, Access access,
+                    Consumer<Javalin> pages) {
         this.runs = runs;
         this.bus = bus;
         this.db = db;
@@ -77,6 +82,8 @@ public final class HttpApi implements AutoCloseable {
             JettySetup.configure(config, settings, access.tls());
         });
         routes();
+        apiRoutes = allRoutes();
+        pages.accept(app);
     }
 
     /**
@@ -104,12 +111,19 @@ public final class HttpApi implements AutoCloseable {
         }
         KeyStore tls = s.isSet(Setting.TLS_CERT) && s.isSet(Setting.TLS_KEY)
                 ? PemKeyStore.load(Path.of(s.get(Setting.TLS_CERT)), Path.of(s.get(Setting.TLS_KEY))) : null;
-        return new Access(tokens, tokens.isEmpty() && !loopback, tls);
+        return new Access(tokens, tokens.isEmpty() && !loopback, tls,
+                tokens.isEmpty() ? null : new BrowserSessions(tokens, tls != null, System::nanoTime));
     }
 
-    /** Starts listening; returns once the port is bound. */
-    public static HttpApi start(Runs runs, Bus bus, DataSource db, Metrics metrics, Settings settings, Access access) {
-        HttpApi api = new HttpApi(runs, bus, db, metrics, settings, access);
+    /**
+     * Starts listening; returns once the port is bound.
+     *
+     * @param pages registers the pages served beside the API (the dashboard), after the API's routes and behind
+     *              the same access layer; a page route names the {@link Scope} it needs like an API route
+     */
+    public static HttpApi start(Runs runs, Bus bus, DataSource db, Metrics metrics, Settings settings, Access access,
+                                Consumer<Javalin> pages) {
+        HttpApi api = new HttpApi(runs, bus, db, metrics, settings, access, pages);
         if (access.insecure()) {
             log.warn("serving {} WITHOUT AUTHENTICATION (--insecure-no-auth): anyone who reaches the port can submit"
                     + " runs, read their replies and replay dead letters", settings.get(Setting.HOST));
@@ -132,8 +146,37 @@ public final class HttpApi implements AutoCloseable {
     public record Route(String method, String path, Scope scope) {
     }
 
-    /** The routes as registered, in order: what docs/http-api.md lists, and what its test compares with. */
+    /** The API's routes as registered, in order: what docs/http-api.md lists, and what its test compares with. */
     public List<Route> registeredRoutes() {
+        return apiRoutes;
+    }
+
+    /** The pages' routes (the dashboard's), as registered after the API's. */
+    public List<Route> pageRoutes() {
+        List<Route> out = new java.util.ArrayList<>(allRoutes());
+        out.removeAll(apiRoutes);
+        return out;
+    }
+
+    /**
+     * The caller the access layer established for a request to a route with a scope: for pages, which show an
+     * action only to a caller who may take it.
+     */
+    public static Caller caller(Context ctx) {
+        return AccessLayer.caller(ctx);
+    }
+
+    /**
+     * A request for a page rather than for the API: its 401 sends a browser to the sign-in page, its other errors
+     * are short HTML.
+     */
+    static boolean isPage(Context ctx) {
+        String path = ctx.path();
+        return ctx.method() == io.javalin.http.HandlerType.GET && !path.startsWith("/v1/") && !path.equals("/metrics")
+                && !path.equals("/health");
+    }
+
+    private List<Route> allRoutes() {
         List<Route> out = new java.util.ArrayList<>();
         for (io.javalin.router.ParsedEndpoint parsed : app.unsafeConfig().pvt.internalRouter.allHttpHandlers()) {
             io.javalin.router.Endpoint e = parsed.getEndpoint();
@@ -163,7 +206,7 @@ public final class HttpApi implements AutoCloseable {
     private void routes() {
         AccessLayer layer = access.tokens().isEmpty()
                 ? AccessLayer.withoutTokens(access.insecure() ? null : settings.get(Setting.HOST))
-                : new AccessLayer(List.of(new BearerTokens(access.tokens())));
+                : new AccessLayer(List.of(new BearerTokens(access.tokens()), access.sessions()));
         RunEndpoints runRoutes = new RunEndpoints(runs, settings.integer(Setting.MAX_BODY, 1),
                 settings.duration(Setting.REQUEST_TIMEOUT), new SubmissionRate(settings.integer(Setting.SUBMIT_RATE, 0), System::nanoTime), events);
         BusEndpoints busRoutes = new BusEndpoints(runs, bus, settings);
@@ -195,6 +238,7 @@ public final class HttpApi implements AutoCloseable {
         app.post("/v1/runs/{id}/cancel", runRoutes::cancel, Scope.ADMIN);
         app.get("/v1/dead-letters", busRoutes::deadLetters, Scope.READ);
         app.post("/v1/dead-letters/{id}/replay", busRoutes::replay, Scope.ADMIN);
+        app.delete("/v1/dead-letters/{id}", busRoutes::purge, Scope.ADMIN);
         app.get("/v1/scheduled", busRoutes::scheduled, Scope.READ);
         app.delete("/v1/scheduled/{id}", busRoutes::cancelScheduled, Scope.ADMIN);
         app.get("/v1/streams", busRoutes::streams, Scope.READ);
@@ -260,6 +304,10 @@ public final class HttpApi implements AutoCloseable {
     }
 
     private static void error(Context ctx, int status, String message, String field) {
+        if (isPage(ctx)) {
+            pageError(ctx, status, message);
+            return;
+        }
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("error", message);
         if (field != null) {
@@ -267,6 +315,35 @@ public final class HttpApi implements AutoCloseable {
         }
         body.put("request_id", requestId(ctx));
         ctx.status(status).json(body);
+    }
+
+    /** A page's error: to sign in for a 401, else the message as short HTML. */
+    private static void pageError(Context ctx, int status, String message) {
+        if (status == 401) {
+            String next = ctx.path() + (ctx.queryString() == null ? "" : "?" + ctx.queryString());
+            ctx.status(303).header("Location", "/login?next=" + java.net.URLEncoder.encode(next,
+                    java.nio.charset.StandardCharsets.UTF_8)).result("");
+            return;
+        }
+        ctx.status(status).contentType("text/html; charset=utf-8").result("<!doctype html><html lang=\"en\"><head>"
+                + "<meta charset=\"utf-8\"><title>runbus: " + status + "</title></head><body><h1>" + status + "</h1>"
+                + "<p id=\"error\">" + escapeHtml(message) + "</p><p><a href=\"/\">Overview</a></p></body></html>");
+    }
+
+    /** Text made safe to put between HTML tags and inside quoted attributes. */
+    public static String escapeHtml(String text) {
+        StringBuilder b = new StringBuilder(text.length());
+        for (char c : text.toCharArray()) {
+            switch (c) {
+                case '<' -> b.append("&lt;");
+                case '>' -> b.append("&gt;");
+                case '&' -> b.append("&amp;");
+                case '"' -> b.append("&quot;");
+                case '\'' -> b.append("&#39;");
+                default -> b.append(c);
+            }
+        }
+        return b.toString();
     }
 
     private static String rootMessage(Throwable e) {

@@ -7,7 +7,7 @@ import java.util.regex.Pattern;
  * Checks of what requests carry in paths and query parameters, before any of it reaches Redis or PostgreSQL:
  * a malformed id is the client's mistake (400 naming the field), never a server error.
  */
-final class Inputs {
+public final class Inputs {
 
     /** {@code 1700000000000-0}, optionally {@code @3} for a partition. */
     private static final Pattern STREAM_ID = Pattern.compile("(\\d{1,20})-(\\d{1,20})(@\\d{1,6})?");
@@ -19,7 +19,7 @@ final class Inputs {
     }
 
     /** A stream id as Redis writes them (both parts at most 2^64 - 1), with an optional partition. */
-    static String streamId(String value, String field) {
+    public static String streamId(String value, String field) {
         var m = value == null ? null : STREAM_ID.matcher(value);
         if (m == null || !m.matches() || new BigInteger(m.group(1)).compareTo(MAX_ID_PART) > 0
                 || new BigInteger(m.group(2)).compareTo(MAX_ID_PART) > 0) {
@@ -38,7 +38,7 @@ final class Inputs {
     }
 
     /** Topic and group names: 1 to 200 printable characters, no whitespace; topics also no braces or '#'. */
-    static String name(String value, String field, boolean topic) {
+    public static String name(String value, String field, boolean topic) {
         boolean ok = value != null && !value.isEmpty() && value.length() <= 200
                 && value.chars().noneMatch(c -> Character.isWhitespace(c) || Character.isISOControl(c)
                 || topic && (c == '{' || c == '}' || c == '#'));

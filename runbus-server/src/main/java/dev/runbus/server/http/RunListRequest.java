@@ -10,6 +10,7 @@ import java.time.format.DateTimeParseException;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.UUID;
+import java.util.function.Function;
 import java.util.stream.Collectors;
 
 /**
@@ -17,7 +18,7 @@ import java.util.stream.Collectors;
  * PostgreSQL is asked anything. The cursor carries the last run's position ({@code <created_at>,<id>}) under the
  * listing's name (see {@link Cursor}).
  */
-final class RunListRequest {
+public final class RunListRequest {
 
     static final String LISTING = "runs";
     /** Longer than any user or session id a client could look for is a mistake, not a search. */
@@ -29,18 +30,27 @@ final class RunListRequest {
     }
 
     static RunQuery parse(Context ctx) {
-        RunQuery q = RunQuery.newest().withLimit(limit(ctx.queryParam("limit")))
-                .withStatus(status(ctx.queryParam("status")))
-                .withUser(id(ctx.queryParam("user"), "user"))
-                .withSession(id(ctx.queryParam("session"), "session"))
-                .createdBetween(instant(ctx.queryParam("created_after"), "created_after"),
-                        instant(ctx.queryParam("created_before"), "created_before"));
-        RunPosition after = position(Cursor.position(ctx.queryParam("cursor"), LISTING));
+        return parse(ctx::queryParam);
+    }
+
+    /**
+     * The query the parameters ask for, each read through {@code param} (null: not given).
+     *
+     * A parameter that cannot be used is refused with a 400 naming it.
+     */
+    public static RunQuery parse(Function<String, String> param) {
+        RunQuery q = RunQuery.newest().withLimit(limit(param.apply("limit")))
+                .withStatus(status(param.apply("status")))
+                .withUser(id(param.apply("user"), "user"))
+                .withSession(id(param.apply("session"), "session"))
+                .createdBetween(instant(param.apply("created_after"), "created_after"),
+                        instant(param.apply("created_before"), "created_before"));
+        RunPosition after = position(Cursor.position(param.apply("cursor"), LISTING));
         return after == null ? q : q.after(after);
     }
 
     /** The cursor that continues after {@code p}. */
-    static String cursor(RunPosition p) {
+    public static String cursor(RunPosition p) {
         return Cursor.of(LISTING, p.createdAt() + "," + p.id());
     }
 

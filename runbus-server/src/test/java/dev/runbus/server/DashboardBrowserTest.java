@@ -1,0 +1,235 @@
+package dev.runbus.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.runbus.Message;
+import dev.runbus.server.http.ApiToken;
+import dev.runbus.server.http.ApiTokens;
+import dev.runbus.server.http.Scope;
+import dev.runbus.testing.Wait;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.openqa.selenium.By;
+import org.openqa.selenium.JavascriptExecutor;
+import org.openqa.selenium.WebDriver;
+import org.openqa.selenium.WebElement;
+
+/**
+ * The dashboard in a real browser (headless Chromium) on a real serve, Redis and PostgreSQL: sign in with a token,
+ * see the counts, a dead letter's reason, replay it through the page and watch its run complete, cancel a
+ * scheduled run, and a read-only token that cannot replay. Screenshots go to {@code target/screenshots}.
+ * The tests run in order: each builds on what the one before left (the dead letter, then its replay).
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class DashboardBrowserTest {
+
+    private static final Duration WAIT = Duration.ofSeconds(30);
+    static final String ADMIN = ApiTokens.generate(new SecureRandom());
+    static final String READER = ApiTokens.generate(new SecureRandom());
+
+    static TestServe serve;
+    static Browser browser;
+    static String gatedRun;
+
+    @BeforeAll
+    static void start() throws Exception {
+        GatedHandler.OPEN.set(false);
+        serve = TestServe.start(Map.of(Setting.HANDLER, GatedHandler.class.getName(),
+                Setting.RETRY, "exponential:100ms,2,200ms,0",
+                Setting.API_TOKENS, String.join(";",
+                        new ApiToken("operator", Set.of(Scope.SUBMIT, Scope.READ, Scope.ADMIN), ApiTokens.sha256(ADMIN)).line(),
+                        new ApiToken("viewer", Set.of(Scope.READ), ApiTokens.sha256(READER)).line())));
+        for (int i = 1; i <= 3; i++) {
+            submit("{\"session_id\":\"s1\",\"user_id\":\"ada\",\"input\":\"hello " + i + "\"}");
+        }
+        gatedRun = submit("{\"session_id\":\"s1\",\"user_id\":\"bob\",\"input\":\"gated order 42\"}");
+        // Messages of a plain topic beside the runs, published by the server's own bus.
+        for (int i = 0; i < 5; i++) {
+            serve.server.infrastructure().bus().publisher().publish("orders",
+                    Message.of("order.placed", ("{\"order\":" + i + "}").getBytes(StandardCharsets.UTF_8)));
+        }
+        Wait.until("the gated run failed", WAIT, () -> "failed".equals(status(gatedRun)));
+        Wait.until("the other runs done", WAIT, () -> doneRuns() == 3);
+        browser = Browser.start();
+    }
+
+    @AfterAll
+    static void stop() {
+        try {
+            if (browser != null) {
+                browser.close();
+            }
+        } finally {
+            GatedHandler.OPEN.set(false);
+            serve.close();
+        }
+    }
+
+    @Test
+    @Order(1)
+    void aPageAsksForSignInAndAWrongTokenIsRefused() {
+        WebDriver d = browser.driver;
+        d.get(serve.base() + "/dead-letters");
+        assertThat(d.getCurrentUrl()).contains("/login?next=");
+        d.findElement(By.id("token")).sendKeys("rbt_not-a-token");
+        d.findElement(By.cssSelector("#login button")).click();
+        assertThat(d.findElement(By.id("login-error")).getText()).contains("not valid");
+    }
+
+    @Test
+    @Order(2)
+    void theOverviewShowsTheCountsAndTheDeadLetterBanner() throws Exception {
+        WebDriver d = browser.driver;
+        signIn(d, ADMIN, "/");
+        assertThat(d.findElement(By.id("signed-in-as")).getText()).isEqualTo("operator");
+        assertThat(d.findElement(By.id("dead-letter-banner")).getText()).contains("1 dead letter waiting");
+        WebElement runsRow = d.findElement(By.cssSelector("#topics tr[data-topic='runs']"));
+        assertThat(runsRow.findElement(By.cssSelector("td.dead")).getText()).isEqualTo("1");
+        WebElement ordersRow = d.findElement(By.cssSelector("#topics tr[data-topic='orders']"));
+        assertThat(ordersRow.findElements(By.tagName("td")).get(2).getText()).isEqualTo("5");
+        assertThat(d.findElement(By.cssSelector("#runs-by-status a[data-status='done']")).getText()).isEqualTo("3");
+        assertThat(d.findElement(By.cssSelector("#runs-by-status a[data-status='failed']")).getText()).isEqualTo("1");
+        assertThat(d.findElement(By.id("total-dead-letters")).getText()).isEqualTo("1");
+        // the chart draws once the rates have a sample or two
+        Wait.until("the rate chart drawn", WAIT, () -> !d.findElements(By.cssSelector("#rates-chart canvas")).isEmpty());
+        browser.screenshot("overview");
+
+        d.findElement(By.linkText("runs")).click();
+        assertThat(d.findElement(By.id("topic-name")).getText()).isEqualTo("runs");
+        assertThat(d.findElement(By.cssSelector(".group[data-group='run-workers'] .consumers")).getText())
+                .contains("yes");
+        browser.screenshot("topic");
+    }
+
+    @Test
+    @Order(3)
+    void theDeadLetterShowsItsReasonAndAReplayThroughThePageCompletesTheRun() throws Exception {
+        WebDriver d = browser.driver;
+        d.get(serve.base() + "/dead-letters?topic=runs");
+        List<WebElement> rows = d.findElements(By.cssSelector("tr.dead-letter"));
+        assertThat(rows).hasSize(1);
+        assertThat(rows.get(0).findElement(By.cssSelector("td.reason")).getText())
+                .contains("the gate is shut for gated order 42");
+        assertThat(d.findElement(By.id("dead-letter-count")).getText()).isEqualTo("1");
+        browser.screenshot("dead-letters");
+
+        GatedHandler.OPEN.set(true);
+        rows.get(0).findElement(By.cssSelector("button.replay")).click();
+        d.switchTo().alert().accept();
+        Wait.until("the replayed run done", WAIT, () -> "done".equals(status(gatedRun)));
+
+        d.get(serve.base() + "/runs/" + gatedRun);
+        assertThat(d.findElement(By.id("run-status")).getText()).isEqualTo("done");
+        assertThat(d.findElement(By.id("replies")).getText()).contains("handled gated order 42");
+        browser.screenshot("run");
+    }
+
+    @Test
+    @Order(4)
+    void theRunsPageFiltersByStatusAndUser() {
+        WebDriver d = browser.driver;
+        d.get(serve.base() + "/runs?status=done&user=ada");
+        List<WebElement> rows = d.findElements(By.cssSelector("#runs tr.run"));
+        assertThat(rows).hasSize(3);
+        assertThat(rows).allSatisfy(r -> assertThat(r.findElement(By.cssSelector("td.status")).getText())
+                .isEqualTo("done"));
+        d.get(serve.base() + "/runs?user=nobody&status=");
+        assertThat(d.findElements(By.cssSelector("#runs tr.run"))).isEmpty();
+    }
+
+    @Test
+    @Order(5)
+    void aScheduledRunIsCancelledFromThePage() throws Exception {
+        String later = submit("{\"session_id\":\"s2\",\"user_id\":\"cy\",\"input\":\"later\",\"delay\":\"PT1H\"}");
+        WebDriver d = browser.driver;
+        d.get(serve.base() + "/scheduled?topic=runs");
+        WebElement row = d.findElement(By.xpath("//tr[contains(@class,'scheduled-entry')][.//a[@href='/runs/" + later
+                + "']]"));
+        row.findElement(By.cssSelector("button.cancel")).click();
+        d.switchTo().alert().accept();
+        Wait.until("the run cancelled", WAIT, () -> "cancelled".equals(status(later)));
+        Wait.until("the entry gone from the page", WAIT, () -> {
+            d.navigate().refresh();
+            return d.findElements(By.xpath("//a[@href='/runs/" + later + "']")).isEmpty();
+        });
+        assertThat(serve.server.infrastructure().bus().scheduled().count("runs")).isZero();
+    }
+
+    @Test
+    @Order(6)
+    void aReadOnlyTokenSeesButCannotReplay() throws Exception {
+        WebDriver d = browser.driver;
+        d.get(serve.base() + "/");
+        d.findElement(By.cssSelector("header .who button")).click(); // sign out
+        assertThat(d.getCurrentUrl()).contains("/login");
+        String dead = makeDeadLetter("gated again");
+        signIn(d, READER, "/dead-letters?topic=runs");
+        assertThat(d.findElement(By.id("signed-in-as")).getText()).isEqualTo("viewer");
+        assertThat(d.findElements(By.cssSelector("tr.dead-letter"))).isNotEmpty();
+        assertThat(d.findElements(By.cssSelector("button.replay"))).isEmpty();
+        assertThat(d.findElements(By.cssSelector("button.purge"))).isEmpty();
+        // The page's own script, called by hand with the session's CSRF token: the API refuses the scope.
+        Object status = ((JavascriptExecutor) d).executeAsyncScript(
+                "var done = arguments[arguments.length - 1];"
+                + "fetch('/v1/dead-letters/" + dead + "/replay?topic=runs', {method: 'POST', headers: {"
+                + "'Content-Type': 'application/json', 'X-CSRF-Token':"
+                + " document.querySelector('meta[name=csrf-token]').content}, body: '{}'}).then(r => done(r.status));");
+        assertThat(((Number) status).intValue()).isEqualTo(403);
+        assertThat(serve.server.infrastructure().bus().deadLetters().get("runs", dead).orElseThrow().replayedAs())
+                .isEmpty();
+    }
+
+    /** Submits a run through the API; returns its id. */
+    private static String submit(String body) throws Exception {
+        HttpResponse<String> r = serve.send(serve.request("/v1/runs").header("Authorization", "Bearer " + ADMIN)
+                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)));
+        assertThat(r.statusCode()).as(r.body()).isIn(201, 202);
+        return TestServe.json(r).get("run_id").asText();
+    }
+
+    private static String status(String runId) {
+        try {
+            JsonNode run = TestServe.json(serve.get("/v1/runs/" + runId, ADMIN));
+            return run.get("status").asText();
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static long doneRuns() {
+        try {
+            return TestServe.json(serve.get("/v1/runs?status=done", ADMIN)).get("runs").size();
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** A run that fails into a dead letter with the gate shut; returns the dead letter's id. */
+    private static String makeDeadLetter(String input) throws Exception {
+        GatedHandler.OPEN.set(false);
+        String id = submit("{\"session_id\":\"s3\",\"user_id\":\"dee\",\"input\":\"" + input + "\"}");
+        Wait.until("run " + id + " failed", WAIT, () -> "failed".equals(status(id)));
+        return TestServe.json(serve.get("/v1/runs/" + id, ADMIN)).get("dead_letter_id").asText();
+    }
+
+    private static void signIn(WebDriver d, String token, String path) {
+        d.get(serve.base() + path);
+        assertThat(d.getCurrentUrl()).contains("/login");
+        d.findElement(By.id("token")).sendKeys(token);
+        d.findElement(By.cssSelector("#login button")).click();
+        Wait.until("signed in", WAIT, () -> !d.getCurrentUrl().contains("/login"));
+    }
+}
