@@ -3,11 +3,6 @@ package dev.runbus.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import java.io.ByteArrayOutputStream;
-import java.io.InputStream;
-import java.net.InetSocketAddress;
-import java.net.Socket;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
@@ -139,45 +134,7 @@ class HttpNoTokensTest {
     }
 
     private static Raw raw(String method, String path, String... headers) throws Exception {
-        try (Socket s = new Socket()) {
-            s.connect(new InetSocketAddress("127.0.0.1", serve.server.port()), 5_000);
-            s.setSoTimeout(20_000);
-            StringBuilder request = new StringBuilder(method + " " + path + " HTTP/1.1\r\n");
-            for (String h : headers) {
-                request.append(h).append("\r\n");
-            }
-            if (method.equals("POST")) {
-                request.append("Content-Length: 0\r\n");
-            }
-            request.append("Connection: close\r\n\r\n");
-            s.getOutputStream().write(request.toString().getBytes(StandardCharsets.US_ASCII));
-            s.getOutputStream().flush();
-            ByteArrayOutputStream all = new ByteArrayOutputStream();
-            InputStream in = s.getInputStream();
-            in.transferTo(all);
-            String response = all.toString(StandardCharsets.UTF_8);
-            int status = Integer.parseInt(response.substring(9, 12));
-            int bodyAt = response.indexOf("\r\n\r\n");
-            String head = response.substring(0, bodyAt);
-            String body = response.substring(bodyAt + 4);
-            if (head.toLowerCase(java.util.Locale.ROOT).contains("transfer-encoding: chunked")) {
-                body = unchunk(body);
-            }
-            return new Raw(status, body);
-        }
-    }
-
-    private static String unchunk(String chunked) {
-        StringBuilder out = new StringBuilder();
-        int at = 0;
-        while (true) {
-            int eol = chunked.indexOf("\r\n", at);
-            int size = Integer.parseInt(chunked.substring(at, eol).trim(), 16);
-            if (size == 0) {
-                return out.toString();
-            }
-            out.append(chunked, eol + 2, eol + 2 + size);
-            at = eol + 2 + size + 2;
-        }
+        RawHttp r = RawHttp.send(serve.server.port(), null, method, path, headers);
+        return new Raw(r.status(), r.body());
     }
 }

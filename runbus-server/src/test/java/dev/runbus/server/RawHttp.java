@@ -5,11 +5,13 @@ import java.io.ByteArrayOutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.Locale;
 
 /**
  * One request written by hand over a socket of its own, from a chosen loopback address (the JDK client can set
- * neither the Host header nor the local address): status, headers and body of the answer.
+ * neither the Host header nor the local address): status, headers and body of the answer. Host is 127.0.0.1 and
+ * the port unless the headers given name one.
  */
 record RawHttp(int status, String head, String body) {
 
@@ -21,8 +23,10 @@ record RawHttp(int status, String head, String body) {
             }
             s.connect(new InetSocketAddress("127.0.0.1", port), 5_000);
             s.setSoTimeout(20_000);
-            StringBuilder request = new StringBuilder(method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1:" + port
-                    + "\r\n");
+            StringBuilder request = new StringBuilder(method + " " + path + " HTTP/1.1\r\n");
+            if (Arrays.stream(headers).noneMatch(h -> h.toLowerCase(Locale.ROOT).startsWith("host:"))) {
+                request.append("Host: 127.0.0.1:").append(port).append("\r\n");
+            }
             for (String h : headers) {
                 request.append(h).append("\r\n");
             }

@@ -116,6 +116,8 @@ final class ServeCommand extends BaseCommand {
                     + server.port() + " (Redis " + Settings.mask(server.infrastructure().redisUri()) + ", PostgreSQL "
                     + Settings.mask(server.infrastructure().jdbcUrl()) + "); " + server.authentication()
                     + embeddedNote(server) + handlerNote(server));
+            out().println("dashboard: " + (server.tls() ? "https" : "http") + "://" + s.get(Setting.HOST) + ":"
+                    + server.port() + "/");
             out().flush();
             String why = stop.await();
             err().println("runbus: " + why + ", stopping gracefully");
