@@ -192,6 +192,58 @@ class DashboardBrowserTest {
                 .isEmpty();
     }
 
+    @Test
+    @Order(7)
+    void aSelectionIsReplayedAtOnce_andAPurgeFromThePageDeletesTheDeadLetter() throws Exception {
+        WebDriver d = browser.driver;
+        d.get(serve.base() + "/");
+        d.findElement(By.cssSelector("header .who button")).click(); // sign out the reader
+        List<String> runs = List.of(runOf(makeDeadLetter("gated bulk 1")), runOf(makeDeadLetter("gated bulk 2")));
+        signIn(d, ADMIN, "/dead-letters?topic=runs");
+        int selectable = d.findElements(By.cssSelector("input.select")).size();
+        assertThat(selectable).as("the two new dead letters and the reader's, not the one replayed before")
+                .isEqualTo(3);
+        GatedHandler.OPEN.set(true);
+        d.findElement(By.id("select-all")).click();
+        d.findElement(By.id("replay-selected")).click();
+        d.switchTo().alert().accept();
+        for (String run : runs) {
+            Wait.until("run " + run + " done", WAIT, () -> "done".equals(status(run)));
+        }
+        d.get(serve.base() + "/dead-letters?topic=runs");
+        assertThat(d.findElements(By.cssSelector("input.select"))).as("every dead letter replayed").isEmpty();
+
+        String purged = makeDeadLetter("gated purge");
+        String purgedRun = runOf(purged);
+        d.get(serve.base() + "/dead-letters?topic=runs");
+        d.findElement(By.cssSelector("tr.dead-letter[data-id='" + purged + "'] button.purge")).click();
+        d.switchTo().alert().accept();
+        Wait.until("the dead letter purged", WAIT,
+                () -> serve.server.infrastructure().bus().deadLetters().get("runs", purged).isEmpty());
+        assertThat(status(purgedRun)).isEqualTo("failed");
+    }
+
+    @Test
+    @Order(8)
+    void aRunsPageFollowsTheRunLive() throws Exception {
+        GatedHandler.OPEN.set(true);
+        String soon = submit("{\"session_id\":\"s4\",\"user_id\":\"eve\",\"input\":\"soon\",\"delay\":\"PT5S\"}");
+        WebDriver d = browser.driver;
+        d.get(serve.base() + "/runs/" + soon);
+        assertThat(d.findElement(By.id("run-status")).getText()).isEqualTo("pending");
+        Wait.until("the page following the run", WAIT, () -> d.findElement(By.id("live")).isDisplayed());
+        // No navigation by the test: the page updates itself from the run's event stream.
+        Wait.until("the page shows the run done", WAIT,
+                () -> d.findElement(By.id("run-status")).getText().equals("done")
+                        && d.findElement(By.id("replies")).getText().contains("handled soon"));
+    }
+
+    /** The run a dead letter of the runs topic belongs to. */
+    private static String runOf(String deadLetter) {
+        return dev.runbus.runs.Runs.runIdOf(serve.server.infrastructure().bus().deadLetters().get("runs", deadLetter)
+                .orElseThrow().message()).orElseThrow().toString();
+    }
+
     /** Submits a run through the API; returns its id. */
     private static String submit(String body) throws Exception {
         HttpResponse<String> r = serve.send(serve.request("/v1/runs").header("Authorization", "Bearer " + ADMIN)
