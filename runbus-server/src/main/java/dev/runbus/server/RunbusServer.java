@@ -46,7 +46,7 @@ public final class RunbusServer implements AutoCloseable {
         Runs runs = null;
         Dashboard dashboard = null;
         try {
-            runs = RunsFactory.create(infra, s, null);
+            runs = RunsFactory.create(infra, s, null, "serve-" + s.get(Setting.PORT));
             runs.startWorker(handler);
             runs.startSweeper();
             dashboard = new Dashboard(infra.bus(), runs, metrics, s, access.sessions());

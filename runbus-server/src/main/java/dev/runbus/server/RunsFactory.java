@@ -53,6 +53,37 @@ public final class RunsFactory {
         return b.build();
     }
 
+    /**
+     * The consumer name of a process that was given none: the host name and the process's role, {@code
+     * <host>-serve-<port>} or {@code <host>-worker}, so that a serve and a worker on one host (or two serves on
+     * different ports) never share a pending list, and a restarted process finds its own again.
+     */
+    public static String defaultConsumer(String role) {
+        return hostName() + "-" + role;
+    }
+
+    static String hostName() {
+        String env = System.getenv("HOSTNAME");
+        if (env != null && !env.isBlank()) {
+            return env.trim();
+        }
+        try {
+            return java.net.InetAddress.getLocalHost().getHostName();
+        } catch (java.io.IOException e) {
+            return "runbus";
+        }
+    }
+
+    /**
+     * @param role what the process is, for its default consumer name ({@link #defaultConsumer}) when neither
+     *             {@code consumerOverride} nor {@code --consumer} names one
+     */
+    public static Runs create(Infrastructure infra, Settings s, String consumerOverride, String role) {
+        String consumer = consumerOverride != null || s.isSet(Setting.CONSUMER) ? consumerOverride
+                : defaultConsumer(role);
+        return create(infra, s, consumer);
+    }
+
     public static Runs create(Infrastructure infra, Settings s, String consumerOverride) {
         RunsConfig config = config(s, consumerOverride, infra.metrics() == null ? null : infra.metrics().registry());
         JsonLogs.process(Map.of("topic", config.topic(), "group", config.group(), "consumer", config.consumer()));

@@ -30,7 +30,7 @@ public enum Setting {
     SCHEMA("schema", "runbus", "PostgreSQL schema of the runs tables", false),
     TOPIC("topic", "runs", "topic of run triggers", false),
     GROUP("group", "run-workers", "consumer group of the workers", false),
-    CONSUMER("consumer", "", "this process's consumer name, unique among live processes; empty: the host name", false),
+    CONSUMER("consumer", "", "this process's consumer name, unique among live processes; empty: <host>-serve-<port> for serve, <host>-worker for worker", false),
     CONCURRENCY("concurrency", "64", "run handlers running at once per worker (ordered: partitions handled at once)",
             false),
     PARTITIONS("partitions", "1", "partitions of the runs topic; every process of a deployment must use the same "

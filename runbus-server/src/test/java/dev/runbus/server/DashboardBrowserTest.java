@@ -49,6 +49,8 @@ class DashboardBrowserTest {
         GatedHandler.OPEN.set(false);
         serve = TestServe.start(Map.of(Setting.HANDLER, GatedHandler.class.getName(),
                 Setting.RETRY, "exponential:100ms,2,200ms,0",
+                // The test polls run statuses every 10 ms with the token the pages use: no read-rate limit for it.
+                Setting.READ_RATE, "0",
                 Setting.API_TOKENS, String.join(";",
                         new ApiToken("operator", Set.of(Scope.SUBMIT, Scope.READ, Scope.ADMIN), ApiTokens.sha256(ADMIN)).line(),
                         new ApiToken("viewer", Set.of(Scope.READ), ApiTokens.sha256(READER)).line())));

@@ -33,7 +33,7 @@ final class WorkerCommand extends BaseCommand {
                     out());
             Runs runs;
             try {
-                runs = RunsFactory.create(infra, s, null);
+                runs = RunsFactory.create(infra, s, null, "worker");
                 runs.startWorker(handler);
                 runs.startSweeper();
             } catch (RuntimeException e) {

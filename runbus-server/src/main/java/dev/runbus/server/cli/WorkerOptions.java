@@ -9,7 +9,7 @@ import picocli.CommandLine.Option;
 public final class WorkerOptions {
 
     @Option(names = "--consumer", paramLabel = "NAME", description = "consumer name, stable across restarts; "
-            + "default: the host name")
+            + "default: <host>-serve-<port> for serve, <host>-worker for worker")
     String consumer;
 
     @Option(names = "--concurrency", paramLabel = "N", description = "handlers running at once; default 64")
