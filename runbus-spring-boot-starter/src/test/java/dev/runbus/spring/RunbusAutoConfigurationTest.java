@@ -108,6 +108,17 @@ class RunbusAutoConfigurationTest {
     }
 
     @Test
+    void theBusRegistersItsMetersWithTheApplicationsRegistry() {
+        io.micrometer.core.instrument.simple.SimpleMeterRegistry registry =
+                new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+        runner.withBean(io.micrometer.core.instrument.MeterRegistry.class, () -> registry).run(context -> {
+            context.getBean(RunbusTemplate.class).publish("metered", "t", java.util.Map.of("a", 1));
+            assertThat(registry.find("runbus.published").tag("topic", "metered").counter()).isNotNull()
+                    .satisfies(c -> assertThat(c.count()).isEqualTo(1.0));
+        });
+    }
+
+    @Test
     void beansBackOffWhenTheApplicationDefinesThem() {
         runner.withUserConfiguration(OwnBeans.class).run(context -> {
             assertThat(context).hasNotFailed();
