@@ -211,7 +211,7 @@ class RunbusAutoConfigurationTest {
                 return new String(json, StandardCharsets.UTF_8);
             }
         };
-        final Bus bus = Bus.connect(BusConfig.builder(TestRedis.URL).keyPrefix("rbboot-own").build());
+        final Bus bus = Bus.connect(BusConfig.builder(TestRedis.URL).keyPrefix(TestRedis.newPrefix()).build());
         final RunbusTemplate template = new RunbusTemplate(bus.publisher(), JSON);
 
         @Bean(destroyMethod = "close")

@@ -17,12 +17,15 @@ import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.ExtensionContext;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.context.annotation.Bean;
+import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
@@ -31,7 +34,9 @@ import org.springframework.test.context.DynamicPropertySource;
  * listener's and an unreadable payload's entries reach the dead-letter stream after 3 deliveries, and a
  * RunHandler bean runs runs.
  */
+@ExtendWith(RunbusStarterSpringBootTest.RemoveTestData.class)
 @SpringBootTest(classes = RunbusStarterSpringBootTest.App.class)
+@DirtiesContext
 class RunbusStarterSpringBootTest {
 
     static final String PREFIX = TestRedis.newPrefix();
@@ -49,10 +54,16 @@ class RunbusStarterSpringBootTest {
         registry.add("spring.datasource.url", () -> TestDatabase.URL);
     }
 
-    @AfterAll
-    static void cleanUp() {
-        TestRedis.deleteKeys(PREFIX);
-        TestDatabase.dropSchema(SCHEMA);
+    /**
+     * Removes the test's keys and schema after Spring closed the context (its afterAll runs after SpringExtension's,
+     * being declared before it): a listener still running would make its group again.
+     */
+    static final class RemoveTestData implements AfterAllCallback {
+        @Override
+        public void afterAll(ExtensionContext context) {
+            TestRedis.deleteKeys(PREFIX);
+            TestDatabase.dropSchema(SCHEMA);
+        }
     }
 
     /** The payload type the billing listener reads from JSON. */
