@@ -49,15 +49,7 @@ public class RunbusListenerContainer implements SmartLifecycle {
 
     @Override
     public void stop(Runnable callback) {
-        Thread t = new Thread(() -> {
-            try {
-                closeAll();
-            } finally {
-                callback.run();
-            }
-        }, "runbus-listeners-stop");
-        t.setDaemon(true);
-        t.start();
+        BackgroundStop.run("runbus-listeners-stop", this::closeAll, callback);
     }
 
     private synchronized void closeAll() {

@@ -34,15 +34,7 @@ public class RunsWorkerLifecycle implements SmartLifecycle {
 
     @Override
     public void stop(Runnable callback) {
-        Thread t = new Thread(() -> {
-            try {
-                stop();
-            } finally {
-                callback.run();
-            }
-        }, "runbus-runs-stop");
-        t.setDaemon(true);
-        t.start();
+        BackgroundStop.run("runbus-runs-stop", this::stop, callback);
     }
 
     @Override
