@@ -8,7 +8,8 @@ import java.util.Map;
 
 /**
  * What the {@code runbus} health indicator reports, apart from Actuator's types (whose package differs between
- * Boot 3 and 4). Up when Redis answers; each listener's group shows its pending entries, lag and dead letters.
+ * Boot 3 and 4). Up when Redis answers; each listener's group shows its pending entries, lag and dead letters,
+ * and the last error of each background loop that failed is shown with its time (the loops keep trying).
  * Dead letters are a detail, not DOWN: the application is healthy, some messages are not, and the operator's
  * alert for them is {@code BusListener.onDeadLetterDepthRaised} / the dead-letter gauge.
  */
@@ -37,10 +38,18 @@ public final class RunbusHealthCheck {
             }
             details.put("listeners", subs);
             details.put("listening", listeners.isRunning());
+            addLoopErrors(details);
             return new Report(true, details);
         } catch (RuntimeException e) {
             details.put("error", e.getClass().getName() + ": " + e.getMessage());
+            addLoopErrors(details);
             return new Report(false, details);
+        }
+    }
+
+    private void addLoopErrors(Map<String, Object> details) {
+        if (!listeners.loopErrors().isEmpty()) {
+            details.put("lastLoopErrors", listeners.loopErrors());
         }
     }
 

@@ -4,6 +4,7 @@ import dev.runbus.Bus;
 import dev.runbus.Subscription;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -26,6 +27,8 @@ public class RunbusListenerContainer implements SmartLifecycle {
     private final Bus bus;
     private final Supplier<List<ListenerEndpoint>> endpoints;
     private final List<Subscription> subscriptions = new ArrayList<>();
+    private final LoopErrors loopErrors = new LoopErrors(java.time.Clock.systemUTC());
+    private AutoCloseable loopErrorsHandle;
     private volatile boolean running;
 
     RunbusListenerContainer(Bus bus, Supplier<List<ListenerEndpoint>> endpoints) {
@@ -35,6 +38,7 @@ public class RunbusListenerContainer implements SmartLifecycle {
 
     @Override
     public synchronized void start() {
+        loopErrorsHandle = bus.addListener(loopErrors);
         for (ListenerEndpoint e : endpoints.get()) {
             subscriptions.add(bus.subscribe(e.topic(), e.group(), e.consumer(), e.handler(), e.options()));
             log.info("runbus: {} consumes {} in group {} as {}", e.handler(), e.topic(), e.group(), e.consumer());
@@ -61,6 +65,14 @@ public class RunbusListenerContainer implements SmartLifecycle {
             }
         }
         subscriptions.clear();
+        if (loopErrorsHandle != null) {
+            try {
+                loopErrorsHandle.close();
+            } catch (Exception e) {
+                log.debug("runbus: removing the loop-error listener failed", e);
+            }
+            loopErrorsHandle = null;
+        }
         running = false;
     }
 
@@ -72,6 +84,11 @@ public class RunbusListenerContainer implements SmartLifecycle {
     @Override
     public int getPhase() {
         return PHASE;
+    }
+
+    /** The last error of each background loop that failed since the start, with its time. */
+    Map<String, LoopErrors.LastError> loopErrors() {
+        return loopErrors.snapshot();
     }
 
     /** The subscriptions running now. */

@@ -172,13 +172,16 @@ class RunbusAutoConfigurationTest {
             ApplicationContextRunner onOwn = runner.withPropertyValues("runbus.redis-url=" + own.uri(),
                     "runbus.command-timeout=1s");
             OwnRedis server = own;
-            onOwn.run(context -> {
+            onOwn.withBean(Handled.class, Handled::new).run(context -> {
                 RunbusHealthCheck check = new RunbusHealthCheck(context.getBean(Bus.class),
                         context.getBean(RunbusListenerContainer.class));
                 assertThat(check.check().up()).isTrue();
                 server.close();
                 Wait.until("health DOWN", Duration.ofSeconds(20), () -> !check.check().up());
                 assertThat(check.check().details()).containsKey("error");
+                // The listener's read loop keeps failing and trying again: its last error is shown.
+                Wait.until("a loop error", Duration.ofSeconds(20),
+                        () -> check.check().details().containsKey("lastLoopErrors"));
             });
             stopped = true;
         } finally {
