@@ -26,6 +26,9 @@ final class DrainScenario {
     static Result run(Env env) throws Exception {
         BenchOptions.Sizes s = env.sizes;
         List<Contender> contenders = env.openContenders();
+        // The Spring Boot starter's listener beside the plain API it wraps (drain only: it measures the annotation's
+        // path, which the other scenarios do not exercise differently).
+        contenders.add(1, new ListenerContender(env.options.redisUri(), env.prefix("listener")));
         try {
             Map<String, String> described = new LinkedHashMap<>();
             Map<String, Map<Integer, List<Double>>> rates = new LinkedHashMap<>();

@@ -153,13 +153,22 @@ final class Report {
         line(head.toString().replace("msg/s", "ratio"));
         line(rule.toString());
         for (String name : d.rates().keySet()) {
-            if (name.equals(RunbusContender.NAME)) {
+            if (name.equals(RunbusContender.NAME) || name.equals(ListenerContender.NAME)) {
                 continue;
             }
             StringBuilder row = new StringBuilder("| runbus ÷ " + name);
             for (int c : d.consumerCounts()) {
                 row.append(" | ").append(Fmt.summary(Stats.pairedRatio(d.of(RunbusContender.NAME, c), d.of(name, c)),
                         Fmt::ratio));
+            }
+            line(row.append(" |").toString());
+        }
+        if (d.rates().containsKey(ListenerContender.NAME)) {
+            // The starter's listener against the plain API it wraps: the target is 0.9 or more at every C.
+            StringBuilder row = new StringBuilder("| @RunbusListener ÷ runbus (target ≥ 0.9)");
+            for (int c : d.consumerCounts()) {
+                row.append(" | ").append(Fmt.summary(Stats.pairedRatio(d.of(ListenerContender.NAME, c),
+                        d.of(RunbusContender.NAME, c)), Fmt::ratio));
             }
             line(row.append(" |").toString());
         }

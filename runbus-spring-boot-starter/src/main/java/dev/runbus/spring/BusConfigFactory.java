@@ -1,0 +1,38 @@
+package dev.runbus.spring;
+
+import dev.runbus.BusConfig;
+
+/** The {@link BusConfig} that the {@code runbus.*} properties describe. */
+final class BusConfigFactory {
+
+    private BusConfigFactory() {
+    }
+
+    /** {@code meterRegistry}: a Micrometer registry, or null for no meters. */
+    static BusConfig of(RunbusProperties p, RedisTarget target, Object meterRegistry) {
+        BusConfig.Builder b = BusConfig.builder(target.url())
+                .keyPrefix(p.getKeyPrefix())
+                .commandTimeout(p.getCommandTimeout())
+                .heartbeatInterval(p.getHeartbeatInterval())
+                .consumerDeadAfter(p.getConsumerDeadAfter())
+                .janitorInterval(p.getJanitorInterval())
+                .delayPollInterval(p.getDelayPollInterval())
+                .scriptMode(p.getScriptMode())
+                .retention(p.getRetention().isEnabled())
+                .retentionAge(p.getRetention().getAge())
+                .retentionKeepLast(p.getRetention().getKeepLast())
+                .retentionInterval(p.getRetention().getInterval())
+                .meterRefreshInterval(p.getMeterRefreshInterval());
+        if (p.getRetention().getDeadLetters() != null) {
+            b.deadLetterRetention(p.getRetention().getDeadLetters());
+        }
+        p.getPartitions().forEach(b::partitions);
+        if (target.credentials() != null) {
+            b.redisCredentials(target.credentials());
+        }
+        if (meterRegistry != null) {
+            b.meterRegistry(meterRegistry);
+        }
+        return b.build();
+    }
+}

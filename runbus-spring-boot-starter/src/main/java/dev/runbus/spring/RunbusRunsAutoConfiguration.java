@@ -1,0 +1,47 @@
+package dev.runbus.spring;
+
+import dev.runbus.Bus;
+import dev.runbus.runs.RunHandler;
+import dev.runbus.runs.Runs;
+import dev.runbus.runs.RunsConfig;
+import javax.sql.DataSource;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.context.annotation.Bean;
+import org.springframework.core.env.Environment;
+import org.springframework.util.ClassUtils;
+
+/**
+ * The runs layer, when {@code runbus.runs.enabled=true}, runbus-runs is on the classpath and the application has a
+ * DataSource; and its worker, when the application defines a {@link RunHandler} bean.
+ */
+@AutoConfiguration(after = RunbusAutoConfiguration.class, afterName = {
+        "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration",
+        "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration"})
+@ConditionalOnClass(Runs.class)
+@ConditionalOnProperty(prefix = "runbus.runs", name = "enabled", havingValue = "true")
+@ConditionalOnBean({Bus.class, DataSource.class})
+public class RunbusRunsAutoConfiguration {
+
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean
+    public Runs runbusRuns(Bus bus, DataSource dataSource, RunbusProperties properties, Environment env,
+                           BeanFactory beans) {
+        Object registry = ClassUtils.isPresent("io.micrometer.core.instrument.MeterRegistry",
+                RunbusRunsAutoConfiguration.class.getClassLoader()) ? MeterRegistryLookup.find(beans) : null;
+        RunsConfig config = RunsConfigFactory.of(properties.getRuns(), ConsumerName.of(properties, env), registry);
+        return Runs.create(bus, dataSource, config);
+    }
+
+    @Bean
+    @ConditionalOnBean(RunHandler.class)
+    public RunsWorkerLifecycle runbusRunsWorker(Runs runs, ObjectProvider<RunHandler> handler,
+                                                RunbusProperties properties) {
+        return new RunsWorkerLifecycle(runs, handler::getObject, properties.getRuns().isSweeper());
+    }
+}

@@ -1,0 +1,31 @@
+package dev.runbus.spring;
+
+import dev.runbus.SubscribeOptions;
+import dev.runbus.runs.RunsConfig;
+
+/** The {@link RunsConfig} that the {@code runbus.runs.*} properties describe. */
+final class RunsConfigFactory {
+
+    private RunsConfigFactory() {
+    }
+
+    static RunsConfig of(RunbusProperties.Runs p, String consumer, Object meterRegistry) {
+        RunsConfig.Builder b = RunsConfig.builder()
+                .schema(p.getSchema())
+                .topic(p.getTopic())
+                .group(p.getGroup())
+                .consumer(consumer)
+                .workerOptions(SubscribeOptions.builder().concurrency(p.getConcurrency())
+                        .maxDeliveries(p.getMaxDeliveries()).build())
+                .ordered(p.isOrdered())
+                .retryPolicy(RetryPolicies.of(p.getRetry()))
+                .migrate(p.isMigrate())
+                .sweepInterval(p.getSweepInterval())
+                .sweepThreshold(p.getSweepThreshold())
+                .sweepBatch(p.getSweepBatch());
+        if (meterRegistry != null) {
+            b.meterRegistry(meterRegistry);
+        }
+        return b.build();
+    }
+}

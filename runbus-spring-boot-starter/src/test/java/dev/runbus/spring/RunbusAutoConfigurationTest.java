@@ -1,0 +1,245 @@
+package dev.runbus.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.runbus.Bus;
+import dev.runbus.BusConfig;
+import dev.runbus.Delivery;
+import dev.runbus.Message;
+import dev.runbus.SubscribeOptions;
+import dev.runbus.runs.Runs;
+import dev.runbus.testing.OwnRedis;
+import dev.runbus.testing.Wait;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.mock.env.MockEnvironment;
+
+/** The auto-configuration on the real Redis and PostgreSQL, each test under a key prefix of its own. */
+class RunbusAutoConfigurationTest {
+
+    private final String prefix = TestRedis.newPrefix();
+
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(RunbusJsonAutoConfiguration.class, RunbusAutoConfiguration.class,
+                    RunbusRunsAutoConfiguration.class, RunbusHealthAutoConfiguration.class,
+                    RunbusEndpointAutoConfiguration.class))
+            .withPropertyValues("runbus.redis-url=" + TestRedis.URL, "runbus.key-prefix=" + prefix);
+
+    @AfterEach
+    void removeKeys() {
+        TestRedis.deleteKeys(prefix);
+    }
+
+    @Test
+    void propertiesBindIntoTheBusAndListenerOptions() {
+        runner.withPropertyValues("runbus.command-timeout=3s", "runbus.partitions.orders=4",
+                        "runbus.retention.age=5m", "runbus.listener.concurrency=3", "runbus.listener.min-idle=12s",
+                        "runbus.listener.retry.policy=fixed", "runbus.listener.retry.delay=250ms",
+                        "runbus.runs.schema=elsewhere", "runbus.consumer=node-7")
+                .run(context -> {
+                    assertThat(context).hasNotFailed().hasSingleBean(Bus.class).hasSingleBean(RunbusTemplate.class)
+                            .hasSingleBean(RunbusListenerContainer.class).hasSingleBean(RunbusEndpoint.class)
+                            .hasBean("runbusHealthIndicator").doesNotHaveBean(Runs.class);
+                    RunbusProperties p = context.getBean(RunbusProperties.class);
+                    BusConfig bus = BusConfigFactory.of(p, RedisTarget.of(p, context.getEnvironment()), null);
+                    assertThat(bus.commandTimeout()).isEqualTo(Duration.ofSeconds(3));
+                    assertThat(bus.partitionsOf("orders")).isEqualTo(4);
+                    assertThat(bus.retentionAge()).isEqualTo(Duration.ofMinutes(5));
+                    assertThat(bus.keyPrefix()).isEqualTo(prefix);
+                    SubscribeOptions options = SubscribeOptionsFactory.of(p.getListener()).build();
+                    assertThat(options.concurrency()).isEqualTo(3);
+                    assertThat(options.minIdle()).isEqualTo(Duration.ofSeconds(12));
+                    assertThat(options.retryPolicy()).isEqualTo(dev.runbus.RetryPolicy.fixed(Duration.ofMillis(250)));
+                    assertThat(p.getRuns().getSchema()).isEqualTo("elsewhere");
+                    assertThat(ConsumerName.of(p, context.getEnvironment())).isEqualTo("node-7");
+                });
+    }
+
+    @Test
+    void theDefaultsOfThePropertiesAreTheLibrarys() {
+        RunbusProperties p = new RunbusProperties();
+        BusConfig mine = BusConfigFactory.of(p, new RedisTarget("redis://h:1", null), null);
+        BusConfig library = BusConfig.builder("redis://h:1").build();
+        assertThat(mine).usingRecursiveComparison().ignoringFields("clock", "listener", "tracing")
+                .isEqualTo(library);
+        assertThat(SubscribeOptionsFactory.of(p.getListener()).build()).isEqualTo(SubscribeOptions.defaults());
+        dev.runbus.runs.RunsConfig runs = RunsConfigFactory.of(p.getRuns(), "c", null);
+        dev.runbus.runs.RunsConfig libraryRuns = dev.runbus.runs.RunsConfig.builder().consumer("c").build();
+        assertThat(runs).usingRecursiveComparison().isEqualTo(libraryRuns);
+    }
+
+    @Test
+    void withoutRunbusRedisUrl_theUrlComesFromSpringDataRedis() {
+        MockEnvironment env = new MockEnvironment().withProperty("spring.data.redis.host", "cache.internal")
+                .withProperty("spring.data.redis.port", "6390").withProperty("spring.data.redis.database", "2")
+                .withProperty("spring.data.redis.password", "s3cret").withProperty("spring.data.redis.ssl.enabled",
+                        "true");
+        RedisTarget target = RedisTarget.of(new RunbusProperties(), env);
+        assertThat(target.url()).isEqualTo("rediss://cache.internal:6390/2");
+        assertThat(new String(target.credentials().password())).isEqualTo("s3cret");
+
+        MockEnvironment cluster = new MockEnvironment()
+                .withProperty("spring.data.redis.cluster.nodes", "a:7000,b:7001");
+        assertThat(RedisTarget.of(new RunbusProperties(), cluster).url()).isEqualTo("redis-cluster://a:7000,b:7001");
+
+        MockEnvironment sentinel = new MockEnvironment().withProperty("spring.data.redis.sentinel.master", "main")
+                .withProperty("spring.data.redis.sentinel.nodes", "s1:26379,s2:26379");
+        assertThat(RedisTarget.of(new RunbusProperties(), sentinel).url())
+                .isEqualTo("redis-sentinel://s1:26379,s2:26379/0#main");
+    }
+
+    @Test
+    void theBusComesFromSpringDataRedisWhenRunbusHasNoUrl() {
+        java.net.URI redis = java.net.URI.create(TestRedis.URL);
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(RunbusAutoConfiguration.class))
+                .withPropertyValues("runbus.key-prefix=" + prefix, "spring.data.redis.host=" + redis.getHost(),
+                        "spring.data.redis.port=" + redis.getPort())
+                .run(context -> assertThat(context).hasNotFailed().hasSingleBean(Bus.class));
+    }
+
+    @Test
+    void theBusRegistersItsMetersWithTheApplicationsRegistry() {
+        io.micrometer.core.instrument.simple.SimpleMeterRegistry registry =
+                new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+        runner.withBean(io.micrometer.core.instrument.MeterRegistry.class, () -> registry).run(context -> {
+            context.getBean(RunbusTemplate.class).publish("metered", "t", java.util.Map.of("a", 1));
+            assertThat(registry.find("runbus.published").tag("topic", "metered").counter()).isNotNull()
+                    .satisfies(c -> assertThat(c.count()).isEqualTo(1.0));
+        });
+    }
+
+    @Test
+    void beansBackOffWhenTheApplicationDefinesThem() {
+        runner.withUserConfiguration(OwnBeans.class).run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(context.getBean(Bus.class)).isSameAs(context.getBean(OwnBeans.class).bus);
+            assertThat(context.getBean(RunbusTemplate.class)).isSameAs(context.getBean(OwnBeans.class).template);
+            assertThat(context.getBean(PayloadJson.class)).isSameAs(OwnBeans.JSON);
+        });
+    }
+
+    @Test
+    void runsNeedTheFlagAndADataSource() {
+        String schema = TestDatabase.newSchema();
+        try {
+            runner.withUserConfiguration(Database.class).run(c -> assertThat(c).doesNotHaveBean(Runs.class));
+            runner.withPropertyValues("runbus.runs.enabled=true")
+                    .run(c -> assertThat(c).hasNotFailed().doesNotHaveBean(Runs.class));
+            runner.withUserConfiguration(Database.class)
+                    .withPropertyValues("runbus.runs.enabled=true", "runbus.runs.schema=" + schema)
+                    .run(c -> {
+                        assertThat(c).hasNotFailed().hasSingleBean(Runs.class);
+                        assertThat(c.getBean(Runs.class).config().schema()).isEqualTo(schema);
+                    });
+        } finally {
+            TestDatabase.dropSchema(schema);
+        }
+    }
+
+    @Test
+    void shutdownFlushesTheAcksOfEveryHandledEntry() {
+        Handled handled = new Handled();
+        int count = 50;
+        runner.withBean(Handled.class, () -> handled).run(context -> {
+            assertThat(context).hasNotFailed();
+            RunbusTemplate template = context.getBean(RunbusTemplate.class);
+            for (int i = 0; i < count; i++) {
+                template.publish("acks", Message.of("t", ("" + i).getBytes(StandardCharsets.UTF_8)));
+            }
+            Wait.until("all handled", Duration.ofSeconds(20), () -> handled.entries.size() == count);
+        }); // the context closes here: the listener stops and flushes its acks
+        try (Bus bus = Bus.connect(BusConfig.builder(TestRedis.URL).keyPrefix(prefix).build())) {
+            assertThat(bus.inspector().groups("acks")).singleElement()
+                    .satisfies(g -> assertThat(g.pending()).isZero());
+        }
+    }
+
+    @Test
+    void healthIsDownWhenRedisStopsAnswering() {
+        OwnRedis own = OwnRedis.process();
+        boolean stopped = false;
+        try {
+            ApplicationContextRunner onOwn = runner.withPropertyValues("runbus.redis-url=" + own.uri(),
+                    "runbus.command-timeout=1s");
+            OwnRedis server = own;
+            onOwn.withBean(Handled.class, Handled::new).run(context -> {
+                RunbusHealthCheck check = new RunbusHealthCheck(context.getBean(Bus.class),
+                        context.getBean(RunbusListenerContainer.class));
+                assertThat(check.check().up()).isTrue();
+                server.close();
+                Wait.until("health DOWN", Duration.ofSeconds(20), () -> !check.check().up());
+                assertThat(check.check().details()).containsKey("error");
+                // The listener's read loop keeps failing and trying again: its last error is shown.
+                Wait.until("a loop error", Duration.ofSeconds(20),
+                        () -> check.check().details().containsKey("lastLoopErrors"));
+            });
+            stopped = true;
+        } finally {
+            if (!stopped) {
+                own.close();
+            }
+        }
+    }
+
+    /** Handles the "acks" topic and remembers what it handled. */
+    static class Handled {
+        final List<String> entries = new CopyOnWriteArrayList<>();
+
+        @RunbusListener(topic = "acks", group = "g")
+        void handle(Delivery d) {
+            entries.add(d.streamId());
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class OwnBeans {
+        static final PayloadJson JSON = new PayloadJson() {
+            @Override
+            public byte[] write(Object value) {
+                return value.toString().getBytes(StandardCharsets.UTF_8);
+            }
+
+            @Override
+            public Object read(byte[] json, java.lang.reflect.Type type) {
+                return new String(json, StandardCharsets.UTF_8);
+            }
+        };
+        final Bus bus = Bus.connect(BusConfig.builder(TestRedis.URL).keyPrefix(TestRedis.newPrefix()).build());
+        final RunbusTemplate template = new RunbusTemplate(bus.publisher(), JSON);
+
+        @Bean(destroyMethod = "close")
+        Bus myBus() {
+            return bus;
+        }
+
+        @Bean
+        RunbusTemplate myTemplate() {
+            return template;
+        }
+
+        @Bean
+        PayloadJson myJson() {
+            return JSON;
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class Database {
+        @Bean
+        DataSource dataSource() {
+            org.postgresql.ds.PGSimpleDataSource ds = new org.postgresql.ds.PGSimpleDataSource();
+            ds.setURL(TestDatabase.URL);
+            return ds;
+        }
+    }
+}
