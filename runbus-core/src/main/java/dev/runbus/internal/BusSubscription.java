@@ -52,6 +52,14 @@ abstract class BusSubscription implements Subscription {
     }
 
     @Override
+    public boolean isReading() {
+        return !closed.get() && readLoopAlive();
+    }
+
+    /** Whether the read loop's thread is alive. */
+    abstract boolean readLoopAlive();
+
+    @Override
     public void close() {
         stopTakingWork();
         finishClose();

@@ -71,6 +71,11 @@ final class OrderedReadLoop implements AutoCloseable {
         thread.start();
     }
 
+    /** Whether the loop's thread is alive: from its start until the close stopped it. */
+    boolean isAlive() {
+        return thread.isAlive();
+    }
+
     private void run() {
         int batch = ctx.options().batchSize();
         while (!closed) {

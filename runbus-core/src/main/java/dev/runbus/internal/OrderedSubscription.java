@@ -65,6 +65,11 @@ final class OrderedSubscription extends BusSubscription {
     }
 
     @Override
+    boolean readLoopAlive() {
+        return readLoop.isAlive();
+    }
+
+    @Override
     OrderedSubscription start() {
         runners.start(ownedExecutor != null ? ownedExecutor : ctx.options().executor());
         deadLetters.start();

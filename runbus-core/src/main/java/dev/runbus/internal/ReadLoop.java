@@ -71,6 +71,11 @@ final class ReadLoop implements AutoCloseable {
         return this;
     }
 
+    /** Whether the loop's thread is alive: from its start until the close stopped it. */
+    boolean isAlive() {
+        return thread.isAlive();
+    }
+
     private void run() {
         // Own pending entries are re-read one partition after the other; ownPartition -1 means all are done.
         int ownPartition = 0;

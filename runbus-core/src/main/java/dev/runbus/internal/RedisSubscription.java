@@ -61,6 +61,11 @@ final class RedisSubscription extends BusSubscription {
                 threads("runbus-handler-" + ctx.describe())) : null;
     }
 
+    @Override
+    boolean readLoopAlive() {
+        return readLoop.isAlive();
+    }
+
     /**
      * Start order: the consumers of work before its producers, so nothing read waits for a missing loop
      * (the acker needs no start: acks leave from the threads that finish handlers).

@@ -8,7 +8,8 @@ import java.util.Map;
 
 /**
  * What the {@code runbus} health indicator reports, apart from Actuator's types (whose package differs between
- * Boot 3 and 4). Up when Redis answers; each listener's group shows its pending entries, lag and dead letters,
+ * Boot 3 and 4). Up when Redis answers and every listener's read loop runs; each listener shows whether it reads,
+ * and its group's pending entries, lag and dead letters,
  * and the last error of each background loop that failed is shown with its time (the loops keep trying).
  * Dead letters are a detail, not DOWN: the application is healthy, some messages are not, and the operator's
  * alert for them is {@code BusListener.onDeadLetterDepthRaised} / the dead-letter gauge.
@@ -33,13 +34,16 @@ public final class RunbusHealthCheck {
             // One read that needs Redis even when nothing is subscribed.
             bus.inspector().stream("runbus-health-probe");
             Map<String, Object> subs = new LinkedHashMap<>();
+            boolean allReading = true;
             for (Subscription s : listeners.subscriptions()) {
                 subs.put(s.topic() + "/" + s.group(), subscription(s));
+                allReading &= s.isReading();
             }
             details.put("listeners", subs);
             details.put("listening", listeners.isRunning());
             addLoopErrors(details);
-            return new Report(true, details);
+            // A listener whose read loop ended while the application runs reads nothing more: that is DOWN.
+            return new Report(!listeners.isRunning() || allReading, details);
         } catch (RuntimeException e) {
             details.put("error", e.getClass().getName() + ": " + e.getMessage());
             addLoopErrors(details);
@@ -56,6 +60,7 @@ public final class RunbusHealthCheck {
     private Map<String, Object> subscription(Subscription s) {
         Map<String, Object> d = new LinkedHashMap<>();
         d.put("consumer", s.consumer());
+        d.put("reading", s.isReading());
         d.put("inFlight", s.inFlight());
         for (Inspector.GroupInfo g : bus.inspector().groups(s.topic())) {
             if (g.name().equals(s.group())) {
