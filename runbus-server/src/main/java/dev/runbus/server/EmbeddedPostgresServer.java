@@ -42,7 +42,13 @@ final class EmbeddedPostgresServer {
      * start names: a resolver of runbus's own means the binaries runbus runs are the ones in its private folder, even
      * where other code in the JVM started zonky with its defaults first.
      */
-    private static final PgBinaryResolver BINARIES = DefaultPostgresBinaryResolver.INSTANCE::getPgBinary;
+    private static final PgBinaryResolver BINARIES = (system, architecture) -> {
+        try {
+            return DefaultPostgresBinaryResolver.INSTANCE.getPgBinary(system, architecture);
+        } catch (RuntimeException | IOException e) {
+            throw new IllegalStateException(EmbeddedBinaries.missing("PostgreSQL", system + " " + architecture), e);
+        }
+    };
 
     private static Path workingDirectory;
 

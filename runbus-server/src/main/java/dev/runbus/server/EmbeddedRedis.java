@@ -42,6 +42,16 @@ final class EmbeddedRedis implements AutoCloseable {
     static final List<String> RENAMED = List.of("CONFIG", "MODULE", "DEBUG", "SAVE", "BGSAVE", "BGREWRITEAOF",
             "REPLICAOF", "SLAVEOF");
 
+    /** The library's Redis binary for this machine, copied out of the jar. */
+    private static java.io.File binary() {
+        try {
+            return ExecutableProvider.newJarResourceProvider().get();
+        } catch (IOException | RuntimeException e) {
+            throw new IllegalStateException(EmbeddedBinaries.missing("Redis", System.getProperty("os.name") + " "
+                    + System.getProperty("os.arch")), e);
+        }
+    }
+
     /**
      * Starts Redis on 127.0.0.1:{@code port} with {@code password}, keeping nothing on disk, and returns once it
      * accepts connections.
@@ -61,7 +71,7 @@ final class EmbeddedRedis implements AutoCloseable {
             command.add(SETSID.toString());
         }
         // The library copies the binary into a new 0700 temporary folder of its own.
-        command.add(ExecutableProvider.newJarResourceProvider().get().getAbsolutePath());
+        command.add(binary().getAbsolutePath());
         command.add(file.toAbsolutePath().toString());
         Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
         BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
