@@ -116,6 +116,7 @@ public final class Infrastructure implements AutoCloseable {
             // The runs topic's partition count, which Redis records on first use and checks on every later one.
             Bus bus = Bus.connect(redisConfig(s, redisUri, redisPassword).keyPrefix(s.get(Setting.KEY_PREFIX))
                     .meterRegistry(metrics == null ? null : metrics.registry())
+                    .meterRefreshInterval(s.duration(Setting.METER_REFRESH))
                     .partitions(s.get(Setting.TOPIC), s.integer(Setting.PARTITIONS, 1))
                     .retentionAge(s.duration(Setting.RETENTION_AGE))
                     .deadLetterRetention(s.optionalDuration(Setting.DEAD_LETTER_RETENTION).orElse(null))

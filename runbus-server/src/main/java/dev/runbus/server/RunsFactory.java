@@ -44,7 +44,8 @@ public final class RunsFactory {
                 .group(s.get(Setting.GROUP)).workerOptions(worker)
                 .sweepInterval(s.duration(Setting.SWEEP_INTERVAL)).sweepThreshold(s.duration(Setting.SWEEP_THRESHOLD))
                 .ordered(s.bool(Setting.ORDERED)).retryPolicy(s.retryPolicy(Setting.RETRY))
-                .migrate(s.bool(Setting.MIGRATE)).meterRegistry(meterRegistry);
+                .migrate(s.bool(Setting.MIGRATE)).meterRegistry(meterRegistry)
+                .meterRefreshInterval(s.duration(Setting.METER_REFRESH));
         if (consumerOverride != null) {
             b.consumer(consumerOverride);
         } else if (s.isSet(Setting.CONSUMER)) {

@@ -45,6 +45,8 @@ public enum Setting {
             + " (counted in PostgreSQL too)", false),
     CLAIM_INTERVAL("claim-interval", "5s", "how often the reclaimer looks for idle deliveries", false),
     SWEEP_INTERVAL("sweep-interval", "30s", "how often the sweeper runs", false),
+    METER_REFRESH("meter-refresh", "10s", "how often the gauges that need Redis or PostgreSQL (pending, lag, dead"
+            + " letters, scheduled entries, run counts) are read for /metrics; a scrape reads the last values", false),
     SWEEP_THRESHOLD("sweep-threshold", "2m", "an unfinished run untouched this long is examined by the sweeper", false),
     RETENTION_AGE("retention-age", "1h", "stream entries every group acknowledged are trimmed once this old"
             + " (0s: at once); an entry a group still needs is never trimmed", false),

@@ -28,7 +28,7 @@ final class SettingChecks {
 
     private static final List<Setting> DURATIONS = List.of(Setting.MIN_IDLE, Setting.CLAIM_INTERVAL,
             Setting.SWEEP_INTERVAL, Setting.SWEEP_THRESHOLD, Setting.RETENTION_AGE, Setting.SHUTDOWN_TIMEOUT,
-            Setting.REQUEST_TIMEOUT, Setting.IDLE_TIMEOUT);
+            Setting.REQUEST_TIMEOUT, Setting.IDLE_TIMEOUT, Setting.METER_REFRESH);
 
     private static final List<Setting> OPTIONAL_DURATIONS = List.of(Setting.DEAD_LETTER_RETENTION);
 

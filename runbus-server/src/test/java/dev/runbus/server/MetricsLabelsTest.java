@@ -32,7 +32,7 @@ class MetricsLabelsTest {
             serve.submit("one", null); // the topic's stream exists
             RedisTarget.local().redis().xgroupCreate(XReadArgs.StreamOffset.from(serve.prefix + ":{" + TOPIC
                     + "}:stream", "0"), GROUP, XGroupCreateArgs.Builder.mkstream());
-            // The gauges are read on a loop of their own (every 10 s): wait for the one that sees the new group.
+            // The gauges are read on a loop of their own (every --meter-refresh): wait for the one that sees the new group.
             List<Sample> samples = Wait.until("the gauges read after the group was made", Duration.ofSeconds(40),
                     () -> scrape(serve), all -> all.stream().anyMatch(x -> x.name().equals("runbus_group_pending")
                             && GROUP.equals(x.labels().get("group"))));

@@ -60,6 +60,7 @@ class ScheduledAdminTest {
         flags.put(Setting.PORT, "0");
         flags.put(Setting.HOST, "127.0.0.1");
         flags.put(Setting.HANDLER, DemoHandler.class.getName());
+        flags.put(Setting.METER_REFRESH, "200ms"); // the gauge this test reads follows in a fraction of a second
         server = RunbusServer.start(Settings.resolve(flags, Map.of(), null), new PrintWriter(Writer.nullWriter()));
         bus = Bus.connect(BusConfig.builder(RedisTarget.local().uri()).keyPrefix(prefix).partitions("parted", 3)
                 .build());
@@ -270,7 +271,7 @@ class ScheduledAdminTest {
 
     /** The runs topic's scheduled count, read through /metrics, /v1/streams and runbus stats (table and JSON). */
     private static void assertCounted(long n) throws Exception {
-        // The gauge is read on its own loop (every 10 s), not at the scrape.
+        // The gauge is read on its own loop (every --meter-refresh), not at the scrape.
         String metrics = Wait.until("the scheduled gauge at " + n, Duration.ofSeconds(30), () -> {
             try {
                 return get("/metrics").body();

@@ -52,10 +52,15 @@ class SecretsInOutputTest {
         // No driver takes this URL at all: quoted whole again.
         cases.add(new String[] {"worker", "--redis-url", "redis://127.0.0.1:1", "--database-url",
             "jdbc:postgres://127.0.0.1:5432/test?user=postgres&password=" + SECRET});
+        // The processes run side by side: each one spends most of its life waiting for a refused connection.
+        List<Process> started = new ArrayList<>();
         for (String[] args : cases) {
-            Run r = run(args);
+            started.add(start(args));
+        }
+        for (int i = 0; i < cases.size(); i++) {
+            Run r = finish(started.get(i));
             assertThat(r.exitCode).as(r.output).isNotZero();
-            assertThat(r.output).as(String.join(" ", args)).contains("runbus: ").doesNotContain(SECRET);
+            assertThat(r.output).as(String.join(" ", cases.get(i))).contains("runbus: ").doesNotContain(SECRET);
         }
     }
 
@@ -63,11 +68,18 @@ class SecretsInOutputTest {
     }
 
     private static Run run(String... args) throws IOException, InterruptedException {
+        return finish(start(args));
+    }
+
+    private static Process start(String... args) throws IOException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         List<String> cmd = new ArrayList<>(List.of(java, "-Dorg.slf4j.simpleLogger.defaultLogLevel=info", "-cp",
                 System.getProperty("java.class.path"), RunbusCli.class.getName()));
         cmd.addAll(List.of(args));
-        Process p = Hermetic.child(new ProcessBuilder(cmd)).redirectErrorStream(true).start();
+        return Hermetic.child(new ProcessBuilder(cmd)).redirectErrorStream(true).start();
+    }
+
+    private static Run finish(Process p) throws IOException, InterruptedException {
         String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
         return new Run(p.exitValue(), output);

@@ -49,6 +49,8 @@ final class TestServe implements AutoCloseable {
         flags.put(Setting.MIN_IDLE, "1s");
         flags.put(Setting.CLAIM_INTERVAL, "100ms");
         flags.put(Setting.SHUTDOWN_TIMEOUT, "5s");
+        // Gauges that tests wait for in /metrics follow in a fraction of a second rather than the default 10 s.
+        flags.put(Setting.METER_REFRESH, "200ms");
         // Named, as serve on given servers requires; the echo is what most HTTP tests want to see.
         flags.put(Setting.HANDLER, DemoHandler.class.getName());
         flags.putAll(extra);

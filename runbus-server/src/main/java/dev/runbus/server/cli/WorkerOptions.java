@@ -49,6 +49,10 @@ public final class WorkerOptions {
     @Option(names = "--sweep-interval", paramLabel = "DURATION", description = "how often the sweeper runs; default 30s")
     String sweepInterval;
 
+    @Option(names = "--meter-refresh", paramLabel = "DURATION", description = "how often the gauges that need Redis or"
+            + " PostgreSQL are read for /metrics; default 10s")
+    String meterRefresh;
+
     @Option(names = "--sweep-threshold", paramLabel = "DURATION", description = "unfinished runs untouched this "
             + "long are examined by the sweeper; default 2m")
     String sweepThreshold;
@@ -94,6 +98,7 @@ public final class WorkerOptions {
         ConnectionOptions.put(flags, Setting.MAX_DELIVERIES, maxDeliveries);
         ConnectionOptions.put(flags, Setting.CLAIM_INTERVAL, claimInterval);
         ConnectionOptions.put(flags, Setting.SWEEP_INTERVAL, sweepInterval);
+        ConnectionOptions.put(flags, Setting.METER_REFRESH, meterRefresh);
         ConnectionOptions.put(flags, Setting.SWEEP_THRESHOLD, sweepThreshold);
         ConnectionOptions.put(flags, Setting.SHUTDOWN_TIMEOUT, shutdownTimeout);
         ConnectionOptions.put(flags, Setting.HANDLER, handler);
