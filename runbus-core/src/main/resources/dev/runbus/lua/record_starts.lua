@@ -20,19 +20,35 @@
 -- ARGV[2..] entry ids
 -- Returns  the number of ids recorded (those still pending and not counted for this delivery yet)
 local SHIFT = 4294967296
-local recorded = 0
+-- Hash reads and writes go in slices of this many ids, one call each (Lua's unpack takes about 8,000 values).
+local SLICE = 1000
+local ids = {}
+local deliveries = {}
 for i = 2, #ARGV do
   local id = ARGV[i]
   local p = redis.call('XPENDING', KEYS[1], ARGV[1], id, id, 1)
   if #p > 0 then
+    ids[#ids + 1] = id
     -- Beyond 2^20 deliveries the mark stops growing (Lua numbers are exact to 2^53): an entry read that
     -- often without a handler start is not one whose starts matter any more.
-    local delivery = math.min(tonumber(p[1][4]), 1048576)
-    local value = tonumber(redis.call('HGET', KEYS[2], id)) or 0
-    if math.floor(value / SHIFT) ~= delivery then
-      redis.call('HSET', KEYS[2], id, string.format('%d', value % SHIFT + 1 + delivery * SHIFT))
-      recorded = recorded + 1
+    deliveries[#ids] = math.min(tonumber(p[1][4]), 1048576)
+  end
+end
+local recorded = 0
+for from = 1, #ids, SLICE do
+  local to = math.min(from + SLICE - 1, #ids)
+  local values = redis.call('HMGET', KEYS[2], unpack(ids, from, to))
+  local writes = {}
+  for i = from, to do
+    local value = tonumber(values[i - from + 1]) or 0
+    if math.floor(value / SHIFT) ~= deliveries[i] then
+      writes[#writes + 1] = ids[i]
+      writes[#writes + 1] = string.format('%d', value % SHIFT + 1 + deliveries[i] * SHIFT)
     end
+  end
+  if #writes > 0 then
+    redis.call('HSET', KEYS[2], unpack(writes))
+    recorded = recorded + #writes / 2
   end
 end
 return recorded

@@ -92,6 +92,23 @@ class StartRecordScriptsTest {
         assertThat(redis.exists(keys.starts(partitions.name(0), "g"))).isZero();
     }
 
+    @Test
+    void aCallOfMoreIdsThanOneHashWriteTakesRecordsEachPendingOneOnce() throws Exception {
+        // The script reads and writes the hash in slices of 1,000 ids: 2,500 ids, of which one was acked already.
+        List<String> ids = new java.util.ArrayList<>();
+        for (int i = 0; i < 2_500; i++) {
+            ids.add(redis.xadd(stream, "type", "x", "payload", "p" + i));
+        }
+        redis.xreadgroup(Consumer.from("g", "c1"), XReadArgs.Builder.count(3_000),
+                XReadArgs.StreamOffset.lastConsumed(stream));
+        redis.xack(stream, "g", ids.get(1_700));
+
+        assertThat(scripts.recordStarts(partitions.name(0), "g", ids).get(5, TimeUnit.SECONDS)).isEqualTo(2_499);
+        assertThat(scripts.recordStarts(partitions.name(0), "g", ids).get(5, TimeUnit.SECONDS)).isZero();
+        assertThat(redis.hlen(keys.starts(partitions.name(0), "g"))).isEqualTo(2_499);
+        assertThat(redis.hexists(keys.starts(partitions.name(0), "g"), ids.get(1_700))).isFalse();
+    }
+
     private long record(String id) throws Exception {
         return scripts.recordStarts(partitions.name(0), "g", List.of(id)).get(5, TimeUnit.SECONDS);
     }
