@@ -62,7 +62,8 @@ class OrderedRunsCrashTest extends RunsTestSupport {
     private void scenario(int users, int runsPerUser, int partitions) throws Exception {
         Bus bus = Bus.connect(BusConfig.builder(redis.uri()).keyPrefix(prefix).partitions("runs", partitions).build());
         closeables.add(bus);
-        Runs runs = runs(bus, configBuilder(schema, "survivor", OrderedRunsNode.workerOptions()).ordered(true).build());
+        Runs runs = runs(bus, configBuilder(schema, "survivor", OrderedRunsNode.workerOptions()).ordered(true)
+                .retryPolicy(OrderedRunsNode.RETRY).build());
         Set<UUID> poison = new HashSet<>();
         int total = users * runsPerUser;
         for (int k = 0; k < runsPerUser; k++) {

@@ -4,6 +4,7 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.runbus.Bus;
 import dev.runbus.BusConfig;
+import dev.runbus.RetryPolicy;
 import dev.runbus.SubscribeOptions;
 import dev.runbus.runs.RunHandler;
 import dev.runbus.runs.Runs;
@@ -35,12 +36,18 @@ public final class OrderedRunsNode {
         Bus bus = Bus.connect(BusConfig.builder(args[0]).keyPrefix(args[1])
                 .partitions("runs", Integer.parseInt(args[4])).build());
         Runs runs = Runs.create(bus, new HikariDataSource(hc), RunsTestSupport.configBuilder(args[3], args[5],
-                workerOptions()).ordered(true).build());
+                workerOptions()).ordered(true).retryPolicy(RETRY).build());
         runs.startWorker(HANDLER);
         System.out.println("READY");
         System.out.flush();
         Thread.sleep(Long.MAX_VALUE);
     }
+
+    /**
+     * How every worker of the ordered crash test retries a failed run: soon. A retry holds its partition (order), so
+     * the default's 1 s would make most of the test's time a wait; the order under a crash is what it checks.
+     */
+    public static final RetryPolicy RETRY = RetryPolicy.fixed(Duration.ofMillis(100));
 
     /** The options of every worker of the ordered crash test, the parent's included. */
     public static SubscribeOptions workerOptions() {
