@@ -56,13 +56,29 @@ public class RunbusListenerContainer implements SmartLifecycle {
         BackgroundStop.run("runbus-listeners-stop", this::closeAll, callback);
     }
 
+    /**
+     * Closes the subscriptions side by side: each waits up to its own {@code shutdownTimeout} for its handlers, and
+     * one after the other those waits would add up past Boot's shutdown phase.
+     */
     private synchronized void closeAll() {
+        List<Thread> closers = new ArrayList<>(subscriptions.size());
         for (Subscription s : subscriptions) {
-            try {
-                s.close();
-            } catch (RuntimeException e) {
-                log.warn("runbus: closing the subscription of {} in {} failed", s.topic(), s.group(), e);
+            Thread t = new Thread(() -> close(s), "runbus-listener-close-" + s.topic() + "/" + s.group());
+            t.start();
+            closers.add(t);
+        }
+        boolean interrupted = false;
+        for (Thread t : closers) {
+            while (t.isAlive()) {
+                try {
+                    t.join();
+                } catch (InterruptedException e) {
+                    interrupted = true; // the closes go on regardless; the flag is restored below
+                }
             }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
         }
         subscriptions.clear();
         if (loopErrorsHandle != null) {
@@ -74,6 +90,14 @@ public class RunbusListenerContainer implements SmartLifecycle {
             loopErrorsHandle = null;
         }
         running = false;
+    }
+
+    private static void close(Subscription s) {
+        try {
+            s.close();
+        } catch (RuntimeException e) {
+            log.warn("runbus: closing the subscription of {} in {} failed", s.topic(), s.group(), e);
+        }
     }
 
     @Override
