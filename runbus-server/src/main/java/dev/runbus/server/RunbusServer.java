@@ -100,13 +100,14 @@ public final class RunbusServer implements AutoCloseable {
 
     /**
      * The default handler is the demo's echo ({@link DemoHandler}): right for a try-out on the embedded servers,
-     * wrong for a deployment, where it would answer every run with its own input. On servers given by URL serve is
-     * a deployment, so the handler must be named (a flag, {@code RUNBUS_HANDLER} or the config file).
+     * wrong for a deployment, where it would answer every run with its own input. On servers given by URL serve (and
+     * worker, which runs on nothing else) is a deployment, so the handler must be named (a flag,
+     * {@code RUNBUS_HANDLER} or the config file).
      */
-    static void checkHandler(Settings s) {
+    public static void checkHandler(Settings s) {
         boolean givenServers = s.isSet(Setting.REDIS_URL) || s.isSet(Setting.DATABASE_URL);
         if (givenServers && s.source(Setting.HANDLER) == Settings.Source.DEFAULT) {
-            throw new IllegalArgumentException("serve on --redis-url or --database-url needs --handler CLASS (or"
+            throw new IllegalArgumentException("serve and worker on --redis-url or --database-url need --handler CLASS (or"
                     + " RUNBUS_HANDLER): the default, " + DemoHandler.class.getName() + ", is the demo's echo, which"
                     + " answers every run with its own input. Give the RunHandler class that does the work, or"
                     + " --handler " + DemoHandler.class.getName() + " to run the echo on purpose");

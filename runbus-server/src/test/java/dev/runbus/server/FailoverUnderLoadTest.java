@@ -297,8 +297,10 @@ class FailoverUnderLoadTest {
         // All three at once: migrations take an advisory lock, so concurrent starts apply them once.
         Child serve = start("serve", common, "serve", "--port", "0", "--host", "127.0.0.1", "--consumer", "serve-1",
                 "--submit-rate", "0", "--handler", DemoHandler.class.getName());
-        Child w1 = start("worker-1", common, "worker", "--consumer", "worker-1");
-        Child w2 = start("worker-2", common, "worker", "--consumer", "worker-2");
+        Child w1 = start("worker-1", common, "worker", "--consumer", "worker-1", "--handler",
+                DemoHandler.class.getName());
+        Child w2 = start("worker-2", common, "worker", "--consumer", "worker-2", "--handler",
+                DemoHandler.class.getName());
         int port = serve.awaitPort();
         w1.awaitLine("runbus worker worker-1 ready");
         w2.awaitLine("runbus worker worker-2 ready");

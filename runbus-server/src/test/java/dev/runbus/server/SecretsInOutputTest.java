@@ -44,13 +44,14 @@ class SecretsInOutputTest {
         // Redis refuses: the database URL with ?password= was used (and accepted) first.
         cases.add(new String[] {"serve", "--port", "0", "--handler", DemoHandler.class.getName(), "--redis-url", "redis://" + SECRET + "@127.0.0.1:1",
             "--database-url", DATABASE});
-        cases.add(new String[] {"worker", "--redis-url", "redis://runbus:" + SECRET + "@127.0.0.1:1",
-            "--database-url", DATABASE});
+        cases.add(new String[] {"worker", "--handler", DemoHandler.class.getName(), "--redis-url",
+            "redis://runbus:" + SECRET + "@127.0.0.1:1", "--database-url", DATABASE});
         // The driver rejects user:password@ in a JDBC URL, and Hikari quotes the URL whole in its error.
         cases.add(new String[] {"serve", "--port", "0", "--handler", DemoHandler.class.getName(), "--redis-url", "redis://" + SECRET + "@127.0.0.1:1",
             "--database-url", "jdbc:postgresql://postgres:" + SECRET + "@127.0.0.1:5432/test"});
         // No driver takes this URL at all: quoted whole again.
-        cases.add(new String[] {"worker", "--redis-url", "redis://127.0.0.1:1", "--database-url",
+        cases.add(new String[] {"worker", "--handler", DemoHandler.class.getName(), "--redis-url",
+            "redis://127.0.0.1:1", "--database-url",
             "jdbc:postgres://127.0.0.1:5432/test?user=postgres&password=" + SECRET});
         // The processes run side by side: each one spends most of its life waiting for a refused connection.
         List<Process> started = new ArrayList<>();

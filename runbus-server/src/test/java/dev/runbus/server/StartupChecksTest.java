@@ -31,7 +31,7 @@ class StartupChecksTest {
 
     /**
      * The default handler is the demo's echo: on servers of its own (URLs given) serve is a deployment, and must
-     * say which handler runs. Refused before anything starts, naming the flag.
+     * say which handler runs; so must a worker. Refused before anything starts, naming the flag.
      */
     @Test
     void serveOnGivenServersNeedsAHandler() throws Exception {
@@ -45,6 +45,12 @@ class StartupChecksTest {
             assertThat(started.cli.err).contains("--handler").contains("DemoHandler").contains("echo");
             assertThat(started.processes).as("processes started").isEmpty();
         }
+        // A worker runs on given servers only: the same rule.
+        Started worker = watchingChildProcesses(() -> Cli.run("worker", "--redis-url", "redis://127.0.0.1:1",
+                "--database-url", "jdbc:postgresql://127.0.0.1:1/x"));
+        assertThat(worker.cli.exitCode).as(worker.cli.err).isEqualTo(2);
+        assertThat(worker.cli.err).contains("--handler").contains("DemoHandler").contains("echo");
+        assertThat(worker.processes).as("processes started").isEmpty();
         // Given through the environment counts as given.
         Cli env = Cli.run(new Environment(Map.of("RUNBUS_HANDLER", "no.such.Handler"),
                 Hermetic.environment().workingDirectory()), "serve", "--port", "0", "--redis-url", "redis://127.0.0.1:1");

@@ -2,6 +2,7 @@ package dev.runbus.server.cli;
 
 import dev.runbus.runs.Runs;
 import dev.runbus.server.Infrastructure;
+import dev.runbus.server.RunbusServer;
 import dev.runbus.server.RunsFactory;
 import dev.runbus.server.Setting;
 import dev.runbus.server.Settings;
@@ -27,6 +28,7 @@ final class WorkerCommand extends BaseCommand {
     public Integer call() throws InterruptedException {
         Settings s = settings();
         s.validate();
+        RunbusServer.checkHandler(s);
         var handler = RunsFactory.handler(s);
         try (GracefulStop stop = GracefulStop.install(s.duration(Setting.SHUTDOWN_TIMEOUT).plusSeconds(60))) {
             Infrastructure infra = Infrastructure.start(s, true, false, null, RunsFactory.poolSize(s, 1),
