@@ -159,7 +159,11 @@ public record RunsConfig(String schema, String topic, String group, String consu
         return false;
     }
 
-    static String hostName() {
+    /**
+     * The consumer name a runs layer takes when none is given: the {@code HOSTNAME} variable, else the host's name,
+     * else {@code runbus-worker}.
+     */
+    public static String hostName() {
         String env = System.getenv("HOSTNAME");
         if (env != null && !env.isBlank()) {
             return env.trim();

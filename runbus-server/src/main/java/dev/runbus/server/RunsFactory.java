@@ -60,19 +60,7 @@ public final class RunsFactory {
      * different ports) never share a pending list, and a restarted process finds its own again.
      */
     public static String defaultConsumer(String role) {
-        return hostName() + "-" + role;
-    }
-
-    static String hostName() {
-        String env = System.getenv("HOSTNAME");
-        if (env != null && !env.isBlank()) {
-            return env.trim();
-        }
-        try {
-            return java.net.InetAddress.getLocalHost().getHostName();
-        } catch (java.io.IOException e) {
-            return "runbus";
-        }
+        return RunsConfig.hostName() + "-" + role;
     }
 
     /**
