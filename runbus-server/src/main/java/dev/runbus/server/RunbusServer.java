@@ -155,8 +155,11 @@ public final class RunbusServer implements AutoCloseable {
         // Each step runs whatever the one before it threw: a failed HTTP stop must not leave the worker undrained
         // or the embedded servers running (they have no shutdown hooks of their own).
         try {
-            api.close();
-            dashboard.close();
+            try {
+                api.close();
+            } finally {
+                dashboard.close();
+            }
             report("stopped HTTP API");
         } finally {
             try {

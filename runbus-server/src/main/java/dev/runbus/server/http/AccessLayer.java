@@ -118,10 +118,9 @@ final class AccessLayer {
                         null);
             }
         }
-        String origin = ctx.header("Origin");
-        String fetchSite = ctx.header("Sec-Fetch-Site");
-        if (origin != null && !sameOrigin(origin, ctx.header("Host"))
-                || fetchSite != null && !SAME_SITE_FETCHES.contains(fetchSite.trim().toLowerCase(Locale.ROOT))) {
+        if (fromAnotherSite(ctx)) {
+            String origin = ctx.header("Origin");
+            String fetchSite = ctx.header("Sec-Fetch-Site");
             throw new ApiError(403, "cross-site request refused: without API tokens serve answers pages of its own"
                     + " origin only (Origin " + (origin == null ? "-" : origin) + ", Sec-Fetch-Site "
                     + (fetchSite == null ? "-" : fetchSite) + ")", null);
@@ -133,6 +132,17 @@ final class AccessLayer {
                         + " state-changing requests only as JSON, which a form on another site cannot send", null);
             }
         }
+    }
+
+    /**
+     * What a browser says of a request made for another site's page: an {@code Origin} other than the request's own
+     * host, or {@code Sec-Fetch-Site} other than {@code same-origin} or {@code none}.
+     */
+    static boolean fromAnotherSite(Context ctx) {
+        String origin = ctx.header("Origin");
+        String fetchSite = ctx.header("Sec-Fetch-Site");
+        return origin != null && !sameOrigin(origin, ctx.header("Host"))
+                || fetchSite != null && !SAME_SITE_FETCHES.contains(fetchSite.trim().toLowerCase(Locale.ROOT));
     }
 
     /** An Origin naming the very host and port the request was sent to. */

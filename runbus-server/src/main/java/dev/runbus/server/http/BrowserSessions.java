@@ -6,7 +6,7 @@ import java.security.MessageDigest;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.Base64;
-import java.util.Iterator;
+import java.util.Comparator;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -86,13 +86,27 @@ public final class BrowserSessions implements Authenticator {
         });
     }
 
-    /** Ends the request's session, if any, and tells the browser to forget the cookie. */
-    public void signOut(Context ctx) {
+    /**
+     * Whether a sign-in came from another site's page (the same browser signals the access layer reads without
+     * tokens): such a form must not sign the browser in, not even with a valid token.
+     */
+    public static boolean fromAnotherSite(Context ctx) {
+        return AccessLayer.fromAnotherSite(ctx);
+    }
+
+    /**
+     * Ends the request's session and tells the browser to forget the cookie, when {@code presentedCsrf} is the
+     * session's CSRF token (so another site cannot sign a person out); false, and nothing changed, otherwise.
+     */
+    public boolean signOut(Context ctx, String presentedCsrf) {
         String id = ctx.cookie(COOKIE);
-        if (id != null) {
-            sessions.remove(id);
+        Session s = id == null ? null : sessions.get(id);
+        if (s == null || !sameToken(s.csrf, presentedCsrf)) {
+            return false;
         }
+        sessions.remove(id, s);
         ctx.header("Set-Cookie", cookie("", 0));
+        return true;
     }
 
     /** The request's live session, refreshed; empty without a cookie, or for an ended or unknown one. */
@@ -132,18 +146,12 @@ public final class BrowserSessions implements Authenticator {
 
     private void evictBeyondLimit() {
         while (sessions.size() >= MAX_SESSIONS) {
-            String oldest = null;
-            long oldestUse = Long.MAX_VALUE;
-            for (Iterator<Map.Entry<String, Session>> it = sessions.entrySet().iterator(); it.hasNext(); ) {
-                Map.Entry<String, Session> e = it.next();
-                if (e.getValue().lastUsedNanos < oldestUse) {
-                    oldestUse = e.getValue().lastUsedNanos;
-                    oldest = e.getKey();
-                }
-            }
-            if (oldest == null || sessions.remove(oldest) == null) {
+            Map.Entry<String, Session> oldest = sessions.entrySet().stream()
+                    .min(Comparator.comparingLong(e -> e.getValue().lastUsedNanos)).orElse(null);
+            if (oldest == null) {
                 return;
             }
+            sessions.remove(oldest.getKey(), oldest.getValue());
         }
     }
 

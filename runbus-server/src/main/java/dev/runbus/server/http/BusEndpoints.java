@@ -25,13 +25,11 @@ import java.util.UUID;
  * Dead letters, scheduled entries, streams and partitions: the bus as operators see it.
  *
  * <p>One request reads a bounded amount: a listing across partitions reads up to {@code limit} entries from each
- * partition to merge them, so its page is at most {@value #MAX_ENTRIES_READ} / partitions entries (and at least
+ * partition to merge them, so its page is at most {@value Inputs#MAX_ENTRIES_READ} / partitions entries (and at least
  * one); a longer listing is taken page by page with the {@code next_cursor} each page returns.
  */
 final class BusEndpoints {
 
-    /** Entries one listing request may read from Redis, summed over the partitions it merges. */
-    static final int MAX_ENTRIES_READ = 1_000;
     /** Topics on one page of {@code /v1/streams}: each costs a few calls per partition and group. */
     static final int MAX_STREAMS_PAGE = 100;
     private static final int DEFAULT_STREAMS_PAGE = 50;
@@ -57,7 +55,7 @@ final class BusEndpoints {
      */
     void deadLetters(Context ctx) {
         String topic = topic(ctx);
-        int limit = pageOf(Inputs.limit(ctx.queryParam("limit"), "limit", 100), partitions(topic));
+        int limit = Inputs.pageOf(Inputs.limit(ctx.queryParam("limit"), "limit", 100), partitions(topic));
         String after = after(ctx, "dead-letters");
         if (after != null) {
             Inputs.streamId(after, ctx.queryParam("cursor") != null ? "cursor" : "after");
@@ -89,11 +87,6 @@ final class BusEndpoints {
     /** The topic's partition count as recorded in Redis, which dead letters and scheduled entries both go by. */
     private int partitions(String topic) {
         return bus.deadLetters().partitions(topic);
-    }
-
-    /** The page a listing merging {@code partitions} partitions may take: {@code limit}, within the read bound. */
-    private static int pageOf(int limit, int partitions) {
-        return Math.min(limit, Math.max(1, MAX_ENTRIES_READ / Math.max(1, partitions)));
     }
 
     /**
@@ -146,7 +139,7 @@ final class BusEndpoints {
     /** The topic's scheduled entries, soonest first, and how many there are in all. */
     void scheduled(Context ctx) {
         String topic = topic(ctx);
-        int limit = pageOf(Inputs.limit(ctx.queryParam("limit"), "limit", 20), partitions(topic));
+        int limit = Inputs.pageOf(Inputs.limit(ctx.queryParam("limit"), "limit", 20), partitions(topic));
         List<Map<String, Object>> entries = new ArrayList<>();
         for (Scheduled.ScheduledEntry e : bus.scheduled().list(topic, limit)) {
             entries.add(Views.scheduled(e));

@@ -325,25 +325,13 @@ public final class HttpApi implements AutoCloseable {
                     java.nio.charset.StandardCharsets.UTF_8)).result("");
             return;
         }
-        ctx.status(status).contentType("text/html; charset=utf-8").result("<!doctype html><html lang=\"en\"><head>"
-                + "<meta charset=\"utf-8\"><title>runbus: " + status + "</title></head><body><h1>" + status + "</h1>"
-                + "<p id=\"error\">" + escapeHtml(message) + "</p><p><a href=\"/\">Overview</a></p></body></html>");
-    }
-
-    /** Text made safe to put between HTML tags and inside quoted attributes. */
-    public static String escapeHtml(String text) {
-        StringBuilder b = new StringBuilder(text.length());
-        for (char c : text.toCharArray()) {
-            switch (c) {
-                case '<' -> b.append("&lt;");
-                case '>' -> b.append("&gt;");
-                case '&' -> b.append("&amp;");
-                case '"' -> b.append("&quot;");
-                case '\'' -> b.append("&#39;");
-                default -> b.append(c);
-            }
-        }
-        return b.toString();
+        java.io.StringWriter page = new java.io.StringWriter();
+        page.write("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>runbus: " + status
+                + "</title></head><body><h1>" + status + "</h1><p id=\"error\">");
+        // The pages' own escaping (Mustache's): the message may quote what the request carried.
+        com.github.mustachejava.util.HtmlEscaper.escape(message, page);
+        page.write("</p><p><a href=\"/\">Overview</a></p></body></html>");
+        ctx.status(status).contentType("text/html; charset=utf-8").result(page.toString());
     }
 
     private static String rootMessage(Throwable e) {

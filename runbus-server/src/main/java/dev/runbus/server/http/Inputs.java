@@ -37,6 +37,26 @@ public final class Inputs {
         return value;
     }
 
+    /** A run id: a UUID in its canonical form ({@code UUID.fromString} also takes shorter, ambiguous forms). */
+    public static java.util.UUID runId(String value, String field) {
+        if (value == null
+                || !value.matches("[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")) {
+            throw ApiError.badRequest("run id must be a UUID", field);
+        }
+        return java.util.UUID.fromString(value);
+    }
+
+    /** Entries one listing may read from Redis, summed over the partitions it merges. */
+    public static final int MAX_ENTRIES_READ = 1_000;
+
+    /**
+     * The page a listing merging {@code partitions} partitions may take: {@code limit}, within {@link
+     * #MAX_ENTRIES_READ} (a listing across partitions reads up to a page from each), and at least one.
+     */
+    public static int pageOf(int limit, int partitions) {
+        return Math.min(limit, Math.max(1, MAX_ENTRIES_READ / Math.max(1, partitions)));
+    }
+
     /** Topic and group names: 1 to 200 printable characters, no whitespace; topics also no braces or '#'. */
     public static String name(String value, String field, boolean topic) {
         boolean ok = value != null && !value.isEmpty() && value.length() <= 200

@@ -151,10 +151,6 @@ final class RunEndpoints {
     }
 
     private static UUID runId(Context ctx) {
-        String raw = ctx.pathParam("id");
-        if (!raw.matches("[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")) {
-            throw ApiError.badRequest("run id must be a UUID", "id");
-        }
-        return UUID.fromString(raw);
+        return Inputs.runId(ctx.pathParam("id"), "id");
     }
 }

@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * {@code /assets/{file}}: the dashboard's script and style sheet, and uPlot's from its webjar, from the jar (the
@@ -24,6 +25,9 @@ final class Assets {
             "uPlot.js", new Asset(UPLOT + "uPlot.iife.min.js", "text/javascript; charset=utf-8"),
             "uPlot.css", new Asset(UPLOT + "uPlot.min.css", "text/css; charset=utf-8"));
 
+    /** Each file read from the jar once, on its first request. */
+    private static final Map<String, byte[]> READ = new ConcurrentHashMap<>();
+
     private Assets() {
     }
 
@@ -33,13 +37,17 @@ final class Assets {
             ctx.status(404).result("");
             return;
         }
-        try (InputStream in = Assets.class.getResourceAsStream(a.resource())) {
+        ctx.header("Cache-Control", "max-age=3600");
+        ctx.header("X-Content-Type-Options", "nosniff");
+        ctx.contentType(a.type()).result(READ.computeIfAbsent(a.resource(), Assets::read));
+    }
+
+    private static byte[] read(String resource) {
+        try (InputStream in = Assets.class.getResourceAsStream(resource)) {
             if (in == null) {
-                throw new IllegalStateException("the jar lacks " + a.resource());
+                throw new IllegalStateException("the jar lacks " + resource);
             }
-            ctx.header("Cache-Control", "max-age=3600");
-            ctx.header("X-Content-Type-Options", "nosniff");
-            ctx.contentType(a.type()).result(in.readAllBytes());
+            return in.readAllBytes();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

@@ -21,6 +21,7 @@ import java.util.UUID;
  */
 final class DeadLetterPage {
 
+    /** Dead letters a page shows; fewer on a topic of many partitions ({@link Inputs#pageOf}). */
     static final int PAGE = 50;
     /** Payload shown per dead letter; the rest is cut, as a page of fifty must stay readable. */
     static final int PAYLOAD_SHOWN = 2_000;
@@ -47,15 +48,17 @@ final class DeadLetterPage {
         m.put("topic_q", Links.encode(topic));
         m.put("topics", topicChoices(topics, topic));
         m.put("count", bus.deadLetters().count(topic));
+        // Across partitions a page reads up to itself from each: the API's bound keeps that within 1,000 entries.
+        int page = Inputs.pageOf(PAGE, bus.deadLetters().partitions(topic));
         List<Map<String, Object>> rows = new ArrayList<>();
         String last = null;
-        for (DeadLetter d : bus.deadLetters().list(topic, after, PAGE)) {
+        for (DeadLetter d : bus.deadLetters().list(topic, after, page)) {
             rows.add(row(d, topic.equals(runsTopic)));
             last = d.id();
         }
         m.put("dead_letters", rows);
         m.put("none", rows.isEmpty());
-        if (rows.size() == PAGE) {
+        if (rows.size() == page) {
             m.put("next", "/dead-letters?topic=" + Links.encode(topic) + "&after=" + Links.encode(last));
         }
         layout.render(ctx, "dead-letters", m);

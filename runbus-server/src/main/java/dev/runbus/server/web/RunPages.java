@@ -7,6 +7,7 @@ import dev.runbus.runs.RunStatus;
 import dev.runbus.runs.Runs;
 import dev.runbus.runs.StoredReply;
 import dev.runbus.server.http.ApiError;
+import dev.runbus.server.http.Inputs;
 import dev.runbus.server.http.RunListRequest;
 import io.javalin.http.Context;
 import java.util.ArrayList;
@@ -75,13 +76,7 @@ final class RunPages {
     }
 
     void show(Context ctx) {
-        String raw = ctx.pathParam("id");
-        UUID id;
-        try {
-            id = UUID.fromString(raw);
-        } catch (IllegalArgumentException e) {
-            throw ApiError.badRequest("run id must be a UUID", "id");
-        }
+        UUID id = Inputs.runId(ctx.pathParam("id"), "id");
         Run run = runs.get(id).orElseThrow(() -> ApiError.notFound("no run " + id));
         Map<String, Object> m = layout.model(ctx, "runs", "Run " + id, layout.topics());
         Map<String, Object> r = new LinkedHashMap<>();

@@ -4,6 +4,7 @@ import dev.runbus.Bus;
 import dev.runbus.Inspector;
 import dev.runbus.Scheduled;
 import dev.runbus.runs.Runs;
+import dev.runbus.server.http.Inputs;
 import io.javalin.http.Context;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -43,7 +44,7 @@ final class ScheduledPage {
         m.put("count", bus.scheduled().count(topic));
         long now = Instant.now().toEpochMilli();
         List<Map<String, Object>> rows = new ArrayList<>();
-        int limit = Math.max(1, Math.min(SHOWN, 1000 / Math.max(1, bus.deadLetters().partitions(topic))));
+        int limit = Inputs.pageOf(SHOWN, bus.deadLetters().partitions(topic));
         for (Scheduled.ScheduledEntry e : bus.scheduled().list(topic, limit)) {
             Map<String, Object> r = new LinkedHashMap<>();
             r.put("id", e.id());

@@ -26,7 +26,7 @@ final class SignInPage {
 
     void signIn(Context ctx) {
         String next = ctx.formParam("next");
-        if (!sameOrigin(ctx)) {
+        if (BrowserSessions.fromAnotherSite(ctx)) {
             show(ctx, 403, next, "This sign-in came from another site's page.");
             return;
         }
@@ -38,10 +38,7 @@ final class SignInPage {
     }
 
     void signOut(Context ctx) {
-        boolean ours = sessions.current(ctx).map(s -> s.csrfToken().equals(ctx.formParam("csrf"))).orElse(false);
-        if (ours) {
-            sessions.signOut(ctx);
-        }
+        sessions.signOut(ctx, ctx.formParam("csrf"));
         ctx.status(303).header("Location", "/login").result("");
     }
 
@@ -52,17 +49,6 @@ final class SignInPage {
         ctx.header("Content-Security-Policy", "default-src 'self'; frame-ancestors 'none'; form-action 'self'");
         ctx.header("X-Frame-Options", "DENY");
         ctx.status(status).contentType("text/html; charset=utf-8").result(templates.render("login", m));
-    }
-
-    /** A browser says where a form was sent from; a sign-in form of another site is refused. */
-    private static boolean sameOrigin(Context ctx) {
-        String fetchSite = ctx.header("Sec-Fetch-Site");
-        String origin = ctx.header("Origin");
-        String host = ctx.header("Host");
-        if (fetchSite != null && !fetchSite.equals("same-origin") && !fetchSite.equals("none")) {
-            return false;
-        }
-        return origin == null || host != null && (origin.endsWith("://" + host));
     }
 
     /** Only a path on this server: {@code /runs?status=failed}, never {@code //evil.example} or a URL. */
