@@ -127,7 +127,7 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
         Objects.requireNonNull(listener, "listener");
         Objects.requireNonNull(partitions, "partitions");
         partitions.forEach((topic, count) -> {
-            dev.runbus.internal.Keys.checkTopic(topic);
+            dev.runbus.internal.redis.Keys.checkTopic(topic);
             try {
                 Partitioner.checkCount(count);
             } catch (IllegalArgumentException e) {

@@ -1,6 +1,6 @@
 package dev.runbus;
 
-import dev.runbus.internal.RedisLink;
+import dev.runbus.internal.redis.RedisLink;
 import io.lettuce.core.ScanArgs;
 import io.lettuce.core.ScanIterator;
 import java.time.Duration;

@@ -1,6 +1,6 @@
 package dev.runbus;
 
-import dev.runbus.internal.RedisFunctionLibrary;
+import dev.runbus.internal.scripts.RedisFunctionLibrary;
 import java.util.List;
 
 /**

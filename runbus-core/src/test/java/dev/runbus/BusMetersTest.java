@@ -2,7 +2,7 @@ package dev.runbus;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.runbus.internal.Keys;
+import dev.runbus.internal.redis.Keys;
 import dev.runbus.testing.RedisTarget;
 import dev.runbus.testing.TcpProxy;
 import dev.runbus.testing.Wait;

@@ -2,7 +2,7 @@ package dev.runbus;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.runbus.internal.Partitions;
+import dev.runbus.internal.redis.Partitions;
 import dev.runbus.testing.RedisClusterProcess;
 import dev.runbus.testing.RedisServerProcess;
 import dev.runbus.testing.Wait;

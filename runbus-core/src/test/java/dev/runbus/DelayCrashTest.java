@@ -2,7 +2,7 @@ package dev.runbus;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.runbus.internal.CrashPoints;
+import dev.runbus.internal.delay.CrashPoints;
 import dev.runbus.testing.ChildJvm;
 import dev.runbus.testing.DelayCrashChild;
 import dev.runbus.testing.RedisTarget;

@@ -170,7 +170,7 @@ class DelayedDeliveryTest {
             }
         }));
         String good = bus.publisher().publish(topic, Message.of("t", new byte[] {1}), Duration.ofMinutes(5));
-        dev.runbus.internal.Keys keys = new dev.runbus.internal.Keys(prefix);
+        dev.runbus.internal.redis.Keys keys = new dev.runbus.internal.redis.Keys(prefix);
         var redis = target().redis();
         // Written by another program: one id in the delay set without fields, one whose fields are not MessagePack,
         // both due in a minute (listed, not moved yet).

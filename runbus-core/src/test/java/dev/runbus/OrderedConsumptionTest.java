@@ -70,7 +70,7 @@ class OrderedConsumptionTest {
     }
 
     private String key(int partition, String suffix) {
-        return prefix + ":{" + new dev.runbus.internal.Partitions(topic, partitions).name(partition) + "}:" + suffix;
+        return prefix + ":{" + new dev.runbus.internal.redis.Partitions(topic, partitions).name(partition) + "}:" + suffix;
     }
 
     private String lease(int partition, String group) {

@@ -122,7 +122,7 @@ class OrderedFaultsTest {
 
     private boolean allAcked() {
         for (int p = 0; p < PARTITIONS; p++) {
-            String stream = prefix + ":{" + new dev.runbus.internal.Partitions(topic, PARTITIONS).name(p) + "}:stream";
+            String stream = prefix + ":{" + new dev.runbus.internal.redis.Partitions(topic, PARTITIONS).name(p) + "}:stream";
             if (target().redis().xpending(stream, "g").getCount() > 0) {
                 return false;
             }

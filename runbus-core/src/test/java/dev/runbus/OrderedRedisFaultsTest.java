@@ -2,9 +2,9 @@ package dev.runbus;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.runbus.internal.Keys;
-import dev.runbus.internal.Partitions;
-import dev.runbus.internal.WireFormat;
+import dev.runbus.internal.redis.Keys;
+import dev.runbus.internal.redis.Partitions;
+import dev.runbus.internal.redis.WireFormat;
 import dev.runbus.testing.OwnRedis;
 import dev.runbus.testing.Wait;
 import io.lettuce.core.RedisClient;

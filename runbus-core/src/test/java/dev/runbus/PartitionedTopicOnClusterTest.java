@@ -2,8 +2,8 @@ package dev.runbus;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.runbus.internal.Keys;
-import dev.runbus.internal.Partitions;
+import dev.runbus.internal.redis.Keys;
+import dev.runbus.internal.redis.Partitions;
 import dev.runbus.testing.RedisTarget;
 import io.lettuce.core.RedisURI;
 import java.util.HashMap;

@@ -87,7 +87,7 @@ class PartitionedTopicTest {
     }
 
     String partitionName(int p) {
-        return new dev.runbus.internal.Partitions(topic, N).name(p);
+        return new dev.runbus.internal.redis.Partitions(topic, N).name(p);
     }
 
     String stream(int p) {

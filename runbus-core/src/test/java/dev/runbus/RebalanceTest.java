@@ -46,7 +46,7 @@ class RebalanceTest {
     private Map<String, Integer> owners() {
         Map<String, Integer> owners = new HashMap<>();
         for (int p = 0; p < PARTITIONS; p++) {
-            String holder = target().redis().get(new dev.runbus.internal.Keys(prefix).lease(new dev.runbus.internal.Partitions("orders", PARTITIONS).name(p), "g"));
+            String holder = target().redis().get(new dev.runbus.internal.redis.Keys(prefix).lease(new dev.runbus.internal.redis.Partitions("orders", PARTITIONS).name(p), "g"));
             if (holder == null) {
                 return null;
             }

@@ -2,7 +2,7 @@ package dev.runbus;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.runbus.internal.Partitions;
+import dev.runbus.internal.redis.Partitions;
 import dev.runbus.testing.RedisFaultPlan;
 import dev.runbus.testing.RedisFaultPlan.Fault;
 import dev.runbus.testing.RedisServerProcess;

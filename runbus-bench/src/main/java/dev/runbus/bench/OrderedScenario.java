@@ -156,7 +156,7 @@ final class OrderedScenario {
             return false;
         }
         for (int p = 0; p < partitions; p++) {
-            String name = new dev.runbus.internal.Partitions("t", partitions).name(p);
+            String name = new dev.runbus.internal.redis.Partitions("t", partitions).name(p);
             if (env.admin.pending(prefix + ":{" + name + "}:stream", "g") > 0) {
                 return false;
             }
@@ -212,8 +212,8 @@ final class OrderedScenario {
     private static int owners(Env env, String prefix, String consumer) {
         int n = 0;
         for (int p = 0; p < PARTITIONS; p++) {
-            String holder = env.admin.get(new dev.runbus.internal.Keys(prefix).lease(
-                    new dev.runbus.internal.Partitions("t", PARTITIONS).name(p), "g"));
+            String holder = env.admin.get(new dev.runbus.internal.redis.Keys(prefix).lease(
+                    new dev.runbus.internal.redis.Partitions("t", PARTITIONS).name(p), "g"));
             String owner = holder == null ? null : holder.split(" ")[1];
             if (consumer != null ? consumer.equals(owner) : owner != null && !owner.equals("victim")) {
                 n++;

@@ -1,9 +1,9 @@
 package dev.runbus.internal;
 
+import dev.runbus.BatchHandler;
 import dev.runbus.Bus;
 import dev.runbus.BusConfig;
 import dev.runbus.DeadLetters;
-import dev.runbus.BatchHandler;
 import dev.runbus.Handler;
 import dev.runbus.Inspector;
 import dev.runbus.PublishOptions;
@@ -12,15 +12,39 @@ import dev.runbus.RunbusException;
 import dev.runbus.Scheduled;
 import dev.runbus.SubscribeOptions;
 import dev.runbus.Subscription;
+import dev.runbus.internal.admin.RedisInspector;
+import dev.runbus.internal.admin.Retention;
+import dev.runbus.internal.consume.BusServices;
+import dev.runbus.internal.consume.BusSubscription;
+import dev.runbus.internal.consume.PeriodicLoop;
+import dev.runbus.internal.consume.RedisSubscription;
+import dev.runbus.internal.consume.SubscriptionContext;
+import dev.runbus.internal.deadletter.DeadLetterAlarm;
+import dev.runbus.internal.deadletter.RedisDeadLetters;
+import dev.runbus.internal.delay.DelayMover;
+import dev.runbus.internal.delay.RedisScheduled;
+import dev.runbus.internal.ordered.OrderedSubscription;
+import dev.runbus.internal.redis.BatchConnection;
+import dev.runbus.internal.redis.Calls;
+import dev.runbus.internal.redis.Keys;
+import dev.runbus.internal.redis.Partitions;
+import dev.runbus.internal.redis.RedisLink;
+import dev.runbus.internal.redis.StreamReader;
+import dev.runbus.internal.registry.ConsumerRegistry;
+import dev.runbus.internal.registry.Heartbeats;
+import dev.runbus.internal.registry.TopicRegistry;
+import dev.runbus.internal.scripts.FunctionCalls;
+import dev.runbus.internal.scripts.LibraryLoads;
+import dev.runbus.internal.scripts.LuaFixes;
+import dev.runbus.internal.scripts.ScriptCalls;
+import dev.runbus.internal.scripts.Scripts;
+import dev.runbus.internal.telemetry.BusMeters;
+import dev.runbus.internal.telemetry.GaugeReader;
+import dev.runbus.internal.telemetry.SafeListener;
+import dev.runbus.internal.telemetry.TraceHooks;
 import io.lettuce.core.RedisBusyException;
 import io.lettuce.core.XGroupCreateArgs;
 import io.lettuce.core.XReadArgs;
-import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
-import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
-import io.lettuce.core.codec.ByteArrayCodec;
-import io.lettuce.core.codec.RedisCodec;
-import io.lettuce.core.codec.StringCodec;
-import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -35,7 +59,6 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class RedisBus implements Bus {
 
-    static final RedisCodec<String, byte[]> CODEC = RedisCodec.of(StringCodec.UTF8, ByteArrayCodec.INSTANCE);
     /**
      * A stream id above every real one, for a read that takes nothing. Not the highest id there is: XREADGROUP
      * takes that one to mean {@code >} (it is how Redis writes {@code >} inside) and would hand out new entries.
@@ -63,6 +86,8 @@ public final class RedisBus implements Bus {
     private final PeriodicLoop retentionLoop;
     private final TraceHooks tracing;
     private final BusMeters meters;
+    /** What every subscription takes from this bus. */
+    private final BusServices services;
     /** Reads the gauges that need Redis; null without a meter registry. */
     private final PeriodicLoop gaugeLoop;
     private volatile boolean closed;
@@ -98,6 +123,8 @@ public final class RedisBus implements Bus {
                 : new GaugeReader(inspector, scheduled, this::subscribedTopics, listener);
         this.meters = BusMeters.of(config.meterRegistry(), gauges);
         this.listener.measureWith(meters);
+        this.services = new BusServices(listener, link.sync(), link.async(), calls, scripts, keys, delays,
+                config.clock(), config.commandTimeout().toMillis(), this::ensureGroup);
         this.gaugeLoop = gauges == null ? null
                 : new PeriodicLoop("runbus-gauges", config.meterRefreshInterval(), gauges, listener);
     }
@@ -190,8 +217,8 @@ public final class RedisBus implements Bus {
             heartbeats.stop(name);
             subscriptions.remove(id);
         };
-        BusSubscription sub = options.ordered() ? new OrderedSubscription(ctx, handler, this, keys, reads, onClosed)
-                : new RedisSubscription(ctx, handler, batchHandler, this, reads, onClosed);
+        BusSubscription sub = options.ordered() ? new OrderedSubscription(ctx, handler, services, reads, onClosed)
+                : new RedisSubscription(ctx, handler, batchHandler, services, reads, onClosed);
         if (subscriptions.putIfAbsent(id, sub) != null) {
             reads.close();
             throw new IllegalArgumentException("consumer '" + consumer + "' of group '" + group + "' on topic '"
@@ -229,7 +256,7 @@ public final class RedisBus implements Bus {
      * Creates the group on partition {@code name}'s stream, at its start (and the stream), when missing; an
      * existing group is fine.
      */
-    void ensureGroup(String name, String group) {
+    private void ensureGroup(String name, String group) {
         try {
             link.sync().xgroupCreate(XReadArgs.StreamOffset.from(keys.stream(name), "0"), group,
                     XGroupCreateArgs.Builder.mkstream(true));
@@ -349,38 +376,6 @@ public final class RedisBus implements Bus {
         if (closed) {
             throw new RunbusException("the bus is closed");
         }
-    }
-
-    SafeListener listener() {
-        return listener;
-    }
-
-    RedisClusterAsyncCommands<String, byte[]> async() {
-        return link.async();
-    }
-
-    RedisClusterCommands<String, byte[]> sync() {
-        return link.sync();
-    }
-
-    DelayMover delays() {
-        return delays;
-    }
-
-    Clock clock() {
-        return config.clock();
-    }
-
-    Scripts scripts() {
-        return scripts;
-    }
-
-    ScriptCalls scriptCalls() {
-        return calls;
-    }
-
-    long commandTimeoutMillis() {
-        return config.commandTimeout().toMillis();
     }
 
     /** The dead letters of {@code topic}, all partitions (for the dead-letter alarm). */

@@ -5,7 +5,7 @@ import dev.runbus.BusConfig;
 import dev.runbus.Message;
 import dev.runbus.RetryPolicy;
 import dev.runbus.SubscribeOptions;
-import dev.runbus.internal.CrashPoints;
+import dev.runbus.internal.delay.CrashPoints;
 import io.lettuce.core.Range;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.sync.RedisCommands;

@@ -35,7 +35,7 @@ class PartitionedSweepTest extends RunsTestSupport {
         UUID a = runs.submit(NewRun.of("s", userA, "a")).runId();
         UUID b = runs.submit(NewRun.of("s", userB, "b")).runId();
         // No worker runs: both triggers wait undelivered. Then Redis loses a's trigger.
-        String streamA = prefix + ":{" + new dev.runbus.internal.Partitions("runs", PARTITIONS)
+        String streamA = prefix + ":{" + new dev.runbus.internal.redis.Partitions("runs", PARTITIONS)
                 .name(Partitioner.partitionOf(userA, PARTITIONS)) + "}:stream";
         var entries = redis.redis().xrange(streamA, Range.create("-", "+"));
         assertThat(entries).hasSize(1);
@@ -120,7 +120,7 @@ class PartitionedSweepTest extends RunsTestSupport {
     }
 
     private String partitionName(int p) {
-        return new dev.runbus.internal.Partitions("runs", PARTITIONS).name(p);
+        return new dev.runbus.internal.redis.Partitions("runs", PARTITIONS).name(p);
     }
 
     /** Makes the run running on its trigger, the one entry of its partition; returns that entry's plain id. */

@@ -6,7 +6,7 @@ import dev.runbus.Bus;
 import dev.runbus.BusConfig;
 import dev.runbus.RetryPolicy;
 import dev.runbus.SubscribeOptions;
-import dev.runbus.internal.Partitions;
+import dev.runbus.internal.redis.Partitions;
 import dev.runbus.runs.testing.RunsTestSupport;
 import dev.runbus.runs.testing.TestDatabase;
 import dev.runbus.testing.RedisServerProcess;

@@ -1,0 +1,479 @@
+package dev.runbus.internal.consume;
+
+import dev.runbus.AckMode;
+import dev.runbus.BatchHandler;
+import dev.runbus.Delivery;
+import dev.runbus.Handler;
+import dev.runbus.Message;
+import dev.runbus.Outcome;
+import dev.runbus.internal.redis.Entry;
+import dev.runbus.internal.redis.Partitions;
+import dev.runbus.internal.redis.Slots;
+import dev.runbus.internal.redis.WireFormat;
+import dev.runbus.internal.scripts.Scripts;
+import dev.runbus.internal.telemetry.BusMeters;
+import dev.runbus.internal.telemetry.SafeListener;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs the handler on entries the read loop and the reclaimer hand over, {@code concurrency} at a time, and
+ * applies the outcome. Every entry arrives holding one {@link Slots slot}, released when it is finished.
+ *
+ * <p>{@code concurrency} runner tasks pull from a local queue; on the default executor each is a platform
+ * thread, on a virtual-thread executor each is a virtual thread. A batch is handed over in at most
+ * {@code concurrency} chunks, so that a runner wakes up once per chunk rather than once per entry. With a
+ * {@link BatchHandler} a batch is one chunk and one call, and its deliveries are settled through a
+ * {@link BatchCall}. A runner never dies of an exception nor of an interrupt; it ends only on close.
+ *
+ * <p>Entries of all the topic's partitions arrive mixed; each is held, acked and dead-lettered by its partition
+ * and stream id, and handlers see the id {@link Partitions#qualify} hands out for it.
+ *
+ * <p>A delivery counts when a handler starts on it (docs/architecture.md, rule 13): before a chunk's handler calls start, one
+ * start of each of its entries is recorded in its partition's start record (record_starts.lua), without waiting,
+ * and the reclaimer and the re-read of this consumer's own pending entries count an entry's deliveries from that
+ * record, not from the pending list, which also counts reads and claims whose reply was lost (an entry delivered
+ * before waits for its record; see {@link #recordStarts}). A fresh read
+ * ({@code >}) needs no look: nothing started on an entry never delivered. Ack-before-work mode records nothing:
+ * it never delivers an entry twice.
+ */
+public final class Dispatcher {
+
+    private static final Logger log = LoggerFactory.getLogger(Dispatcher.class);
+
+    private final SubscriptionContext ctx;
+    /** Exactly one of the two is set. */
+    private final Handler handler;
+    private final BatchHandler batchHandler;
+    private final OutcomePolicy policy;
+    private final InFlight inFlight;
+    private final Acker acker;
+    private final DeadLetterMover deadLetters;
+    private final Retrier retrier;
+    private final SafeListener listener;
+    private final Scripts scripts;
+    /** How long a handler waits for the start record of an entry delivered before (Redis's command timeout). */
+    private final long recordTimeoutMillis;
+    /** A delivery waiting for a runner, its hold on the entry, and the pool its slot returns to. */
+    private record Held(Delivery delivery, InFlight.Hold hold, Slots slots) {
+    }
+
+    private final BlockingQueue<List<Held>> queue = new LinkedBlockingQueue<>();
+    private final CountDownLatch runnersDone;
+    /** Guards {@link #draining} against a hand-off: what is queued before the drain begins is run. */
+    private final Object intake = new Object();
+    private volatile boolean started;
+    private volatile boolean draining;
+    /** Set when close gave up waiting: from then on no outcome is applied and nothing new starts. */
+    private volatile boolean stopped;
+
+    Dispatcher(SubscriptionContext ctx, Handler handler, BatchHandler batchHandler, InFlight inFlight, Acker acker,
+               DeadLetterMover deadLetters, Retrier retrier, SafeListener listener, Scripts scripts,
+               long recordTimeoutMillis) {
+        if ((handler == null) == (batchHandler == null)) {
+            throw new IllegalArgumentException("a dispatcher runs either a handler or a batch handler");
+        }
+        this.ctx = ctx;
+        this.handler = handler;
+        this.batchHandler = batchHandler;
+        this.policy = new OutcomePolicy(ctx.options().maxDeliveries());
+        this.inFlight = inFlight;
+        this.acker = acker;
+        this.deadLetters = deadLetters;
+        this.retrier = retrier;
+        this.listener = listener;
+        this.scripts = scripts;
+        this.recordTimeoutMillis = recordTimeoutMillis;
+        this.runnersDone = new CountDownLatch(ctx.options().concurrency());
+    }
+
+    void start(Executor executor) {
+        started = true;
+        int n = ctx.options().concurrency();
+        for (int i = 0; i < n; i++) {
+            try {
+                executor.execute(this::runner);
+            } catch (RejectedExecutionException e) {
+                for (int unstarted = i; unstarted < n; unstarted++) {
+                    runnersDone.countDown();
+                }
+                throw new IllegalStateException("the executor of " + ctx.describe() + " rejected a handler task", e);
+            }
+        }
+    }
+
+    /**
+     * Takes over entries, each holding one slot of {@code slots}. Never throws: an entry it cannot take stays
+     * pending in Redis and its slot is released. Once the drain began, it takes none: a read that outlived
+     * the read loop's close leaves its entries pending, unheld, for this consumer's next start or a takeover.
+     */
+    void accept(List<Entry> entries, Slots slots) {
+        if (entries.isEmpty()) {
+            return;
+        }
+        if (draining) {
+            slots.release(entries.size());
+            return;
+        }
+        if (ctx.options().ackMode() == AckMode.BEFORE_WORK && !ackBeforeWork(entries, slots)) {
+            return;
+        }
+        boolean afterWork = ctx.options().ackMode() == AckMode.AFTER_WORK;
+        List<Entry> notOurs = new ArrayList<>();
+        List<Held> ready = new ArrayList<>(entries.size());
+        for (Entry e : entries) {
+            InFlight.Hold hold = null;
+            try {
+                String forGroup = text(e.fields().get(WireFormat.FOR_GROUP));
+                if (forGroup != null && !forGroup.equals(ctx.group())) {
+                    notOurs.add(e);
+                    slots.release(1);
+                } else if ((hold = inFlight.tryHold(e.ref(), afterWork)) == null) {
+                    // Already held here (read and claimed at once): one delivery is enough.
+                    slots.release(1);
+                } else if (policy.isAbandoned(attempt(e)) && afterWork) {
+                    inFlight.release(hold);
+                    deadLetter(e.partition(), e.streamId(), attempt(e), WireFormat.decodeOrPlaceholder(ctx.qualify(e.partition(), e.streamId()), e),
+                            OutcomePolicy.abandonedReason(attempt(e), e.previousOwner()), slots);
+                } else {
+                    Held h = decode(e, hold, slots);
+                    if (h != null) {
+                        ready.add(h);
+                    }
+                }
+            } catch (RuntimeException failed) {
+                if (hold != null) {
+                    inFlight.release(hold);
+                }
+                slots.release(1);
+                listener.onLoopError("dispatch " + ctx.describe(), failed);
+            }
+        }
+        handOff(ready);
+        if (afterWork) {
+            notOurs.forEach(e -> acker.ack(e.partition(), e.streamId()));
+        }
+    }
+
+    /**
+     * Splits the entries into at most {@code concurrency} chunks, in order, one queue element each; for a batch
+     * handler, the entries are one chunk.
+     */
+    private void handOff(List<Held> ready) {
+        if (ready.isEmpty()) {
+            return;
+        }
+        int chunks = batchHandler != null ? 1 : Math.min(ctx.options().concurrency(), ready.size());
+        int size = (ready.size() + chunks - 1) / chunks;
+        synchronized (intake) {
+            if (draining) { // the runners may be gone: nobody would run these
+                int n = unhold(ready);
+                if (ctx.options().ackMode() == AckMode.BEFORE_WORK) {
+                    // Acked before work while the drain began: at most once, so they are lost. Say so.
+                    log.warn("{}: {} entries acked before work arrived as the subscription closed; they are not "
+                            + "handled (ackMode BEFORE_WORK delivers at most once)", ctx.describe(), n);
+                }
+                return;
+            }
+            for (int from = 0; from < ready.size(); from += size) {
+                queue.add(new ArrayList<>(ready.subList(from, Math.min(ready.size(), from + size))));
+            }
+        }
+    }
+
+    /** At-most-once mode: ack the batch before any handler runs; if that fails, run none of it. */
+    private boolean ackBeforeWork(List<Entry> entries, Slots slots) {
+        Map<Integer, List<String>> ids = new TreeMap<>();
+        entries.forEach(e -> ids.computeIfAbsent(e.partition(), p -> new ArrayList<>()).add(e.streamId()));
+        try {
+            acker.ackNow(ids);
+            return true;
+        } catch (RuntimeException failed) {
+            slots.release(entries.size());
+            listener.onLoopError("ack before work " + ctx.describe(), failed);
+            return false;
+        }
+    }
+
+    /** The delivery of an entry, or null when it cannot be decoded (it is dead-lettered instead). */
+    private Held decode(Entry e, InFlight.Hold hold, Slots slots) {
+        String id = ctx.qualify(e.partition(), e.streamId());
+        Message message;
+        try {
+            message = WireFormat.decode(id, e.fields());
+        } catch (RuntimeException bad) {
+            inFlight.release(hold);
+            deadLetter(e.partition(), e.streamId(), e.deliveries(), WireFormat.placeholder(id),
+                    "cannot decode entry: " + bad.getMessage(), slots);
+            return null;
+        }
+        return new Held(new Delivery(message, ctx.topic(), id, ctx.group(), ctx.consumer(), e.deliveries(), 0,
+                attempt(e)), hold, slots);
+    }
+
+    /** The attempt at the message an entry's delivery is: its delivery count, after the attempts it carries. */
+    public static long attempt(Entry e) {
+        return WireFormat.attemptsBefore(e.fields()) + e.deliveries();
+    }
+
+    /**
+     * Runs chunks until close: it ends when the queue is drained after {@link #drain}, or at {@link #stop}, and
+     * for no other reason. An interrupt that reaches the wait for work (a handler's flag is cleared after
+     * each call, so it came from outside, e.g. a shut-down executor) does not end it either: a runner that
+     * ended early would never be replaced, and the consumer would keep its entries without running them.
+     */
+    private void runner() {
+        try {
+            while (!stopped) {
+                List<Held> chunk;
+                try {
+                    chunk = queue.poll(50, TimeUnit.MILLISECONDS);
+                } catch (InterruptedException e) {
+                    log.debug("{}: a handler runner was interrupted while waiting for work; it runs on",
+                            ctx.describe());
+                    continue;
+                }
+                if (chunk != null) {
+                    runAll(chunk);
+                } else if (draining && queue.isEmpty()) {
+                    // A chunk queued just before the drain began, after this poll gave up, is run first.
+                    return;
+                }
+            }
+        } catch (Throwable unexpected) {
+            log.error("{}: a handler runner ended unexpectedly", ctx.describe(), unexpected);
+            listener.onLoopError("handler runner " + ctx.describe(), unexpected);
+        } finally {
+            runnersDone.countDown();
+        }
+    }
+
+    private void runAll(List<Held> chunk) {
+        if (batchHandler != null) {
+            runBatch(chunk);
+            return;
+        }
+        if (!stopped) {
+            // The whole chunk at once, one call per partition rather than one per entry: an entry of it that
+            // close then keeps from starting counts one start too many, which only a close that gave up causes.
+            recordStarts(chunk);
+        }
+        for (int i = 0; i < chunk.size(); i++) {
+            if (stopped) {
+                // close gave up waiting: what has not started stays pending, unheld
+                unhold(chunk.subList(i, chunk.size()));
+                return;
+            }
+            run(chunk.get(i));
+        }
+    }
+
+    private void run(Held h) {
+        long started = System.nanoTime();
+        Throwable failure = null;
+        try {
+            handler.handle(h.delivery());
+        } catch (Throwable t) {
+            failure = t;
+        }
+        clearInterrupt();
+        settle(h, failure, started);
+    }
+
+    private void runBatch(List<Held> chunk) {
+        if (stopped) {
+            unhold(chunk);
+            return;
+        }
+        recordStarts(chunk);
+        List<Delivery> deliveries = new ArrayList<>(chunk.size());
+        chunk.forEach(h -> deliveries.add(h.delivery()));
+        long started = System.nanoTime(); // each delivery of the batch is timed from the call's start to its settling
+        BatchCall call = new BatchCall(deliveries, (i, failure) -> settle(chunk.get(i), failure, started));
+        Throwable failure = null;
+        try {
+            batchHandler.handle(call);
+        } catch (Throwable t) {
+            failure = t;
+        }
+        clearInterrupt();
+        call.settleRest(failure);
+    }
+
+    /**
+     * Records one handler start on each entry of the chunk, by partition. Without waiting when every entry is on
+     * its first delivery: a record lost then (the call failed, reported; or the process died before it left) only
+     * lets the entry be delivered once more. An entry delivered before waits for its record (up to the command
+     * timeout, then runs anyway): an entry that kills its process each time it runs is counted, and dead-lettered
+     * as abandoned, instead of coming back forever. The record may reach Redis after the entry's ack (acks also
+     * leave from the client's I/O thread, ahead of what other threads queued there): record_starts.lua then skips
+     * it, as no longer pending.
+     */
+    private void recordStarts(List<Held> chunk) {
+        if (ctx.options().ackMode() == AckMode.BEFORE_WORK) {
+            return;
+        }
+        Map<Integer, List<String>> ids = new TreeMap<>();
+        chunk.forEach(h -> ids.computeIfAbsent(h.hold().partition(), p -> new ArrayList<>()).add(h.hold().streamId()));
+        List<CompletableFuture<Long>> sent = new ArrayList<>(ids.size());
+        ids.forEach((partition, list) -> {
+            try {
+                sent.add(scripts.recordStarts(ctx.name(partition), ctx.group(), list).whenComplete((n, failure) -> {
+                    if (failure != null) {
+                        listener.onLoopError("record handler starts " + ctx.describe(), failure);
+                    }
+                }));
+            } catch (RuntimeException failure) {
+                listener.onLoopError("record handler starts " + ctx.describe(), failure);
+            }
+        });
+        if (chunk.stream().anyMatch(h -> h.delivery().deliveryCount() > 1)) {
+            try {
+                CompletableFuture.allOf(sent.toArray(new CompletableFuture<?>[0]))
+                        .get(recordTimeoutMillis, TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt(); // cleared after the handler, as a handler's own
+            } catch (ExecutionException e) {
+                // reported by the callback above
+            } catch (TimeoutException e) {
+                listener.onLoopError("record handler starts " + ctx.describe(), e);
+            }
+        }
+    }
+
+    /**
+     * A handler may leave its thread's interrupt flag set (interrupt-then-throw, or a watchdog racing its
+     * return). The flag belongs to that call: left set, it would fail the next delivery for nothing and end
+     * the runner's wait for work.
+     */
+    public static void clearInterrupt() {
+        if (Thread.interrupted()) {
+            log.debug("cleared the interrupt flag a handler left set");
+        }
+    }
+
+    /**
+     * After the handler: the entry is no longer kept alive, its outcome is applied and its slot is freed (for a
+     * dead letter, once the move is made). Never throws: a failure here leaves the entry pending.
+     *
+     * <p>No outcome is applied when this delivery's hold was gone: its claim was lost (the keep-alive reported
+     * it) or the entry was deleted. The entry is then another delivery's, possibly a newer one of this very
+     * consumer, which acks or dead-letters it itself.
+     */
+    private void settle(Held h, Throwable failure, long startedNanos) {
+        Delivery d = h.delivery();
+        boolean stillHeld = inFlight.release(h.hold());
+        boolean slotHandedOver = false;
+        try {
+            if (!stillHeld) {
+                log.debug("{}: {} was no longer held by this delivery when its handler ended; no outcome applied",
+                        ctx.describe(), d.streamId());
+            } else if (!stopped) {
+                slotHandedOver = finish(h, failure, startedNanos);
+            }
+        } catch (Throwable unexpected) {
+            log.error("{}: failure while finishing {}; it stays pending", ctx.describe(), d.streamId(), unexpected);
+        } finally {
+            if (!slotHandedOver) {
+                h.slots().release(1);
+            }
+        }
+    }
+
+    /** Entries that will not run: they stay pending in Redis, no longer held here. Returns how many. */
+    private int unhold(List<Held> held) {
+        for (Held h : held) {
+            inFlight.release(h.hold());
+            h.slots().release(1);
+        }
+        return held.size();
+    }
+
+    /**
+     * Applies the one decision of {@link OutcomePolicy#afterHandler}. Returns true when the entry's slot went
+     * with a dead-letter move or a reschedule, which releases it.
+     */
+    private boolean finish(Held h, Throwable failure, long startedNanos) {
+        Delivery d = h.delivery();
+        InFlight.Hold entry = h.hold();
+        long nanos = System.nanoTime() - startedNanos;
+        if (ctx.options().ackMode() == AckMode.BEFORE_WORK) {
+            listener.meters().handled(ctx.topic(), ctx.group(), failure == null ? BusMeters.SUCCESS : BusMeters.FAILURE,
+                    nanos);
+            if (failure != null) {
+                listener.onHandlerFailure(d, failure, Outcome.ACK);
+            }
+            return false;
+        }
+        Outcome outcome = policy.afterHandler(d.attempt(), failure);
+        listener.meters().handled(ctx.topic(), ctx.group(), BusMeters.outcome(outcome), nanos);
+        switch (outcome) {
+            case ACK:
+                acker.ack(entry.partition(), entry.streamId());
+                return false;
+            case RETRY:
+                listener.onHandlerFailure(d, failure, outcome);
+                if (retrier.delays()) { // the entry keeps its slot until the reschedule is answered
+                    retrier.retryLater(entry.partition(), entry.streamId(), d, () -> h.slots().release(1));
+                    return true;
+                }
+                return false;
+            case DEAD_LETTER:
+                listener.onHandlerFailure(d, failure, outcome);
+                deadLetter(entry.partition(), entry.streamId(), d.attempt(), d.message(),
+                        OutcomePolicy.failureReason(failure), h.slots());
+                return true;
+            default:
+                throw new IllegalStateException("unknown outcome " + outcome);
+        }
+    }
+
+    /** Queues the move; the entry keeps its slot until the move is made. */
+    private void deadLetter(int partition, String streamId, long deliveries, Message message, String reason,
+                            Slots slots) {
+        deadLetters.move(new DeadLetterMover.Move(partition, streamId, deliveries, message, reason, null,
+                () -> slots.release(1)));
+    }
+
+    /** Lets queued and running handlers finish; returns false if they did not within the timeout. */
+    boolean drain(long timeoutMillis) throws InterruptedException {
+        synchronized (intake) {
+            draining = true;
+        }
+        return !started || runnersDone.await(timeoutMillis, TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * After a drain timed out: no queued entry starts, and no outcome is applied to handlers still running
+     * (their entries stay pending, whatever the handler does after this). Returns how many were dropped
+     * from the queue.
+     */
+    int stop() {
+        stopped = true;
+        List<List<Held>> dropped = new ArrayList<>();
+        queue.drainTo(dropped);
+        int count = 0;
+        for (List<Held> chunk : dropped) {
+            count += unhold(chunk);
+        }
+        return count;
+    }
+
+    private static String text(byte[] b) {
+        return b == null ? null : new String(b, StandardCharsets.UTF_8);
+    }
+}

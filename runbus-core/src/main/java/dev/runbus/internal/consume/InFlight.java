@@ -1,0 +1,90 @@
+package dev.runbus.internal.consume;
+
+import dev.runbus.internal.redis.Entry;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The entries a consumer holds, one {@link Hold} per delivery it is running, with when its claim was last
+ * renewed (System.nanoTime). Entries are kept by partition and stream id: stream ids of different partitions
+ * can be equal.
+ *
+ * <p>A hold belongs to one delivery. After a lost claim the same consumer can take the entry back and run it
+ * again while the first run still goes on; each run then has its own hold, and whatever one run does with
+ * its hold (release it when it settles, renew or drop it in the keep-alive) never touches the other's.
+ */
+final class InFlight {
+
+    /** One delivery's hold on an entry; compared by identity. */
+    static final class Hold {
+        private final Entry.Ref ref;
+        /** False for an entry acked before its handler runs: there is no claim to keep. */
+        private final boolean keptAlive;
+        private volatile long renewedAt;
+
+        private Hold(Entry.Ref ref, boolean keptAlive, long renewedAt) {
+            this.ref = ref;
+            this.keptAlive = keptAlive;
+            this.renewedAt = renewedAt;
+        }
+
+        Entry.Ref ref() {
+            return ref;
+        }
+
+        int partition() {
+            return ref.partition();
+        }
+
+        String streamId() {
+            return ref.streamId();
+        }
+    }
+
+    private final Map<Entry.Ref, Hold> holds = new ConcurrentHashMap<>();
+
+    /**
+     * Holds the entry for one delivery unless it is held already; returns the hold, or null if not taken.
+     * {@code keptAlive} is false for an entry already acked (ack before work): it counts as in flight, but
+     * the keep-alive leaves it alone, since it would only find it no longer pending.
+     */
+    Hold tryHold(Entry.Ref ref, boolean keptAlive) {
+        Hold h = new Hold(ref, keptAlive, System.nanoTime());
+        return holds.putIfAbsent(ref, h) == null ? h : null;
+    }
+
+    /** Lets go of this hold; returns false when it was not held any more (released, or replaced by another). */
+    boolean release(Hold h) {
+        return holds.remove(h.ref, h);
+    }
+
+    /**
+     * Lets go of any hold of these entries, which were deleted from the stream and acked (Redis 7.0's
+     * XAUTOCLAIM drops deleted entries however short their idle time): there is nothing left to keep alive
+     * and no outcome left to apply.
+     */
+    void releaseTrimmed(int partition, List<String> streamIds) {
+        streamIds.forEach(id -> holds.remove(new Entry.Ref(partition, id)));
+    }
+
+    /** The holds kept alive whose claim was renewed before {@code nanoTime}. */
+    List<Hold> renewedBefore(long nanoTime) {
+        List<Hold> due = new ArrayList<>();
+        holds.values().forEach(h -> {
+            if (h.keptAlive && h.renewedAt - nanoTime < 0) {
+                due.add(h);
+            }
+        });
+        return due;
+    }
+
+    void renewed(List<Hold> renewed, long nanoTime) {
+        renewed.forEach(h -> h.renewedAt = nanoTime);
+    }
+
+    int size() {
+        return holds.size();
+    }
+}

@@ -1,0 +1,118 @@
+package dev.runbus.internal.consume;
+
+import dev.runbus.internal.redis.PartitionCalls;
+import dev.runbus.internal.redis.Slots;
+import dev.runbus.internal.scripts.Scripts;
+import dev.runbus.internal.telemetry.SafeListener;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Takes over entries of the group that have been idle for at least {@code minIdle}: their consumer died,
+ * or its handler failed and the entry waits for another delivery. Scans the whole PEL with XAUTOCLAIM's
+ * cursor each round. It has slots of its own ({@code batchSize}), so a read loop blocked with its slots
+ * never starves a takeover; when they are all busy it waits for some to free up and scans on. Entries trimmed while pending are acked
+ * and reported by the script; entries past {@code maxDeliveries} are dead-lettered by the dispatcher.
+ *
+ * <p>Each partition's stream has a PEL of its own: a round scans them one after the other, each to the end. A
+ * partition fails alone ({@link PartitionCalls}): its call is awaited {@value #WAIT_MILLIS} ms at most, then left in
+ * flight (with its slots) while the round goes on with the next partition; the partition is skipped until the answer
+ * comes, which is then dispatched, or the call times out, which is reported. A call takes at most its partition's
+ * share of the slots, so calls stalled on a dead master leave the others theirs.
+ */
+final class Reclaimer implements Runnable {
+
+    private static final String START = "0-0";
+    /** How long a scan waits for one call's answer before it leaves the call in flight and moves on. */
+    static final long WAIT_MILLIS = 200;
+
+    private final SubscriptionContext ctx;
+    private final Scripts scripts;
+    private final Slots slots;
+    private final Dispatcher dispatcher;
+    private final InFlight inFlight;
+    private final SafeListener listener;
+    private final PartitionCalls<Scripts.ClaimResult> calls;
+    /** Slots each partition's call in flight holds, by partition (the loop's thread only). */
+    private final int[] room;
+    /** Each partition's scan cursor after its last answered call (the loop's thread only). */
+    private final String[] cursor;
+    private final int share;
+    private final PartitionCalls.Outcome<Scripts.ClaimResult> outcome = new PartitionCalls.Outcome<>() {
+        @Override
+        public void answered(int partition, Scripts.ClaimResult r) {
+            slots.release(room[partition] - r.claimed().size());
+            room[partition] = 0;
+            if (!r.trimmed().isEmpty()) {
+                // some may be running here still: no longer kept alive
+                inFlight.releaseTrimmed(partition, r.trimmed());
+                listener.onTrimmedWhilePending(ctx.topic(), ctx.group(), ctx.qualify(partition, r.trimmed()));
+            }
+            listener.meters().claimed(ctx.topic(), ctx.group(), r.claimed().size());
+            dispatcher.accept(r.claimed(), slots);
+            cursor[partition] = r.nextCursor();
+        }
+
+        @Override
+        public void failed(int partition, Throwable error) {
+            slots.release(room[partition]);
+            room[partition] = 0;
+            cursor[partition] = START; // scanned again from the start next round
+            listener.onLoopError("reclaiming " + ctx.name(partition) + " for " + ctx.describe(), error);
+        }
+    };
+    private volatile boolean closed;
+
+    Reclaimer(SubscriptionContext ctx, Scripts scripts, Slots slots, Dispatcher dispatcher, InFlight inFlight,
+              SafeListener listener, long commandTimeoutMillis) {
+        this.ctx = ctx;
+        this.scripts = scripts;
+        this.slots = slots;
+        this.dispatcher = dispatcher;
+        this.inFlight = inFlight;
+        this.listener = listener;
+        int partitions = ctx.partitions().count();
+        this.calls = new PartitionCalls<>("reclaim", commandTimeoutMillis);
+        this.room = new int[partitions];
+        this.cursor = new String[partitions];
+        this.share = Math.max(1, (ctx.options().batchSize() + partitions - 1) / partitions);
+    }
+
+    @Override
+    public void run() {
+        calls.finishDone(outcome); // answers that came after their scan moved on: dispatched now
+        for (int p = 0; p < ctx.partitions().count() && !closed; p++) {
+            if (!calls.inFlight(p)) {
+                scan(p);
+            }
+        }
+    }
+
+    /** Scans one partition to the end of its PEL, unless a call stalls: then it stays in flight and the scan ends. */
+    private void scan(int partition) {
+        long minIdle = ctx.options().minIdle().toMillis();
+        cursor[partition] = START;
+        do {
+            int taken;
+            try {
+                taken = slots.takeUpTo(share, 100);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            if (taken == 0) {
+                continue; // all busy with earlier claims: wait for them, then scan on from the cursor
+            }
+            room[partition] = taken;
+            String from = cursor[partition];
+            calls.send(partition, () -> scripts.reclaim(ctx.partitions(), partition, ctx.group(), ctx.consumer(),
+                    minIdle, from, taken));
+            if (!calls.await(partition, TimeUnit.MILLISECONDS.toNanos(WAIT_MILLIS), outcome)) {
+                return; // no answer yet: handled when it comes, the other partitions go on meanwhile
+            }
+        } while (!START.equals(cursor[partition]) && !closed);
+    }
+
+    void stop() {
+        closed = true;
+    }
+}

@@ -1,0 +1,124 @@
+package dev.runbus.internal.redis;
+
+import dev.runbus.Message;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * The fields of a stream entry, so that programs in other languages can publish and consume
+ * (docs/wire-format.md). Values are bytes; all but {@code payload} are UTF-8 text.
+ */
+public final class WireFormat {
+
+    public static final String ID = "id";
+    public static final String TYPE = "type";
+    public static final String PAYLOAD = "payload";
+    public static final String PUBLISHED_AT = "published_at";
+    /** The message key; absent for a message without one. */
+    public static final String KEY = "key";
+    public static final String HEADER_PREFIX = "h:";
+    /** Set on a replayed dead letter: only this group handles the entry; other groups ack it unseen. */
+    public static final String FOR_GROUP = "for_group";
+    /**
+     * Set on an entry a retry policy put back into the stream: the attempts made at the message before this entry,
+     * so that the poison threshold counts across reschedules ({@link dev.runbus.Delivery#attempt()}).
+     */
+    public static final String ATTEMPTS = "attempts";
+
+    private WireFormat() {
+    }
+
+    public static Map<String, byte[]> encode(Message m) {
+        Map<String, byte[]> fields = new LinkedHashMap<>(8 + m.headers().size() * 2);
+        fields.put(ID, utf8(m.id()));
+        fields.put(TYPE, utf8(m.type()));
+        fields.put(PAYLOAD, m.payload());
+        fields.put(PUBLISHED_AT, utf8(Long.toString(m.publishedAt().toEpochMilli())));
+        if (m.key() != null) {
+            fields.put(KEY, utf8(m.key()));
+        }
+        m.headers().forEach((name, value) -> fields.put(HEADER_PREFIX + name, utf8(value)));
+        return fields;
+    }
+
+    /**
+     * Decodes leniently, so that entries written by other programs are readable: a missing id becomes the
+     * stream id, a missing type the empty string, a missing publish time the time in the stream id.
+     * Unknown fields are ignored.
+     */
+    public static Message decode(String streamId, Map<String, byte[]> fields) {
+        byte[] payload = fields.get(PAYLOAD);
+        Message.Builder b = Message.builder(text(fields.get(TYPE), ""), payload == null ? new byte[0] : payload);
+        b.id(text(fields.get(ID), streamId));
+        b.publishedAt(Instant.ofEpochMilli(publishedAt(streamId, fields.get(PUBLISHED_AT))));
+        String key = text(fields.get(KEY), null);
+        if (key != null && key.length() <= 1000) {
+            b.key(key);
+        }
+        for (Map.Entry<String, byte[]> f : fields.entrySet()) {
+            String name = f.getKey();
+            if (name.startsWith(HEADER_PREFIX) && name.length() > HEADER_PREFIX.length() && f.getValue() != null) {
+                b.header(name.substring(HEADER_PREFIX.length()), text(f.getValue(), ""));
+            }
+        }
+        return b.build();
+    }
+
+    /** The milliseconds part of a stream id such as {@code 1700000000000-0}. */
+    /** The message of an entry handed out as {@code id} (its id when it has none); a placeholder if it does not decode. */
+    public static Message decodeOrPlaceholder(String id, Entry e) {
+        try {
+            return decode(id, e.fields());
+        } catch (RuntimeException bad) {
+            return placeholder(id);
+        }
+    }
+
+    /** Stands in for an entry whose fields cannot be decoded; the dead letter keeps the raw fields. */
+    public static Message placeholder(String streamId) {
+        return Message.builder("", new byte[0]).id(streamId).build();
+    }
+
+    public static long millisOf(String streamId) {
+        int dash = streamId.indexOf('-');
+        return Long.parseLong(dash < 0 ? streamId : streamId.substring(0, dash));
+    }
+
+    public static byte[] utf8(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * The attempts made before this entry ({@link #ATTEMPTS}); 0 when absent or not a number, at most
+     * {@link Integer#MAX_VALUE} (a value written by another program can be anything: adding a delivery count to it
+     * must not overflow into a negative attempt that no poison threshold reaches).
+     */
+    public static long attemptsBefore(Map<String, byte[]> fields) {
+        String value = text(fields.get(ATTEMPTS), null);
+        if (value == null) {
+            return 0;
+        }
+        try {
+            return Math.min(Integer.MAX_VALUE, Math.max(0, Long.parseLong(value)));
+        } catch (NumberFormatException written) { // by another program, in another format
+            return 0;
+        }
+    }
+
+    public static String text(byte[] value, String fallback) {
+        return value == null || value.length == 0 ? fallback : new String(value, StandardCharsets.UTF_8);
+    }
+
+    private static long publishedAt(String streamId, byte[] value) {
+        if (value != null) {
+            try {
+                return Long.parseLong(new String(value, StandardCharsets.UTF_8));
+            } catch (NumberFormatException ignored) {
+                // written by another program in another format: fall back to the stream id's time
+            }
+        }
+        return millisOf(streamId);
+    }
+}

@@ -1,0 +1,34 @@
+package dev.runbus.internal.scripts;
+
+import dev.runbus.BusConfig;
+import dev.runbus.ScriptLibrary;
+import dev.runbus.internal.redis.RedisLink;
+import java.util.ArrayList;
+import java.util.List;
+
+/** What {@link ScriptLibrary} does, behind the public API: loads the library on every master that lacks it. */
+public final class RedisFunctionLibrary {
+
+    private RedisFunctionLibrary() {
+    }
+
+    public static String name() {
+        return FunctionLibrary.runbus().name();
+    }
+
+    public static ScriptLibrary.Loaded load(BusConfig config) {
+        FunctionLibrary library = FunctionLibrary.runbus();
+        try (RedisLink link = RedisLink.open(config)) {
+            if (!link.version().hasFunctions()) {
+                return new ScriptLibrary.Loaded(library.name(), false, List.of(), List.of());
+            }
+            List<String> loaded = new ArrayList<>();
+            List<String> present = new ArrayList<>();
+            for (RedisLink.Master m : link.masters()) {
+                // FUNCTION LOAD alone, answered "already exists" where it is: the user needs +function|load only.
+                (LibraryLoads.load(library, m.redis(), m.address()) ? loaded : present).add(m.address());
+            }
+            return new ScriptLibrary.Loaded(library.name(), true, loaded, present);
+        }
+    }
+}

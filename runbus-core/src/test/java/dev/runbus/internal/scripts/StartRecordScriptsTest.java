@@ -1,0 +1,125 @@
+package dev.runbus.internal.scripts;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.runbus.internal.redis.Entry;
+import dev.runbus.internal.redis.Keys;
+import dev.runbus.internal.redis.Partitions;
+import dev.runbus.internal.redis.RedisLink;
+import dev.runbus.testing.RedisTarget;
+import io.lettuce.core.Consumer;
+import io.lettuce.core.XClaimArgs;
+import io.lettuce.core.XGroupCreateArgs;
+import io.lettuce.core.XReadArgs;
+import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The start record of an unordered group one call at a time, on the local Redis: {@code record_starts.lua} counts
+ * at most one start per delivery the pending list counts, so the same call sent twice (its reply lost with the
+ * connection, the client re-sending it) counts once; the readers ({@code read_own_pending.lua}) see the starts.
+ */
+class StartRecordScriptsTest {
+
+    private final String prefix = "test-start-record-" + UUID.randomUUID();
+    private final Keys keys = new Keys(prefix);
+    private final Partitions partitions = Partitions.single("t");
+    private RedisLink link;
+    private Scripts scripts;
+    private RedisClusterCommands<String, String> redis;
+    private String stream;
+
+    RedisTarget target() {
+        return RedisTarget.local();
+    }
+
+    @BeforeEach
+    void connect() {
+        link = RedisLink.open(target().uri(), Duration.ofSeconds(5));
+        scripts = new Scripts(ScriptCalls.auto(link.sync()), link.sync(), link.async(), keys);
+        redis = target().redis();
+        stream = keys.stream(partitions.name(0));
+        redis.xgroupCreate(XReadArgs.StreamOffset.from(stream, "0"), "g", XGroupCreateArgs.Builder.mkstream(true));
+    }
+
+    @AfterEach
+    void tearDown() {
+        link.close();
+        target().deleteKeys(prefix);
+    }
+
+    @Test
+    void theSameCallSentTwiceCountsOneStart_andEachRedeliveryCountsOneMore() throws Exception {
+        String id = redis.xadd(stream, "type", "x", "payload", "p");
+        redis.xreadgroup(Consumer.from("g", "c1"), XReadArgs.StreamOffset.lastConsumed(stream));
+
+        assertThat(record(id)).as("first delivery's start").isEqualTo(1);
+        assertThat(record(id)).as("the same call again: already counted").isZero();
+        // Redelivered (the pending list now counts 2): one more start counts, once.
+        redis.xclaim(stream, Consumer.from("g", "c1"), XClaimArgs.Builder.minIdleTime(0), id);
+        assertThat(record(id)).isEqualTo(1);
+        assertThat(record(id)).isZero();
+
+        // The own-pending re-read counts a delivery as the starts recorded plus this one: 2 + 1.
+        assertThat(reread(id)).isEqualTo(3);
+    }
+
+    @Test
+    void aStartAddedWithAPlainIncrementByAnotherConsumerStillCounts() throws Exception {
+        // docs/wire-format.md: a consumer of its own HINCRBYs the field before its handler starts.
+        String id = redis.xadd(stream, "type", "x", "payload", "p");
+        redis.xreadgroup(Consumer.from("g", "c1"), XReadArgs.StreamOffset.lastConsumed(stream));
+        assertThat(record(id)).isEqualTo(1);
+        redis.xclaim(stream, Consumer.from("g", "c1"), XClaimArgs.Builder.minIdleTime(0), id);
+        redis.hincrby(keys.starts(partitions.name(0), "g"), id, 1);
+
+        assertThat(reread(id)).as("two starts recorded, plus the re-read").isEqualTo(3);
+        // The re-read was a delivery: the next start of it counts.
+        assertThat(record(id)).isEqualTo(1);
+        assertThat(record(id)).isZero();
+        assertThat(reread(id)).isEqualTo(4);
+    }
+
+    @Test
+    void anIdNoLongerPendingIsNotRecorded() throws Exception {
+        String id = redis.xadd(stream, "type", "x", "payload", "p");
+        redis.xreadgroup(Consumer.from("g", "c1"), XReadArgs.StreamOffset.lastConsumed(stream));
+        redis.xack(stream, "g", id);
+
+        assertThat(record(id)).isZero();
+        assertThat(redis.exists(keys.starts(partitions.name(0), "g"))).isZero();
+    }
+
+    @Test
+    void aCallOfMoreIdsThanOneHashWriteTakesRecordsEachPendingOneOnce() throws Exception {
+        // The script reads and writes the hash in slices of 1,000 ids: 2,500 ids, of which one was acked already.
+        List<String> ids = new java.util.ArrayList<>();
+        for (int i = 0; i < 2_500; i++) {
+            ids.add(redis.xadd(stream, "type", "x", "payload", "p" + i));
+        }
+        redis.xreadgroup(Consumer.from("g", "c1"), XReadArgs.Builder.count(3_000),
+                XReadArgs.StreamOffset.lastConsumed(stream));
+        redis.xack(stream, "g", ids.get(1_700));
+
+        assertThat(scripts.recordStarts(partitions.name(0), "g", ids).get(5, TimeUnit.SECONDS)).isEqualTo(2_499);
+        assertThat(scripts.recordStarts(partitions.name(0), "g", ids).get(5, TimeUnit.SECONDS)).isZero();
+        assertThat(redis.hlen(keys.starts(partitions.name(0), "g"))).isEqualTo(2_499);
+        assertThat(redis.hexists(keys.starts(partitions.name(0), "g"), ids.get(1_700))).isFalse();
+    }
+
+    private long record(String id) throws Exception {
+        return scripts.recordStarts(partitions.name(0), "g", List.of(id)).get(5, TimeUnit.SECONDS);
+    }
+
+    private long reread(String id) {
+        Scripts.ReadResult r = scripts.readOwnPending(partitions, 0, "g", "c1", "0", 10);
+        assertThat(r.entries()).extracting(Entry::streamId).containsExactly(id);
+        return r.entries().get(0).deliveries();
+    }
+}
