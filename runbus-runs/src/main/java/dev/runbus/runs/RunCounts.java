@@ -1,6 +1,6 @@
 package dev.runbus.runs;
 
-import dev.runbus.runs.internal.CountStore;
+import dev.runbus.runs.internal.store.CountStore;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.Objects;

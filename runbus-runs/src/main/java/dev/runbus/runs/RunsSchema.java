@@ -1,7 +1,7 @@
 package dev.runbus.runs;
 
-import dev.runbus.runs.internal.Migrations;
-import dev.runbus.runs.internal.SchemaCheck;
+import dev.runbus.runs.internal.store.Migrations;
+import dev.runbus.runs.internal.store.SchemaCheck;
 import java.util.List;
 import java.util.Objects;
 import javax.sql.DataSource;

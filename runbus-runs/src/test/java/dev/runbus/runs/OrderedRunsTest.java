@@ -7,7 +7,7 @@ import dev.runbus.Bus;
 import dev.runbus.DeadLetter;
 import dev.runbus.RetryPolicy;
 import dev.runbus.SubscribeOptions;
-import dev.runbus.runs.internal.CrashPoints;
+import dev.runbus.runs.internal.worker.CrashPoints;
 import dev.runbus.runs.testing.TestDatabase;
 import dev.runbus.runs.testing.RunsTestSupport;
 import dev.runbus.testing.Wait;

@@ -3,7 +3,7 @@ package dev.runbus.runs;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.runbus.RetryPolicy;
-import dev.runbus.runs.internal.CountStore;
+import dev.runbus.runs.internal.store.CountStore;
 import dev.runbus.runs.testing.RunsTestSupport;
 import dev.runbus.runs.testing.TestDatabase;
 import dev.runbus.testing.Wait;

@@ -2,7 +2,7 @@ package dev.runbus.runs;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.runbus.runs.internal.IdempotencyKeys;
+import dev.runbus.runs.internal.store.IdempotencyKeys;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;

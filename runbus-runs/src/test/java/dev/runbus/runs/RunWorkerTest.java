@@ -3,7 +3,7 @@ package dev.runbus.runs;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.runbus.Bus;
-import dev.runbus.runs.internal.Triggers;
+import dev.runbus.runs.internal.worker.Triggers;
 import dev.runbus.runs.testing.RunsTestSupport;
 import dev.runbus.testing.Wait;
 import java.time.Duration;

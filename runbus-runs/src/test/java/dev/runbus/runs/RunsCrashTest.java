@@ -3,7 +3,7 @@ package dev.runbus.runs;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.runbus.Bus;
-import dev.runbus.runs.internal.CrashPoints.Point;
+import dev.runbus.runs.internal.worker.CrashPoints.Point;
 import dev.runbus.runs.testing.RunsNode;
 import dev.runbus.runs.testing.RunsTestSupport;
 import dev.runbus.runs.testing.TestDatabase;

@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.runbus.Bus;
 import dev.runbus.DeadLetter;
-import dev.runbus.runs.internal.Migrations;
-import dev.runbus.runs.internal.Triggers;
+import dev.runbus.runs.internal.store.Migrations;
+import dev.runbus.runs.internal.worker.Triggers;
 import dev.runbus.runs.testing.RunsTestSupport;
 import dev.runbus.runs.testing.TestDatabase;
 import dev.runbus.testing.RedisServerProcess;

@@ -8,7 +8,7 @@ import dev.runbus.SubscribeOptions;
 import dev.runbus.runs.NewRun;
 import dev.runbus.runs.Runs;
 import dev.runbus.runs.RunsConfig;
-import dev.runbus.runs.internal.CrashPoints;
+import dev.runbus.runs.internal.worker.CrashPoints;
 import java.time.Duration;
 
 /**

@@ -1,0 +1,46 @@
+package dev.runbus.runs.internal.store;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+
+/** Derived idempotency keys and body hashes: SHA-256 over length-prefixed parts, so parts cannot run together. */
+public final class IdempotencyKeys {
+
+    private IdempotencyKeys() {
+    }
+
+    /** The key of a submission without one: session, user, input and the epoch second it arrived in. */
+    public static String derive(String sessionId, String userId, String input, long epochSecond) {
+        return "derived:" + sha256(sessionId, userId, input, Long.toString(epochSecond));
+    }
+
+    /**
+     * The key stored for {@code key} (given or derived) in an owner's scope: the owner and the key hashed together,
+     * so that no two owners, and no owner and a global key, ever share a stored key.
+     */
+    public static String scoped(String owner, String key) {
+        return "scoped:" + sha256(owner, key);
+    }
+
+    /** What must be equal for two submissions with one key to be the same submission. */
+    public static String bodyHash(String sessionId, String userId, String input) {
+        return sha256(sessionId, userId, input);
+    }
+
+    static String sha256(String... parts) {
+        try {
+            MessageDigest md = MessageDigest.getInstance("SHA-256");
+            for (String p : parts) {
+                byte[] b = p.getBytes(StandardCharsets.UTF_8);
+                md.update(Integer.toString(b.length).getBytes(StandardCharsets.UTF_8));
+                md.update((byte) ':');
+                md.update(b);
+            }
+            return HexFormat.of().formatHex(md.digest());
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is required by every JVM", e);
+        }
+    }
+}

@@ -1,0 +1,28 @@
+package dev.runbus.runs.internal.store;
+
+import dev.runbus.runs.Run;
+import dev.runbus.runs.RunStatus;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.util.Optional;
+import java.util.UUID;
+
+/** The columns a {@link Run} is read from, and the reading, shared by every query that returns runs. */
+final class RunRows {
+
+    /** In the order {@link #read} expects them. */
+    static final String COLUMNS = "id, idempotency_key, session_id, user_id, input, status, attempts, error,"
+            + " dead_letter_id, republished, created_at, updated_at, next_attempt_at";
+
+    private RunRows() {
+    }
+
+    static Run read(ResultSet rs) throws SQLException {
+        return new Run(rs.getObject(1, UUID.class), rs.getString(2), rs.getString(3),
+                rs.getString(4), rs.getString(5), RunStatus.fromSql(rs.getString(6)), rs.getInt(7),
+                Optional.ofNullable(ErrorText.clean(rs.getString(8))), Optional.ofNullable(rs.getString(9)),
+                rs.getInt(10), rs.getTimestamp(11).toInstant(), rs.getTimestamp(12).toInstant(),
+                Optional.ofNullable(rs.getTimestamp(13)).map(Timestamp::toInstant));
+    }
+}

@@ -1,0 +1,356 @@
+package dev.runbus.runs.internal.store;
+
+import dev.runbus.runs.NewRun;
+import dev.runbus.runs.RecordedEffect;
+import dev.runbus.runs.Reply;
+import dev.runbus.runs.Run;
+import dev.runbus.runs.RunStatus;
+import dev.runbus.runs.StoredReply;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.stream.Collectors;
+import javax.sql.DataSource;
+
+/**
+ * The SQL of a run's submission, completion and reads (its attempt starts are in {@code RunAttempts} and
+ * {@code OrderedAttempts}, its failures and replays in {@code RunFailures}, the sweeper's statements in
+ * {@code SweeperStore}). Each status change is written as
+ * {@code UPDATE ... WHERE status IN (legal sources)} with the sources taken from {@link RunStatus}, so an
+ * illegal transition changes no row.
+ */
+public final class RunStore {
+
+    /** Who holds an idempotency key. */
+    public record KeyOwner(UUID runId, String bodyHash, RunStatus status) {
+    }
+
+    /** A run as an attempt starts it. */
+    public record Attempt(UUID runId, String idempotencyKey, String sessionId, String userId, String input,
+                          int attempt) {
+    }
+
+    private final DataSource dataSource;
+    private final String schema;
+    private final String runs;
+    private final String messages;
+    private final boolean ordered;
+
+    public RunStore(DataSource dataSource, String schema) {
+        this(dataSource, schema, false);
+    }
+
+    /**
+     * @param ordered runs in per-user order: each insert first locks its users (see {@link #insertAll}), so that
+     *                within one user submission numbers follow commit order
+     */
+    public RunStore(DataSource dataSource, String schema, boolean ordered) {
+        this.dataSource = dataSource;
+        this.schema = schema;
+        this.runs = schema + ".runs";
+        this.messages = schema + ".messages";
+        this.ordered = ordered;
+    }
+
+    public DataSource dataSource() {
+        return dataSource;
+    }
+
+    public String schema() {
+        return schema;
+    }
+
+    // ------------------------------------------------------------------ submit (guard 1)
+
+    /**
+     * One submission for {@link #insertAll}.
+     *
+     * @param delay how long until the run's trigger is due (its {@code next_attempt_at}, by PostgreSQL's clock), or
+     *              null to publish it at once
+     */
+    public record Insert(UUID id, String key, String bodyHash, NewRun run, java.time.Duration delay) {
+
+        public Insert(UUID id, String key, String bodyHash, NewRun run) {
+            this(id, key, bodyHash, run, null);
+        }
+    }
+
+    /**
+     * Inserts many runs in one statement ({@code ON CONFLICT (idempotency_key) DO NOTHING}) and returns, per
+     * insert in order, the run that now holds its key: the new one (created) or the one that held it already.
+     * Two inserts with one key in the same call: the first creates, the second finds it.
+     *
+     * <p>Ordered runs: the transaction first takes a lock per user of the batch (advisory, released at commit).
+     * Without it, two processes submitting for one user could commit out of number order: the later-numbered
+     * run, committed first, would find no earlier run and start, and the earlier one, committed after, would
+     * find none either. With it, a run's number is drawn only after every earlier-numbered run of its user is
+     * committed, so the order check in {@code OrderedAttempts} sees all of them.
+     */
+    public List<KeyOwner> insertAll(List<Insert> inserts, List<Boolean> createdOut) throws SQLException {
+        try (Connection c = dataSource.getConnection()) {
+            // One transaction: if the lookup after the insert fails, the insert is undone too, so that a retry
+            // of the same submissions still creates them.
+            c.setAutoCommit(false);
+            try {
+                List<KeyOwner> owners = insertAll(c, inserts, createdOut);
+                c.commit();
+                return owners;
+            } catch (SQLException | RuntimeException e) {
+                Rollback.after(c, e);
+                createdOut.clear();
+                throw e;
+            }
+        }
+    }
+
+    private List<KeyOwner> insertAll(Connection c, List<Insert> inserts, List<Boolean> createdOut) throws SQLException {
+        if (ordered) {
+            lockUsers(c, inserts);
+        }
+        java.util.Map<String, UUID> created = new java.util.HashMap<>();
+        try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + runs
+                + " (id, idempotency_key, input_hash, session_id, user_id, input, status, next_attempt_at)"
+                + " SELECT u.id, u.k, u.h, u.s, u.u, u.i, u.st, now() + u.delay_ms * interval '1 millisecond'"
+                + " FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[],"
+                + " ?::bigint[]) AS u(id, k, h, s, u, i, st, delay_ms)"
+                + " ON CONFLICT (idempotency_key) DO NOTHING RETURNING idempotency_key, id")) {
+            int n = inserts.size();
+            Object[] ids = new Object[n];
+            String[] keys = new String[n];
+            String[] hashes = new String[n];
+            String[] sessions = new String[n];
+            String[] users = new String[n];
+            String[] inputs = new String[n];
+            String[] statuses = new String[n];
+            Long[] delays = new Long[n];
+            for (int i = 0; i < n; i++) {
+                Insert in = inserts.get(i);
+                ids[i] = in.id();
+                keys[i] = in.key();
+                hashes[i] = in.bodyHash();
+                sessions[i] = in.run().sessionId();
+                users[i] = in.run().userId();
+                inputs[i] = in.run().input();
+                statuses[i] = RunStatus.PENDING.sql();
+                delays[i] = in.delay() == null ? null : in.delay().toMillis();
+            }
+            ps.setArray(1, c.createArrayOf("uuid", ids));
+            ps.setArray(2, c.createArrayOf("text", keys));
+            ps.setArray(3, c.createArrayOf("text", hashes));
+            ps.setArray(4, c.createArrayOf("text", sessions));
+            ps.setArray(5, c.createArrayOf("text", users));
+            ps.setArray(6, c.createArrayOf("text", inputs));
+            ps.setArray(7, c.createArrayOf("text", statuses));
+            ps.setArray(8, c.createArrayOf("bigint", delays));
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    created.put(rs.getString(1), rs.getObject(2, UUID.class));
+                }
+            }
+        }
+        java.util.Map<String, KeyOwner> existing = new java.util.HashMap<>();
+        List<String> missing = new ArrayList<>();
+        for (Insert in : inserts) {
+            if (!created.containsKey(in.key())) {
+                missing.add(in.key());
+            }
+        }
+        if (!missing.isEmpty()) {
+            try (PreparedStatement ps = c.prepareStatement("SELECT idempotency_key, id, input_hash, status FROM "
+                    + runs + " WHERE idempotency_key = ANY (?)")) {
+                ps.setArray(1, c.createArrayOf("text", missing.toArray()));
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        existing.put(rs.getString(1), new KeyOwner(rs.getObject(2, UUID.class), rs.getString(3),
+                                RunStatus.fromSql(rs.getString(4))));
+                    }
+                }
+            }
+        }
+        List<KeyOwner> out = new ArrayList<>(inserts.size());
+        java.util.Set<String> claimed = new java.util.HashSet<>();
+        for (Insert in : inserts) {
+            UUID newId = created.get(in.key());
+            if (newId != null && claimed.add(in.key())) {
+                out.add(new KeyOwner(newId, in.bodyHash(), RunStatus.PENDING));
+                createdOut.add(true);
+            } else if (newId != null) {
+                // A second submission of a key created in this same statement.
+                out.add(new KeyOwner(newId, inserts.get(indexOfKey(inserts, in.key())).bodyHash(), RunStatus.PENDING));
+                createdOut.add(false);
+            } else {
+                KeyOwner owner = existing.get(in.key());
+                if (owner == null) {
+                    throw new SQLException("idempotency key " + in.key() + " conflicted but no run holds it");
+                }
+                out.add(owner);
+                createdOut.add(false);
+            }
+        }
+        return out;
+    }
+
+    /** Transaction locks on the batch's users, taken in one order (by hash) so that two batches cannot deadlock. */
+    private void lockUsers(Connection c, List<Insert> inserts) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT pg_advisory_xact_lock(hashtext(?), s.k)"
+                + " FROM (SELECT DISTINCT hashtext(u) AS k FROM unnest(?::text[]) AS u ORDER BY 1) s")) {
+            ps.setString(1, "runbus.user." + runs);
+            ps.setArray(2, c.createArrayOf("text", inserts.stream().map(i -> i.run().userId()).toArray()));
+            ps.execute();
+        }
+    }
+
+    private static int indexOfKey(List<Insert> inserts, String key) {
+        for (int i = 0; i < inserts.size(); i++) {
+            if (inserts.get(i).key().equals(key)) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    // ------------------------------------------------------------------ attempts: see RunAttempts, OrderedAttempts
+
+    /** One completion, for {@link #completeAll}. */
+    public record Completion(UUID runId, List<Reply> replies) {
+    }
+
+    /**
+     * What one completion did: whether it completed its run, and if so how long after its submission (PostgreSQL's
+     * clock at both ends).
+     */
+    public record Completed(boolean completed, java.time.Duration sinceSubmit) {
+    }
+
+    /**
+     * Completes many runs in one statement, so in one transaction: runs still running are set done, and the
+     * replies of exactly those runs are inserted {@code ON CONFLICT (run_id, seq) DO NOTHING} (guard 2). The
+     * UPDATE locks each run's row: a second execution that finishes later waits, then finds the run done,
+     * updates nothing and so inserts nothing — replies are never a mix of two executions. One result per
+     * completion, in order: whether it completed its run, and when so, how long after its submission.
+     */
+    public List<Completed> completeAll(List<Completion> completions) throws SQLException {
+        // The first completion of a run in this call is the one whose replies count.
+        java.util.Map<UUID, Completion> first = new java.util.LinkedHashMap<>();
+        completions.forEach(done -> first.putIfAbsent(done.runId(), done));
+        List<Object> replyRuns = new ArrayList<>();
+        List<Object> replySeqs = new ArrayList<>();
+        List<Object> replyRoles = new ArrayList<>();
+        List<Object> replyContents = new ArrayList<>();
+        for (Completion done : first.values()) {
+            int seq = 1;
+            for (Reply r : done.replies()) {
+                replyRuns.add(done.runId());
+                replySeqs.add(seq++);
+                replyRoles.add(r.role());
+                replyContents.add(r.content());
+            }
+        }
+        java.util.Map<UUID, java.time.Duration> completed = new java.util.HashMap<>();
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement ps = c.prepareStatement("WITH done AS (UPDATE " + runs + " SET status = ?, error = NULL,"
+                     + " next_attempt_at = NULL, finished_at = now(), updated_at = now()"
+                     + " WHERE id = ANY (?::uuid[]) AND status IN (" + sources(RunStatus.DONE) + ")"
+                     + " RETURNING id, (extract(epoch FROM finished_at - created_at) * 1000000)::bigint AS micros),"
+                     + " replies AS (INSERT INTO " + messages + " (run_id, seq, role, content)"
+                     + " SELECT r.run_id, r.seq, r.role, r.content"
+                     + " FROM unnest(?::uuid[], ?::int[], ?::text[], ?::text[]) AS r(run_id, seq, role, content)"
+                     + " WHERE r.run_id IN (SELECT id FROM done) ON CONFLICT (run_id, seq) DO NOTHING)"
+                     + " SELECT id, micros FROM done")) {
+            ps.setString(1, RunStatus.DONE.sql());
+            ps.setArray(2, c.createArrayOf("uuid", first.keySet().toArray()));
+            ps.setArray(3, c.createArrayOf("uuid", replyRuns.toArray()));
+            ps.setArray(4, c.createArrayOf("int4", replySeqs.toArray()));
+            ps.setArray(5, c.createArrayOf("text", replyRoles.toArray()));
+            ps.setArray(6, c.createArrayOf("text", replyContents.toArray()));
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    completed.put(rs.getObject(1, UUID.class), java.time.Duration.ofNanos(rs.getLong(2) * 1000));
+                }
+            }
+        }
+        List<Completed> out = new ArrayList<>(completions.size());
+        for (Completion done : completions) {
+            java.time.Duration took = completed.remove(done.runId());
+            out.add(new Completed(took != null, took));
+        }
+        return out;
+    }
+
+    /** Records where a delayed run's trigger waits in the delay set (for {@code Runs.cancel}). */
+    public void scheduled(UUID id, String scheduledId) throws SQLException {
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement ps = c.prepareStatement("UPDATE " + runs + " SET scheduled_id = ? WHERE id = ?")) {
+            ps.setString(1, scheduledId);
+            ps.setObject(2, id);
+            ps.executeUpdate();
+        }
+    }
+
+    // ------------------------------------------------------------------ reads
+
+    public Optional<Run> get(UUID id) throws SQLException {
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement ps = c.prepareStatement("SELECT " + RunRows.COLUMNS
+                     + " FROM " + runs + " WHERE id = ?")) {
+            ps.setObject(1, id);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    return Optional.empty();
+                }
+                return Optional.of(RunRows.read(rs));
+            }
+        }
+    }
+
+    public List<StoredReply> replies(UUID id) throws SQLException {
+        return repliesAfter(id, 0);
+    }
+
+    /** Replies with {@code seq} above {@code afterSeq}, in order (the unique (run_id, seq) index serves it). */
+    public List<StoredReply> repliesAfter(UUID id, int afterSeq) throws SQLException {
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement ps = c.prepareStatement("SELECT seq, role, content, created_at FROM " + messages
+                     + " WHERE run_id = ? AND seq > ? ORDER BY seq")) {
+            ps.setObject(1, id);
+            ps.setInt(2, afterSeq);
+            List<StoredReply> out = new ArrayList<>();
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    out.add(new StoredReply(rs.getInt(1), rs.getString(2), rs.getString(3),
+                            rs.getTimestamp(4).toInstant()));
+                }
+            }
+            return out;
+        }
+    }
+
+    /** The run's recorded effects, in the order they were initiated. */
+    public List<RecordedEffect> effects(UUID id) throws SQLException {
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement ps = c.prepareStatement("SELECT name, idempotency_key, result, initiated_at, completed_at"
+                     + " FROM " + schema + ".run_effects WHERE run_id = ? ORDER BY initiated_at, name")) {
+            ps.setObject(1, id);
+            List<RecordedEffect> out = new ArrayList<>();
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    java.sql.Timestamp completed = rs.getTimestamp(5);
+                    out.add(new RecordedEffect(rs.getString(1), rs.getString(2),
+                            completed == null ? Optional.empty() : Optional.ofNullable(rs.getString(3)),
+                            rs.getTimestamp(4).toInstant(),
+                            completed == null ? Optional.empty() : Optional.of(completed.toInstant())));
+                }
+            }
+            return out;
+        }
+    }
+
+    public static String sources(RunStatus target) {
+        return RunStatus.sourcesOf(target).stream().map(s -> "'" + s.sql() + "'").collect(Collectors.joining(", "));
+    }
+}

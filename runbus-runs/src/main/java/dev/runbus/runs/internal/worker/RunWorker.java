@@ -1,0 +1,166 @@
+package dev.runbus.runs.internal.worker;
+
+import dev.runbus.Batch;
+import dev.runbus.BatchHandler;
+import dev.runbus.Delivery;
+import dev.runbus.runs.Reply;
+import dev.runbus.runs.RunHandler;
+import dev.runbus.runs.internal.store.EffectStore;
+import dev.runbus.runs.internal.store.RunStore;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Executes the runs the triggers of one read batch name, as a bus batch handler. A run that succeeds is
+ * acked; one that fails is retried by the bus after the runs' retry policy's delay, which is recorded on the
+ * run ({@code next_attempt_at}), and at {@code maxDeliveries} the bus dead-letters it ({@link FailedRunMarker}
+ * then fails the run).
+ *
+ * <ol>
+ *   <li>for the whole batch, in one transaction (unless it is larger than a commit group): pending|running →
+ *       running, attempt + 1 — or, for a run that is done, failed or unknown, nothing (the short-circuit: its
+ *       trigger is acked, nothing runs); or, for a run that already had {@code maxDeliveries} attempts by
+ *       PostgreSQL's count (Redis lost its delivery count), running → failed (see {@link RunAttempts}): its
+ *       trigger is acked, nothing runs;</li>
+ *   <li>each run's handler, in parallel on the worker's threads;</li>
+ *   <li>as each handler returns, in one transaction with the other runs finishing then: its replies
+ *       (ON CONFLICT DO NOTHING) and done;</li>
+ *   <li>then its trigger is acked, without waiting for the rest of the batch.</li>
+ * </ol>
+ * So a run costs a share of two transactions, not two of its own, and a run handler's thread never waits
+ * for a commit: the bus's batch call waits for its batch's attempts and for its runs to be settled.
+ *
+ * <p>The handlers' executor must run every task it accepts (a pool that silently discards tasks would leave
+ * their triggers held until close); one that rejects a task makes the batch call run it itself.
+ */
+public final class RunWorker implements BatchHandler {
+
+    private static final Logger log = LoggerFactory.getLogger(RunWorker.class);
+
+    private final RunFailures failures;
+    private final EffectStore effects;
+    private final RunCommits commits;
+    private final RunHandler handler;
+    private final Executor handlers;
+    private final RetrySchedule retries;
+
+    /** {@code handlers} runs the run handlers; it must not be the executor of the bus calls into this worker. */
+    public RunWorker(RunStore store, RunFailures failures, RunCommits commits, RunHandler handler,
+                     Executor handlers, RetrySchedule retries) {
+        this.failures = failures;
+        this.effects = new EffectStore(store.dataSource(), store.schema());
+        this.commits = commits;
+        this.handler = handler;
+        this.handlers = handlers;
+        this.retries = retries;
+    }
+
+    @Override
+    public void handle(Batch batch) throws Exception {
+        List<Delivery> triggers = new ArrayList<>(batch.deliveries().size());
+        List<RunAttempts.Request> requests = new ArrayList<>(batch.deliveries().size());
+        for (Delivery d : batch.deliveries()) {
+            Optional<UUID> runId = Triggers.runIdOf(d.message());
+            if (runId.isEmpty()) {
+                log.warn("entry {} of topic {} is not a run trigger (id '{}'); acked without work", d.streamId(),
+                        d.topic(), d.message().id());
+                batch.succeed(d);
+            } else {
+                triggers.add(d);
+                requests.add(new RunAttempts.Request(runId.get(), d.streamId()));
+            }
+        }
+        if (triggers.isEmpty()) {
+            return;
+        }
+        List<CompletableFuture<RunAttempts.Start>> attempts = commits.startAttempts(requests);
+        CountDownLatch finished = new CountDownLatch(triggers.size());
+        for (int i = 0; i < triggers.size(); i++) {
+            Delivery d = triggers.get(i);
+            RunAttempts.Start start;
+            try {
+                start = attempts.get(i).get();
+            } catch (ExecutionException notStarted) { // this run's attempt could not be written: it alone fails
+                settle(batch, d, notStarted.getCause(), finished);
+                continue;
+            }
+            if (!(start instanceof RunAttempts.Started started)) {
+                if (start instanceof RunAttempts.GaveUp g) {
+                    log.warn("run {} failed: {}", g.runId(), g.reason()); // as FailedRunMarker reports a dead letter's
+                } else {
+                    log.debug("run {} is finished or unknown; trigger {} acked without work", requests.get(i).runId(),
+                            d.streamId());
+                }
+                settle(batch, d, null, finished);
+                continue;
+            }
+            // The run handler joins the trigger's trace (its consumer span), on whichever thread runs it.
+            Runnable task = batch.withTraceContext(d, () -> execute(batch, d, started.attempt(), finished));
+            try {
+                handlers.execute(task);
+            } catch (RejectedExecutionException closing) {
+                // The handlers' executor is shutting down: run it here rather than count a failure that the run
+                // did not have.
+                task.run();
+            }
+        }
+        finished.await();
+    }
+
+    /** Runs one handler and queues its completion; settles the delivery when the completion is committed. */
+    private void execute(Batch batch, Delivery d, RunStore.Attempt a, CountDownLatch finished) {
+        List<Reply> replies;
+        try {
+            replies = HandlerCall.execute(handler, effects, a);
+        } catch (Throwable failure) {
+            try {
+                failures.recordQuietly(a.runId(), failure, retries.after(d));
+            } finally {
+                settle(batch, d, failure, finished); // whatever recording did, or the batch call waits forever
+            }
+            return;
+        }
+        commits.complete(a.runId(), replies).whenComplete((completed, error) -> {
+            Throwable failure = error instanceof CompletionException && error.getCause() != null ? error.getCause()
+                    : error;
+            try {
+                if (failure == null) {
+                    if (!completed) {
+                        log.debug("run {} was completed by another execution; its replies are kept", a.runId());
+                    }
+                    CrashPoints.reach(CrashPoints.Point.AFTER_COMMIT_BEFORE_ACK);
+                }
+            } catch (RuntimeException unexpected) {
+                failure = unexpected;
+            } finally {
+                settle(batch, d, failure, finished); // whatever happened above, the delivery is settled
+            }
+        });
+    }
+
+    private static void settle(Batch batch, Delivery d, Throwable failure, CountDownLatch finished) {
+        try {
+            if (failure == null) {
+                batch.succeed(d);
+            } else {
+                batch.fail(d, failure);
+            }
+        } catch (IllegalStateException late) {
+            // The batch call stopped waiting (the subscription was closed past its timeout): the entry stays
+            // pending and the run converges on its next delivery.
+            log.debug("run trigger {} finished after its worker stopped waiting: {}", d.streamId(), late.getMessage());
+        } finally {
+            finished.countDown();
+        }
+    }
+}

@@ -1,0 +1,51 @@
+package dev.runbus.runs.internal.worker;
+
+import dev.runbus.Message;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+
+/**
+ * The stream message that triggers a run: type {@value #TYPE}, id and payload both the run id. It carries
+ * nothing else: the run itself is in PostgreSQL. Runs in per-user order publish their triggers with the user id
+ * as the message key, so that one user's triggers share a partition.
+ */
+public final class Triggers {
+
+    public static final String TYPE = "runbus.run";
+
+    private Triggers() {
+    }
+
+    public static Message of(UUID runId) {
+        return of(runId, null, Map.of());
+    }
+
+    /**
+     * A trigger with a message key: the user id for ordered runs; {@code null} for none (unordered runs, whose
+     * triggers are spread over the partitions).
+     */
+    public static Message of(UUID runId, String key) {
+        return of(runId, key, Map.of());
+    }
+
+    /**
+     * A trigger with a message key (or null) and headers: the trace context of the run's submission, so that the
+     * run's execution joins its submitter's trace.
+     */
+    public static Message of(UUID runId, String key, Map<String, String> headers) {
+        String id = runId.toString();
+        Message m = Message.builder(TYPE, id.getBytes(StandardCharsets.UTF_8)).id(id).headers(headers).build();
+        return key == null ? m : m.withKey(key);
+    }
+
+    /** The run id of a trigger, or empty when the message is not one. */
+    public static Optional<UUID> runIdOf(Message m) {
+        try {
+            return Optional.of(UUID.fromString(m.id()));
+        } catch (IllegalArgumentException notARun) {
+            return Optional.empty();
+        }
+    }
+}
