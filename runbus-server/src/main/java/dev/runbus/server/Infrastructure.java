@@ -4,14 +4,15 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.runbus.Bus;
 import dev.runbus.BusConfig;
 import dev.runbus.Tracing;
+import dev.runbus.server.embedded.EmbeddedPasswords;
+import dev.runbus.server.embedded.EmbeddedPostgresServer;
+import dev.runbus.server.embedded.EmbeddedRedis;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.SecureRandom;
-import java.util.Base64;
 import java.util.Comparator;
 import java.util.EnumMap;
 import java.util.Map;
@@ -29,8 +30,6 @@ import javax.sql.DataSource;
  * handed to the bus and the pool in-process: another account on this host reaches their ports, not their data.
  */
 public final class Infrastructure implements AutoCloseable {
-
-    private static final SecureRandom RANDOM = new SecureRandom();
 
     private final String redisUri;
     private final String jdbcUrl;
@@ -95,7 +94,7 @@ public final class Infrastructure implements AutoCloseable {
             if (redisUri.isEmpty()) {
                 int port = freePort();
                 Path dir = Files.createDirectories(dataDir.resolve("redis"));
-                String password = randomPassword();
+                String password = EmbeddedPasswords.random();
                 redisPassword = password.toCharArray();
                 redis = EmbeddedRedis.start(port, dir, password);
                 redisUri = "redis://127.0.0.1:" + port;
@@ -174,13 +173,6 @@ public final class Infrastructure implements AutoCloseable {
     public String embeddedServers() {
         return embeddedRedis != null && embeddedPostgres != null ? "Redis and PostgreSQL"
                 : embeddedRedis != null ? "Redis" : embeddedPostgres != null ? "PostgreSQL" : "";
-    }
-
-    /** 32 random bytes, base64url: a password nothing needs to escape in a config file or a URL. */
-    static String randomPassword() {
-        byte[] bytes = new byte[32];
-        RANDOM.nextBytes(bytes);
-        return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
     }
 
     /** The registry of the bus's and the runs layer's meters; null when nothing is measured. */

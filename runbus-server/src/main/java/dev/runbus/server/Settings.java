@@ -1,10 +1,10 @@
 package dev.runbus.server;
 
+import dev.runbus.RetryPolicy;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import dev.runbus.RetryPolicy;
 import java.time.Duration;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;

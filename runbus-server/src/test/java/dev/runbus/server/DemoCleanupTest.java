@@ -4,6 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.runbus.runs.NewRun;
+import dev.runbus.server.demo.Demo;
+import dev.runbus.server.demo.DemoNamespace;
+import dev.runbus.server.demo.DemoPlan;
 import dev.runbus.testing.RedisTarget;
 import dev.runbus.testing.Wait;
 import java.io.IOException;

@@ -3,6 +3,10 @@ package dev.runbus.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.runbus.server.demo.Demo;
+import dev.runbus.server.demo.DemoNamespace;
+import dev.runbus.server.demo.DemoPlan;
+import dev.runbus.server.demo.DemoReport;
 import dev.runbus.testing.RedisTarget;
 import dev.runbus.testing.TestServers;
 import java.sql.Connection;

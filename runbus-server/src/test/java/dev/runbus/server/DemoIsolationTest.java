@@ -10,6 +10,7 @@ import dev.runbus.runs.RunContext;
 import dev.runbus.runs.RunHandler;
 import dev.runbus.runs.Runs;
 import dev.runbus.runs.RunsConfig;
+import dev.runbus.server.demo.DemoPlan;
 import dev.runbus.testing.RedisTarget;
 import io.lettuce.core.Consumer;
 import io.lettuce.core.StreamMessage;

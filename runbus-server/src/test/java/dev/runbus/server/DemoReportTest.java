@@ -6,6 +6,8 @@ import dev.runbus.Bus;
 import dev.runbus.BusConfig;
 import dev.runbus.runs.Runs;
 import dev.runbus.runs.RunsConfig;
+import dev.runbus.server.demo.DemoPlan;
+import dev.runbus.server.demo.DemoReport;
 import dev.runbus.testing.RedisTarget;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.runbus.RunbusException;
 import dev.runbus.testing.RedisServerProcess;
 import dev.runbus.testing.TcpProxy;
 import dev.runbus.testing.Wait;
@@ -12,7 +13,6 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Map;
 import java.util.UUID;
-import dev.runbus.RunbusException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;

@@ -3,6 +3,7 @@ package dev.runbus.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.runbus.testing.TestCertificates;
 import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -12,7 +13,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.KeyStore;
 import java.security.cert.CertificateFactory;
-import dev.runbus.testing.TestCertificates;
 import java.time.Duration;
 import java.util.Map;
 import javax.net.ssl.SSLContext;

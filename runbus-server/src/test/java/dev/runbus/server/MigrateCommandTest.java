@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.runbus.ScriptLibrary;
-
 import dev.runbus.runs.NewRun;
 import dev.runbus.runs.Runs;
 import dev.runbus.runs.RunsSchema;

@@ -1,8 +1,8 @@
 package dev.runbus.server.cli;
 
-import dev.runbus.server.Demo;
-import dev.runbus.server.DemoNamespace;
-import dev.runbus.server.DemoReport;
+import dev.runbus.server.demo.Demo;
+import dev.runbus.server.demo.DemoNamespace;
+import dev.runbus.server.demo.DemoReport;
 import dev.runbus.server.Setting;
 import dev.runbus.server.Settings;
 import java.time.Duration;

@@ -1,4 +1,4 @@
-package dev.runbus.server;
+package dev.runbus.server.demo;
 
 import dev.runbus.Inspector;
 import dev.runbus.runs.IdempotencyConflictException;
@@ -6,6 +6,13 @@ import dev.runbus.runs.NewRun;
 import dev.runbus.runs.RunHandler;
 import dev.runbus.runs.Runs;
 import dev.runbus.runs.SubmitResult;
+import dev.runbus.server.DemoHandler;
+import dev.runbus.server.Environment;
+import dev.runbus.server.Infrastructure;
+import dev.runbus.server.RunbusCli;
+import dev.runbus.server.RunsFactory;
+import dev.runbus.server.Setting;
+import dev.runbus.server.Settings;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -52,7 +59,7 @@ public final class Demo {
     }
 
     /** With another handler or plan than the demo's: for tests that break the demo on purpose. */
-    Demo(Settings settings, Options options, Environment environment, PrintWriter out, RunHandler handler,
+    public Demo(Settings settings, Options options, Environment environment, PrintWriter out, RunHandler handler,
          DemoPlan plan) {
         this.settings = settings;
         this.options = options;

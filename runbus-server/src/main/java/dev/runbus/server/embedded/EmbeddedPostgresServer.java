@@ -1,4 +1,4 @@
-package dev.runbus.server;
+package dev.runbus.server.embedded;
 
 import io.zonky.test.db.postgres.embedded.DefaultPostgresBinaryResolver;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
@@ -27,10 +27,10 @@ import java.util.Set;
  *   marker file, so another account could plant the binaries that the next start runs.</li>
  * </ul>
  */
-final class EmbeddedPostgresServer {
+public final class EmbeddedPostgresServer {
 
     /** Beside the data folder: the superuser's password, first line. */
-    static final String PASSWORD_FILE = "postgres.password";
+    public static final String PASSWORD_FILE = "postgres.password";
 
     private static final Set<PosixFilePermission> PRIVATE = PosixFilePermissions.fromString("rwx------");
     private static final Set<PosixFilePermission> OTHERS = EnumSet.of(PosixFilePermission.GROUP_READ,
@@ -56,7 +56,7 @@ final class EmbeddedPostgresServer {
     }
 
     /** A started server and its superuser's password. */
-    record Started(EmbeddedPostgres postgres, String password) {
+    public record Started(EmbeddedPostgres postgres, String password) {
     }
 
     /**
@@ -65,7 +65,7 @@ final class EmbeddedPostgresServer {
      * @throws IllegalStateException when the data was made without a password (by an earlier runbus), or the
      *                               working folder is open to other accounts
      */
-    static Started start(Path dataDir) throws IOException {
+    public static Started start(Path dataDir) throws IOException {
         Path passwordFile = dataDir.resolveSibling(PASSWORD_FILE);
         boolean initialised = Files.exists(dataDir.resolve("postgresql.conf"));
         if (initialised && !Files.exists(passwordFile)) {
@@ -100,7 +100,7 @@ final class EmbeddedPostgresServer {
      * The folder zonky unpacks PostgreSQL into and scans for stale data folders: {@code ~/.cache/runbus}, made 0700,
      * or, where the home folder cannot hold it, a 0700 folder made under the system temp folder for this JVM.
      */
-    static synchronized Path workingDirectory() throws IOException {
+    public static synchronized Path workingDirectory() throws IOException {
         if (workingDirectory != null) {
             return workingDirectory;
         }
@@ -127,7 +127,7 @@ final class EmbeddedPostgresServer {
     }
 
     /** @throws IllegalStateException when {@code dir} belongs to another user or others may enter or change it */
-    static void checkPrivate(Path dir) throws IOException {
+    public static void checkPrivate(Path dir) throws IOException {
         String owner = Files.getOwner(dir).getName();
         String me = System.getProperty("user.name");
         if (!owner.equals(me)) {
@@ -143,7 +143,7 @@ final class EmbeddedPostgresServer {
     }
 
     private static String writePassword(Path file) throws IOException {
-        String password = Infrastructure.randomPassword();
+        String password = EmbeddedPasswords.random();
         // Made private before the password is in it, then put in place whole.
         Path tmp = Files.createTempFile(file.getParent(), ".postgres", ".tmp",
                 PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));

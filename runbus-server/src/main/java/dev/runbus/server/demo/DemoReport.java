@@ -1,5 +1,7 @@
-package dev.runbus.server;
+package dev.runbus.server.demo;
 
+import dev.runbus.server.Json;
+import dev.runbus.server.Table;
 import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -40,7 +42,7 @@ public record DemoReport(long runs, long done, long failed, long poisonRuns, lon
                          double p50Millis, double p99Millis, double elapsedSeconds) {
 
     /** Replies each done run must have (the demo handler writes two on every attempt); failed runs have none. */
-    static final int REPLIES_PER_RUN = 2;
+    public static final int REPLIES_PER_RUN = 2;
 
     static long[] statusCounts(DataSource db, String schema) throws SQLException {
         try (Connection c = db.getConnection(); Statement st = c.createStatement();
@@ -52,13 +54,13 @@ public record DemoReport(long runs, long done, long failed, long poisonRuns, lon
     }
 
     /** A report without the order figure (runs not ordered). */
-    static DemoReport read(DataSource db, String schema, DemoPlan plan, long deadLettered, long absorbed,
+    public static DemoReport read(DataSource db, String schema, DemoPlan plan, long deadLettered, long absorbed,
                            double elapsedSeconds) throws SQLException {
         return read(db, schema, plan, deadLettered, absorbed, false, elapsedSeconds);
     }
 
     /** @param ordered the runs were in per-user order: measure {@link #orderViolations} */
-    static DemoReport read(DataSource db, String schema, DemoPlan plan, long deadLettered, long absorbed,
+    public static DemoReport read(DataSource db, String schema, DemoPlan plan, long deadLettered, long absorbed,
                            boolean ordered, double elapsedSeconds) throws SQLException {
         long[] counts = statusCounts(db, schema);
         try (Connection c = db.getConnection(); Statement st = c.createStatement()) {
@@ -168,7 +170,7 @@ public record DemoReport(long runs, long done, long failed, long poisonRuns, lon
         return broken;
     }
 
-    Map<String, Object> asMap() {
+    public Map<String, Object> asMap() {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("runs", runs);
         m.put("done", done);

@@ -1,4 +1,4 @@
-package dev.runbus.server;
+package dev.runbus.server.demo;
 
 import dev.runbus.runs.NewRun;
 import java.util.ArrayList;
@@ -28,7 +28,7 @@ public final class DemoPlan {
     private final int poisonRuns;
 
     /** A plan as given: for tests that need one {@link #create} does not make. */
-    DemoPlan(List<Submission> submissions, int poisonRuns) {
+    public DemoPlan(List<Submission> submissions, int poisonRuns) {
         this.submissions = submissions;
         this.poisonRuns = poisonRuns;
     }

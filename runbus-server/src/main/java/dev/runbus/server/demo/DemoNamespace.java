@@ -1,6 +1,10 @@
-package dev.runbus.server;
+package dev.runbus.server.demo;
 
 import dev.runbus.KeyPrefix;
+import dev.runbus.server.DemoHandler;
+import dev.runbus.server.Infrastructure;
+import dev.runbus.server.Setting;
+import dev.runbus.server.Settings;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;

@@ -1,4 +1,4 @@
-package dev.runbus.server;
+package dev.runbus.server.embedded;
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -28,7 +28,7 @@ import redis.embedded.core.ExecutableProvider;
  * command it sends), and Redis 6.2, the embedded version, has no ACL rule that keeps them from the default user.
  * The password is in a 0600 config file in Redis's own folder, never on a command line.
  */
-final class EmbeddedRedis implements AutoCloseable {
+public final class EmbeddedRedis implements AutoCloseable {
 
     private static final Path SETSID = Path.of("/usr/bin/setsid");
 
@@ -56,7 +56,7 @@ final class EmbeddedRedis implements AutoCloseable {
      * Starts Redis on 127.0.0.1:{@code port} with {@code password}, keeping nothing on disk, and returns once it
      * accepts connections.
      */
-    static EmbeddedRedis start(int port, Path dir, String password) throws IOException {
+    public static EmbeddedRedis start(int port, Path dir, String password) throws IOException {
         List<String> config = new ArrayList<>(List.of("port " + port, "bind 127.0.0.1", "protected-mode yes",
                 "requirepass " + password, "save \"\"", "appendonly no", "dir \"" + dir.toAbsolutePath() + "\""));
         RENAMED.forEach(c -> config.add("rename-command " + c + " \"\""));

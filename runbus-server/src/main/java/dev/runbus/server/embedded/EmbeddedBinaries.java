@@ -1,4 +1,4 @@
-package dev.runbus.server;
+package dev.runbus.server.embedded;
 
 /**
  * What the jar holds of the embedded servers' binaries: Redis 6.2 for Linux and macOS on amd64 and arm64, and
