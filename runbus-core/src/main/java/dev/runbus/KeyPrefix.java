@@ -1,11 +1,6 @@
 package dev.runbus;
 
-import dev.runbus.internal.redis.RedisLink;
-import io.lettuce.core.ScanArgs;
-import io.lettuce.core.ScanIterator;
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
+import dev.runbus.internal.admin.PrefixDeletion;
 
 /** Operations on all the keys under one key prefix, for tools (the demo cleans up its own with it). */
 public final class KeyPrefix {
@@ -52,9 +47,7 @@ public final class KeyPrefix {
      */
     public static long deleteAll(String redisUrl, String prefix) {
         check(prefix);
-        try (RedisLink link = RedisLink.open(redisUrl, Duration.ofSeconds(10))) {
-            return deleteAll(link, prefix);
-        }
+        return PrefixDeletion.deleteAll(redisUrl, prefix);
     }
 
     /**
@@ -64,22 +57,6 @@ public final class KeyPrefix {
      * @throws RunbusException if Redis cannot be reached
      */
     public static long deleteAll(BusConfig config) {
-        try (RedisLink link = RedisLink.open(config)) {
-            return deleteAll(link, config.keyPrefix());
-        }
-    }
-
-    private static long deleteAll(RedisLink link, String prefix) {
-        long deleted = 0;
-        List<String> batch = new ArrayList<>();
-        ScanIterator<String> it = ScanIterator.scan(link.sync(), ScanArgs.Builder.matches(prefix + ":*").limit(500));
-        while (it.hasNext()) {
-            batch.add(it.next());
-            if (batch.size() == 500 || !it.hasNext()) {
-                deleted += link.sync().del(batch.toArray(new String[0]));
-                batch.clear();
-            }
-        }
-        return deleted;
+        return PrefixDeletion.deleteAll(config);
     }
 }
