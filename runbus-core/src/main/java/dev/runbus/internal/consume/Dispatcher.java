@@ -5,13 +5,11 @@ import dev.runbus.BatchHandler;
 import dev.runbus.Delivery;
 import dev.runbus.Handler;
 import dev.runbus.Message;
-import dev.runbus.Outcome;
 import dev.runbus.internal.redis.Entry;
 import dev.runbus.internal.redis.Partitions;
 import dev.runbus.internal.redis.Slots;
 import dev.runbus.internal.redis.WireFormat;
 import dev.runbus.internal.scripts.Scripts;
-import dev.runbus.internal.telemetry.BusMeters;
 import dev.runbus.internal.telemetry.SafeListener;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -19,14 +17,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -47,7 +42,7 @@ import org.slf4j.LoggerFactory;
  * start of each of its entries is recorded in its partition's start record (record_starts.lua), without waiting,
  * and the reclaimer and the re-read of this consumer's own pending entries count an entry's deliveries from that
  * record, not from the pending list, which also counts reads and claims whose reply was lost (an entry delivered
- * before waits for its record; see {@link #recordStarts}). A fresh read
+ * before waits for its record; see {@link StartRecorder}). A fresh read
  * ({@code >}) needs no look: nothing started on an entry never delivered. Ack-before-work mode records nothing:
  * it never delivers an entry twice.
  */
@@ -62,17 +57,10 @@ public final class Dispatcher {
     private final OutcomePolicy policy;
     private final InFlight inFlight;
     private final Acker acker;
-    private final DeadLetterMover deadLetters;
-    private final Retrier retrier;
     private final SafeListener listener;
-    private final Scripts scripts;
-    /** How long a handler waits for the start record of an entry delivered before (Redis's command timeout). */
-    private final long recordTimeoutMillis;
-    /** A delivery waiting for a runner, its hold on the entry, and the pool its slot returns to. */
-    private record Held(Delivery delivery, InFlight.Hold hold, Slots slots) {
-    }
-
-    private final BlockingQueue<List<Held>> queue = new LinkedBlockingQueue<>();
+    private final StartRecorder starts;
+    private final OutcomeApplier outcomes;
+    private final BlockingQueue<List<HeldDelivery>> queue = new LinkedBlockingQueue<>();
     private final CountDownLatch runnersDone;
     /** Guards {@link #draining} against a hand-off: what is queued before the drain begins is run. */
     private final Object intake = new Object();
@@ -93,11 +81,10 @@ public final class Dispatcher {
         this.policy = new OutcomePolicy(ctx.options().maxDeliveries());
         this.inFlight = inFlight;
         this.acker = acker;
-        this.deadLetters = deadLetters;
-        this.retrier = retrier;
         this.listener = listener;
-        this.scripts = scripts;
-        this.recordTimeoutMillis = recordTimeoutMillis;
+        this.starts = new StartRecorder(ctx, scripts, listener, recordTimeoutMillis);
+        this.outcomes = new OutcomeApplier(ctx, policy, inFlight, acker, deadLetters, retrier, listener,
+                () -> stopped);
         this.runnersDone = new CountDownLatch(ctx.options().concurrency());
     }
 
@@ -134,7 +121,7 @@ public final class Dispatcher {
         }
         boolean afterWork = ctx.options().ackMode() == AckMode.AFTER_WORK;
         List<Entry> notOurs = new ArrayList<>();
-        List<Held> ready = new ArrayList<>(entries.size());
+        List<HeldDelivery> ready = new ArrayList<>(entries.size());
         for (Entry e : entries) {
             InFlight.Hold hold = null;
             try {
@@ -147,10 +134,11 @@ public final class Dispatcher {
                     slots.release(1);
                 } else if (policy.isAbandoned(attempt(e)) && afterWork) {
                     inFlight.release(hold);
-                    deadLetter(e.partition(), e.streamId(), attempt(e), WireFormat.decodeOrPlaceholder(ctx.qualify(e.partition(), e.streamId()), e),
+                    outcomes.deadLetter(e.partition(), e.streamId(), attempt(e),
+                            WireFormat.decodeOrPlaceholder(ctx.qualify(e.partition(), e.streamId()), e),
                             OutcomePolicy.abandonedReason(attempt(e), e.previousOwner()), slots);
                 } else {
-                    Held h = decode(e, hold, slots);
+                    HeldDelivery h = decode(e, hold, slots);
                     if (h != null) {
                         ready.add(h);
                     }
@@ -173,7 +161,7 @@ public final class Dispatcher {
      * Splits the entries into at most {@code concurrency} chunks, in order, one queue element each; for a batch
      * handler, the entries are one chunk.
      */
-    private void handOff(List<Held> ready) {
+    private void handOff(List<HeldDelivery> ready) {
         if (ready.isEmpty()) {
             return;
         }
@@ -210,18 +198,18 @@ public final class Dispatcher {
     }
 
     /** The delivery of an entry, or null when it cannot be decoded (it is dead-lettered instead). */
-    private Held decode(Entry e, InFlight.Hold hold, Slots slots) {
+    private HeldDelivery decode(Entry e, InFlight.Hold hold, Slots slots) {
         String id = ctx.qualify(e.partition(), e.streamId());
         Message message;
         try {
             message = WireFormat.decode(id, e.fields());
         } catch (RuntimeException bad) {
             inFlight.release(hold);
-            deadLetter(e.partition(), e.streamId(), e.deliveries(), WireFormat.placeholder(id),
+            outcomes.deadLetter(e.partition(), e.streamId(), e.deliveries(), WireFormat.placeholder(id),
                     "cannot decode entry: " + bad.getMessage(), slots);
             return null;
         }
-        return new Held(new Delivery(message, ctx.topic(), id, ctx.group(), ctx.consumer(), e.deliveries(), 0,
+        return new HeldDelivery(new Delivery(message, ctx.topic(), id, ctx.group(), ctx.consumer(), e.deliveries(), 0,
                 attempt(e)), hold, slots);
     }
 
@@ -239,7 +227,7 @@ public final class Dispatcher {
     private void runner() {
         try {
             while (!stopped) {
-                List<Held> chunk;
+                List<HeldDelivery> chunk;
                 try {
                     chunk = queue.poll(50, TimeUnit.MILLISECONDS);
                 } catch (InterruptedException e) {
@@ -262,7 +250,7 @@ public final class Dispatcher {
         }
     }
 
-    private void runAll(List<Held> chunk) {
+    private void runAll(List<HeldDelivery> chunk) {
         if (batchHandler != null) {
             runBatch(chunk);
             return;
@@ -270,7 +258,7 @@ public final class Dispatcher {
         if (!stopped) {
             // The whole chunk at once, one call per partition rather than one per entry: an entry of it that
             // close then keeps from starting counts one start too many, which only a close that gave up causes.
-            recordStarts(chunk);
+            starts.record(chunk);
         }
         for (int i = 0; i < chunk.size(); i++) {
             if (stopped) {
@@ -282,7 +270,7 @@ public final class Dispatcher {
         }
     }
 
-    private void run(Held h) {
+    private void run(HeldDelivery h) {
         long started = System.nanoTime();
         Throwable failure = null;
         try {
@@ -291,19 +279,19 @@ public final class Dispatcher {
             failure = t;
         }
         clearInterrupt();
-        settle(h, failure, started);
+        outcomes.settle(h, failure, started);
     }
 
-    private void runBatch(List<Held> chunk) {
+    private void runBatch(List<HeldDelivery> chunk) {
         if (stopped) {
             unhold(chunk);
             return;
         }
-        recordStarts(chunk);
+        starts.record(chunk);
         List<Delivery> deliveries = new ArrayList<>(chunk.size());
         chunk.forEach(h -> deliveries.add(h.delivery()));
         long started = System.nanoTime(); // each delivery of the batch is timed from the call's start to its settling
-        BatchCall call = new BatchCall(deliveries, (i, failure) -> settle(chunk.get(i), failure, started));
+        BatchCall call = new BatchCall(deliveries, (i, failure) -> outcomes.settle(chunk.get(i), failure, started));
         Throwable failure = null;
         try {
             batchHandler.handle(call);
@@ -312,47 +300,6 @@ public final class Dispatcher {
         }
         clearInterrupt();
         call.settleRest(failure);
-    }
-
-    /**
-     * Records one handler start on each entry of the chunk, by partition. Without waiting when every entry is on
-     * its first delivery: a record lost then (the call failed, reported; or the process died before it left) only
-     * lets the entry be delivered once more. An entry delivered before waits for its record (up to the command
-     * timeout, then runs anyway): an entry that kills its process each time it runs is counted, and dead-lettered
-     * as abandoned, instead of coming back forever. The record may reach Redis after the entry's ack (acks also
-     * leave from the client's I/O thread, ahead of what other threads queued there): record_starts.lua then skips
-     * it, as no longer pending.
-     */
-    private void recordStarts(List<Held> chunk) {
-        if (ctx.options().ackMode() == AckMode.BEFORE_WORK) {
-            return;
-        }
-        Map<Integer, List<String>> ids = new TreeMap<>();
-        chunk.forEach(h -> ids.computeIfAbsent(h.hold().partition(), p -> new ArrayList<>()).add(h.hold().streamId()));
-        List<CompletableFuture<Long>> sent = new ArrayList<>(ids.size());
-        ids.forEach((partition, list) -> {
-            try {
-                sent.add(scripts.recordStarts(ctx.name(partition), ctx.group(), list).whenComplete((n, failure) -> {
-                    if (failure != null) {
-                        listener.onLoopError("record handler starts " + ctx.describe(), failure);
-                    }
-                }));
-            } catch (RuntimeException failure) {
-                listener.onLoopError("record handler starts " + ctx.describe(), failure);
-            }
-        });
-        if (chunk.stream().anyMatch(h -> h.delivery().deliveryCount() > 1)) {
-            try {
-                CompletableFuture.allOf(sent.toArray(new CompletableFuture<?>[0]))
-                        .get(recordTimeoutMillis, TimeUnit.MILLISECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt(); // cleared after the handler, as a handler's own
-            } catch (ExecutionException e) {
-                // reported by the callback above
-            } catch (TimeoutException e) {
-                listener.onLoopError("record handler starts " + ctx.describe(), e);
-            }
-        }
     }
 
     /**
@@ -366,87 +313,13 @@ public final class Dispatcher {
         }
     }
 
-    /**
-     * After the handler: the entry is no longer kept alive, its outcome is applied and its slot is freed (for a
-     * dead letter, once the move is made). Never throws: a failure here leaves the entry pending.
-     *
-     * <p>No outcome is applied when this delivery's hold was gone: its claim was lost (the keep-alive reported
-     * it) or the entry was deleted. The entry is then another delivery's, possibly a newer one of this very
-     * consumer, which acks or dead-letters it itself.
-     */
-    private void settle(Held h, Throwable failure, long startedNanos) {
-        Delivery d = h.delivery();
-        boolean stillHeld = inFlight.release(h.hold());
-        boolean slotHandedOver = false;
-        try {
-            if (!stillHeld) {
-                log.debug("{}: {} was no longer held by this delivery when its handler ended; no outcome applied",
-                        ctx.describe(), d.streamId());
-            } else if (!stopped) {
-                slotHandedOver = finish(h, failure, startedNanos);
-            }
-        } catch (Throwable unexpected) {
-            log.error("{}: failure while finishing {}; it stays pending", ctx.describe(), d.streamId(), unexpected);
-        } finally {
-            if (!slotHandedOver) {
-                h.slots().release(1);
-            }
-        }
-    }
-
     /** Entries that will not run: they stay pending in Redis, no longer held here. Returns how many. */
-    private int unhold(List<Held> held) {
-        for (Held h : held) {
+    private int unhold(List<HeldDelivery> held) {
+        for (HeldDelivery h : held) {
             inFlight.release(h.hold());
             h.slots().release(1);
         }
         return held.size();
-    }
-
-    /**
-     * Applies the one decision of {@link OutcomePolicy#afterHandler}. Returns true when the entry's slot went
-     * with a dead-letter move or a reschedule, which releases it.
-     */
-    private boolean finish(Held h, Throwable failure, long startedNanos) {
-        Delivery d = h.delivery();
-        InFlight.Hold entry = h.hold();
-        long nanos = System.nanoTime() - startedNanos;
-        if (ctx.options().ackMode() == AckMode.BEFORE_WORK) {
-            listener.meters().handled(ctx.topic(), ctx.group(), failure == null ? BusMeters.SUCCESS : BusMeters.FAILURE,
-                    nanos);
-            if (failure != null) {
-                listener.onHandlerFailure(d, failure, Outcome.ACK);
-            }
-            return false;
-        }
-        Outcome outcome = policy.afterHandler(d.attempt(), failure);
-        listener.meters().handled(ctx.topic(), ctx.group(), BusMeters.outcome(outcome), nanos);
-        switch (outcome) {
-            case ACK:
-                acker.ack(entry.partition(), entry.streamId());
-                return false;
-            case RETRY:
-                listener.onHandlerFailure(d, failure, outcome);
-                if (retrier.delays()) { // the entry keeps its slot until the reschedule is answered
-                    retrier.retryLater(entry.partition(), entry.streamId(), d, () -> h.slots().release(1));
-                    return true;
-                }
-                return false;
-            case DEAD_LETTER:
-                listener.onHandlerFailure(d, failure, outcome);
-                deadLetter(entry.partition(), entry.streamId(), d.attempt(), d.message(),
-                        OutcomePolicy.failureReason(failure), h.slots());
-                return true;
-            default:
-                throw new IllegalStateException("unknown outcome " + outcome);
-        }
-    }
-
-    /** Queues the move; the entry keeps its slot until the move is made. */
-    private void deadLetter(int partition, String streamId, long deliveries, Message message, String reason,
-                            Slots slots) {
-        deadLetters.move(new DeadLetterMover.Move(partition, streamId, deliveries, message, reason, null,
-                () -> slots.release(1)));
     }
 
     /** Lets queued and running handlers finish; returns false if they did not within the timeout. */
@@ -464,10 +337,10 @@ public final class Dispatcher {
      */
     int stop() {
         stopped = true;
-        List<List<Held>> dropped = new ArrayList<>();
+        List<List<HeldDelivery>> dropped = new ArrayList<>();
         queue.drainTo(dropped);
         int count = 0;
-        for (List<Held> chunk : dropped) {
+        for (List<HeldDelivery> chunk : dropped) {
             count += unhold(chunk);
         }
         return count;

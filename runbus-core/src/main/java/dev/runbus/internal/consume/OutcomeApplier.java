@@ -1,0 +1,118 @@
+package dev.runbus.internal.consume;
+
+import dev.runbus.AckMode;
+import dev.runbus.Delivery;
+import dev.runbus.Message;
+import dev.runbus.Outcome;
+import dev.runbus.internal.redis.Slots;
+import dev.runbus.internal.telemetry.BusMeters;
+import dev.runbus.internal.telemetry.SafeListener;
+import java.util.function.BooleanSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What happens to an entry after its handler: the outcome {@link OutcomePolicy} decides (ack, retry, dead
+ * letter) is applied, its hold released and its slot freed. The dispatcher's runners call it; so does its intake,
+ * for entries dead-lettered before any handler (abandoned, undecodable).
+ */
+final class OutcomeApplier {
+
+    private static final Logger log = LoggerFactory.getLogger(OutcomeApplier.class);
+
+    private final SubscriptionContext ctx;
+    private final OutcomePolicy policy;
+    private final InFlight inFlight;
+    private final Acker acker;
+    private final DeadLetterMover deadLetters;
+    private final Retrier retrier;
+    private final SafeListener listener;
+    /** True once close gave up waiting: no outcome is applied from then on. */
+    private final BooleanSupplier stopped;
+
+    OutcomeApplier(SubscriptionContext ctx, OutcomePolicy policy, InFlight inFlight, Acker acker,
+                   DeadLetterMover deadLetters, Retrier retrier, SafeListener listener, BooleanSupplier stopped) {
+        this.ctx = ctx;
+        this.policy = policy;
+        this.inFlight = inFlight;
+        this.acker = acker;
+        this.deadLetters = deadLetters;
+        this.retrier = retrier;
+        this.listener = listener;
+        this.stopped = stopped;
+    }
+
+    /**
+     * After the handler: the entry is no longer kept alive, its outcome is applied and its slot is freed (for a
+     * dead letter, once the move is made). Never throws: a failure here leaves the entry pending.
+     *
+     * <p>No outcome is applied when this delivery's hold was gone: its claim was lost (the keep-alive reported
+     * it) or the entry was deleted. The entry is then another delivery's, possibly a newer one of this very
+     * consumer, which acks or dead-letters it itself.
+     */
+    void settle(HeldDelivery h, Throwable failure, long startedNanos) {
+        Delivery d = h.delivery();
+        boolean stillHeld = inFlight.release(h.hold());
+        boolean slotHandedOver = false;
+        try {
+            if (!stillHeld) {
+                log.debug("{}: {} was no longer held by this delivery when its handler ended; no outcome applied",
+                        ctx.describe(), d.streamId());
+            } else if (!stopped.getAsBoolean()) {
+                slotHandedOver = finish(h, failure, startedNanos);
+            }
+        } catch (Throwable unexpected) {
+            log.error("{}: failure while finishing {}; it stays pending", ctx.describe(), d.streamId(), unexpected);
+        } finally {
+            if (!slotHandedOver) {
+                h.slots().release(1);
+            }
+        }
+    }
+
+    /**
+     * Applies the one decision of {@link OutcomePolicy#afterHandler}. Returns true when the entry's slot went
+     * with a dead-letter move or a reschedule, which releases it.
+     */
+    private boolean finish(HeldDelivery h, Throwable failure, long startedNanos) {
+        Delivery d = h.delivery();
+        InFlight.Hold entry = h.hold();
+        long nanos = System.nanoTime() - startedNanos;
+        if (ctx.options().ackMode() == AckMode.BEFORE_WORK) {
+            listener.meters().handled(ctx.topic(), ctx.group(), failure == null ? BusMeters.SUCCESS : BusMeters.FAILURE,
+                    nanos);
+            if (failure != null) {
+                listener.onHandlerFailure(d, failure, Outcome.ACK);
+            }
+            return false;
+        }
+        Outcome outcome = policy.afterHandler(d.attempt(), failure);
+        listener.meters().handled(ctx.topic(), ctx.group(), BusMeters.outcome(outcome), nanos);
+        switch (outcome) {
+            case ACK:
+                acker.ack(entry.partition(), entry.streamId());
+                return false;
+            case RETRY:
+                listener.onHandlerFailure(d, failure, outcome);
+                if (retrier.delays()) { // the entry keeps its slot until the reschedule is answered
+                    retrier.retryLater(entry.partition(), entry.streamId(), d, () -> h.slots().release(1));
+                    return true;
+                }
+                return false;
+            case DEAD_LETTER:
+                listener.onHandlerFailure(d, failure, outcome);
+                deadLetter(entry.partition(), entry.streamId(), d.attempt(), d.message(),
+                        OutcomePolicy.failureReason(failure), h.slots());
+                return true;
+            default:
+                throw new IllegalStateException("unknown outcome " + outcome);
+        }
+    }
+
+    /** Queues the move; the entry keeps its slot until the move is made. */
+    void deadLetter(int partition, String streamId, long deliveries, Message message, String reason,
+                            Slots slots) {
+        deadLetters.move(new DeadLetterMover.Move(partition, streamId, deliveries, message, reason, null,
+                () -> slots.release(1)));
+    }
+}
