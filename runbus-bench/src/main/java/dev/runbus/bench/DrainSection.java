@@ -1,0 +1,68 @@
+package dev.runbus.bench;
+
+import java.util.Locale;
+
+/** Section 1: the drain table of every contender at every C, and runbus ÷ each contender per round. */
+final class DrainSection {
+
+    private final Markdown md;
+    /** The chart's file, relative to the report; null when none was drawn. */
+    private final String chart;
+
+    DrainSection(Markdown md, String chart) {
+        this.md = md;
+        this.chart = chart;
+    }
+
+    void write(DrainScenario.Result d) {
+        md.line("## 1. Drain");
+        md.line();
+        md.line(String.format(Locale.ROOT, "%,d messages of %d bytes published in pipelined batches of %,d (one producer,"
+                + " the same for all), one group, C consumers, no-op handler; messages per second from the first"
+                + " publish until every message was handled and the group's pending list was empty.", d.messages(),
+                Payloads.SIZE, Producer.BATCH));
+        md.line();
+        StringBuilder head = new StringBuilder("| msg/s |");
+        StringBuilder rule = new StringBuilder("|---|");
+        for (int c : d.consumerCounts()) {
+            head.append(" C = ").append(c).append(" |");
+            rule.append("---:|");
+        }
+        md.line(head.toString());
+        md.line(rule.toString());
+        for (String name : d.rates().keySet()) {
+            StringBuilder row = new StringBuilder("| " + Markdown.bold(name));
+            for (int c : d.consumerCounts()) {
+                row.append(" | ").append(Markdown.bold(name, Fmt.summary(Stats.of(d.of(name, c)), Fmt::rate)));
+            }
+            md.line(row.append(" |").toString());
+        }
+        md.line();
+        md.line("runbus ÷ contender, per round:");
+        md.line();
+        md.line(head.toString().replace("msg/s", "ratio"));
+        md.line(rule.toString());
+        for (String name : d.rates().keySet()) {
+            if (name.equals(RunbusContender.NAME) || name.equals(ListenerContender.NAME)) {
+                continue;
+            }
+            StringBuilder row = new StringBuilder("| runbus ÷ " + name);
+            for (int c : d.consumerCounts()) {
+                row.append(" | ").append(Fmt.summary(Stats.pairedRatio(d.of(RunbusContender.NAME, c), d.of(name, c)),
+                        Fmt::ratio));
+            }
+            md.line(row.append(" |").toString());
+        }
+        if (d.rates().containsKey(ListenerContender.NAME)) {
+            // The starter's listener against the plain API it wraps: the target is 0.9 or more at every C.
+            StringBuilder row = new StringBuilder("| @RunbusListener ÷ runbus (target ≥ 0.9)");
+            for (int c : d.consumerCounts()) {
+                row.append(" | ").append(Fmt.summary(Stats.pairedRatio(d.of(ListenerContender.NAME, c),
+                        d.of(RunbusContender.NAME, c)), Fmt::ratio));
+            }
+            md.line(row.append(" |").toString());
+        }
+        md.line();
+        md.image(chart, "Drain throughput");
+    }
+}

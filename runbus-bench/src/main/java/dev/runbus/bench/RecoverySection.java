@@ -1,0 +1,35 @@
+package dev.runbus.bench;
+
+import java.util.Locale;
+
+/** Section 4: the time to take over a killed consumer's in-flight entries. */
+final class RecoverySection {
+
+    private final Markdown md;
+
+    RecoverySection(Markdown md) {
+        this.md = md;
+    }
+
+    void write(RecoveryScenario.Result x) {
+        md.line("## 4. Recovery");
+        md.line();
+        md.line(String.format(Locale.ROOT, "A consumer in a JVM of its own holds %,d in-flight entries (read, handler"
+                + " stuck, claims kept alive) and is killed with SIGKILL; a live consumer of the same group (minIdle"
+                + " %d ms, claim interval %d ms) takes them over. Time from the kill until all %,d are acknowledged:",
+                x.inFlight(), x.minIdleMillis(), x.claimIntervalMillis(), x.inFlight()));
+        md.line();
+        double bound = (x.minIdleMillis() + x.claimIntervalMillis()) / 1000.0;
+        md.line("| | seconds |");
+        md.line("|---|---:|");
+        md.line("| **time to recover all " + x.inFlight() + "** | **" + Fmt.summary(Stats.of(x.seconds()), Fmt::seconds)
+                + "** |");
+        md.line("| minIdle + claim interval | " + Fmt.seconds(bound) + " |");
+        md.line("| target: minIdle + 2 × claim interval | "
+                + Fmt.seconds((x.minIdleMillis() + 2 * x.claimIntervalMillis()) / 1000.0) + " |");
+        md.line();
+        md.line("An entry becomes claimable `minIdle` after the dead consumer's last keep-alive (up to a third of"
+                + " `minIdle` before the kill), and the survivor's reclaimer looks every claim interval.");
+        md.line();
+    }
+}
