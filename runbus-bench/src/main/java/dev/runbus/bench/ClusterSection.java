@@ -25,7 +25,7 @@ final class ClusterSection {
                 + " from the first subscribe until every message was handled and no partition had anything pending."
                 + " Cluster: %d masters without replicas, each serving an equal share of the slots (partitions per"
                 + " master: %s); one node: the same `redis-server` without cluster mode. The benchmark starts both on"
-                + " this host, keeps them for the whole scenario and measures them in an order rotated from round to"
+                + " this host, keeps them for the whole scenario and measures them in a random order per"
                 + " round. On a cluster a consumer reads the partitions with a command each (a cluster refuses"
                 + " reads across slots), one after the other with all the room left, and polls every 20 ms while all"
                 + " are empty; on one node it reads all %d with one blocking XREADGROUP.", x.partitions(), x.messages(), Payloads.SIZE, Producer.BATCH, x.consumers(),

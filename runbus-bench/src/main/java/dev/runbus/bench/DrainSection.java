@@ -43,26 +43,30 @@ final class DrainSection {
         md.line(head.toString().replace("msg/s", "ratio"));
         md.line(rule.toString());
         for (String name : d.rates().keySet()) {
-            if (name.equals(RunbusContender.NAME) || name.equals(ListenerContender.NAME)) {
-                continue;
+            if (!name.equals(RunbusContender.NAME) && !name.equals(ListenerContender.NAME)
+                    && !name.equals(RunbusContender.ONE_SUBSCRIPTION)) {
+                ratioRow(d, "runbus ÷ " + name, RunbusContender.NAME, name);
             }
-            StringBuilder row = new StringBuilder("| runbus ÷ " + name);
-            for (int c : d.consumerCounts()) {
-                row.append(" | ").append(Fmt.summary(Stats.pairedRatio(d.of(RunbusContender.NAME, c), d.of(name, c)),
-                        Fmt::ratio));
-            }
-            md.line(row.append(" |").toString());
+        }
+        if (d.rates().containsKey(RunbusContender.ONE_SUBSCRIPTION)) {
+            ratioRow(d, "runbus, 1 subscription ÷ " + LettuceLoopContender.NAME, RunbusContender.ONE_SUBSCRIPTION,
+                    LettuceLoopContender.NAME);
+            ratioRow(d, "runbus, 1 subscription ÷ runbus", RunbusContender.ONE_SUBSCRIPTION, RunbusContender.NAME);
         }
         if (d.rates().containsKey(ListenerContender.NAME)) {
             // The starter's listener against the plain API it wraps: the target is 0.9 or more at every C.
-            StringBuilder row = new StringBuilder("| @RunbusListener ÷ runbus (target ≥ 0.9)");
-            for (int c : d.consumerCounts()) {
-                row.append(" | ").append(Fmt.summary(Stats.pairedRatio(d.of(ListenerContender.NAME, c),
-                        d.of(RunbusContender.NAME, c)), Fmt::ratio));
-            }
-            md.line(row.append(" |").toString());
+            ratioRow(d, "@RunbusListener ÷ runbus (target ≥ 0.9)", ListenerContender.NAME, RunbusContender.NAME);
         }
         md.line();
         md.image(chart, "Drain throughput");
+    }
+
+    /** One row of per-round ratios {@code mine ÷ other} at every C ("—" where either was not measured). */
+    private void ratioRow(DrainScenario.Result d, String label, String mine, String other) {
+        StringBuilder row = new StringBuilder("| " + label);
+        for (int c : d.consumerCounts()) {
+            row.append(" | ").append(Fmt.summary(Stats.pairedRatio(d.of(mine, c), d.of(other, c)), Fmt::ratio));
+        }
+        md.line(row.append(" |").toString());
     }
 }

@@ -21,9 +21,13 @@ final class MethodSection {
         }
         md.line("- Every entry is written by the same producer in runbus's wire format (`id`, `type`, `payload`,"
                 + " `published_at`); the payload is " + Payloads.SIZE + " ASCII bytes starting with the enqueue time.");
-        md.line("- runbus acknowledges on its own acker thread; to time its acks the benchmark wraps that thread's"
-                + " Lettuce command interface and notes when each XACK reply arrives (measurement only, nothing sent"
-                + " changes). The other contenders ack synchronously and are timed when the call returns.");
+        md.line("- Every contender's ack is stamped the same way: when the client has Redis's reply to the XACK in"
+                + " hand, on the thread that read it from the socket. runbus acknowledges on its own acker thread;"
+                + " the benchmark wraps that thread's Lettuce command interface and notes when each ack's reply"
+                + " arrives on Lettuce's event loop (measurement only, nothing sent changes). The Lettuce loop's"
+                + " asynchronous XACK and Redisson's `ackAsync` are stamped in their reply's callback, Spring's"
+                + " template by a command listener on its Lettuce client, and naive Jedis, which reads the socket on"
+                + " the calling thread, when its call returns.");
         md.line("- Runs are timed from the start of `submit` until Redis confirmed the XACK of the run's trigger (the"
                 + " worker acks only after replies + done are committed): the benchmark joins the submit times, the"
                 + " run each handler call executed, the trigger entry of each run (a plain XREAD of the trigger"
@@ -33,7 +37,7 @@ final class MethodSection {
         md.line("- The cluster scenario starts Redis servers of its own (`redis-server` on the PATH, or"
                 + " `$RUNBUS_BENCH_REDIS_SERVER`) on free loopback ports, and stops them when it ends.");
         md.line("- Flags: `--quick`, `--scenarios drain,latency,runs,recovery,poison,memory,ordered,cluster,delay`,"
-                + " `--repeats N`, `--redis URI`, `--database JDBC-URL`, `--out FILE`, `--jfr DIR` (a Flight Recorder"
+                + " `--repeats N`, `--seed N` (the order of the contenders in each round), `--redis URI`, `--database JDBC-URL`, `--out FILE`, `--jfr DIR` (a Flight Recorder"
                 + " file per scenario), `--report-from FILE` (write the report again from saved results), passed as"
                 + " `-Dexec.args=\"...\"`.");
         md.line();

@@ -94,10 +94,12 @@ final class Report {
                 + " absolute numbers.");
         md.line();
         md.line("Every figure is the **median of " + r.repeats + " rounds, with the min–max in brackets**."
-                + " Within a round the contenders run one after the other in an order rotated from round to round;"
+                + " Within a round the contenders run one after the other in a random order drawn anew for each"
+                + " round (seed " + r.seed + "; `--seed " + r.seed + "` repeats the order), so that none always"
+                + " follows the same neighbour;"
                 + " a ratio is the median (min–max) of the per-round ratios runbus ÷ contender, so both sides of"
-                + " a ratio saw the same moment of the machine. Before measuring, the drain, latency, runs and"
-                + " poison scenarios repeat full warm-up rounds until the JIT compiled for less than "
+                + " a ratio saw the same moment of the machine. Before measuring, the drain, latency, runs (every"
+                + " reference too) and poison scenarios repeat full warm-up rounds until the JIT compiled for less than "
                 + Fmt.percent(Jit.SETTLED) + " of a round (at most " + Jit.MAX_ROUNDS + ", "
                 + RunsScenario.MAX_WARMUP_ROUNDS + " for runs): on two cores a C2 compiler"
                 + " thread otherwise takes a third of the CPU of the first measured rounds.");
@@ -114,7 +116,7 @@ final class Report {
         md.line("| target | measured | |");
         md.line("|---|---|---|");
         for (Targets.Check c : checks) {
-            md.line("| " + c.target() + " | " + c.measured() + " | " + c.verdict() + " |");
+            md.line("| " + c.target() + " | " + c.measured() + " | " + c.verdict().text() + " |");
         }
         md.line();
     }
