@@ -119,6 +119,10 @@ final class Report {
             md.line("| " + c.target() + " | " + c.measured() + " | " + c.verdict().text() + " |");
         }
         md.line();
+        md.line("*Met*: every round meets the target. *Within noise*: the rounds' range lies on both sides of it, so"
+                + " this run cannot tell. *Missed*: no round meets it — or, for a target asked of every round, one"
+                + " round does not.");
+        md.line();
     }
 
     private void failures() {
