@@ -31,6 +31,11 @@ final class RecoveryScenario {
     /** {@code killPhaseMillis}: per round, the random wait added before the kill, within {@code keepAliveMillis}. */
     record Result(int inFlight, long minIdleMillis, long claimIntervalMillis, long keepAliveMillis,
                   List<Double> seconds, List<Double> killPhaseMillis) implements java.io.Serializable {
+
+        /** Results saved before the kill's phase was drawn have none ({@code --report-from}). */
+        Result {
+            killPhaseMillis = killPhaseMillis == null ? List.of() : killPhaseMillis;
+        }
     }
 
     private RecoveryScenario() {

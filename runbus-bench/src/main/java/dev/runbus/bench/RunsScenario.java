@@ -39,6 +39,11 @@ final class RunsScenario {
                   List<Double> achievedRate, List<Double> submitP50, List<Double> toHandlerP50,
                   List<Double> toAckP50) implements java.io.Serializable {
 
+        /** Results saved before the set-based reference existed have none ({@code --report-from}). */
+        Result {
+            reference = reference == null ? Map.of() : reference;
+        }
+
         /** Per round, the set-based reference at its best connection count of that round. */
         List<Double> bestReference() {
             List<Double> best = new ArrayList<>();
