@@ -18,9 +18,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * Measurement only: tells when Redis confirmed runbus's acknowledgement of an entry. runbus acknowledges on
  * its own acker thread, in batches, after the handler returned, and its public API does not say when; so the
  * benchmark wraps the acker's Lettuce command interface in a proxy that, when the reply of an ack (ack.lua by
- * EVAL or FCALL: XACK and the start records' HDEL; or a plain XACK) arrives (on Lettuce's event loop, before the acker thread even
- * wakes up), reports the entries it covered. Nothing about
- * what runbus sends changes. The other contenders are stamped alike where their client lets the reply be
+ * EVAL or FCALL: XACK and the start records' HDEL; or a plain XACK) arrives (on Lettuce's event loop, before
+ * the acker thread even wakes up), reports the entries it covered. Nothing about what runbus sends changes. The other contenders are stamped alike where their client lets the reply be
  * seen on its event loop ({@link AckStamp}).
  *
  * <p>Reflection on internals: if their shape changes, {@link #install} returns false and the scenario

@@ -55,7 +55,8 @@ public final class Bench {
         logToFile();
         Results results = new Results(options, machine(options));
         Progress.say("runbus benchmark: scenarios %s, %d round(s)%s, order seed %d; report: %s",
-                options.scenarios(), options.repeats(), options.quick() ? ", quick" : "", options.seed(), options.out());
+                options.scenarios(), options.repeats(), options.quick() ? ", quick" : "", options.seed(),
+                options.out());
         long t0 = System.nanoTime();
         try (Env env = new Env(options)) {
             for (String scenario : options.scenarios()) {

@@ -129,7 +129,8 @@ public record BenchOptions(boolean quick, Set<String> scenarios, int repeats, St
             Path root = repositoryRoot();
             out = quick ? root.resolve("runbus-bench/target/benchmarks-quick.md") : root.resolve("docs/benchmarks.md");
         }
-        return new BenchOptions(quick, scenarios, repeats != null ? repeats : quick ? 1 : DEFAULT_REPEATS, redis, database,
+        return new BenchOptions(quick, scenarios, repeats != null ? repeats : quick ? 1 : DEFAULT_REPEATS, redis,
+                database,
                 out.toAbsolutePath().normalize(), jfr, quick ? Sizes.quick() : Sizes.full(), reportFrom, seed);
     }
 

@@ -28,8 +28,8 @@ final class ClusterSection {
                 + " this host, keeps them for the whole scenario and measures them in a random order per"
                 + " round. On a cluster a consumer reads the partitions with a command each (a cluster refuses"
                 + " reads across slots), one after the other with all the room left, and polls every 20 ms while all"
-                + " are empty; on one node it reads all %d with one blocking XREADGROUP.", x.partitions(), x.messages(), Payloads.SIZE, Producer.BATCH, x.consumers(),
-                ClusterScenario.BATCH, x.masters(), x.partitionsPerMaster().stream().map(String::valueOf)
+                + " are empty; on one node it reads all %d with one blocking XREADGROUP.", x.partitions(),
+                x.messages(), Payloads.SIZE, Producer.BATCH, x.consumers(), ClusterScenario.BATCH, x.masters(), x.partitionsPerMaster().stream().map(String::valueOf)
                         .collect(java.util.stream.Collectors.joining(", ")), x.partitions()));
         md.line();
         md.line("| | one node | cluster | cluster ÷ one node |");

@@ -30,9 +30,9 @@ final class LatencySection {
             md.line("|---|---:|---:|---:|---:|");
             for (String name : l.contenders()) {
                 md.line("| " + Markdown.bold(name) + " | "
-                        + Markdown.bold(name, Fmt.summary(Stats.of(l.values(rate, name, LatencyScenario.Sample::p50)), Fmt::ms)) + " | "
-                        + Markdown.bold(name, Fmt.summary(Stats.of(l.values(rate, name, LatencyScenario.Sample::p99)), Fmt::ms)) + " | "
-                        + Markdown.bold(name, Fmt.summary(Stats.of(l.values(rate, name, LatencyScenario.Sample::p999)), Fmt::ms)) + " | "
+                        + ms(l, rate, name, LatencyScenario.Sample::p50) + " | "
+                        + ms(l, rate, name, LatencyScenario.Sample::p99) + " | "
+                        + ms(l, rate, name, LatencyScenario.Sample::p999) + " | "
                         + Fmt.rate(Stats.of(l.values(rate, name, LatencyScenario.Sample::ackedRate)).median())
                         + (l.saturated(rate, name) ? " (did not keep up)" : "") + " |");
             }
@@ -59,5 +59,11 @@ final class LatencySection {
                                 java.util.function.ToDoubleFunction<LatencyScenario.Sample> f) {
         return Fmt.summary(Stats.pairedRatio(l.values(rate, name, f), l.values(rate, RunbusContender.NAME, f)),
                 Fmt::ratio);
+    }
+
+    /** A percentile of one contender over the rounds, runbus's in bold. */
+    private static String ms(LatencyScenario.Result l, int rate, String name,
+                             java.util.function.ToDoubleFunction<LatencyScenario.Sample> f) {
+        return Markdown.bold(name, Fmt.summary(Stats.of(l.values(rate, name, f)), Fmt::ms));
     }
 }

@@ -64,7 +64,8 @@ final class LettuceLoopContender implements Contender {
             Consumer<byte[]> me = Consumer.from(group, ("lettuce-" + i).getBytes(StandardCharsets.UTF_8));
             return () -> {
                 // waits for this read only; the previous batch's XACK went out just before it
-                List<StreamMessage<byte[], byte[]>> batch = redis.xreadgroup(me, args, offset).get(10, TimeUnit.SECONDS);
+                List<StreamMessage<byte[], byte[]>> batch = redis.xreadgroup(me, args, offset)
+                        .get(10, TimeUnit.SECONDS);
                 if (batch.isEmpty()) {
                     return;
                 }

@@ -37,8 +37,9 @@ final class MethodSection {
         md.line("- The cluster scenario starts Redis servers of its own (`redis-server` on the PATH, or"
                 + " `$RUNBUS_BENCH_REDIS_SERVER`) on free loopback ports, and stops them when it ends.");
         md.line("- Flags: `--quick`, `--scenarios drain,latency,runs,recovery,poison,memory,ordered,cluster,delay`,"
-                + " `--repeats N`, `--seed N` (the order of the contenders in each round), `--redis URI`, `--database JDBC-URL`, `--out FILE`, `--jfr DIR` (a Flight Recorder"
-                + " file per scenario), `--report-from FILE` (write the report again from saved results), passed as"
+                + " `--repeats N`, `--seed N` (the order of the contenders in each round), `--redis URI`,"
+                + " `--database JDBC-URL`, `--out FILE`, `--jfr DIR` (a Flight Recorder file per scenario),"
+                + " `--report-from FILE` (write the report again from saved results), passed as"
                 + " `-Dexec.args=\"...\"`.");
         md.line();
     }

@@ -70,8 +70,8 @@ final class RunSummary {
     private void tail(LatencyScenario.Result l) {
         for (int rate : l.rates()) {
             List<Double> mine = l.values(rate, RunbusContender.NAME, LatencyScenario.Sample::p99);
-            String head = String.format(Locale.ROOT, "- **Tail at %,d msg/s**: runbus p50 %s ms, p99 %s ms, p99.9 %s ms",
-                    rate, Fmt.summary(Stats.of(l.values(rate, RunbusContender.NAME, LatencyScenario.Sample::p50)),
+            String head = String.format(Locale.ROOT,
+                    "- **Tail at %,d msg/s**: runbus p50 %s ms, p99 %s ms, p99.9 %s ms", rate, Fmt.summary(Stats.of(l.values(rate, RunbusContender.NAME, LatencyScenario.Sample::p50)),
                     Fmt::ms), Fmt.summary(Stats.of(mine), Fmt::ms), Fmt.summary(Stats.of(l.values(rate,
                     RunbusContender.NAME, LatencyScenario.Sample::p999)), Fmt::ms));
             if (!l.contenders().contains(LettuceLoopContender.NAME)) {

@@ -27,18 +27,24 @@ final class RunbusContender implements Contender {
     private final int maxDeliveries;
     private final java.util.function.Consumer<BusConfig.Builder> config;
     /** One subscription of concurrency C instead of C subscriptions of concurrency 1. */
-    private boolean single;
+    private final boolean single;
     private Bus bus;
     private volatile boolean ackObserved = true;
 
     /** {@code poisonAware}: the handler throws on poison payloads (the poison scenario's handler). */
     RunbusContender(String redisUri, String prefix, boolean poisonAware, int maxDeliveries) {
-        this(redisUri, prefix, poisonAware, maxDeliveries, b -> { });
+        this(redisUri, prefix, poisonAware, maxDeliveries, b -> { }, false);
     }
 
     /** {@code config} adjusts the bus's configuration (the memory scenario's retention). */
     RunbusContender(String redisUri, String prefix, boolean poisonAware, int maxDeliveries,
                     java.util.function.Consumer<BusConfig.Builder> config) {
+        this(redisUri, prefix, poisonAware, maxDeliveries, config, false);
+    }
+
+    private RunbusContender(String redisUri, String prefix, boolean poisonAware, int maxDeliveries,
+                            java.util.function.Consumer<BusConfig.Builder> config, boolean single) {
+        this.single = single;
         this.config = config;
         this.redisUri = redisUri;
         this.prefix = prefix;
@@ -52,9 +58,7 @@ final class RunbusContender implements Contender {
 
     /** C handlers as one subscription of concurrency C. */
     static RunbusContender oneSubscription(String redisUri, String prefix) {
-        RunbusContender c = new RunbusContender(redisUri, prefix);
-        c.single = true;
-        return c;
+        return new RunbusContender(redisUri, prefix, false, SubscribeOptions.DEFAULT_MAX_DELIVERIES, b -> { }, true);
     }
 
     @Override

@@ -106,7 +106,8 @@ final class RunsScenario {
             for (int n : REFERENCE_CONNECTIONS) {
                 reference.put(n, new ArrayList<>());
                 parts.add(new Part("set-based reference, " + n + (n == 1 ? " connection" : " connections"),
-                        () -> onOwnTables(env, bus, ds, schema -> PgSetReference.measure(ds, schema, s.referenceRuns(), n)),
+                        () -> onOwnTables(env, bus, ds,
+                                schema -> PgSetReference.measure(ds, schema, s.referenceRuns(), n)),
                         reference.get(n)));
             }
             parts.add(new Part("naive baseline, 1 connection",

@@ -31,8 +31,8 @@ final class RunsSection {
         md.line("|---|---:|---:|");
         md.line("| **runbus: submit → handler → replies + done → ack** | **" + Fmt.summary(Stats.of(x.runbus()), Fmt::rate)
                 + "** | |");
-        x.reference().forEach((n, values) -> row("set-based reference, " + n + (n == 1 ? " connection" : " connections"),
-                x.runbus(), values));
+        x.reference().forEach((n, values) -> row("set-based reference, " + n
+                + (n == 1 ? " connection" : " connections"), x.runbus(), values));
         row("**set-based reference, the best of each round**", x.runbus(), x.bestReference());
         row("naive baseline: one transaction per run, 1 connection", x.runbus(), x.pgPerRun1());
         row("naive baseline: one transaction per run, " + x.concurrency() + " connections", x.runbus(), x.pgPerRunN());

@@ -149,8 +149,10 @@ class ReportTest {
                 List.of(15.0, 18.0), none, none, none, none);
         assertThat(r.runs.bestReference()).containsExactly(20_000.0, 12_000.0);
         String md = new Report(r, Map.of()).render();
-        assertThat(md).contains("| **set-based reference, the best of each round** | 16k (12k–20k) | 0.58× (0.40×–0.75×) |");
-        assertThat(md).contains("runbus ÷ the best set-based reference, round by round: 0.40×, 0.75× (target ≥ 0.60×).");
+        assertThat(md).contains("| **set-based reference, the best of each round** | 16k (12k–20k) |"
+                + " 0.58× (0.40×–0.75×) |");
+        assertThat(md).contains("runbus ÷ the best set-based reference, round by round: 0.40×, 0.75×"
+                + " (target ≥ 0.60×).");
         assertThat(Targets.evaluate(r)).anySatisfy(c -> {
             assertThat(c.target()).startsWith("runs ≥ 0.60× the set-based PostgreSQL reference");
             assertThat(c.verdict()).isEqualTo(Verdict.WITHIN_NOISE);
