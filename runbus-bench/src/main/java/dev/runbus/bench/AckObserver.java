@@ -17,11 +17,10 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * Measurement only: tells when Redis confirmed runbus's acknowledgement of an entry. runbus acknowledges on
  * its own acker thread, in batches, after the handler returned, and its public API does not say when; so the
- * benchmark wraps the acker's Lettuce command interface in a proxy that, when the reply of an ack (ack.lua: XACK
- * and the start records' HDEL; or a plain XACK) arrives (on Lettuce's event loop, before the acker thread even
- * wakes up), reports the entries it covered. Nothing about
- * what runbus sends changes. The other contenders acknowledge synchronously; their ack time is read when the
- * XACK call returns.
+ * benchmark wraps the acker's Lettuce command interface in a proxy that, when the reply of an ack (ack.lua by
+ * EVAL or FCALL: XACK and the start records' HDEL; or a plain XACK) arrives (on Lettuce's event loop, before
+ * the acker thread even wakes up), reports the entries it covered. Nothing about what runbus sends changes. The other contenders are stamped alike where their client lets the reply be
+ * seen on its event loop ({@link AckStamp}).
  *
  * <p>Reflection on internals: if their shape changes, {@link #install} returns false and the scenario
  * reports that it measured up to the handler's return instead.
@@ -62,6 +61,11 @@ final class AckObserver {
                     probe.acked(enqueuedAt, at);
                 }
             }
+        }
+
+        /** The blocking ack call of {@code streamId} returned: stamp it now unless its reply was stamped. */
+        void returned(String streamId) {
+            acked(new String[] {streamId}, Payloads.now());
         }
     }
 
@@ -106,6 +110,11 @@ final class AckObserver {
         return out;
     }
 
+    /** EVAL, EVALSHA, or FCALL where runbus loaded its scripts as a function library. */
+    private static boolean isScriptCall(String method) {
+        return method.startsWith("eval") || method.startsWith("fcall");
+    }
+
     private final class Handler implements InvocationHandler {
         private final Object delegate;
 
@@ -124,10 +133,11 @@ final class AckObserver {
             String[] ids = null;
             if (method.getName().equals("xack") && args != null && args.length == 3 && args[2] instanceof String[]) {
                 ids = (String[]) args[2];
-            } else if (method.getName().startsWith("eval") && args != null && args.length == 4
+            } else if (isScriptCall(method.getName()) && args != null && args.length == 4
                     && args[2] instanceof String[] keys && keys.length == 2 && keys[1].contains(":starts:")
                     && args[3] instanceof byte[][] values && values.length > 1) {
-                // ack.lua (XACK and the start records' HDEL): KEYS stream, start record; ARGV group, ids...
+                // ack.lua (XACK and the start records' HDEL), by EVAL or as a function of runbus's library
+                // (FCALL, on Redis 7+): KEYS stream, start record; ARGV group, ids...
                 ids = new String[values.length - 1];
                 for (int i = 1; i < values.length; i++) {
                     ids[i - 1] = new String(values[i], java.nio.charset.StandardCharsets.UTF_8);

@@ -54,8 +54,9 @@ public final class Bench {
         }
         logToFile();
         Results results = new Results(options, machine(options));
-        Progress.say("runbus benchmark: scenarios %s, %d round(s)%s; report: %s", options.scenarios(),
-                options.repeats(), options.quick() ? ", quick" : "", options.out());
+        Progress.say("runbus benchmark: scenarios %s, %d round(s)%s, order seed %d; report: %s",
+                options.scenarios(), options.repeats(), options.quick() ? ", quick" : "", options.seed(),
+                options.out());
         long t0 = System.nanoTime();
         try (Env env = new Env(options)) {
             for (String scenario : options.scenarios()) {
@@ -83,7 +84,7 @@ public final class Bench {
         Progress.say("report written to %s (charts: %s)", options.out(), charts.values());
         for (Targets.Check c : Targets.evaluate(results)) {
             System.out.printf(Locale.ROOT, "  %-70s %-32s %s%n", c.target(), c.measured(),
-                    c.verdict().replace("*", ""));
+                    c.verdict().text().replace("*", ""));
         }
     }
 
@@ -209,10 +210,10 @@ public final class Bench {
         return System.getProperty("os.arch");
     }
 
-    /** The checked-out commit, read-only ({@code git rev-parse}); empty when unknown. */
+    /** The checked-out commit, read-only, with "-dirty" when the tree has uncommitted changes; empty when unknown. */
     private static String commit() {
         try {
-            Process p = new ProcessBuilder("git", "rev-parse", "--short", "HEAD")
+            Process p = new ProcessBuilder("git", "describe", "--always", "--dirty", "--abbrev=7")
                     .directory(BenchOptions.repositoryRoot().toFile()).redirectErrorStream(true).start();
             try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
                 String line = r.readLine();

@@ -18,7 +18,10 @@ import java.util.Set;
  * --scenarios a,b,...  drain, latency, runs, recovery, poison, memory, ordered, cluster, delay (default: all;
  *                      cluster starts Redis servers of its own: redis-server on the PATH, or
  *                      $RUNBUS_BENCH_REDIS_SERVER)
- * --repeats N          measurements per figure (default 3, with --quick 1)
+ * --repeats N          measurements per figure (default 5, with --quick 1): a target within ±10 % needs
+ *                      five rounds before its min–max range says anything
+ * --seed N             the seed of the random order of the contenders in each round (default: drawn, and
+ *                      printed in the report, so that a run can be repeated in the same order)
  * --redis URI          default $RUNBUS_REDIS_URL or redis://127.0.0.1:6379
  * --database JDBC-URL  default $RUNBUS_DATABASE_URL or jdbc:postgresql://127.0.0.1:5432/test?user=postgres
  * --out FILE           the markdown report; default docs/benchmarks.md of the repository
@@ -29,15 +32,18 @@ import java.util.Set;
  * </pre>
  */
 public record BenchOptions(boolean quick, Set<String> scenarios, int repeats, String redisUri, String databaseUrl,
-                           Path out, Path jfrDir, Sizes sizes, Path reportFrom) {
+                           Path out, Path jfrDir, Sizes sizes, Path reportFrom, long seed) {
 
     public static final List<String> ALL_SCENARIOS = List.of("drain", "latency", "runs", "recovery", "poison", "memory",
             "ordered", "cluster", "delay");
 
+    /** Rounds of a full run: with fewer, a min–max range is too narrow to tell a target met from noise. */
+    static final int DEFAULT_REPEATS = 5;
+
     /** How much work each scenario does. */
     public record Sizes(int drainMessages, int warmupMessages, List<Integer> consumerCounts, List<Integer> latencyRates,
                         int latencyConsumers, long latencyWarmupMillis, long latencyMeasureMillis, int runs,
-                        int runsRate, long runsLatencyMillis, int pgBatchedRuns, int pgPerRunRuns, int runsConcurrency,
+                        int runsRate, long runsLatencyMillis, int referenceRuns, int pgPerRunRuns, int runsConcurrency,
                         int runsSubmitters, int recoveryInFlight, long recoveryMinIdleMillis,
                         long recoveryClaimIntervalMillis, int poisonEvery, int memoryMessages, int delayRate,
                         long delayScheduleMillis, int delayLoneEntries, int delayMoveEntries,
@@ -60,6 +66,7 @@ public record BenchOptions(boolean quick, Set<String> scenarios, int repeats, St
         boolean quick = false;
         Set<String> scenarios = new LinkedHashSet<>(ALL_SCENARIOS);
         Integer repeats = null;
+        long seed = new java.security.SecureRandom().nextLong() & 0xFFFFFFFFL;
         String redis = env("RUNBUS_REDIS_URL", "redis://127.0.0.1:6379");
         String database = env("RUNBUS_DATABASE_URL", "jdbc:postgresql://127.0.0.1:5432/test?user=postgres");
         Path out = null;
@@ -93,6 +100,9 @@ public record BenchOptions(boolean quick, Set<String> scenarios, int repeats, St
                         throw new IllegalArgumentException("--repeats must be at least 1");
                     }
                     break;
+                case "--seed":
+                    seed = Long.parseLong(value(list, ++i, a));
+                    break;
                 case "--redis":
                     redis = value(list, ++i, a);
                     break;
@@ -119,8 +129,9 @@ public record BenchOptions(boolean quick, Set<String> scenarios, int repeats, St
             Path root = repositoryRoot();
             out = quick ? root.resolve("runbus-bench/target/benchmarks-quick.md") : root.resolve("docs/benchmarks.md");
         }
-        return new BenchOptions(quick, scenarios, repeats != null ? repeats : quick ? 1 : 3, redis, database,
-                out.toAbsolutePath().normalize(), jfr, quick ? Sizes.quick() : Sizes.full(), reportFrom);
+        return new BenchOptions(quick, scenarios, repeats != null ? repeats : quick ? 1 : DEFAULT_REPEATS, redis,
+                database,
+                out.toAbsolutePath().normalize(), jfr, quick ? Sizes.quick() : Sizes.full(), reportFrom, seed);
     }
 
     public boolean runs(String scenario) {
@@ -128,7 +139,7 @@ public record BenchOptions(boolean quick, Set<String> scenarios, int repeats, St
     }
 
     static String usage() {
-        return "usage: Bench [--quick] [--scenarios " + String.join(",", ALL_SCENARIOS) + "] [--repeats N]"
+        return "usage: Bench [--quick] [--scenarios " + String.join(",", ALL_SCENARIOS) + "] [--repeats N] [--seed N]"
                 + " [--redis URI] [--database JDBC-URL] [--out FILE] [--jfr DIR] [--report-from FILE]";
     }
 

@@ -69,7 +69,9 @@ final class Chart {
         DefaultCategoryDataset data = new DefaultCategoryDataset();
         for (String name : d.rates().keySet()) {
             for (int c : d.consumerCounts()) {
-                data.addValue(Stats.of(d.of(name, c)).median() / 1000.0, name, "C = " + c + " consumers");
+                if (d.has(name, c)) {
+                    data.addValue(Stats.of(d.of(name, c)).median() / 1000.0, name, "C = " + c + " consumers");
+                }
             }
         }
         JFreeChart chart = ChartFactory.createBarChart("Drain: " + String.format(Locale.ROOT, "%,d", d.messages())

@@ -21,8 +21,8 @@ import java.util.function.ToDoubleFunction;
  * {@value #PARTITIONS} partitions (two on each master of the cluster) is filled with N messages, then
  * {@value #CONSUMERS} runbus consumers of one group drain it; the rate is N over the time from the first
  * subscribe until every message is acknowledged. Both deployments are servers of the benchmark's own
- * ({@link LocalRedis}), started alike, alive for the whole scenario and measured in an order rotated from round
- * to round.
+ * ({@link LocalRedis}), started alike, alive for the whole scenario and measured in a random order
+ * per round ({@link RoundOrder}).
  *
  * <p>Where the difference goes, per message of the drain: the Redis commands the nodes executed (INFO
  * commandstats, summed over the nodes, without the benchmark's own INFO and XPENDING calls), the CPU time of the
@@ -111,7 +111,7 @@ final class ClusterScenario {
             List<Sample> onCluster = new ArrayList<>();
             List<Sample> onOne = new ArrayList<>();
             for (int round = 0; round < env.options.repeats(); round++) {
-                for (LocalRedis d : Env.rotated(deployments, round)) {
+                for (LocalRedis d : env.order.of(deployments, "cluster", round, ClusterScenario::name)) {
                     Sample s = drain(env, d, n);
                     (d.isCluster() ? onCluster : onOne).add(s);
                     Progress.say("cluster round %d/%d, %-8s %,10.0f msg/s (fill %s msg/s); per message %.3f Redis"

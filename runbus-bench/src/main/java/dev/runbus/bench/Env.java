@@ -19,6 +19,8 @@ final class Env implements AutoCloseable {
     final Producer producer;
     /** First part of every key and schema this process creates. */
     final String base;
+    /** The order of the contenders in each round. */
+    final RoundOrder order;
     private final AtomicInteger sequence = new AtomicInteger();
 
     Env(BenchOptions options) {
@@ -27,6 +29,7 @@ final class Env implements AutoCloseable {
         this.admin = new RedisAdmin(options.redisUri());
         this.producer = new Producer(admin.client());
         this.base = "runbus-bench-" + ProcessHandle.current().pid();
+        this.order = new RoundOrder(options.seed());
     }
 
     String prefix(String slug) {
@@ -62,15 +65,6 @@ final class Env implements AutoCloseable {
                 System.err.println("closing " + c.name() + ": " + e);
             }
         }
-    }
-
-    /** The contenders in the order of round {@code round}: rotated, so none is always first or last. */
-    static <T> List<T> rotated(List<T> list, int round) {
-        List<T> out = new ArrayList<>(list.size());
-        for (int i = 0; i < list.size(); i++) {
-            out.add(list.get((i + round) % list.size()));
-        }
-        return out;
     }
 
     /**

@@ -69,4 +69,11 @@ final class Fmt {
         }
         return f.apply(s.median()) + " (" + f.apply(s.min()) + "–" + f.apply(s.max()) + ")";
     }
+
+    /** Each round's value in the order of the rounds: {@code 0.61×, 0.58×, —}. */
+    static String rounds(java.util.List<Double> values, DoubleFunction<String> f) {
+        java.util.List<String> out = new java.util.ArrayList<>();
+        values.forEach(v -> out.add(f.apply(v)));
+        return out.isEmpty() ? "—" : String.join(", ", out);
+    }
 }

@@ -62,7 +62,7 @@ final class LatencyScenario {
             });
             for (int round = 0; round < env.options.repeats(); round++) {
                 for (int rate : s.latencyRates()) {
-                    for (Contender c : Env.rotated(contenders, round)) {
+                    for (Contender c : env.order.of(contenders, "latency " + rate + " msg/s", round, Contender::name)) {
                         Sample sample = once(env, c, rate);
                         samples.get(rate).get(c.name()).add(sample);
                         Progress.say("latency round %d/%d, %,d msg/s, %-16s p50 %.3f ms, p99 %.3f ms, p99.9 %.3f ms%s",

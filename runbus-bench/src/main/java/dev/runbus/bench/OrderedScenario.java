@@ -183,9 +183,15 @@ final class OrderedScenario {
                     Long.toString(LEASE_MILLIS)).redirectErrorStream(true).start();
             BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(),
                     StandardCharsets.UTF_8));
+            // stderr comes on the same stream: the library's warnings (an old Redis, say) may come before READY
             String line = out.readLine();
-            if (line == null || !line.startsWith("READY")) {
-                throw new IllegalStateException("the consumer to be killed did not start: " + line);
+            String before = null;
+            while (line != null && !line.startsWith("READY")) {
+                before = line;
+                line = out.readLine();
+            }
+            if (line == null) {
+                throw new IllegalStateException("the consumer to be killed did not start: " + before);
             }
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
             while (owners(env, prefix, "victim") < PARTITIONS / CONSUMERS && System.nanoTime() < deadline) {

@@ -22,12 +22,20 @@ import java.util.concurrent.TimeoutException;
  * Scenario 4: a consumer holding K in-flight entries is killed with SIGKILL (a child JVM); a live consumer of
  * the same group takes them over. The figure is the time from the kill until all K are acknowledged, next to
  * {@code minIdle + claimInterval}, the bound the design promises (an entry waits {@code minIdle} after the
- * dead consumer's last keep-alive, plus up to one claim interval).
+ * dead consumer's last keep-alive, plus up to one claim interval). Where the kill falls in the victim's
+ * keep-alive cycle decides how long its entries have already been idle, so each round kills at a random
+ * moment within one keep-alive interval (seeded with the run's order seed), and the report gives the range.
  */
 final class RecoveryScenario {
 
-    record Result(int inFlight, long minIdleMillis, long claimIntervalMillis, List<Double> seconds)
-            implements java.io.Serializable {
+    /** {@code killPhaseMillis}: per round, the random wait added before the kill, within {@code keepAliveMillis}. */
+    record Result(int inFlight, long minIdleMillis, long claimIntervalMillis, long keepAliveMillis,
+                  List<Double> seconds, List<Double> killPhaseMillis) implements java.io.Serializable {
+
+        /** Results saved before the kill's phase was drawn have none ({@code --report-from}). */
+        Result {
+            killPhaseMillis = killPhaseMillis == null ? List.of() : killPhaseMillis;
+        }
     }
 
     private RecoveryScenario() {
@@ -36,22 +44,30 @@ final class RecoveryScenario {
     static Result run(Env env) throws Exception {
         BenchOptions.Sizes s = env.sizes;
         List<Double> seconds = new ArrayList<>();
+        List<Double> phases = new ArrayList<>();
+        // the victim's default keep-alive interval (SubscribeOptions: minIdle / 3)
+        long keepAlive = s.recoveryMinIdleMillis() / 3;
+        java.util.Random random = new java.util.Random(env.order.seed());
         RunbusContender runbus = new RunbusContender(env.options.redisUri(), env.prefix("recovery"));
         try {
             for (int round = 0; round < env.options.repeats(); round++) {
-                double t = once(env, runbus);
+                long phase = (long) (random.nextDouble() * keepAlive);
+                double t = once(env, runbus, phase);
                 seconds.add(t);
-                Progress.say("recovery round %d/%d: %d in-flight entries recovered %.3f s after the kill"
-                        + " (minIdle %d ms, claim interval %d ms)", round + 1, env.options.repeats(),
-                        s.recoveryInFlight(), t, s.recoveryMinIdleMillis(), s.recoveryClaimIntervalMillis());
+                phases.add((double) phase);
+                Progress.say("recovery round %d/%d: %d in-flight entries recovered %.3f s after a kill %d ms into"
+                        + " the keep-alive interval (minIdle %d ms, claim interval %d ms)", round + 1,
+                        env.options.repeats(), s.recoveryInFlight(), t, phase, s.recoveryMinIdleMillis(),
+                        s.recoveryClaimIntervalMillis());
             }
         } finally {
             runbus.close();
         }
-        return new Result(s.recoveryInFlight(), s.recoveryMinIdleMillis(), s.recoveryClaimIntervalMillis(), seconds);
+        return new Result(s.recoveryInFlight(), s.recoveryMinIdleMillis(), s.recoveryClaimIntervalMillis(), keepAlive,
+                seconds, phases);
     }
 
-    private static double once(Env env, RunbusContender runbus) throws Exception {
+    private static double once(Env env, RunbusContender runbus, long phaseMillis) throws Exception {
         BenchOptions.Sizes s = env.sizes;
         Target t = env.target(runbus, "recovery");
         env.admin.createGroup(t.streamKey(), t.group());
@@ -70,7 +86,7 @@ final class RecoveryScenario {
                     .minIdle(Duration.ofMillis(s.recoveryMinIdleMillis()))
                     .claimInterval(Duration.ofMillis(s.recoveryClaimIntervalMillis())).build();
             survivor = runbus.subscribe(t, "survivor", d -> probe.handled(), options);
-            Env.sleep(200);
+            Env.sleep(200 + phaseMillis);
             long killedAt = System.nanoTime();
             child.destroyForcibly();
             child.waitFor(10, TimeUnit.SECONDS);

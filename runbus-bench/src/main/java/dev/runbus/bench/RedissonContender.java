@@ -68,13 +68,13 @@ final class RedissonContender implements Contender {
                     probe.handled();
                     k++;
                 }
-                stream.ack(group, ids);
+                // ack(...) as the documentation shows it is ackAsync(...) awaited; the reply's own callback stamps
+                // it, on Redisson's event loop, as runbus's acks are stamped
+                org.redisson.api.RFuture<Long> acked = stream.ackAsync(group, ids);
                 if (enqueued != null) {
-                    long now = Payloads.now();
-                    for (long e : enqueued) {
-                        probe.acked(e, now);
-                    }
+                    acked.thenRun(() -> AckStamp.all(probe, enqueued));
                 }
+                acked.toCompletableFuture().get(30, java.util.concurrent.TimeUnit.SECONDS);
             };
         });
     }

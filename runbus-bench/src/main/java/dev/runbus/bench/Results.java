@@ -24,6 +24,8 @@ final class Results implements Serializable {
 
     final boolean quick;
     final int repeats;
+    /** The seed of the order of the contenders in each round ({@link RoundOrder}). */
+    final long seed;
     final Machine machine;
     final Instant started = Instant.now();
     Duration elapsed = Duration.ZERO;
@@ -43,6 +45,7 @@ final class Results implements Serializable {
     Results(BenchOptions options, Machine machine) {
         this.quick = options.quick();
         this.repeats = options.repeats();
+        this.seed = options.seed();
         this.machine = machine;
     }
 

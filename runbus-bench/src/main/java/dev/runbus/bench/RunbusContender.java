@@ -12,28 +12,39 @@ import java.util.List;
 /**
  * runbus itself: one {@link Bus}, one subscription per consumer. {@code concurrency} 1 per consumer, so that
  * C consumers run C handlers at once, as the other contenders' C loops do; otherwise the defaults
- * (batch 100, ack after work, acks group-committed by the acker) with a short block time.
+ * (batch 100, ack after work, acks group-committed by the acker) with a short block time. The variant
+ * {@link #oneSubscription} runs C handlers as one subscription of {@code concurrency} C instead: one read
+ * loop and one acker for all of them, the way a user with many handler threads would rather subscribe.
  */
 final class RunbusContender implements Contender {
 
     static final String NAME = "runbus";
+    static final String ONE_SUBSCRIPTION = "runbus, 1 subscription";
 
     private final String redisUri;
     private final String prefix;
     private final boolean poisonAware;
     private final int maxDeliveries;
     private final java.util.function.Consumer<BusConfig.Builder> config;
+    /** One subscription of concurrency C instead of C subscriptions of concurrency 1. */
+    private final boolean single;
     private Bus bus;
     private volatile boolean ackObserved = true;
 
     /** {@code poisonAware}: the handler throws on poison payloads (the poison scenario's handler). */
     RunbusContender(String redisUri, String prefix, boolean poisonAware, int maxDeliveries) {
-        this(redisUri, prefix, poisonAware, maxDeliveries, b -> { });
+        this(redisUri, prefix, poisonAware, maxDeliveries, b -> { }, false);
     }
 
     /** {@code config} adjusts the bus's configuration (the memory scenario's retention). */
     RunbusContender(String redisUri, String prefix, boolean poisonAware, int maxDeliveries,
                     java.util.function.Consumer<BusConfig.Builder> config) {
+        this(redisUri, prefix, poisonAware, maxDeliveries, config, false);
+    }
+
+    private RunbusContender(String redisUri, String prefix, boolean poisonAware, int maxDeliveries,
+                            java.util.function.Consumer<BusConfig.Builder> config, boolean single) {
+        this.single = single;
         this.config = config;
         this.redisUri = redisUri;
         this.prefix = prefix;
@@ -45,14 +56,21 @@ final class RunbusContender implements Contender {
         this(redisUri, prefix, false, SubscribeOptions.DEFAULT_MAX_DELIVERIES);
     }
 
+    /** C handlers as one subscription of concurrency C. */
+    static RunbusContender oneSubscription(String redisUri, String prefix) {
+        return new RunbusContender(redisUri, prefix, false, SubscribeOptions.DEFAULT_MAX_DELIVERIES, b -> { }, true);
+    }
+
     @Override
     public String name() {
-        return NAME;
+        return single ? ONE_SUBSCRIPTION : NAME;
     }
 
     @Override
     public String describe() {
-        return "one subscription per consumer, concurrency 1, batch 100, ack after work (the acker group-commits"
+        return single ? "one subscription of concurrency C on one bus (one read loop and one acker for the C"
+                + " handlers), batch 100, ack after work, block 100 ms"
+                : "one subscription per consumer, concurrency 1, batch 100, ack after work (the acker group-commits"
                 + " XACKs), block 100 ms";
     }
 
@@ -77,8 +95,8 @@ final class RunbusContender implements Contender {
 
     @Override
     public Consumers start(Target target, int consumers, Probe probe) {
-        SubscribeOptions options = SubscribeOptions.builder().concurrency(1).blockTime(Duration.ofMillis(100))
-                .maxDeliveries(maxDeliveries).build();
+        SubscribeOptions options = SubscribeOptions.builder().concurrency(single ? consumers : 1)
+                .blockTime(Duration.ofMillis(100)).maxDeliveries(maxDeliveries).build();
         AckObserver.Expected acks = probe.timing() ? new AckObserver.Expected(probe) : null;
         Handler handler = d -> {
             if (poisonAware || acks != null) {
@@ -99,7 +117,7 @@ final class RunbusContender implements Contender {
             }
         };
         List<Subscription> subs = new ArrayList<>();
-        for (int i = 0; i < consumers; i++) {
+        for (int i = 0; i < (single ? 1 : consumers); i++) {
             Subscription s = bus().subscribe(target.topic(), target.group(), "runbus-" + i, handler, options);
             subs.add(s);
             if (acks != null && !new AckObserver(acks).install(s)) {

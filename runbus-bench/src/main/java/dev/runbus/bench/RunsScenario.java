@@ -14,7 +14,10 @@ import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -23,15 +26,37 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * Scenario 3: runs through submit → handler → replies + done → ack with a no-op handler (one reply), next to
- * PostgreSQL doing the same three writes per run without a bus, batched and one transaction per run. Each
- * measurement uses a schema of its own, dropped afterwards.
+ * PostgreSQL doing the same writes without a bus: the set-based reference ({@link PgSetReference}) on 1, 2 and
+ * 4 connections, and one transaction per run ({@link PgNaiveBaseline}) as the naive baseline. runbus and every
+ * reference are warmed alike and measured in a random order in each round; each measurement uses a schema of
+ * its own, made by the runs layer's migrations and dropped afterwards.
  */
 final class RunsScenario {
 
-    record Result(int runs, int concurrency, int submitters, int pgPerRunRuns, int rate, long latencyMillis,
-                  List<Double> runbus, List<Double> pgBatched, List<Double> pgPerRun1, List<Double> pgPerRunN,
-                  List<Double> p50, List<Double> p99, List<Double> achievedRate, List<Double> submitP50,
-                  List<Double> toHandlerP50, List<Double> toAckP50) implements java.io.Serializable {
+    record Result(int runs, int concurrency, int submitters, int referenceRuns, int pgPerRunRuns, int rate,
+                  long latencyMillis, List<Double> runbus, Map<Integer, List<Double>> reference,
+                  List<Double> pgPerRun1, List<Double> pgPerRunN, List<Double> p50, List<Double> p99,
+                  List<Double> achievedRate, List<Double> submitP50, List<Double> toHandlerP50,
+                  List<Double> toAckP50) implements java.io.Serializable {
+
+        /** Results saved before the set-based reference existed have none ({@code --report-from}). */
+        Result {
+            reference = reference == null ? Map.of() : reference;
+        }
+
+        /** Per round, the set-based reference at its best connection count of that round. */
+        List<Double> bestReference() {
+            List<Double> best = new ArrayList<>();
+            for (int i = 0; i < runbus.size(); i++) {
+                double b = Double.NaN;
+                for (List<Double> byConnections : reference.values()) {
+                    double v = i < byConnections.size() ? byConnections.get(i) : Double.NaN;
+                    b = Double.isNaN(b) || v > b ? v : b;
+                }
+                best.add(b);
+            }
+            return best;
+        }
     }
 
     /** One latency measurement: submit → ack p50 and p99 (ms), the achieved rate, and the p50 of each stage. */
@@ -39,7 +64,12 @@ final class RunsScenario {
                            double toAckP50) {
     }
 
-    private static final int PER_TRANSACTION = 100;
+    /** One figure measured in every round: its name, how it is measured (runs/s), and its values. */
+    private record Part(String name, Callable<Double> measure, List<Double> values) {
+    }
+
+    /** The connection counts of the set-based reference. */
+    static final List<Integer> REFERENCE_CONNECTIONS = List.of(1, 2, 4);
     /** More than {@link Jit#MAX_ROUNDS}: the runs path (JDBC, PostgreSQL driver, Hikari) compiles longest. */
     static final int MAX_WARMUP_ROUNDS = 8;
     /**
@@ -56,11 +86,11 @@ final class RunsScenario {
         HikariConfig hc = new HikariConfig();
         hc.setJdbcUrl(env.options.databaseUrl());
         // Submitters and handlers need no connection of their own: the group committers write for them. The
-        // per-run ceiling uses runsConcurrency connections at once.
+        // naive baseline uses runsConcurrency connections at once.
         hc.setMaximumPoolSize(s.runsConcurrency() + 8);
         hc.setPoolName("runbus-bench");
         List<Double> runbus = new ArrayList<>();
-        List<Double> batched = new ArrayList<>();
+        Map<Integer, List<Double>> reference = new LinkedHashMap<>();
         List<Double> perRun1 = new ArrayList<>();
         List<Double> perRunN = new ArrayList<>();
         List<Double> p50 = new ArrayList<>();
@@ -71,25 +101,35 @@ final class RunsScenario {
         List<Double> toAckP50 = new ArrayList<>();
         try (HikariDataSource ds = new HikariDataSource(hc);
              Bus bus = Bus.connect(BusConfig.builder(env.options.redisUri()).keyPrefix(env.prefix("runs")).build())) {
-            // Full rounds until the JIT has settled: after one round, a C2 thread still took a third of the CPU.
-            Jit.settle("runs", MAX_WARMUP_ROUNDS, () -> throughput(env, bus, ds, s.runs()));
+            List<Part> parts = new ArrayList<>();
+            parts.add(new Part("runbus", () -> throughput(env, bus, ds, s.runs()), runbus));
+            for (int n : REFERENCE_CONNECTIONS) {
+                reference.put(n, new ArrayList<>());
+                parts.add(new Part("set-based reference, " + n + (n == 1 ? " connection" : " connections"),
+                        () -> onOwnTables(env, bus, ds,
+                                schema -> PgSetReference.measure(ds, schema, s.referenceRuns(), n)),
+                        reference.get(n)));
+            }
+            parts.add(new Part("naive baseline, 1 connection",
+                    () -> onOwnTables(env, bus, ds, schema -> PgNaiveBaseline.measure(ds, schema, s.pgPerRunRuns(), 1)),
+                    perRun1));
+            parts.add(new Part("naive baseline, " + s.runsConcurrency() + " connections",
+                    () -> onOwnTables(env, bus, ds, schema -> PgNaiveBaseline.measure(ds, schema, s.pgPerRunRuns(),
+                            s.runsConcurrency())), perRunN));
+            // Full rounds of every part until the JIT has settled: after one round, a C2 thread still took a
+            // third of the CPU; and PostgreSQL's caches are as warm for the references as for runbus.
+            Jit.settle("runs", MAX_WARMUP_ROUNDS, () -> {
+                for (Part p : parts) {
+                    p.measure().call();
+                }
+            });
             for (int round = 0; round < env.options.repeats(); round++) {
                 int r = round + 1;
-                double tp = throughput(env, bus, ds, s.runs());
-                runbus.add(tp);
-                Progress.say("runs round %d/%d, runbus %,d runs: %,.0f runs/s", r, env.options.repeats(), s.runs(), tp);
-                double b = ceiling(env, bus, ds, s.pgBatchedRuns(), PER_TRANSACTION, 1);
-                batched.add(b);
-                Progress.say("runs round %d/%d, PostgreSQL %d per transaction: %,.0f runs/s", r, env.options.repeats(),
-                        PER_TRANSACTION, b);
-                double one = ceiling(env, bus, ds, s.pgPerRunRuns(), 1, 1);
-                perRun1.add(one);
-                Progress.say("runs round %d/%d, PostgreSQL one transaction per run, 1 connection: %,.0f runs/s", r,
-                        env.options.repeats(), one);
-                double many = ceiling(env, bus, ds, s.pgPerRunRuns(), 1, s.runsConcurrency());
-                perRunN.add(many);
-                Progress.say("runs round %d/%d, PostgreSQL one transaction per run, %d connections: %,.0f runs/s", r,
-                        env.options.repeats(), s.runsConcurrency(), many);
+                for (Part p : env.order.of(parts, "runs", round, Part::name)) {
+                    double v = p.measure().call();
+                    p.values().add(v);
+                    Progress.say("runs round %d/%d, %s: %,.0f runs/s", r, env.options.repeats(), p.name(), v);
+                }
                 Latency lat = latency(env, bus, ds);
                 p50.add(lat.p50());
                 p99.add(lat.p99());
@@ -101,9 +141,9 @@ final class RunsScenario {
                         env.options.repeats(), s.runsRate(), lat.p50(), lat.p99());
             }
         }
-        return new Result(s.runs(), s.runsConcurrency(), s.runsSubmitters(), s.pgPerRunRuns(), s.runsRate(),
-                s.runsLatencyMillis(), runbus, batched, perRun1, perRunN, p50, p99, achieved, submitP50, toHandlerP50,
-                toAckP50);
+        return new Result(s.runs(), s.runsConcurrency(), s.runsSubmitters(), s.referenceRuns(), s.pgPerRunRuns(),
+                s.runsRate(), s.runsLatencyMillis(), runbus, reference, perRun1, perRunN, p50, p99, achieved,
+                submitP50, toHandlerP50, toAckP50);
     }
 
     /** Runs per second from the first submit until every run is done and every trigger acked. */
@@ -179,13 +219,18 @@ final class RunsScenario {
         }
     }
 
-    private static double ceiling(Env env, Bus bus, HikariDataSource ds, int runs, int perTx, int threads)
-            throws Exception {
+    /** A PostgreSQL measurement on runs tables of its own, made by the runs layer's migrations. */
+    @FunctionalInterface
+    private interface OnTables {
+        double measure(String schema) throws Exception;
+    }
+
+    private static double onOwnTables(Env env, Bus bus, HikariDataSource ds, OnTables measurement) throws Exception {
         String schema = schema(env);
         RunsConfig config = RunsConfig.builder().schema(schema).topic("pg-" + env.nextId()).build();
         try {
-            Runs.create(bus, ds, config).close(); // the runs layer's own tables
-            return PgCeiling.measure(ds, schema, runs, perTx, threads, "c");
+            Runs.create(bus, ds, config).close(); // the runs layer's own tables, triggers included
+            return measurement.measure(schema);
         } finally {
             drop(ds, schema);
         }

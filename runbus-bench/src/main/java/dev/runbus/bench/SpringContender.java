@@ -31,6 +31,8 @@ final class SpringContender implements Contender {
     private final LettuceConnectionFactory factory;
     private final StringRedisTemplate template;
     private final String prefix;
+    /** The acks awaited by the latency measurement running now; null when none is timed. */
+    private volatile AckObserver.Expected awaited;
 
     SpringContender(String redisUri, String prefix) {
         RedisURI uri = RedisURI.create(redisUri);
@@ -49,6 +51,9 @@ final class SpringContender implements Contender {
         if (!factory.isRunning()) {
             factory.start();
         }
+        // Sees each XACK's reply on Lettuce's event loop, as runbus's acks are seen; added before the first
+        // connection, which is made lazily, so that every connection reports to it.
+        ((io.lettuce.core.AbstractRedisClient) factory.getNativeClient()).addListener(new AckReplies());
         this.template = new StringRedisTemplate(factory);
         this.prefix = prefix;
     }
@@ -73,6 +78,8 @@ final class SpringContender implements Contender {
     public Consumers start(Target target, int consumers, Probe probe) {
         String key = target.streamKey();
         String group = target.group();
+        AckObserver.Expected acks = probe.timing() ? new AckObserver.Expected(probe) : null;
+        awaited = acks;
         ExecutorService executor = Executors.newCachedThreadPool(r -> {
             Thread t = new Thread(r, "spring-stream");
             t.setDaemon(true);
@@ -86,11 +93,14 @@ final class SpringContender implements Contender {
         for (int i = 0; i < consumers; i++) {
             container.receive(Consumer.from(group, "spring-" + i), StreamOffset.create(key, ReadOffset.lastConsumed()),
                     record -> {
-                        long enqueued = probe.timing() ? Payloads.enqueuedAt(record.getValue().get("payload")) : 0;
+                        String id = record.getId().getValue();
+                        if (acks != null) {
+                            acks.expect(id, Payloads.enqueuedAt(record.getValue().get("payload")));
+                        }
                         probe.handled();
                         template.opsForStream().acknowledge(key, group, record.getId());
-                        if (probe.timing()) {
-                            probe.acked(enqueued, Payloads.now());
+                        if (acks != null) {
+                            acks.returned(id); // in case the reply's event did not stamp it first
                         }
                     });
         }
@@ -104,6 +114,17 @@ final class SpringContender implements Contender {
                 Thread.currentThread().interrupt();
             }
         };
+    }
+
+    /** Stamps each awaited XACK when Lettuce completes it (arguments: key, group, then the ids). */
+    private final class AckReplies implements io.lettuce.core.event.command.CommandListener {
+        @Override
+        public void commandSucceeded(io.lettuce.core.event.command.CommandSucceededEvent event) {
+            AckObserver.Expected acks = awaited;
+            if (acks != null && event.getCommand().getType() == io.lettuce.core.protocol.CommandType.XACK) {
+                acks.acked(event.getCommand().getArgs().toCommandString().split(" "), Payloads.now());
+            }
+        }
     }
 
     @Override

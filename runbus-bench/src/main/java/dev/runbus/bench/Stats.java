@@ -41,14 +41,17 @@ public final class Stats {
      * machine's noise of that moment). Pairs with a missing side are left out.
      */
     public static Summary pairedRatio(List<Double> a, List<Double> b) {
+        return of(ratios(a, b));
+    }
+
+    /** The ratio a[i] / b[i] of each round, in the order of the rounds; NaN where a side is missing. */
+    public static List<Double> ratios(List<Double> a, List<Double> b) {
         List<Double> r = new ArrayList<>();
         for (int i = 0; i < Math.min(a.size(), b.size()); i++) {
             double x = a.get(i);
             double y = b.get(i);
-            if (!Double.isNaN(x) && !Double.isNaN(y) && y != 0) {
-                r.add(x / y);
-            }
+            r.add(Double.isNaN(x) || Double.isNaN(y) || y == 0 ? Double.NaN : x / y);
         }
-        return of(r);
+        return r;
     }
 }
