@@ -235,7 +235,7 @@ abstract class BusBehaviourSuite {
         try (ChildJvm child = ChildJvm.start(DyingConsumer.class, target().uri(), prefix, topic, "g", "doomed",
                 Long.toString(minIdle))) {
             assertThat(child.awaitLine("HANDLING", WAIT)).isEqualTo("HANDLING " + id);
-            // A first delivery's start is recorded without waiting (Dispatcher#recordStarts): killed before the
+            // A first delivery's start is recorded without waiting (StartRecorder): killed before the
             // record reaches Redis, the entry is rightly delivered as a first delivery again. This test is about
             // a handler that did start, so it kills once the start is on record.
             Wait.until("the start recorded", WAIT, () -> redis().hexists(starts("g"), id));

@@ -17,21 +17,57 @@
 -- KEYS[1]  stream
 -- KEYS[2]  the partition's start record of the group (hash: entry id -> starts, as above; same hash slot)
 -- ARGV[1]  group
--- ARGV[2..] entry ids
+-- ARGV[2..] entry ids (any order)
 -- Returns  the number of ids recorded (those still pending and not counted for this delivery yet)
+--
+-- Which ids are pending, and at which delivery, is read with one XPENDING over the span of the ids (a call's ids
+-- come from one read, so the span holds few others): a call per id cost twice as much, most of it in turning
+-- each reply into a Lua table. Where the span holds more pending entries than the reply's bound (many consumers
+-- reading the same stream), an id the reply left out is looked up on its own.
 local SHIFT = 4294967296
 -- Hash reads and writes go in slices of this many ids, one call each (Lua's unpack takes about 8,000 values).
 local SLICE = 1000
+-- The value of a first start at the first delivery, the common case, written without formatting it again.
+local FIRST = string.format('%d', 1 + SHIFT)
+
+local function parse(id)
+  local dash = string.find(id, '-', 1, true)
+  return tonumber(string.sub(id, 1, dash - 1)), tonumber(string.sub(id, dash + 1))
+end
+
+-- The lowest and highest id of the call, compared as stream ids (milliseconds, then sequence).
+local low, high = ARGV[2], ARGV[2]
+local lowMs, lowSeq = parse(low)
+local highMs, highSeq = lowMs, lowSeq
+for i = 3, #ARGV do
+  local ms, seq = parse(ARGV[i])
+  if ms < lowMs or (ms == lowMs and seq < lowSeq) then low, lowMs, lowSeq = ARGV[i], ms, seq end
+  if ms > highMs or (ms == highMs and seq > highSeq) then high, highMs, highSeq = ARGV[i], ms, seq end
+end
+local bound = 2 * (#ARGV - 1) + 16
+local span = redis.call('XPENDING', KEYS[1], ARGV[1], low, high, bound)
+local pendingAt = {}
+for _, e in ipairs(span) do
+  pendingAt[e[1]] = e[4]
+end
+local cut = #span >= bound
+
 local ids = {}
 local deliveries = {}
 for i = 2, #ARGV do
   local id = ARGV[i]
-  local p = redis.call('XPENDING', KEYS[1], ARGV[1], id, id, 1)
-  if #p > 0 then
+  local delivery = pendingAt[id]
+  if delivery == nil and cut then
+    local p = redis.call('XPENDING', KEYS[1], ARGV[1], id, id, 1)
+    if #p > 0 then
+      delivery = p[1][4]
+    end
+  end
+  if delivery ~= nil then
     ids[#ids + 1] = id
     -- Beyond 2^20 deliveries the mark stops growing (Lua numbers are exact to 2^53): an entry read that
     -- often without a handler start is not one whose starts matter any more.
-    deliveries[#ids] = math.min(tonumber(p[1][4]), 1048576)
+    deliveries[#ids] = math.min(tonumber(delivery), 1048576)
   end
 end
 local recorded = 0
@@ -40,10 +76,16 @@ for from = 1, #ids, SLICE do
   local values = redis.call('HMGET', KEYS[2], unpack(ids, from, to))
   local writes = {}
   for i = from, to do
-    local value = tonumber(values[i - from + 1]) or 0
-    if math.floor(value / SHIFT) ~= deliveries[i] then
+    local old = values[i - from + 1]
+    if not old and deliveries[i] == 1 then
       writes[#writes + 1] = ids[i]
-      writes[#writes + 1] = string.format('%d', value % SHIFT + 1 + deliveries[i] * SHIFT)
+      writes[#writes + 1] = FIRST
+    else
+      local value = tonumber(old) or 0
+      if math.floor(value / SHIFT) ~= deliveries[i] then
+        writes[#writes + 1] = ids[i]
+        writes[#writes + 1] = string.format('%d', value % SHIFT + 1 + deliveries[i] * SHIFT)
+      end
     end
   end
   if #writes > 0 then

@@ -113,6 +113,29 @@ class StartRecordScriptsTest {
         assertThat(redis.hexists(keys.starts(partitions.name(0), "g"), ids.get(1_700))).isFalse();
     }
 
+    @Test
+    void idsWhoseSpanHoldsManyEntriesOfOtherConsumersAreEachRecordedOnce() throws Exception {
+        // One XPENDING over the span of the call's ids, bounded by 2 × ids + 16 entries: here 50 entries pending
+        // for another consumer lie between the two ids, so the bounded reply misses the second and the script
+        // looks it up on its own. The ids are given highest first: the span is taken from their values.
+        String first = redis.xadd(stream, "type", "x", "payload", "first");
+        redis.xreadgroup(Consumer.from("g", "c1"), XReadArgs.Builder.count(1), XReadArgs.StreamOffset.lastConsumed(stream));
+        for (int i = 0; i < 50; i++) {
+            redis.xadd(stream, "type", "x", "payload", "other" + i);
+        }
+        redis.xreadgroup(Consumer.from("g", "c2"), XReadArgs.Builder.count(50), XReadArgs.StreamOffset.lastConsumed(stream));
+        String last = redis.xadd(stream, "type", "x", "payload", "last");
+        redis.xreadgroup(Consumer.from("g", "c1"), XReadArgs.StreamOffset.lastConsumed(stream));
+
+        List<String> ids = List.of(last, first);
+        assertThat(scripts.recordStarts(partitions.name(0), "g", ids).get(5, TimeUnit.SECONDS)).isEqualTo(2);
+        assertThat(scripts.recordStarts(partitions.name(0), "g", ids).get(5, TimeUnit.SECONDS)).isZero();
+        assertThat(redis.hlen(keys.starts(partitions.name(0), "g"))).isEqualTo(2);
+        for (String id : ids) { // one start, at the first delivery: 1 + 2^32 × 1
+            assertThat(redis.hget(keys.starts(partitions.name(0), "g"), id)).isEqualTo(String.valueOf(1 + (1L << 32)));
+        }
+    }
+
     private long record(String id) throws Exception {
         return scripts.recordStarts(partitions.name(0), "g", List.of(id)).get(5, TimeUnit.SECONDS);
     }
