@@ -44,6 +44,7 @@ public final class ScriptLibrary {
      *                         without {@code +function|load}, say)
      */
     public static Loaded load(BusConfig config) {
-        return RedisFunctionLibrary.load(config);
+        RedisFunctionLibrary.LoadResult done = RedisFunctionLibrary.load(config);
+        return new Loaded(done.library(), done.functions(), done.loadedOn(), done.presentOn());
     }
 }
