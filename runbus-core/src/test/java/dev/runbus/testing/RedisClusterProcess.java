@@ -26,8 +26,12 @@ public final class RedisClusterProcess implements AutoCloseable {
     private RedisClusterProcess() {
     }
 
+    /**
+     * No delay before a full sync: Redis 7 waits 5 s (repl-diskless-sync-delay) for more replicas to share one
+     * transfer, which each start and each replica re-linked after a failover would otherwise wait out.
+     */
     private static final String[] CLUSTER_ARGS = {"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-        "--cluster-node-timeout", "2000"};
+        "--cluster-node-timeout", "2000", "--repl-diskless-sync-delay", "0"};
 
     /** Starts {@code masters} masters and one replica of each; slots are split evenly, in order. */
     public static RedisClusterProcess start(int masters) {
@@ -115,9 +119,13 @@ public final class RedisClusterProcess implements AutoCloseable {
                         && replicas.stream().allMatch(r -> call(r, redis -> redis.info("replication"))
                         .contains("master_link_status:up")));
         // A client reads its first topology from any node: every node must name an owner for every slot, or a
-        // client that asked the wrong one at the wrong moment has no connection for a slot.
-        Wait.until("every node names an owner for every slot", READY_TIMEOUT,
-                () -> all.stream().allMatch(n -> call(n, redis -> coveredSlots(redis.clusterSlots())) == SLOTS));
+        // client that asked the wrong one at the wrong moment has no connection for a slot; and every node must
+        // know each replica as one, or a client that loads the function library on every master also sends it to a
+        // replica (READONLY).
+        Wait.until("every node names an owner for every slot and knows every replica as one", READY_TIMEOUT,
+                () -> all.stream().allMatch(n -> call(n, redis -> coveredSlots(redis.clusterSlots()) == SLOTS
+                        && redis.clusterNodes().lines().filter(l -> l.split(" ")[2].contains("slave")).count()
+                        == replicas.size())));
     }
 
     private static int coveredSlots(List<Object> ranges) {

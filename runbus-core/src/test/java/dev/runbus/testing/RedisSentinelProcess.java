@@ -32,11 +32,12 @@ public final class RedisSentinelProcess implements AutoCloseable {
     }
 
     public static RedisSentinelProcess start() {
-        RedisServerProcess master = RedisServerProcess.start();
+        // No 5 s wait for more replicas before a full sync (repl-diskless-sync-delay), on either side of a failover.
+        RedisServerProcess master = RedisServerProcess.start("--repl-diskless-sync-delay", "0");
         RedisSentinelProcess set = null;
         try {
-            RedisServerProcess replica = RedisServerProcess.start("--replicaof", "127.0.0.1",
-                    String.valueOf(master.port()));
+            RedisServerProcess replica = RedisServerProcess.start("--repl-diskless-sync-delay", "0", "--replicaof",
+                    "127.0.0.1", String.valueOf(master.port()));
             set = new RedisSentinelProcess(master, replica);
             for (int i = 0; i < 3; i++) {
                 set.sentinels.add(set.startSentinel());

@@ -157,9 +157,11 @@ class OrderedRunsTest extends RunsTestSupport {
             st.execute("SELECT pg_advisory_xact_lock(hashtext('runbus.user." + schema + ".runs'), hashtext('u'))");
             var submitted = java.util.concurrent.CompletableFuture.supplyAsync(
                     () -> runs.submit(NewRun.of("s", "u", "waits")).runId());
+            // Waiting for this very lock, not any advisory lock of another test running beside this one.
             Wait.until("the submission waits for the user's lock", WAIT, () -> TestDatabase.count(
-                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
-                            + " AND wait_event = 'advisory' AND query LIKE '%pg_advisory_xact_lock%unnest%'") >= 1);
+                    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objsubid = 2"
+                            + " AND classid = hashtext('runbus.user." + schema + ".runs')::oid"
+                            + " AND objid = hashtext('u')::oid") >= 1);
             assertThat(submitted).isNotDone();
             other.commit();
             UUID id = submitted.get(30, java.util.concurrent.TimeUnit.SECONDS);

@@ -64,6 +64,7 @@ import org.junit.jupiter.api.Timeout;
  * within seconds rather than the defaults' minutes.
  */
 @Tag("slow")
+@Tag("alone") // its processes hold about half of PostgreSQL's connections: runbus-server/pom.xml
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
 class FailoverUnderLoadTest {
 

@@ -26,6 +26,9 @@ public final class TestDatabase {
             HikariConfig c = new HikariConfig();
             c.setJdbcUrl(URL);
             c.setMaximumPoolSize(16);
+            // Opened as tests need them, not 16 at once in every test JVM: the machine's PostgreSQL (100
+            // connections) serves several test JVMs side by side, and other builds besides.
+            c.setMinimumIdle(2);
             c.setPoolName("runbus-test");
             pool = new HikariDataSource(c);
         }
