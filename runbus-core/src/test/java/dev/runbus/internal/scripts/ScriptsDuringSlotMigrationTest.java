@@ -177,7 +177,12 @@ class ScriptsDuringSlotMigrationTest {
             }
             return null;
         });
-        for (RedisServerProcess m : cluster.masters()) {
+        // The target first, then the source, then the rest, as redis-cli does: a source that gave the slot away
+        // while the target still only imports it sends a redirected command back and forth until the client's
+        // redirect limit ends it with MOVED.
+        List<RedisServerProcess> order = new java.util.ArrayList<>(List.of(target, source));
+        cluster.masters().stream().filter(m -> m != target && m != source).forEach(order::add);
+        for (RedisServerProcess m : order) {
             RedisClusterProcess.call(m, r -> r.clusterSetSlotNode(slot, targetId));
         }
     }
