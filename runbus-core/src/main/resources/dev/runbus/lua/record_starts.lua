@@ -35,6 +35,11 @@ local function parse(id)
   return tonumber(string.sub(id, 1, dash - 1)), tonumber(string.sub(id, dash + 1))
 end
 
+-- A call without ids records nothing: the subscription sends one at start to put the script in the node's cache.
+if #ARGV < 2 then
+  return 0
+end
+
 -- The lowest and highest id of the call, compared as stream ids (milliseconds, then sequence).
 local low, high = ARGV[2], ARGV[2]
 local lowMs, lowSeq = parse(low)

@@ -136,6 +136,13 @@ class StartRecordScriptsTest {
         }
     }
 
+    @Test
+    void aCallWithoutIdsRecordsNothing() throws Exception {
+        // What a subscription sends at start to put the script into the node's cache (Scripts.loadRecordStarts).
+        assertThat(scripts.recordStarts(partitions.name(0), "g", List.of()).get(5, TimeUnit.SECONDS)).isZero();
+        assertThat(redis.exists(keys.starts(partitions.name(0), "g"))).isZero();
+    }
+
     private long record(String id) throws Exception {
         return scripts.recordStarts(partitions.name(0), "g", List.of(id)).get(5, TimeUnit.SECONDS);
     }
