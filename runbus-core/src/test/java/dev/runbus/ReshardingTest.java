@@ -7,7 +7,6 @@ import dev.runbus.internal.redis.Partitions;
 import dev.runbus.testing.RedisClusterProcess;
 import dev.runbus.testing.RedisServerProcess;
 import dev.runbus.testing.Wait;
-import io.lettuce.core.MigrateArgs;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.cluster.SlotHash;
 import java.nio.charset.StandardCharsets;
@@ -107,7 +106,8 @@ class ReshardingTest {
             long movedAt = System.nanoTime();
             RedisServerProcess source = masterOf(slot);
             RedisServerProcess target = cluster.masters().stream().filter(m -> m != source).findFirst().orElseThrow();
-            moveSlot(slot, source, target, prefix);
+            cluster.beginSlotMigration(slot, source, target); // redis-cli --cluster reshard, for one slot
+            cluster.finishSlotMigration(slot, source, target);
             double moveMillis = (System.nanoTime() - movedAt) / 1e6;
             assertThat(masterOf(slot)).isSameAs(target);
 
@@ -151,29 +151,6 @@ class ReshardingTest {
                     throw e;
                 }
             }
-        }
-    }
-
-    /** {@code redis-cli --cluster reshard}'s steps for one slot. */
-    private static void moveSlot(int slot, RedisServerProcess source, RedisServerProcess target, String prefix) {
-        String sourceId = on(source, RedisCommands::clusterMyId);
-        String targetId = on(target, RedisCommands::clusterMyId);
-        on(target, r -> r.clusterSetSlotImporting(slot, sourceId));
-        on(source, r -> r.clusterSetSlotMigrating(slot, targetId));
-        on(source, r -> {
-            List<String> keys;
-            while (!(keys = r.clusterGetKeysInSlot(slot, 1000)).isEmpty()) {
-                r.migrate("127.0.0.1", target.port(), 0, 5000, MigrateArgs.Builder.keys(keys));
-            }
-            return null;
-        });
-        // The target first, then the source, then the rest, as redis-cli does: a source that gave the slot away
-        // while the target still only imports it sends a redirected command back and forth until the client's
-        // redirect limit ends it with MOVED.
-        List<RedisServerProcess> order = new java.util.ArrayList<>(List.of(target, source));
-        cluster.masters().stream().filter(m -> m != target && m != source).forEach(order::add);
-        for (RedisServerProcess m : order) {
-            on(m, r -> r.clusterSetSlotNode(slot, targetId));
         }
     }
 

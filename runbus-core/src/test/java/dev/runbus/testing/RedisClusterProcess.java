@@ -1,5 +1,6 @@
 package dev.runbus.testing;
 
+import io.lettuce.core.MigrateArgs;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
@@ -156,6 +157,34 @@ public final class RedisClusterProcess implements AutoCloseable {
     /** Every node as {@code 127.0.0.1:port}, comma-separated: seeds for a cluster client. */
     public String seeds() {
         return nodes().stream().map(n -> "127.0.0.1:" + n.port()).collect(Collectors.joining(","));
+    }
+
+    /** The first steps of {@code redis-cli --cluster reshard} for one slot: the target imports it, the source migrates it. */
+    public void beginSlotMigration(int slot, RedisServerProcess source, RedisServerProcess target) {
+        String sourceId = call(source, RedisCommands::clusterMyId);
+        String targetId = call(target, RedisCommands::clusterMyId);
+        call(target, r -> r.clusterSetSlotImporting(slot, sourceId));
+        call(source, r -> r.clusterSetSlotMigrating(slot, targetId));
+    }
+
+    /** The rest of {@code redis-cli --cluster reshard}: the slot's keys sent over, the slot given to the target. */
+    public void finishSlotMigration(int slot, RedisServerProcess source, RedisServerProcess target) {
+        String targetId = call(target, RedisCommands::clusterMyId);
+        call(source, r -> {
+            List<String> keys;
+            while (!(keys = r.clusterGetKeysInSlot(slot, 1000)).isEmpty()) {
+                r.migrate("127.0.0.1", target.port(), 0, 5000, MigrateArgs.Builder.keys(keys));
+            }
+            return null;
+        });
+        // The target first, then the source, then the rest, as redis-cli does: a source that gave the slot away
+        // while the target still only imports it sends a redirected command back and forth until the client's
+        // redirect limit ends it with MOVED.
+        List<RedisServerProcess> order = new ArrayList<>(List.of(target, source));
+        masters.stream().filter(m -> m != target && m != source).forEach(order::add);
+        for (RedisServerProcess m : order) {
+            call(m, r -> r.clusterSetSlotNode(slot, targetId));
+        }
     }
 
     /** Runs commands on one node over a connection of its own. */

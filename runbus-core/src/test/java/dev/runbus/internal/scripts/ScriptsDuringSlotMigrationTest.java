@@ -12,7 +12,6 @@ import dev.runbus.testing.RedisClusterProcess;
 import dev.runbus.testing.RedisServerProcess;
 import dev.runbus.testing.Wait;
 import io.lettuce.core.Consumer;
-import io.lettuce.core.MigrateArgs;
 import io.lettuce.core.Range;
 import io.lettuce.core.XGroupCreateArgs;
 import io.lettuce.core.XReadArgs;
@@ -80,7 +79,7 @@ class ScriptsDuringSlotMigrationTest {
         RedisServerProcess source = masterOf(slot);
         RedisServerProcess target = otherMaster(source);
         long before = tryAgains();
-        beginMigration(slot, source, target);
+        cluster.beginSlotMigration(slot, source, target);
 
         // The stream is on the source, the dead-letter stream and the call record nowhere: TRYAGAIN.
         CompletableFuture<String> move = scripts.deadLetter("t", name, "g", id, "c", 3, "boom", 1, "token-1",
@@ -88,7 +87,7 @@ class ScriptsDuringSlotMigrationTest {
         Wait.until("the move answered TRYAGAIN at least twice", Duration.ofSeconds(5),
                 () -> move.isDone() || tryAgains() >= before + 2);
         assertThat(move).as("still retrying while the slot migrates").isNotDone();
-        finishMigration(slot, source, target);
+        cluster.finishSlotMigration(slot, source, target);
 
         String deadLetterId = move.get(10, TimeUnit.SECONDS);
         long pending = RedisClusterProcess.call(target, r -> r.xpending(stream, "g").getCount());
@@ -108,14 +107,14 @@ class ScriptsDuringSlotMigrationTest {
         RedisServerProcess source = masterOf(slot);
         RedisServerProcess target = otherMaster(source);
         long before = tryAgains();
-        beginMigration(slot, source, target);
+        cluster.beginSlotMigration(slot, source, target);
 
         CompletableFuture<List<Scripts.ScheduledRow>> listing = CompletableFuture.supplyAsync(
                 () -> scripts.scheduled(name, 10));
         Wait.until("the listing answered TRYAGAIN at least twice", Duration.ofSeconds(5),
                 () -> listing.isDone() || tryAgains() >= before + 2);
         assertThat(listing).as("still retrying while the slot migrates").isNotDone();
-        finishMigration(slot, source, target);
+        cluster.finishSlotMigration(slot, source, target);
 
         assertThat(listing.get(10, TimeUnit.SECONDS)).isEmpty();
     }
@@ -126,7 +125,7 @@ class ScriptsDuringSlotMigrationTest {
         int slot = SlotHash.getSlot(keys.delayed(name));
         RedisServerProcess source = masterOf(slot);
         RedisServerProcess target = otherMaster(source);
-        beginMigration(slot, source, target);
+        cluster.beginSlotMigration(slot, source, target);
         try {
             long start = System.nanoTime();
             assertThatThrownBy(() -> scripts.scheduled(name, 10)).isInstanceOf(RunbusException.class)
@@ -142,7 +141,7 @@ class ScriptsDuringSlotMigrationTest {
             assertThat((System.nanoTime() - asyncStart) / 1_000_000).isGreaterThanOrEqualTo(
                     ScriptCalls.TRYAGAIN_BUDGET_MILLIS - 300);
         } finally {
-            finishMigration(slot, source, target);
+            cluster.finishSlotMigration(slot, source, target);
         }
     }
 
@@ -158,33 +157,6 @@ class ScriptsDuringSlotMigrationTest {
             }
         }
         return n;
-    }
-
-    private static void beginMigration(int slot, RedisServerProcess source, RedisServerProcess target) {
-        String sourceId = RedisClusterProcess.call(source, RedisCommands::clusterMyId);
-        String targetId = RedisClusterProcess.call(target, RedisCommands::clusterMyId);
-        RedisClusterProcess.call(target, r -> r.clusterSetSlotImporting(slot, sourceId));
-        RedisClusterProcess.call(source, r -> r.clusterSetSlotMigrating(slot, targetId));
-    }
-
-    /** The rest of {@code redis-cli --cluster reshard}: the keys sent over, the slot given to the target. */
-    private static void finishMigration(int slot, RedisServerProcess source, RedisServerProcess target) {
-        String targetId = RedisClusterProcess.call(target, RedisCommands::clusterMyId);
-        RedisClusterProcess.call(source, r -> {
-            List<String> keys;
-            while (!(keys = r.clusterGetKeysInSlot(slot, 1000)).isEmpty()) {
-                r.migrate("127.0.0.1", target.port(), 0, 5000, MigrateArgs.Builder.keys(keys));
-            }
-            return null;
-        });
-        // The target first, then the source, then the rest, as redis-cli does: a source that gave the slot away
-        // while the target still only imports it sends a redirected command back and forth until the client's
-        // redirect limit ends it with MOVED.
-        List<RedisServerProcess> order = new java.util.ArrayList<>(List.of(target, source));
-        cluster.masters().stream().filter(m -> m != target && m != source).forEach(order::add);
-        for (RedisServerProcess m : order) {
-            RedisClusterProcess.call(m, r -> r.clusterSetSlotNode(slot, targetId));
-        }
     }
 
     private static RedisServerProcess otherMaster(RedisServerProcess source) {
