@@ -11,6 +11,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -117,6 +119,54 @@ class DeadLetterAlarmTest {
                 assertThat(raised.size() + count(child, "raised ")).as("one more alarm after the depth fell to zero")
                         .isEqualTo(2);
             }
+        }
+    }
+
+    /**
+     * A dead letter frees its entry's slot once Redis answered the move, before listeners hear of it. With
+     * {@code concurrency} 1 and {@code batchSize} 1 a subscription holds three entries at most; a listener that does
+     * not return on the first of three poison entries holds up the other two moves (one thread makes them), and
+     * the next entry's handler still runs because the first entry's slot is free. (Hearing of a dead letter can cost
+     * round trips of its own: the alarm's {@code SET NX} is one.)
+     */
+    @Test
+    void aListenerStillHearingADeadLetterDoesNotHoldTheSlot() throws Exception {
+        BusConfig config = BusConfig.builder(redis.uri()).keyPrefix(prefix).build();
+        SubscribeOptions options = SubscribeOptions.builder().concurrency(1).batchSize(1).maxDeliveries(1)
+                .blockTime(Duration.ofMillis(100)).build();
+        CountDownLatch heard = new CountDownLatch(1);
+        CountDownLatch listenerMayReturn = new CountDownLatch(1);
+        AtomicInteger handledAfterPoison = new AtomicInteger();
+        BusListener slowListener = new BusListener() {
+            @Override
+            public void onDeadLetter(DeadLetter d) {
+                heard.countDown();
+                try {
+                    listenerMayReturn.await(3 * WAIT.toMillis(), TimeUnit.MILLISECONDS); // longer than the test waits
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        };
+        Handler handler = d -> {
+            if (d.message().type().equals("poison")) {
+                throw new IllegalStateException("poison");
+            }
+            handledAfterPoison.incrementAndGet();
+        };
+        try (Bus bus = Bus.connect(config); AutoCloseable l = bus.addListener(slowListener);
+             Subscription s = bus.subscribe("jobs", "g", "c", handler, options)) {
+            publish(bus, "k1", "poison");
+            publish(bus, "k1", "poison");
+            publish(bus, "k1", "poison");
+            assertThat(heard.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            publish(bus, "k1", "good");
+            Wait.until("the next entry handled while the listener still hears the dead letter", WAIT,
+                    () -> handledAfterPoison.get() == 1);
+            assertThat(listenerMayReturn.getCount()).as("the listener has not returned").isEqualTo(1);
+            listenerMayReturn.countDown(); // before close, which waits for the dead-letter thread
+        } finally {
+            listenerMayReturn.countDown();
         }
     }
 

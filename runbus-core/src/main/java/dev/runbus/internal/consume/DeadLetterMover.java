@@ -22,7 +22,7 @@ import org.slf4j.LoggerFactory;
  * reports them, on a thread of its own: the thread that decided a move queues it and goes on, and the moves
  * queued together are sent pipelined, then awaited. Each move's {@code done} runs when Redis answered, or
  * when the move failed or its answer did not come within the command timeout; that is when the entry's slot
- * is released. Listeners hear of dead letters on this thread (after close, on the closing thread), never on
+ * is released, before the moves are reported. Listeners hear of dead letters on this thread (after close, on the closing thread), never on
  * the client's I/O thread.
  *
  * <p>A move that fails leaves its entry pending: the reclaimer finds it past the limit and dead-letters it
@@ -113,7 +113,11 @@ public final class DeadLetterMover implements AutoCloseable {
         }
     }
 
-    /** Sends every move, then waits for each answer in turn, reports it and runs its {@code done}. */
+    /**
+     * Sends every move, then waits for each answer in turn and runs its {@code done}; reports the moves made after
+     * that. The slots are freed first because reporting can cost round trips of its own (the dead-letter alarm's
+     * {@code SET NX}, a listener's work), which the next entries should not wait for.
+     */
     private void moveAll(List<Move> moves) {
         long now = clock.millis();
         List<CompletableFuture<String>> replies = new ArrayList<>(moves.size());
@@ -124,10 +128,11 @@ public final class DeadLetterMover implements AutoCloseable {
                 replies.add(CompletableFuture.failedFuture(e));
             }
         }
+        String[] answers = new String[moves.size()];
         for (int i = 0; i < moves.size(); i++) {
             Move m = moves.get(i);
             try {
-                report(m, replies.get(i).get(timeoutMillis, TimeUnit.MILLISECONDS), now);
+                answers[i] = replies.get(i).get(timeoutMillis, TimeUnit.MILLISECONDS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 listener.onLoopError("dead-letter " + ctx.describe(), e);
@@ -136,6 +141,9 @@ public final class DeadLetterMover implements AutoCloseable {
             } finally {
                 m.done().run();
             }
+        }
+        for (int i = 0; i < moves.size(); i++) {
+            report(moves.get(i), answers[i], now); // a failed move's answer is null: nothing to report
         }
     }
 
