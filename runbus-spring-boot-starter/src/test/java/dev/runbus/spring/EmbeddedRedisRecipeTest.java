@@ -10,8 +10,10 @@ import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.ExtensionContext;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -22,9 +24,10 @@ import redis.embedded.RedisServer;
 
 /**
  * docs/spring-boot.md's recipe for an application's tests without Docker, as written there: an embedded Redis on a
- * free loopback port, started before the context, and a key prefix per test class. A listener receives what the
- * template publishes.
+ * free loopback port, started before the context and stopped after it, and a key prefix per test class. A listener
+ * receives what the template publishes.
  */
+@ExtendWith(EmbeddedRedisRecipeTest.StopRedis.class) // before @SpringBootTest: stops Redis after Spring closed the context
 @SpringBootTest(classes = EmbeddedRedisRecipeTest.App.class)
 @DirtiesContext
 class EmbeddedRedisRecipeTest {
@@ -43,8 +46,16 @@ class EmbeddedRedisRecipeTest {
         registry.add("spring.datasource.url", () -> TestDatabase.URL);
     }
 
-    @AfterAll
-    static void stopRedis() throws IOException { redis.stop(); }
+    /**
+     * Stops Redis once the context is closed. Extensions' afterAll callbacks run in the reverse of their order on the
+     * class, so this one, declared before {@code @SpringBootTest}, runs after Spring's, which closes the context
+     * ({@code @DirtiesContext}). A plain {@code @AfterAll} method runs before both: the bus would then close
+     * against a stopped Redis and wait out its timeouts.
+     */
+    static final class StopRedis implements AfterAllCallback {
+        @Override
+        public void afterAll(ExtensionContext context) throws IOException { redis.stop(); }
+    }
 
     /** The payload the greeter reads. */
     public record Greeting(String name) {
