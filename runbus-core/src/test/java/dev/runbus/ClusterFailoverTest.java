@@ -96,7 +96,13 @@ class ClusterFailoverTest {
             System.out.printf("cluster failover (%d partition%s): all 200 later messages handled %.1f s after the "
                     + "kill; %d loop errors reported%n", partitions, partitions == 1 ? "" : "s",
                     (System.nanoTime() - killedAt) / 1e9, loopErrors.size());
-            assertThat(loopErrors).isNotEmpty(); // the dead master was noticed, and reported, not hidden
+            if (partitions == 1) {
+                // The topic's one read is blocked on the killed master nearly all the time: its loss is reported, not
+                // hidden. A partitioned topic's partitions are read one after the other, on three masters, so at
+                // the kill its read may be on another master, and the next read of the victim's partition goes to
+                // the promoted replica without an error to report.
+                assertThat(loopErrors).isNotEmpty();
+            }
         } finally {
             buses.forEach(Bus::close);
         }
