@@ -17,6 +17,8 @@ public enum Setting {
     REDIS_SCRIPTS("redis-scripts", "auto", "how runbus runs its Lua scripts: auto (a function library, FCALL, on"
             + " Redis 7+ and Valkey; EVAL on 6.2), eval, or functions. Functions let the Redis users hold +fcall"
             + " instead of +eval +evalsha (runbus migrate --redis-url loads the library)", false),
+    REDIS_TIMEOUT("redis-timeout", "10s", "how long one Redis command may take before it fails: an API call that"
+            + " needs Redis then answers 503, a worker's loop reports the error and tries again", false),
     DATABASE_URL("database-url", "", "PostgreSQL JDBC URL; empty starts an embedded PostgreSQL", true),
     DATABASE_PASSWORD("database-password", "", "PostgreSQL password, overriding the URL's; give it as"
             + " RUNBUS_DATABASE_PASSWORD or in --database-password-file, not as a flag (there is none)", true),

@@ -28,7 +28,7 @@ final class SettingChecks {
 
     private static final List<Setting> DURATIONS = List.of(Setting.MIN_IDLE, Setting.CLAIM_INTERVAL,
             Setting.SWEEP_INTERVAL, Setting.SWEEP_THRESHOLD, Setting.RETENTION_AGE, Setting.SHUTDOWN_TIMEOUT,
-            Setting.REQUEST_TIMEOUT, Setting.IDLE_TIMEOUT, Setting.METER_REFRESH);
+            Setting.REQUEST_TIMEOUT, Setting.IDLE_TIMEOUT, Setting.METER_REFRESH, Setting.REDIS_TIMEOUT);
 
     private static final List<Setting> OPTIONAL_DURATIONS = List.of(Setting.DEAD_LETTER_RETENTION);
 
@@ -55,6 +55,10 @@ final class SettingChecks {
                     + " stay free to answer /health and refuse the rest), got " + s.get(Setting.MAX_IN_FLIGHT));
         }
         DURATIONS.forEach(k -> check(errors, () -> s.duration(k)));
+        if (errors.stream().noneMatch(e -> e.startsWith("--" + Setting.REDIS_TIMEOUT.key() + ":"))
+                && s.duration(Setting.REDIS_TIMEOUT).isZero()) { // no command could ever succeed
+            errors.add("--redis-timeout must be more than 0s, got " + s.get(Setting.REDIS_TIMEOUT));
+        }
         OPTIONAL_DURATIONS.forEach(k -> check(errors, () -> s.optionalDuration(k)));
         BOOLEANS.forEach(k -> check(errors, () -> s.bool(k)));
         check(errors, () -> s.retryPolicy(Setting.RETRY));

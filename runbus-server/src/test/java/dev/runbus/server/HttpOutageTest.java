@@ -37,7 +37,7 @@ class HttpOutageTest {
         admin = client.connect().sync();
         redis = TcpProxy.start("127.0.0.1", redisServer.port());
         serve = TestServe.start(Map.of(Setting.REDIS_URL, redis.uri(), Setting.MAX_DELIVERIES, "2",
-                Setting.RETRY, "fixed:100ms"));
+                Setting.RETRY, "fixed:100ms", Setting.REDIS_TIMEOUT, "1s")); // a paused Redis fails a request in 1 s
     }
 
     @AfterAll

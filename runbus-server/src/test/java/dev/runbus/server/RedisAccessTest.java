@@ -64,6 +64,23 @@ class RedisAccessTest {
     }
 
     @Test
+    void redisTimeoutIsTheBussCommandTimeout() {
+        assertThat(RedisAccess.apply(Settings.resolve(Map.of(), Map.of(), null), BusConfig.builder("redis://x")).build()
+                .commandTimeout()).as("default").isEqualTo(java.time.Duration.ofSeconds(10));
+        assertThat(RedisAccess.apply(Settings.resolve(Map.of(), Map.of("RUNBUS_REDIS_TIMEOUT", "1500ms"), null),
+                BusConfig.builder("redis://x")).build().commandTimeout()).isEqualTo(java.time.Duration.ofMillis(1500));
+        for (String bad : new String[] {"0s", "ten seconds", "-1s"}) {
+            Settings s = Settings.resolve(Map.of(Setting.REDIS_TIMEOUT, bad), Map.of(), null);
+            org.assertj.core.api.Assertions.assertThatThrownBy(s::validate).as(bad)
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("--redis-timeout")
+                    .hasMessageContaining(bad);
+        }
+        Cli c = Cli.run("serve", "--redis-timeout", "0s", "--port", "0");
+        assertThat(c.exitCode).as(c.err).isEqualTo(2);
+        assertThat(c.err).contains("--redis-timeout must be more than 0s, got 0s");
+    }
+
+    @Test
     void thePasswordFilesFirstLineReachesRedis() throws IOException {
         Path file = file(PASSWORD + "\nignored second line\n");
         Cli c = Cli.run("stats", "--redis-url", redis.uri(), "--redis-password-file", file.toString());

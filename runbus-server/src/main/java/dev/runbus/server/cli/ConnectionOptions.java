@@ -30,6 +30,10 @@ public final class ConnectionOptions {
             + "EVAL on 6.2), eval or functions; default auto")
     String redisScripts;
 
+    @Option(names = "--redis-timeout", paramLabel = "DURATION", description = "how long one Redis command may take "
+            + "before it fails (an API call then answers 503); default 10s")
+    String redisTimeout;
+
     @Option(names = "--database-password-file", paramLabel = "FILE", description = "file whose first line is the "
             + "PostgreSQL password, overriding the URL's (or env RUNBUS_DATABASE_PASSWORD)")
     String databasePasswordFile;
@@ -59,6 +63,7 @@ public final class ConnectionOptions {
         put(flags, Setting.REDIS_PASSWORD_FILE, redisPasswordFile);
         put(flags, Setting.REDIS_TLS_CA, redisTlsCa);
         put(flags, Setting.REDIS_SCRIPTS, redisScripts);
+        put(flags, Setting.REDIS_TIMEOUT, redisTimeout);
         put(flags, Setting.DATABASE_URL, databaseUrl);
         put(flags, Setting.DATABASE_PASSWORD_FILE, databasePasswordFile);
         put(flags, Setting.DATA_DIR, dataDir);
