@@ -28,8 +28,12 @@ import org.junit.jupiter.api.Test;
  */
 class DelayedDeliveryTest {
 
-    /** How late the test accepts an entry: the poll interval, a Redis round trip, and a loaded 2-core machine. */
-    private static final long BOUND_MILLIS = 1000;
+    /**
+     * How late the test accepts an entry: the poll interval (100 ms), a Redis round trip, and a loaded 2-core machine,
+     * where a full build has shown 1.5 s. What the bound is there to catch, an entry moved only by a later fallback
+     * (a takeover after {@code minIdle}, a retention pass), is later still.
+     */
+    private static final long BOUND_MILLIS = 2000;
 
     final String prefix = "test-delay-" + UUID.randomUUID();
     private final List<Bus> buses = new ArrayList<>();
