@@ -3,6 +3,7 @@ package dev.runbus.server;
 import dev.runbus.KeyPrefix;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -30,6 +31,9 @@ final class SettingChecks {
             Setting.SWEEP_INTERVAL, Setting.SWEEP_THRESHOLD, Setting.RETENTION_AGE, Setting.SHUTDOWN_TIMEOUT,
             Setting.REQUEST_TIMEOUT, Setting.IDLE_TIMEOUT, Setting.METER_REFRESH, Setting.REDIS_TIMEOUT);
 
+    /** Durations that must be more than zero, besides being durations: with 0s no Redis command could succeed. */
+    private static final List<Setting> POSITIVE_DURATIONS = List.of(Setting.REDIS_TIMEOUT);
+
     private static final List<Setting> OPTIONAL_DURATIONS = List.of(Setting.DEAD_LETTER_RETENTION);
 
     private static final List<Setting> BOOLEANS = List.of(Setting.MIGRATE, Setting.ORDERED, Setting.INSECURE_NO_AUTH,
@@ -55,10 +59,7 @@ final class SettingChecks {
                     + " stay free to answer /health and refuse the rest), got " + s.get(Setting.MAX_IN_FLIGHT));
         }
         DURATIONS.forEach(k -> check(errors, () -> s.duration(k)));
-        if (errors.stream().noneMatch(e -> e.startsWith("--" + Setting.REDIS_TIMEOUT.key() + ":"))
-                && s.duration(Setting.REDIS_TIMEOUT).isZero()) { // no command could ever succeed
-            errors.add("--redis-timeout must be more than 0s, got " + s.get(Setting.REDIS_TIMEOUT));
-        }
+        POSITIVE_DURATIONS.forEach(k -> check(errors, () -> positive(s, k)));
         OPTIONAL_DURATIONS.forEach(k -> check(errors, () -> s.optionalDuration(k)));
         BOOLEANS.forEach(k -> check(errors, () -> s.bool(k)));
         check(errors, () -> s.retryPolicy(Setting.RETRY));
@@ -82,6 +83,19 @@ final class SettingChecks {
         }
         if (!errors.isEmpty()) {
             throw new IllegalArgumentException(String.join(System.lineSeparator() + "runbus: ", errors));
+        }
+    }
+
+    /** Refuses zero; a value that is no duration at all is left to the check of {@code DURATIONS}, said once. */
+    private static void positive(Settings s, Setting k) {
+        Duration d;
+        try {
+            d = s.duration(k);
+        } catch (IllegalArgumentException saidAlready) {
+            return;
+        }
+        if (d.isZero()) {
+            throw new IllegalArgumentException("--" + k.key() + " must be more than 0s, got " + s.get(k));
         }
     }
 

@@ -22,8 +22,8 @@ import org.slf4j.LoggerFactory;
  * reports them, on a thread of its own: the thread that decided a move queues it and goes on, and the moves
  * queued together are sent pipelined, then awaited. Each move's {@code done} runs when Redis answered, or
  * when the move failed or its answer did not come within the command timeout; that is when the entry's slot
- * is released, before the moves are reported. Listeners hear of dead letters on this thread (after close, on the closing thread), never on
- * the client's I/O thread.
+ * is released, before the moves are reported. Listeners hear of dead letters on this thread (after close, on the
+ * closing thread), never on the client's I/O thread.
  *
  * <p>A move that fails leaves its entry pending: the reclaimer finds it past the limit and dead-letters it
  * as abandoned. A move whose answer came too late may still have been made (the script is atomic and checks
