@@ -49,6 +49,9 @@ public final class DeadLetterMover implements AutoCloseable {
         }
     }
 
+    /** Queued by {@link #close()} so that the thread, waiting for moves, sees the close at once; never made. */
+    private static final Move WAKE_UP = new Move(-1, "", 0, null, "", null, () -> { });
+
     private final SubscriptionContext ctx;
     private final Scripts scripts;
     private final SafeListener listener;
@@ -99,9 +102,11 @@ public final class DeadLetterMover implements AutoCloseable {
                 batch.add(first);
             }
             queue.drainTo(batch);
+            batch.removeIf(m -> m == WAKE_UP);
             if (batch.isEmpty() && closed) {
                 // One more look: a move queued by a caller that had not yet seen the close.
                 queue.drainTo(batch);
+                batch.removeIf(m -> m == WAKE_UP);
                 if (batch.isEmpty()) {
                     return;
                 }
@@ -185,6 +190,7 @@ public final class DeadLetterMover implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
+        queue.add(WAKE_UP);
         try {
             thread.join(timeoutMillis + 1_000);
         } catch (InterruptedException e) {

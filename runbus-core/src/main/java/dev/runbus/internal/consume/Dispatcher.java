@@ -13,6 +13,7 @@ import dev.runbus.internal.scripts.Scripts;
 import dev.runbus.internal.telemetry.SafeListener;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -49,6 +50,12 @@ import org.slf4j.LoggerFactory;
 public final class Dispatcher {
 
     private static final Logger log = LoggerFactory.getLogger(Dispatcher.class);
+    /**
+     * Queued once per runner when the drain begins, behind the work queued before it (nothing is queued after it):
+     * a runner that takes it ends at once, instead of at the end of its wait for work. Told apart by identity; it
+     * is never run.
+     */
+    private static final List<HeldDelivery> WAKE_UP = Collections.unmodifiableList(new ArrayList<>());
 
     private final SubscriptionContext ctx;
     /** Exactly one of the two is set. */
@@ -235,6 +242,10 @@ public final class Dispatcher {
                             ctx.describe());
                     continue;
                 }
+                if (chunk == WAKE_UP) {
+                    // Queued behind every chunk, and nothing is queued after it: the work is taken.
+                    return;
+                }
                 if (chunk != null) {
                     runAll(chunk);
                 } else if (draining && queue.isEmpty()) {
@@ -326,6 +337,9 @@ public final class Dispatcher {
     boolean drain(long timeoutMillis) throws InterruptedException {
         synchronized (intake) {
             draining = true;
+        }
+        for (int i = 0; i < ctx.options().concurrency(); i++) {
+            queue.add(WAKE_UP);
         }
         return !started || runnersDone.await(timeoutMillis, TimeUnit.MILLISECONDS);
     }

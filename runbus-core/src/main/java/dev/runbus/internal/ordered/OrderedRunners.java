@@ -27,6 +27,8 @@ final class OrderedRunners {
     private final Predicate<OwnedPartition> step;
     private final SafeListener listener;
     private final BlockingQueue<OwnedPartition> ready = new LinkedBlockingQueue<>();
+    /** Queued once per runner by {@link #stop}: a runner waiting for a partition ends at once. Never run. */
+    private final OwnedPartition wakeUp = new OwnedPartition(-1, "wake-up", "", 0, 0);
     private final CountDownLatch done;
     private volatile boolean started;
     private volatile boolean stopping;
@@ -70,6 +72,9 @@ final class OrderedRunners {
                 } catch (InterruptedException e) {
                     continue; // from outside (a handler's flag is cleared after its call): run on until stopped
                 }
+                if (p == wakeUp) {
+                    return;
+                }
                 // A partition with more to do stays on this runner while no other partition waits: no hand-off
                 // to another thread between two entries of one partition.
                 while (p != null && step.test(p)) {
@@ -94,6 +99,9 @@ final class OrderedRunners {
     boolean stop(long timeoutMillis) throws InterruptedException {
         stopping = true;
         ready.clear();
+        for (int i = 0; i < count; i++) {
+            ready.add(wakeUp);
+        }
         return !started || done.await(timeoutMillis, TimeUnit.MILLISECONDS);
     }
 }
