@@ -48,8 +48,8 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * The master holding the runs topic dies under load: a {@code runbus serve} and two {@code runbus worker}
- * processes run 5,000 runs submitted over HTTP (1 % poison inputs, which the {@link DemoHandler} fails on every
- * attempt), and once 1,500 have ended the Redis master serving the topic's stream is killed with SIGKILL and its
+ * processes run 2,500 runs submitted over HTTP (1 % poison inputs, which the {@link DemoHandler} fails on every
+ * attempt), and once 750 have ended the Redis master serving the topic's stream is killed with SIGKILL and its
  * replica promoted: on a Redis Cluster with {@code CLUSTER FAILOVER TAKEOVER} sent to the replica, behind Sentinel
  * by the Sentinels' own election. Replication is asynchronous, so the new master may lack the newest triggers,
  * deliveries and acks: lost triggers are published again by the sweeper, deliveries whose acks were lost are
@@ -70,11 +70,11 @@ class FailoverUnderLoadTest {
 
     private static final String DATABASE = TestServers.databaseUrl();
     private static final String TOPIC = "runs";
-    private static final int RUNS = 5000;
+    private static final int RUNS = 2500;
     /** Every 100th input is poison: 1 %. */
     private static final int POISON_EVERY = 100;
     /** Runs ended (done or failed) before the master is killed. */
-    private static final int KILL_AFTER = 1500;
+    private static final int KILL_AFTER = 750;
     private static final int POSTERS = 32;
     private static final Duration STARTUP = Duration.ofSeconds(60);
     private static final Duration CONVERGENCE = Duration.ofSeconds(90);

@@ -29,6 +29,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -41,6 +42,8 @@ import org.junit.jupiter.api.io.TempDir;
  * same time. Checked from the outside: every answer the clients got is whole, every run answered 201 is in the
  * database (inspected after, by starting the embedded PostgreSQL again on the same --data-dir), every run the
  * worker started finished, the log shows the order, and the exit code is 0.
+ *
+ * <p>One SIGTERM under load, made once for the class: each test checks another part of what it left.
  */
 @Tag("slow")
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
@@ -50,9 +53,20 @@ class ShutdownOrderTest {
             "drained worker, stopped sweeper", "stopped embedded PostgreSQL", "stopped embedded Redis",
             "runbus: stopped");
 
+    /** The stopped serve's data directory: its embedded PostgreSQL is started again on it for the checks. */
+    @TempDir
+    static Path dataDir;
+    private static Stopped stopped;
+
+    @BeforeAll
+    @Timeout(value = 5, unit = TimeUnit.MINUTES)
+    static void sigtermUnderLoad() throws Exception {
+        stopped = serveUnderLoadThenSigterm(dataDir);
+    }
+
     @Test
-    void sigtermStopsTheEmbeddedServersOnlyAfterServeDrained(@TempDir Path dataDir) throws Exception {
-        Stopped s = serveUnderLoadThenSigterm(dataDir);
+    void sigtermStopsTheEmbeddedServersOnlyAfterServeDrained() {
+        Stopped s = stopped;
         assertThat(s.exitCode).as(s.output).isZero();
         // The order, from the child's own log.
         List<Integer> at = ORDER.stream().map(s.output::indexOf).toList();
@@ -73,8 +87,8 @@ class ShutdownOrderTest {
      * connection at once).
      */
     @Test
-    void requestsInFlightAtSigtermAreAnsweredNotCut(@TempDir Path dataDir) throws Exception {
-        Stopped s = serveUnderLoadThenSigterm(dataDir);
+    void requestsInFlightAtSigtermAreAnsweredNotCut() {
+        Stopped s = stopped;
         assertThat(s.load.cut).as("requests cut off after the server accepted them").isEmpty();
     }
 
