@@ -1,5 +1,6 @@
 package dev.runbus.testing;
 
+import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.MigrateArgs;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -7,6 +8,9 @@ import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.stream.Collectors;
 
 /**
@@ -197,7 +201,22 @@ public final class RedisClusterProcess implements AutoCloseable {
         try (StatefulRedisConnection<String, String> c = client.connect()) {
             return f.apply(c.sync());
         } finally {
-            client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+            shutdown(client);
+        }
+    }
+
+    /**
+     * Shuts a short-lived client down, waiting at most 10 s: Lettuce's own {@code shutdown} waits for its event loops
+     * without a bound, and once held a test's setUp for its whole 3-minute timeout. A client still shutting down
+     * then is left to finish on its own.
+     */
+    public static void shutdown(AbstractRedisClient client) {
+        try {
+            client.shutdownAsync(0, 2, TimeUnit.SECONDS).get(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException e) {
+            System.err.println("a test's Redis client did not shut down within 10 s; left to finish: " + e);
         }
     }
 

@@ -110,7 +110,7 @@ public final class RedisSentinelProcess implements AutoCloseable {
         try (StatefulRedisSentinelConnection<String, String> c = client.connectSentinel()) {
             return f.apply(c);
         } finally {
-            client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+            RedisClusterProcess.shutdown(client);
         }
     }
 
