@@ -116,6 +116,11 @@ public final class Dispatcher {
      * the read loop's close leaves its entries pending, unheld, for this consumer's next start or a takeover.
      */
     void accept(List<Entry> entries, Slots slots) {
+        accept(entries, slots, false);
+    }
+
+    /** As {@link #accept(List, Slots)}; {@code newEntries} when they come from a read of new entries ({@code >}). */
+    void accept(List<Entry> entries, Slots slots, boolean newEntries) {
         if (entries.isEmpty()) {
             return;
         }
@@ -145,7 +150,7 @@ public final class Dispatcher {
                             WireFormat.decodeOrPlaceholder(ctx.qualify(e.partition(), e.streamId()), e),
                             OutcomePolicy.abandonedReason(attempt(e), e.previousOwner()), slots);
                 } else {
-                    HeldDelivery h = decode(e, hold, slots);
+                    HeldDelivery h = decode(e, hold, slots, newEntries);
                     if (h != null) {
                         ready.add(h);
                     }
@@ -205,7 +210,7 @@ public final class Dispatcher {
     }
 
     /** The delivery of an entry, or null when it cannot be decoded (it is dead-lettered instead). */
-    private HeldDelivery decode(Entry e, InFlight.Hold hold, Slots slots) {
+    private HeldDelivery decode(Entry e, InFlight.Hold hold, Slots slots, boolean newEntry) {
         String id = ctx.qualify(e.partition(), e.streamId());
         Message message;
         try {
@@ -217,7 +222,7 @@ public final class Dispatcher {
             return null;
         }
         return new HeldDelivery(new Delivery(message, ctx.topic(), id, ctx.group(), ctx.consumer(), e.deliveries(), 0,
-                attempt(e)), hold, slots);
+                attempt(e)), hold, slots, newEntry);
     }
 
     /** The attempt at the message an entry's delivery is: its delivery count, after the attempts it carries. */
