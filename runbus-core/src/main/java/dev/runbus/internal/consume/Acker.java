@@ -10,9 +10,6 @@ import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
@@ -24,11 +21,6 @@ import org.slf4j.LoggerFactory;
  * that finishes a handler sends an XACK at once if none is in flight; otherwise its id waits, and when the
  * XACK in flight is answered, everything that finished meanwhile leaves in the next one. Under load that is
  * hundreds of ids per round trip; when idle, an ack leaves at once, without a hand-off to another thread.
- *
- * <p>That next XACK leaves from the acker's own thread, not from the reply's callback: the callback runs on the
- * client's I/O thread, whose writes go out at once, ahead of writes other threads queued there before. A new
- * entry's start record, sent by a runner before its handler, is such a write, and an ack must not overtake it
- * ({@link StartRecorder}). The acker's thread queues its write behind the record, as the runners do.
  *
  * <p>A failed XACK is reported and dropped: the entries stay pending and are delivered again, which
  * at-least-once delivery allows. Acks that arrive after {@link #close()} are dropped the same way.
@@ -57,8 +49,6 @@ final class Acker implements AutoCloseable {
     private final SafeListener listener;
     /** By partition number. */
     private final List<Lane> lanes;
-    /** Sends what was queued while an XACK was in flight, once it is answered: off the client's I/O thread. */
-    private final ExecutorService sender;
     private volatile boolean closed;
 
     /** {@code scripts} and {@code redis} talk over the same connection. */
@@ -75,11 +65,6 @@ final class Acker implements AutoCloseable {
             l.add(new Lane(ctx.streamKeys().get(p), ctx.name(p)));
         }
         this.lanes = List.copyOf(l);
-        this.sender = Executors.newSingleThreadExecutor(r -> {
-            Thread t = new Thread(r, "runbus-acks-" + ctx.describe());
-            t.setDaemon(true);
-            return t;
-        });
     }
 
     void ack(int partition, String streamId) {
@@ -117,7 +102,6 @@ final class Acker implements AutoCloseable {
             LockSupport.parkNanos(200_000);
         }
         closed = true;
-        sender.shutdown();
         for (Lane lane : lanes) {
             if (!lane.queue.isEmpty()) {
                 log.warn("{} acks of {}/{} not sent before close; those entries stay pending", lane.queue.size(),
@@ -173,21 +157,9 @@ final class Acker implements AutoCloseable {
                         listener.meters().acked(topic, group, n.intValue());
                     }
                     sending.set(false);
-                    if (!queue.isEmpty()) {
-                        sendLater();
-                    }
+                    sendIfIdle();
                 });
                 return;
-            }
-        }
-
-        /** Sends what is queued from the acker's thread (see the class comment). */
-        private void sendLater() {
-            try {
-                sender.execute(this::sendIfIdle);
-            } catch (RejectedExecutionException closed) {
-                // Only after the close stopped waiting: what is queued now stays pending, as the close reported.
-                log.debug("{}: an ack batch queued after close stays pending", stream);
             }
         }
 

@@ -116,11 +116,6 @@ public final class Dispatcher {
      * the read loop's close leaves its entries pending, unheld, for this consumer's next start or a takeover.
      */
     void accept(List<Entry> entries, Slots slots) {
-        accept(entries, slots, false);
-    }
-
-    /** As {@link #accept(List, Slots)}; {@code newEntries} when they come from a read of new entries ({@code >}). */
-    void accept(List<Entry> entries, Slots slots, boolean newEntries) {
         if (entries.isEmpty()) {
             return;
         }
@@ -150,7 +145,7 @@ public final class Dispatcher {
                             WireFormat.decodeOrPlaceholder(ctx.qualify(e.partition(), e.streamId()), e),
                             OutcomePolicy.abandonedReason(attempt(e), e.previousOwner()), slots);
                 } else {
-                    HeldDelivery h = decode(e, hold, slots, newEntries);
+                    HeldDelivery h = decode(e, hold, slots);
                     if (h != null) {
                         ready.add(h);
                     }
@@ -210,7 +205,7 @@ public final class Dispatcher {
     }
 
     /** The delivery of an entry, or null when it cannot be decoded (it is dead-lettered instead). */
-    private HeldDelivery decode(Entry e, InFlight.Hold hold, Slots slots, boolean newEntry) {
+    private HeldDelivery decode(Entry e, InFlight.Hold hold, Slots slots) {
         String id = ctx.qualify(e.partition(), e.streamId());
         Message message;
         try {
@@ -222,7 +217,7 @@ public final class Dispatcher {
             return null;
         }
         return new HeldDelivery(new Delivery(message, ctx.topic(), id, ctx.group(), ctx.consumer(), e.deliveries(), 0,
-                attempt(e)), hold, slots, newEntry);
+                attempt(e)), hold, slots);
     }
 
     /** The attempt at the message an entry's delivery is: its delivery count, after the attempts it carries. */

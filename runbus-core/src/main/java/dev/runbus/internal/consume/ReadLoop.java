@@ -98,7 +98,6 @@ public final class ReadLoop implements AutoCloseable {
                 continue;
             }
             List<Entry> entries;
-            boolean newEntries = ownPartition < 0;
             try {
                 if (ownPartition >= 0) {
                     Scripts.ReadResult r = scripts.readOwnPending(ctx.partitions(), ownPartition, ctx.group(),
@@ -130,7 +129,7 @@ public final class ReadLoop implements AutoCloseable {
             backoff.reset();
             slots.release(room - entries.size());
             slots.overdraw(entries.size() - room); // a late answer of a stalled read can bring more than the room
-            dispatcher.accept(entries, slots, newEntries);
+            dispatcher.accept(entries, slots);
         }
     }
 

@@ -11,7 +11,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.function.Supplier;
 
 /**
  * Records the handler starts of a chunk before its handler runs (docs/architecture.md, rule 13: a delivery counts
@@ -38,30 +37,29 @@ final class StartRecorder {
      * its first delivery: a record lost then (the call failed, reported; or the process died before it left) only
      * lets the entry be delivered once more. An entry delivered before waits for its record (up to the command
      * timeout, then runs anyway): an entry that kills its process each time it runs is counted, and dead-lettered
-     * as abandoned, instead of coming back forever.
-     *
-     * <p>A new entry's record is one HSET ({@link Scripts#recordFirstStarts}), which must reach Redis before the
-     * entry's ack, or it would leave a field for an entry no longer pending that nothing removes. It does: this
-     * runner sends it before the handler starts, and the acker sends an ack only from a thread that came after
-     * the handler (never from the client's I/O thread, whose writes overtake those other threads queued). Any
-     * other record goes through record_starts.lua, which counts it against the delivery in the pending list and
-     * skips an id no longer pending (a record sent again after a NOSCRIPT answer can arrive late).
+     * as abandoned, instead of coming back forever. The record may reach Redis after the entry's ack (acks also
+     * leave from the client's I/O thread, ahead of what other threads queued there): record_starts.lua then skips
+     * it, as no longer pending.
      */
     void record(List<HeldDelivery> chunk) {
         if (ctx.options().ackMode() == AckMode.BEFORE_WORK) {
             return;
         }
-        // By partition, and apart: entries read as new, whose first start is written as is, and the others, whose
-        // record the script counts against their delivery in the pending list.
-        Map<Integer, List<String>> first = new TreeMap<>();
-        Map<Integer, List<String>> again = new TreeMap<>();
-        chunk.forEach(h -> (h.newEntry() ? first : again).computeIfAbsent(h.hold().partition(), p -> new ArrayList<>())
-                .add(h.hold().streamId()));
-        List<CompletableFuture<Long>> sent = new ArrayList<>(again.size());
-        first.forEach((partition, list) -> send(() -> scripts.recordFirstStarts(ctx.name(partition), ctx.group(), list)));
-        again.forEach((partition, list) -> sent.add(send(() -> scripts.recordStarts(ctx.name(partition), ctx.group(),
-                list))));
-        if (chunk.stream().anyMatch(h -> h.delivery().deliveryCount() > 1)) { // never a new entry: see above
+        Map<Integer, List<String>> ids = new TreeMap<>();
+        chunk.forEach(h -> ids.computeIfAbsent(h.hold().partition(), p -> new ArrayList<>()).add(h.hold().streamId()));
+        List<CompletableFuture<Long>> sent = new ArrayList<>(ids.size());
+        ids.forEach((partition, list) -> {
+            try {
+                sent.add(scripts.recordStarts(ctx.name(partition), ctx.group(), list).whenComplete((n, failure) -> {
+                    if (failure != null) {
+                        listener.onLoopError("record handler starts " + ctx.describe(), failure);
+                    }
+                }));
+            } catch (RuntimeException failure) {
+                listener.onLoopError("record handler starts " + ctx.describe(), failure);
+            }
+        });
+        if (chunk.stream().anyMatch(h -> h.delivery().deliveryCount() > 1)) {
             try {
                 CompletableFuture.allOf(sent.toArray(new CompletableFuture<?>[0]))
                         .get(recordTimeoutMillis, TimeUnit.MILLISECONDS);
@@ -72,20 +70,6 @@ final class StartRecorder {
             } catch (TimeoutException e) {
                 listener.onLoopError("record handler starts " + ctx.describe(), e);
             }
-        }
-    }
-
-    /** Sends one record; a failure is reported, and answers a failed future. */
-    private CompletableFuture<Long> send(Supplier<CompletableFuture<Long>> record) {
-        try {
-            return record.get().whenComplete((n, failure) -> {
-                if (failure != null) {
-                    listener.onLoopError("record handler starts " + ctx.describe(), failure);
-                }
-            });
-        } catch (RuntimeException failure) {
-            listener.onLoopError("record handler starts " + ctx.describe(), failure);
-            return CompletableFuture.failedFuture(failure);
         }
     }
 }

@@ -10,7 +10,6 @@ import dev.runbus.internal.redis.WireFormat;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -19,9 +18,6 @@ import java.util.concurrent.CompletableFuture;
 
 /** Typed calls of the Lua scripts; each script's KEYS and ARGV are documented in its header. */
 public final class Scripts {
-
-    /** A first start at a first delivery, as record_starts.lua writes it: 1 + 2^32 × 1. */
-    private static final byte[] FIRST_START = "4294967297".getBytes(StandardCharsets.US_ASCII);
 
     private static final LuaScript READ_OWN_PENDING = LuaScript.load("read_own_pending");
     private static final LuaScript RECLAIM = LuaScript.load("reclaim");
@@ -150,21 +146,6 @@ public final class Scripts {
         return calls.<List<Object>>runAsync(KEEP_ALIVE, async, ScriptOutputType.MULTI,
                         new String[] {keys.stream(name), keys.starts(name, group)}, args(a))
                 .thenApply(r -> new KeepAliveResult(Replies.ids(r.get(0)), Replies.ids(r.get(1))));
-    }
-
-    /**
-     * Records the first handler start on each of {@code ids}, entries of partition {@code name} of an unordered group
-     * that a read of new entries ({@code >}) delivered, without waiting: one HSET of the value record_starts.lua gives
-     * a first start at a first delivery. Nothing can be recorded for an entry before its first delivery, so no
-     * field needs reading first, and a second send (a reply lost with its connection) writes the same. Unlike the
-     * script it does not skip entries no longer pending, so it must reach Redis before their ack: the subscription's
-     * acker sends an ack only from a thread that came after the record's send, never from the client's I/O thread,
-     * which would overtake writes other threads queued there.
-     */
-    public CompletableFuture<Long> recordFirstStarts(String name, String group, List<String> ids) {
-        Map<String, byte[]> fields = new LinkedHashMap<>();
-        ids.forEach(id -> fields.put(id, FIRST_START));
-        return async.hset(keys.starts(name, group), fields).toCompletableFuture();
     }
 
     /**

@@ -1,7 +1,6 @@
 package dev.runbus.internal.scripts;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.tuple;
 
 import dev.runbus.internal.redis.Entry;
 import dev.runbus.internal.redis.Keys;
@@ -69,29 +68,6 @@ class StartRecordScriptsTest {
 
         // The own-pending re-read counts a delivery as the starts recorded plus this one: 2 + 1.
         assertThat(reread(id)).isEqualTo(3);
-    }
-
-    @Test
-    void aFirstDeliverysStartWrittenWithoutTheScriptIsTheScriptsOwn() throws Exception {
-        // A new entry's start is one HSET (StartRecorder): the same value the script writes, read the same way.
-        String byScript = redis.xadd(stream, "type", "x", "payload", "p");
-        String byHset = redis.xadd(stream, "type", "x", "payload", "q");
-        redis.xreadgroup(Consumer.from("g", "c1"), XReadArgs.StreamOffset.lastConsumed(stream));
-        assertThat(record(byScript)).isEqualTo(1);
-        assertThat(scripts.recordFirstStarts(partitions.name(0), "g", List.of(byHset)).get(5, TimeUnit.SECONDS))
-                .isEqualTo(1);
-        assertThat(scripts.recordFirstStarts(partitions.name(0), "g", List.of(byHset)).get(5, TimeUnit.SECONDS))
-                .as("sent again: nothing new").isZero();
-        String record = keys.starts(partitions.name(0), "g");
-        assertThat(redis.hget(record, byHset)).isEqualTo(redis.hget(record, byScript));
-        // The script takes it as this delivery's start: the same call adds nothing, a redelivery's adds one.
-        assertThat(record(byHset)).isZero();
-        redis.xclaim(stream, Consumer.from("g", "c1"), XClaimArgs.Builder.minIdleTime(0), byHset);
-        assertThat(record(byHset)).isEqualTo(1);
-        // Two starts recorded, plus the re-read.
-        Scripts.ReadResult r = scripts.readOwnPending(partitions, 0, "g", "c1", "0", 10);
-        assertThat(r.entries()).extracting(Entry::streamId, Entry::deliveries)
-                .containsExactly(tuple(byScript, 2L), tuple(byHset, 3L));
     }
 
     @Test
