@@ -17,7 +17,7 @@
 -- KEYS[1]  stream
 -- KEYS[2]  the partition's start record of the group (hash: entry id -> starts, as above; same hash slot)
 -- ARGV[1]  group
--- ARGV[2..] entry ids (any order)
+-- ARGV[2..] entry ids, in stream order (the client sorts them): the first and the last bound the span below
 -- Returns  the number of ids recorded (those still pending and not counted for this delivery yet)
 --
 -- Which ids are pending, and at which delivery, is read with one XPENDING over the span of the ids (a call's ids
@@ -30,25 +30,14 @@ local SLICE = 1000
 -- The value of a first start at the first delivery, the common case, written without formatting it again.
 local FIRST = string.format('%d', 1 + SHIFT)
 
-local function parse(id)
-  local dash = string.find(id, '-', 1, true)
-  return tonumber(string.sub(id, 1, dash - 1)), tonumber(string.sub(id, dash + 1))
-end
-
 -- A call without ids records nothing: the subscription sends one at start to put the script in the node's cache.
 if #ARGV < 2 then
   return 0
 end
 
--- The lowest and highest id of the call, compared as stream ids (milliseconds, then sequence).
-local low, high = ARGV[2], ARGV[2]
-local lowMs, lowSeq = parse(low)
-local highMs, highSeq = lowMs, lowSeq
-for i = 3, #ARGV do
-  local ms, seq = parse(ARGV[i])
-  if ms < lowMs or (ms == lowMs and seq < lowSeq) then low, lowMs, lowSeq = ARGV[i], ms, seq end
-  if ms > highMs or (ms == highMs and seq > highSeq) then high, highMs, highSeq = ARGV[i], ms, seq end
-end
+-- The lowest and highest id of the call: the client sends them in stream order, so that the script need not parse
+-- every id to compare them (that was a fifth of the call's time).
+local low, high = ARGV[2], ARGV[#ARGV]
 local bound = 2 * (#ARGV - 1) + 16
 local span = redis.call('XPENDING', KEYS[1], ARGV[1], low, high, bound)
 local pendingAt = {}

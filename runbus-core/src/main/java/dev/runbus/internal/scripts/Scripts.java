@@ -11,6 +11,7 @@ import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -18,6 +19,11 @@ import java.util.concurrent.CompletableFuture;
 
 /** Typed calls of the Lua scripts; each script's KEYS and ARGV are documented in its header. */
 public final class Scripts {
+
+    /** Stream ids compared as Redis orders them: milliseconds, then sequence number. */
+    private static final Comparator<String> STREAM_ORDER = Comparator
+            .comparingLong((String id) -> Long.parseLong(id, 0, id.indexOf('-'), 10))
+            .thenComparingLong(id -> Long.parseLong(id, id.indexOf('-') + 1, id.length(), 10));
 
     private static final LuaScript READ_OWN_PENDING = LuaScript.load("read_own_pending");
     private static final LuaScript RECLAIM = LuaScript.load("reclaim");
@@ -154,13 +160,26 @@ public final class Scripts {
      * longer pending.
      */
     public CompletableFuture<Long> recordStarts(String name, String group, List<String> ids) {
-        Object[] a = new Object[ids.size() + 1];
+        List<String> ordered = inStreamOrder(ids); // the script takes the span's ends from the first and the last
+        Object[] a = new Object[ordered.size() + 1];
         a[0] = group;
-        for (int i = 0; i < ids.size(); i++) {
-            a[i + 1] = ids.get(i);
+        for (int i = 0; i < ordered.size(); i++) {
+            a[i + 1] = ordered.get(i);
         }
         return calls.runAsync(RECORD_STARTS, async, ScriptOutputType.INTEGER,
                 new String[] {keys.stream(name), keys.starts(name, group)}, args(a));
+    }
+
+    /** {@code ids} in stream order (milliseconds, then sequence number); as given when they are in it already. */
+    static List<String> inStreamOrder(List<String> ids) {
+        for (int i = 1; i < ids.size(); i++) {
+            if (STREAM_ORDER.compare(ids.get(i - 1), ids.get(i)) > 0) {
+                List<String> sorted = new ArrayList<>(ids);
+                sorted.sort(STREAM_ORDER);
+                return sorted;
+            }
+        }
+        return ids;
     }
 
     /**

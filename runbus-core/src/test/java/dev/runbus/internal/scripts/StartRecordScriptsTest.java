@@ -8,12 +8,14 @@ import dev.runbus.internal.redis.Partitions;
 import dev.runbus.internal.redis.RedisLink;
 import dev.runbus.testing.RedisTarget;
 import io.lettuce.core.Consumer;
+import io.lettuce.core.XAddArgs;
 import io.lettuce.core.XClaimArgs;
 import io.lettuce.core.XGroupCreateArgs;
 import io.lettuce.core.XReadArgs;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -68,6 +70,20 @@ class StartRecordScriptsTest {
 
         // The own-pending re-read counts a delivery as the starts recorded plus this one: 2 + 1.
         assertThat(reread(id)).isEqualTo(3);
+    }
+
+    @Test
+    void idsGivenOutOfStreamOrderAreEachRecorded() throws Exception {
+        // The script takes the span it looks up from the first and the last id; the client sorts them as Redis
+        // does (9 before 10, which a sort by text would put first).
+        for (String id : List.of("5-9", "5-10", "6-1")) {
+            redis.xadd(stream, new XAddArgs().id(id), Map.of("type", "x", "payload", "p"));
+        }
+        redis.xreadgroup(Consumer.from("g", "c1"), XReadArgs.StreamOffset.lastConsumed(stream));
+        assertThat(Scripts.inStreamOrder(List.of("6-1", "5-10", "5-9"))).containsExactly("5-9", "5-10", "6-1");
+        assertThat(scripts.recordStarts(partitions.name(0), "g", List.of("6-1", "5-10", "5-9"))
+                .get(5, TimeUnit.SECONDS)).isEqualTo(3);
+        assertThat(redis.hkeys(keys.starts(partitions.name(0), "g"))).containsExactlyInAnyOrder("5-9", "5-10", "6-1");
     }
 
     @Test
