@@ -92,7 +92,8 @@ public final class DatabasePool {
 
     /**
      * Refused for a reason that stays: authentication or pg_hba (SQLState class 28), no such database (3D000),
-     * TLS (a handshake or certificate failure, a host name the certificate does not name).
+     * TLS (a handshake or certificate failure, a host name the certificate does not name), a URL no JDBC driver
+     * takes.
      */
     static boolean isPermanent(Throwable failure) {
         for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
@@ -104,6 +105,7 @@ public final class DatabasePool {
                 String state = ((SQLException) t).getSQLState();
                 String message = String.valueOf(t.getMessage());
                 if (state != null && (state.startsWith("28") || state.equals("3D000"))
+                        || message.startsWith("No suitable driver") // DriverManager: no driver takes the URL
                         || message.contains("could not be verified by hostnameverifier")
                         || message.contains("SSL")) {
                     return true;
