@@ -35,13 +35,9 @@ class SecretsInOutputTest {
                 cases.add(new String[] {"config", "--redis-url", urls[0], "--database-url", urls[1], format});
             }
         }
-        // Side by side, as below: each is a JVM of its own that mostly starts up.
-        List<Process> started = new ArrayList<>();
-        for (String[] args : cases) {
-            started.add(start(args));
-        }
+        List<Run> runs = sideBySide(cases);
         for (int i = 0; i < cases.size(); i++) {
-            Run r = finish(started.get(i));
+            Run r = runs.get(i);
             assertThat(r.exitCode).as(r.output).isZero();
             assertThat(r.output).as(String.join(" ", cases.get(i))).doesNotContain(SECRET).contains("****");
         }
@@ -62,19 +58,31 @@ class SecretsInOutputTest {
         cases.add(new String[] {"worker", "--handler", DemoHandler.class.getName(), "--redis-url",
             "redis://127.0.0.1:1", "--database-url",
             "jdbc:postgres://127.0.0.1:5432/test?user=postgres&password=" + SECRET});
-        // The processes run side by side: each one spends most of its life waiting for a refused connection.
-        List<Process> started = new ArrayList<>();
-        for (String[] args : cases) {
-            started.add(start(args));
-        }
+        List<Run> runs = sideBySide(cases);
         for (int i = 0; i < cases.size(); i++) {
-            Run r = finish(started.get(i));
+            Run r = runs.get(i);
             assertThat(r.exitCode).as(r.output).isNotZero();
             assertThat(r.output).as(String.join(" ", cases.get(i))).contains("runbus: ").doesNotContain(SECRET);
         }
     }
 
     private record Run(int exitCode, String output) {
+    }
+
+    /**
+     * Runs each case as a JVM of its own, all side by side: each spends most of its life starting up or waiting for
+     * a refused connection.
+     */
+    private static List<Run> sideBySide(List<String[]> cases) throws IOException, InterruptedException {
+        List<Process> started = new ArrayList<>();
+        for (String[] args : cases) {
+            started.add(start(args));
+        }
+        List<Run> runs = new ArrayList<>();
+        for (Process p : started) {
+            runs.add(finish(p));
+        }
+        return runs;
     }
 
     private static Process start(String... args) throws IOException {
