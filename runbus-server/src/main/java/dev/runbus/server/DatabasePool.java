@@ -54,6 +54,12 @@ public final class DatabasePool {
 
     /** Opens the pool with {@code password} (the embedded server's) in place of the settings' one. */
     static HikariDataSource open(String jdbcUrl, Optional<String> password, int poolSize) {
+        if (hasUserInfo(jdbcUrl)) {
+            // pgjdbc reads "user:password@" as part of the host and fails as if the server were unreachable.
+            throw new IllegalStateException("cannot connect to PostgreSQL at " + Settings.mask(jdbcUrl) + ": a JDBC "
+                    + "URL takes the user and password as parameters (jdbc:postgresql://host:port/database?user=NAME, "
+                    + "the password in RUNBUS_DATABASE_PASSWORD or --database-password-file), not as user:password@");
+        }
         HikariConfig hc = new HikariConfig();
         // The password given apart replaces the URL's: the driver would prefer the URL's.
         hc.setJdbcUrl(password.isPresent() ? withoutPassword(jdbcUrl) : jdbcUrl);
@@ -79,6 +85,19 @@ public final class DatabasePool {
                 pauseBeforeRetry();
             }
         }
+    }
+
+    /** Whether the URL's authority (between {@code //} and the next {@code /} or {@code ?}) names a user. */
+    static boolean hasUserInfo(String jdbcUrl) {
+        int start = jdbcUrl.indexOf("//");
+        if (start < 0) {
+            return false;
+        }
+        int end = start + 2;
+        while (end < jdbcUrl.length() && jdbcUrl.charAt(end) != '/' && jdbcUrl.charAt(end) != '?') {
+            end++;
+        }
+        return jdbcUrl.substring(start + 2, end).contains("@");
     }
 
     private static void pauseBeforeRetry() {

@@ -21,6 +21,19 @@ class DatabasePoolTest {
     }
 
     @Test
+    void aUserAndPasswordInTheUrlsAuthorityAreRefusedNamingTheWayThatWorks() {
+        assertThatThrownBy(() -> DatabasePool.open("jdbc:postgresql://postgres:s3cret@127.0.0.1:5432/test",
+                Optional.empty(), 1))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("takes the user and password as parameters")
+                .hasMessageContaining("?user=NAME")
+                .hasMessageNotContaining("s3cret");
+        assertThat(DatabasePool.hasUserInfo("jdbc:postgresql://db:5432/app?user=a&password=p@ss")).isFalse();
+        assertThat(DatabasePool.hasUserInfo("jdbc:postgresql://h1:5432,h2:5432/app")).isFalse();
+        assertThat(DatabasePool.hasUserInfo("jdbc:postgresql://app@db/app")).isTrue();
+    }
+
+    @Test
     void aUrlNoDriverTakesFailsNamingTheReasonWithItsPasswordMasked() {
         assertThatThrownBy(() -> DatabasePool.open("jdbc:postgres://127.0.0.1:5432/test?user=postgres&password=s3cret",
                 Optional.empty(), 1))

@@ -51,7 +51,7 @@ class SecretsInOutputTest {
             "--database-url", DATABASE});
         cases.add(new String[] {"worker", "--handler", DemoHandler.class.getName(), "--redis-url",
             "redis://runbus:" + SECRET + "@127.0.0.1:1", "--database-url", DATABASE});
-        // The driver rejects user:password@ in a JDBC URL, and Hikari quotes the URL whole in its error.
+        // user:password@ in a JDBC URL, which runbus refuses before the driver sees it, quoting the URL.
         cases.add(new String[] {"serve", "--port", "0", "--handler", DemoHandler.class.getName(), "--redis-url", "redis://" + SECRET + "@127.0.0.1:1",
             "--database-url", "jdbc:postgresql://postgres:" + SECRET + "@127.0.0.1:5432/test"});
         // No driver takes this URL at all: quoted whole again.
