@@ -87,7 +87,11 @@ public final class DatabasePool {
         }
     }
 
-    /** Whether the URL's authority (between {@code //} and the next {@code /} or {@code ?}) names a user. */
+    /**
+     * Whether the URL's authority (between {@code //} and the next {@code /} or {@code ?}) names a user. Kept to that
+     * span so that an {@code @} in a parameter or a database name is never refused; a password holding {@code /} ends
+     * the span early and goes to the driver, which fails on it as before.
+     */
     static boolean hasUserInfo(String jdbcUrl) {
         int start = jdbcUrl.indexOf("//");
         if (start < 0) {

@@ -101,12 +101,10 @@ public final class DeadLetterMover implements AutoCloseable {
             if (first != null) {
                 batch.add(first);
             }
-            queue.drainTo(batch);
-            batch.removeIf(m -> m == WAKE_UP);
+            takeQueued(batch);
             if (batch.isEmpty() && closed) {
                 // One more look: a move queued by a caller that had not yet seen the close.
-                queue.drainTo(batch);
-                batch.removeIf(m -> m == WAKE_UP);
+                takeQueued(batch);
                 if (batch.isEmpty()) {
                     return;
                 }
@@ -116,6 +114,12 @@ public final class DeadLetterMover implements AutoCloseable {
                 batch.clear();
             }
         }
+    }
+
+    /** Adds the queued moves to {@code batch}, without the close's wake-up. */
+    private void takeQueued(List<Move> batch) {
+        queue.drainTo(batch);
+        batch.removeIf(m -> m == WAKE_UP);
     }
 
     /**
