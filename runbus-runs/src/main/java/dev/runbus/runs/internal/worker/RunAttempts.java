@@ -86,12 +86,18 @@ public final class RunAttempts {
                 + " || COALESCE('; last error: ' || x.error, '') AS gave_up"
                 + " FROM " + runs + " x JOIN (SELECT id, max(stream_id) AS stream_id, count(*) AS n"
                 + " FROM unnest(?::uuid[], ?::text[]) AS u(id, stream_id) GROUP BY id) v ON x.id = v.id"
-                // id = ANY lets the planner use the primary key; the join alone scans the table.
-                + " WHERE x.id = ANY (?::uuid[]) AND x.status IN (" + RunStore.sources(RunStatus.RUNNING) + ")"
+                // id = ANY lets the planner use the primary key; the join alone scans the table. The status test
+                // is one no index covers (see statusIn).
+                + " WHERE x.id = ANY (?::uuid[]) AND " + RunStore.statusIn("x.status", RunStatus.RUNNING)
                 + " ORDER BY x.id FOR UPDATE OF x) g"
                 + " WHERE r.id = g.id AND (g.granted > 0 OR g.status IN (" + RunStore.sources(RunStatus.FAILED) + "))"
                 + " RETURNING r.id, r.idempotency_key, r.session_id, r.user_id, r.input, r.attempts, g.granted,"
                 + " r.error";
+    }
+
+    /** The statement of {@link #start}, for tests of its plan. */
+    String sql() {
+        return sql;
     }
 
     public int maxDeliveries() {
@@ -105,7 +111,8 @@ public final class RunAttempts {
     public List<Start> start(List<Request> requests) throws SQLException {
         Map<UUID, Row> rows = new HashMap<>();
         Map<UUID, String> newest = newestEntryPerRun(requests);
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement ps = RunStore.planEachExecution(c.prepareStatement(sql))) {
             Object[] ids = new Object[requests.size()];
             String[] streams = new String[requests.size()];
             for (int i = 0; i < requests.size(); i++) {
