@@ -10,14 +10,13 @@ import dev.runbus.runs.internal.store.Migrations;
 import dev.runbus.runs.internal.store.RunStore;
 import dev.runbus.runs.testing.TestDatabase;
 import dev.runbus.testing.Wait;
-import java.time.Duration;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -52,8 +51,7 @@ class HotPathPlansTest {
         RunAttempts attempts = new RunAttempts(TestDatabase.pool(), schema, MAX_DELIVERIES);
         List<UUID> pending = aTableThatHasSeenWork(store, attempts);
         String ids = uuids(pending);
-        String streams = "'{" + pending.stream().map(id -> "1-1").collect(Collectors.joining(",")) + "}'::text[]";
-        assertReadByKey(attempts.sql(), ids, streams, ids);
+        assertReadByKey(attempts.sql(), ids, sameForEach(pending, "1-1", "text"), ids);
     }
 
     @Test
@@ -62,10 +60,8 @@ class HotPathPlansTest {
         RunAttempts attempts = new RunAttempts(TestDatabase.pool(), schema, MAX_DELIVERIES);
         List<UUID> pending = aTableThatHasSeenWork(store, attempts);
         String ids = uuids(pending);
-        assertReadByKey(store.completeSql(), "'done'", ids, ids,
-                "'{" + pending.stream().map(id -> "1").collect(Collectors.joining(",")) + "}'::int[]",
-                "'{" + pending.stream().map(id -> "assistant").collect(Collectors.joining(",")) + "}'::text[]",
-                "'{" + pending.stream().map(id -> "ok").collect(Collectors.joining(",")) + "}'::text[]");
+        assertReadByKey(store.completeSql(), "'done'", ids, ids, sameForEach(pending, "1", "int"),
+                sameForEach(pending, "assistant", "text"), sameForEach(pending, "ok", "text"));
     }
 
     /**
@@ -178,6 +174,15 @@ class HotPathPlansTest {
     }
 
     private static String uuids(List<UUID> ids) {
-        return "'{" + ids.stream().map(UUID::toString).collect(Collectors.joining(",")) + "}'::uuid[]";
+        return arrayLiteral(ids.stream().map(UUID::toString).toList(), "uuid");
+    }
+
+    /** An array literal of {@code type} holding {@code element} once per run. */
+    private static String sameForEach(List<UUID> runs, String element, String type) {
+        return arrayLiteral(runs.stream().map(id -> element).toList(), type);
+    }
+
+    private static String arrayLiteral(List<String> elements, String type) {
+        return "'{" + String.join(",", elements) + "}'::" + type + "[]";
     }
 }
