@@ -24,10 +24,9 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.LongStream;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -40,7 +39,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * back soon after the last fault. Each seed draws other faults at other moments; {@code -Drunbus.faults.seeds=N}
  * runs seeds 1 to N instead of the three of a normal build.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@Execution(ExecutionMode.CONCURRENT) // each seed on a server of its own: the class takes its longest seed's time
 class RedisFaultsPropertyTest {
 
     private static final String TOPIC = "faults";
@@ -48,12 +47,6 @@ class RedisFaultsPropertyTest {
     private static final int KEYS = 12;
     private static final int MESSAGES = 360;
     private static final Duration LEASE = Duration.ofSeconds(3);
-
-    private RedisServerProcess server;
-    /** Whether the server runs DEBUG SLEEP: the whole server blocked, not only its clients (CLIENT PAUSE). */
-    private boolean debugSleep;
-    private RedisClient direct;
-    private StatefulRedisConnection<String, String> connection;
 
     /**
      * Three seeds that each broke a promise on the code before the Redis-side fixes (a read's lost reply left entries
@@ -73,21 +66,6 @@ class RedisFaultsPropertyTest {
     /** The server this class runs on: the installed redis-server (a subclass runs the property on 6.2). */
     RedisServerProcess startServer() {
         return RedisServerProcess.start("--enable-debug-command", "yes"); // DEBUG SLEEP is one of the faults
-    }
-
-    @BeforeAll
-    void start() {
-        server = startServer();
-        direct = RedisClient.create(server.uri());
-        connection = direct.connect();
-        debugSleep = RedisFaultPlan.acceptsDebugSleep(connection); // else the plans end without a server sleep
-    }
-
-    @AfterAll
-    void stop() {
-        connection.close();
-        direct.shutdown();
-        server.close();
     }
 
     /** What one group's handlers saw: each key's sequence numbers in the order they ran. */
@@ -110,6 +88,22 @@ class RedisFaultsPropertyTest {
     @MethodSource("seeds")
     @Timeout(value = 120, unit = TimeUnit.SECONDS)
     void orderedAndUnorderedGroupsHoldTheirPromisesUnderRedisSideFaults(long seed) throws Exception {
+        // A server of the seed's own: its faults (a paused or sleeping server, a flushed script cache) reach the
+        // whole server, and the seeds run side by side.
+        RedisServerProcess server = startServer();
+        RedisClient direct = RedisClient.create(server.uri());
+        try (server; StatefulRedisConnection<String, String> connection = direct.connect()) {
+            run(seed, server, direct, connection);
+        } finally {
+            direct.shutdown();
+        }
+    }
+
+    private void run(long seed, RedisServerProcess server, RedisClient direct,
+                     StatefulRedisConnection<String, String> connection) throws Exception {
+        // whether the server runs DEBUG SLEEP (the whole server blocked, not only its clients): else the plans
+        // end without a server sleep
+        boolean debugSleep = RedisFaultPlan.acceptsDebugSleep(connection);
         SplittableRandom random = new SplittableRandom(seed);
         List<Fault> faults = RedisFaultPlan.plan(random, debugSleep);
         String prefix = "prop-" + UUID.randomUUID();

@@ -37,10 +37,12 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.LongStream;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.TestInstance;
+import com.zaxxer.hikari.HikariDataSource;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -55,8 +57,11 @@ import org.junit.jupiter.params.provider.MethodSource;
  * budget, per user in submission order when ordered, nothing left pending in PostgreSQL or in the group, soon after
  * the last fault. What Redis loses (a trigger whose publish timed out, an ack, a delivery) the sweeper converges.
  * {@code -Drunbus.faults.seeds=N} runs seeds 1 to N, {@code -Drunbus.faults.seed=K} seed K, each in both modes.
+ *
+ * <p>The cases run side by side: each has a Redis, a schema, a key prefix and a connection pool of its own, and
+ * its time is the faults' span, not CPU.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@Execution(ExecutionMode.CONCURRENT)
 class RunsUnderRedisFaultsTest extends RunsTestSupport {
 
     private static final String TOPIC = RunsConfig.DEFAULT_TOPIC;
@@ -75,6 +80,8 @@ class RunsUnderRedisFaultsTest extends RunsTestSupport {
     private RedisServerProcess server;
     private RedisClient direct;
     private StatefulRedisConnection<String, String> connection;
+    /** The case's own: the cases beside it do not wait for the test JVM's shared pool of 16. */
+    private HikariDataSource pool;
 
     /**
      * Three seeds in each mode unless a property names others; see {@link #seeds}. Seed 4 lost replies long enough
@@ -91,15 +98,17 @@ class RunsUnderRedisFaultsTest extends RunsTestSupport {
         return n != null ? LongStream.rangeClosed(1, n).boxed() : one != null ? Stream.of(one) : Stream.of(defaults);
     }
 
-    @BeforeAll
+    @BeforeEach
     void startServer() {
         server = RedisServerProcess.start(); // its own: the faults pause it and flush its scripts
         direct = RedisClient.create(server.uri());
         connection = direct.connect();
+        pool = TestDatabase.newPool("faults-" + prefix, 8);
     }
 
-    @AfterAll
+    @AfterEach
     void stopServer() {
+        pool.close();
         connection.close();
         direct.shutdown();
         server.close();
@@ -149,11 +158,11 @@ class RunsUnderRedisFaultsTest extends RunsTestSupport {
         try (TcpProxy proxy = TcpProxy.start("127.0.0.1", server.port())) {
             // Two workers, each with a sweeper (one sweeps at a time), and the submitter: all through the wire.
             for (String consumer : List.of("w1", "w2")) {
-                Runs worker = runs(busThrough(proxy, ordered), config(consumer, ordered));
+                Runs worker = runsOnOwnPool(busThrough(proxy, ordered), config(consumer, ordered));
                 worker.startWorker(handler);
                 worker.startSweeper();
             }
-            Runs submitter = runs(busThrough(proxy, ordered), config("submitter", ordered));
+            Runs submitter = runsOnOwnPool(busThrough(proxy, ordered), config("submitter", ordered));
 
             Thread faulting = new Thread(() -> RedisFaultPlan.apply(faults, proxy, direct), "faults-seed-" + seed);
             long faultsStarted = System.nanoTime(); // the plan's times and the submissions' pace count from here
@@ -319,6 +328,12 @@ class RunsUnderRedisFaultsTest extends RunsTestSupport {
             }
             assertThat(order.stream().distinct().count()).as("%s's runs called", user).isEqualTo(RUNS_PER_USER);
         });
+    }
+
+    private Runs runsOnOwnPool(Bus bus, RunsConfig config) {
+        Runs r = Runs.create(bus, pool, config);
+        closeables.add(r);
+        return r;
     }
 
     private Bus busThrough(TcpProxy proxy, boolean ordered) {

@@ -23,16 +23,21 @@ public final class TestDatabase {
 
     public static synchronized HikariDataSource pool() {
         if (pool == null) {
-            HikariConfig c = new HikariConfig();
-            c.setJdbcUrl(URL);
-            c.setMaximumPoolSize(16);
-            // Opened as tests need them, not 16 at once in every test JVM: the machine's PostgreSQL (100
-            // connections) serves several test JVMs side by side, and other builds besides.
-            c.setMinimumIdle(2);
-            c.setPoolName("runbus-test");
-            pool = new HikariDataSource(c);
+            pool = newPool("runbus-test", 16);
         }
         return pool;
+    }
+
+    /** A pool of at most {@code size} connections to the test database, for a test to close. */
+    public static HikariDataSource newPool(String name, int size) {
+        HikariConfig c = new HikariConfig();
+        c.setPoolName(name);
+        c.setJdbcUrl(URL);
+        c.setMaximumPoolSize(size);
+        // Opened as tests need them, not all at once in every test JVM: the machine's PostgreSQL (100
+        // connections) serves several test JVMs side by side, and other builds besides.
+        c.setMinimumIdle(2);
+        return new HikariDataSource(c);
     }
 
     public static String newSchema() {
