@@ -2,6 +2,7 @@ package dev.runbus.runs;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.zaxxer.hikari.HikariDataSource;
 import dev.runbus.Bus;
 import dev.runbus.BusConfig;
 import dev.runbus.RetryPolicy;
@@ -37,7 +38,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.LongStream;
 import java.util.stream.Stream;
-import com.zaxxer.hikari.HikariDataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Timeout;
@@ -115,12 +115,12 @@ class RunsUnderRedisFaultsTest extends RunsTestSupport {
     }
 
     /** One handler call: which run (its user, its index in the user's submissions), when it started and ended. */
-    private record Execution(UUID runId, String userId, int index, long startedNanos, long endedNanos) {
+    private record HandlerCall(UUID runId, String userId, int index, long startedNanos, long endedNanos) {
     }
 
     /** Inputs are {@code <user>/<index>[/flaky]}; flaky ones fail their first attempt, so a retry crosses faults. */
     private static final class Recorder implements RunHandler {
-        final List<Execution> executions = new CopyOnWriteArrayList<>();
+        final List<HandlerCall> executions = new CopyOnWriteArrayList<>();
         final Map<UUID, AtomicInteger> perRun = new ConcurrentHashMap<>();
 
         @Override
@@ -134,7 +134,7 @@ class RunsUnderRedisFaultsTest extends RunsTestSupport {
                 }
                 return ECHO.execute(run);
             } finally {
-                executions.add(new Execution(run.runId(), run.userId(), Integer.parseInt(parts[1]), started,
+                executions.add(new HandlerCall(run.runId(), run.userId(), Integer.parseInt(parts[1]), started,
                         System.nanoTime()));
             }
         }
@@ -314,14 +314,14 @@ class RunsUnderRedisFaultsTest extends RunsTestSupport {
      * duplicate delivery that PostgreSQL absorbs).
      */
     private static void assertHandlerCallsInSubmissionOrderPerUser(long seed, Recorder handler) {
-        Map<String, List<Execution>> byUser = new HashMap<>();
-        for (Execution e : handler.executions) {
+        Map<String, List<HandlerCall>> byUser = new HashMap<>();
+        for (HandlerCall e : handler.executions) {
             byUser.computeIfAbsent(e.userId(), u -> new ArrayList<>()).add(e);
         }
         assertThat(byUser).hasSize(USERS);
         byUser.forEach((user, calls) -> {
-            calls.sort(Comparator.comparingLong(Execution::startedNanos));
-            List<Integer> order = calls.stream().map(Execution::index).toList();
+            calls.sort(Comparator.comparingLong(HandlerCall::startedNanos));
+            List<Integer> order = calls.stream().map(HandlerCall::index).toList();
             for (int i = 1; i < order.size(); i++) {
                 assertThat(order.get(i)).as("seed %d: %s's handler calls by start time: %s", seed, user, order)
                         .isGreaterThanOrEqualTo(order.get(i - 1));
