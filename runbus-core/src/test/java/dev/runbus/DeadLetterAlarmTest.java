@@ -99,6 +99,9 @@ class DeadLetterAlarmTest {
             child.awaitLine("ready", WAIT);
             publish(bus, "k0", "poison");
             child.awaitLine("raised jobs", WAIT);
+            // The alarm is heard before the dead letter itself (the bus's alarm is its first listener), so the
+            // child's "dead" line can follow its "raised" line.
+            Wait.until("the child's dead letter", WAIT, () -> count(child, "dead ") > 0);
             assertThat(count(child, "dead ")).isEqualTo(1);
 
             try (Subscription s = bus.subscribe("jobs", "g", "parent", poisonFails, options)) {
