@@ -94,6 +94,11 @@ class OrderedRedisFaultsTest {
         return new String(d.message().payload(), StandardCharsets.UTF_8);
     }
 
+    /** Who holds group g's lease of the partition (the lease key's value), or null. */
+    private String leaseHolder(int partitions, int partition) {
+        return redis.redis().get(key(partitions, partition, "lease:g"));
+    }
+
     private String key(int partitions, int partition, String suffix) {
         return prefix + ":{" + new Partitions(TOPIC, partitions).name(partition) + "}:" + suffix;
     }
@@ -184,7 +189,7 @@ class OrderedRedisFaultsTest {
 
         redis.redis().flushall(); // a restart without persistence: leases, counters and streams are gone
         Wait.until("the lease taken again", Duration.ofSeconds(20),
-                () -> redis.redis().get(key(1, 0, "lease:g")) != null);
+                () -> leaseHolder(1, 0) != null);
         bus.publisher().publish(TOPIC, seq("k", 2));
         Wait.until("k:2 handled", Duration.ofSeconds(20), () -> tokens.size() == 2);
         assertThat(tokens.get(1)).as("the token after the data loss").isGreaterThan(before);
@@ -222,7 +227,7 @@ class OrderedRedisFaultsTest {
         Subscription a = subscribe(bus, "a", d -> { }, options);
         Wait.until("a owns every partition", Duration.ofSeconds(20), () -> {
             for (int p = 0; p < partitions; p++) {
-                if (redis.redis().get(key(partitions, p, "lease:g")) == null) {
+                if (leaseHolder(partitions, p) == null) {
                     return false;
                 }
             }
@@ -240,7 +245,7 @@ class OrderedRedisFaultsTest {
         // The paused member's share would have stayed unowned until its membership lapsed, 10 s from now.
         Wait.until("b owns every partition", Duration.ofSeconds(6), () -> {
             for (int p = 0; p < partitions; p++) {
-                String holder = redis.redis().get(key(partitions, p, "lease:g"));
+                String holder = leaseHolder(partitions, p);
                 if (holder == null || !holder.contains(" b ")) {
                     return false;
                 }
@@ -271,14 +276,14 @@ class OrderedRedisFaultsTest {
         Wait.until("a and b share the partitions", Duration.ofSeconds(20), () -> {
             int b = 0;
             for (int p = 0; p < partitions; p++) {
-                String holder = redis.redis().get(key(partitions, p, "lease:g"));
+                String holder = leaseHolder(partitions, p);
                 b += holder != null && holder.contains(" b ") ? 1 : 0;
             }
             return b == 2;
         });
         int idleOfA = -1;
         for (int p = 1; p < partitions; p++) {
-            String holder = redis.redis().get(key(partitions, p, "lease:g"));
+            String holder = leaseHolder(partitions, p);
             if (holder != null && holder.contains(" a ")) {
                 idleOfA = p;
             }
@@ -291,7 +296,7 @@ class OrderedRedisFaultsTest {
         // own drain (a partition with an entry read is not idle), which is not what this case is about.
         int idle = idleOfA;
         Wait.until("a handed over its idle partition", Duration.ofSeconds(10), () -> {
-            String holder = redis.redis().get(key(partitions, idle, "lease:g"));
+            String holder = leaseHolder(partitions, idle);
             return holder == null || !holder.contains(" a ");
         });
         String idleKey = keyOf(idleOfA, partitions);

@@ -38,6 +38,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.LongStream;
 import java.util.stream.Stream;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Timeout;
@@ -104,11 +105,16 @@ class RunsUnderRedisFaultsTest extends RunsTestSupport {
         direct = RedisClient.create(server.uri());
         connection = direct.connect();
         pool = TestDatabase.newPool("faults-" + prefix, 8);
+        closeables.add(pool); // the first closeable, so closed after the Runs that use it
+    }
+
+    @Override
+    protected DataSource runsDataSource() {
+        return pool;
     }
 
     @AfterEach
     void stopServer() {
-        pool.close();
         connection.close();
         direct.shutdown();
         server.close();
@@ -158,11 +164,11 @@ class RunsUnderRedisFaultsTest extends RunsTestSupport {
         try (TcpProxy proxy = TcpProxy.start("127.0.0.1", server.port())) {
             // Two workers, each with a sweeper (one sweeps at a time), and the submitter: all through the wire.
             for (String consumer : List.of("w1", "w2")) {
-                Runs worker = runsOnOwnPool(busThrough(proxy, ordered), config(consumer, ordered));
+                Runs worker = runs(busThrough(proxy, ordered), config(consumer, ordered));
                 worker.startWorker(handler);
                 worker.startSweeper();
             }
-            Runs submitter = runsOnOwnPool(busThrough(proxy, ordered), config("submitter", ordered));
+            Runs submitter = runs(busThrough(proxy, ordered), config("submitter", ordered));
 
             Thread faulting = new Thread(() -> RedisFaultPlan.apply(faults, proxy, direct), "faults-seed-" + seed);
             long faultsStarted = System.nanoTime(); // the plan's times and the submissions' pace count from here
@@ -281,7 +287,10 @@ class RunsUnderRedisFaultsTest extends RunsTestSupport {
         }
     }
 
-    /** Closes the workers, the submitter and their buses, newest first, before their keys are deleted. */
+    /**
+     * Closes the workers, the submitter and their buses, newest first, before their keys are deleted; the case's pool
+     * last.
+     */
     private void closeAll() throws Exception {
         for (int i = closeables.size() - 1; i >= 0; i--) {
             closeables.get(i).close();
@@ -328,12 +337,6 @@ class RunsUnderRedisFaultsTest extends RunsTestSupport {
             }
             assertThat(order.stream().distinct().count()).as("%s's runs called", user).isEqualTo(RUNS_PER_USER);
         });
-    }
-
-    private Runs runsOnOwnPool(Bus bus, RunsConfig config) {
-        Runs r = Runs.create(bus, pool, config);
-        closeables.add(r);
-        return r;
     }
 
     private Bus busThrough(TcpProxy proxy, boolean ordered) {

@@ -15,6 +15,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 
@@ -83,15 +84,21 @@ public abstract class RunsTestSupport {
     }
 
     protected Runs runs(Bus bus, String consumer, SubscribeOptions worker) {
-        Runs r = Runs.create(bus, TestDatabase.pool(), config(schema, consumer, worker));
+        return runs(bus, config(schema, consumer, worker));
+    }
+
+    protected Runs runs(Bus bus, RunsConfig config) {
+        Runs r = Runs.create(bus, runsDataSource(), config);
         closeables.add(r);
         return r;
     }
 
-    protected Runs runs(Bus bus, RunsConfig config) {
-        Runs r = Runs.create(bus, TestDatabase.pool(), config);
-        closeables.add(r);
-        return r;
+    /**
+     * Where the {@link Runs} made by {@link #runs} keep their runs: the test JVM's shared pool, unless a class has a
+     * pool of its own.
+     */
+    protected DataSource runsDataSource() {
+        return TestDatabase.pool();
     }
 
     protected String stream() {
