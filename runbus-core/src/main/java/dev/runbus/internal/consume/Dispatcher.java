@@ -13,11 +13,12 @@ import dev.runbus.internal.scripts.Scripts;
 import dev.runbus.internal.telemetry.SafeListener;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.Queue;
 import java.util.TreeMap;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -32,7 +33,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>{@code concurrency} runner tasks pull from a local queue; on the default executor each is a platform
  * thread, on a virtual-thread executor each is a virtual thread. A batch is handed over in at most
- * {@code concurrency} chunks, so that a runner wakes up once per chunk rather than once per entry. With a
+ * {@code concurrency} chunks, so that a runner wakes up once per chunk rather than once per entry. A runner that
+ * found no work for {@value #IDLE_POLL_MILLIS} ms takes the next entry of a chunk another runner is on, so that an
+ * entry waits at most that long behind a slow handler of its chunk while a runner is free. With a
  * {@link BatchHandler} a batch is one chunk and one call, and its deliveries are settled through a
  * {@link BatchCall}. A runner never dies of an exception nor of an interrupt; it ends only on close.
  *
@@ -55,7 +58,9 @@ public final class Dispatcher {
      * a runner that takes it ends at once, instead of at the end of its wait for work. Told apart by identity; it
      * is never run.
      */
-    private static final List<HeldDelivery> WAKE_UP = Collections.unmodifiableList(new ArrayList<>());
+    private static final Chunk WAKE_UP = new Chunk(List.of());
+    /** How long a runner waits for a chunk before it helps with one another runner is on. */
+    static final long IDLE_POLL_MILLIS = 50;
 
     private final SubscriptionContext ctx;
     /** Exactly one of the two is set. */
@@ -67,7 +72,9 @@ public final class Dispatcher {
     private final SafeListener listener;
     private final StartRecorder starts;
     private final OutcomeApplier outcomes;
-    private final BlockingQueue<List<HeldDelivery>> queue = new LinkedBlockingQueue<>();
+    private final BlockingQueue<Chunk> queue = new LinkedBlockingQueue<>();
+    /** Chunks a runner is on whose other entries an idle runner may take; their starts are recorded. */
+    private final Queue<Chunk> begun = new ConcurrentLinkedQueue<>();
     private final CountDownLatch runnersDone;
     /** Guards {@link #draining} against a hand-off: what is queued before the drain begins is run. */
     private final Object intake = new Object();
@@ -185,7 +192,7 @@ public final class Dispatcher {
                 return;
             }
             for (int from = 0; from < ready.size(); from += size) {
-                queue.add(new ArrayList<>(ready.subList(from, Math.min(ready.size(), from + size))));
+                queue.add(new Chunk(new ArrayList<>(ready.subList(from, Math.min(ready.size(), from + size)))));
             }
         }
     }
@@ -233,24 +240,34 @@ public final class Dispatcher {
      */
     private void runner() {
         try {
+            boolean helped = false;
             while (!stopped) {
-                List<HeldDelivery> chunk;
+                Chunk chunk;
                 try {
-                    chunk = queue.poll(50, TimeUnit.MILLISECONDS);
+                    // After helping with another runner's chunk, look for new work without waiting, then help on.
+                    chunk = helped ? queue.poll() : queue.poll(IDLE_POLL_MILLIS, TimeUnit.MILLISECONDS);
                 } catch (InterruptedException e) {
                     log.debug("{}: a handler runner was interrupted while waiting for work; it runs on",
                             ctx.describe());
                     continue;
                 }
                 if (chunk == WAKE_UP) {
-                    // Queued behind every chunk, and nothing is queued after it: the work is taken.
+                    // Queued behind every chunk, and nothing is queued after it: the work is taken, but entries
+                    // may still wait in chunks other runners are on.
+                    while (helpOut()) {
+                        // until every chunk begun is taken
+                    }
                     return;
                 }
                 if (chunk != null) {
-                    runAll(chunk);
-                } else if (draining && queue.isEmpty()) {
-                    // A chunk queued just before the drain began, after this poll gave up, is run first.
-                    return;
+                    runChunk(chunk);
+                    helped = false;
+                } else {
+                    helped = helpOut();
+                    if (!helped && draining && queue.isEmpty()) {
+                        // A chunk queued just before the drain began, after this poll gave up, is run first.
+                        return;
+                    }
                 }
             }
         } catch (Throwable unexpected) {
@@ -261,24 +278,51 @@ public final class Dispatcher {
         }
     }
 
-    private void runAll(List<HeldDelivery> chunk) {
+    private void runChunk(Chunk chunk) {
         if (batchHandler != null) {
-            runBatch(chunk);
+            runBatch(chunk.takeRest());
             return;
         }
         if (!stopped) {
             // The whole chunk at once, one call per partition rather than one per entry: an entry of it that
             // close then keeps from starting counts one start too many, which only a close that gave up causes.
-            starts.record(chunk);
+            starts.record(chunk.deliveries);
         }
-        for (int i = 0; i < chunk.size(); i++) {
-            if (stopped) {
-                // close gave up waiting: what has not started stays pending, unheld
-                unhold(chunk.subList(i, chunk.size()));
-                return;
+        // Shared once its starts are recorded: a runner that helps runs an entry whose start is on its way.
+        boolean shared = ctx.options().concurrency() > 1 && chunk.deliveries.size() > 1;
+        if (shared) {
+            begun.add(chunk);
+        }
+        try {
+            for (HeldDelivery h = chunk.take(); h != null; h = chunk.take()) {
+                runTaken(h);
             }
-            run(chunk.get(i));
+        } finally {
+            if (shared) {
+                begun.remove(chunk);
+            }
         }
+    }
+
+    /** Runs one entry of a chunk another runner is on, if one is left; true if it ran one. */
+    private boolean helpOut() {
+        for (Chunk chunk : begun) {
+            HeldDelivery h = chunk.take();
+            if (h != null) {
+                runTaken(h);
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private void runTaken(HeldDelivery h) {
+        if (stopped) {
+            // close gave up waiting: what has not started stays pending, unheld
+            unhold(List.of(h));
+            return;
+        }
+        run(h);
     }
 
     private void run(HeldDelivery h) {
@@ -346,16 +390,17 @@ public final class Dispatcher {
 
     /**
      * After a drain timed out: no queued entry starts, and no outcome is applied to handlers still running
-     * (their entries stay pending, whatever the handler does after this). Returns how many were dropped
-     * from the queue.
+     * (their entries stay pending, whatever the handler does after this). Returns how many entries it let go
+     * of: queued, or in a chunk a runner is on and not yet started.
      */
     int stop() {
         stopped = true;
-        List<List<HeldDelivery>> dropped = new ArrayList<>();
+        List<Chunk> dropped = new ArrayList<>();
         queue.drainTo(dropped);
+        dropped.addAll(begun); // their entries not taken yet: a runner still in a handler would start them later
         int count = 0;
-        for (List<HeldDelivery> chunk : dropped) {
-            count += unhold(chunk);
+        for (Chunk chunk : dropped) {
+            count += unhold(chunk.takeRest());
         }
         return count;
     }
