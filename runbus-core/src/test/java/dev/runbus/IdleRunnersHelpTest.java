@@ -78,7 +78,6 @@ class IdleRunnersHelpTest {
                     .as("the %d other entries ran while the slow handler still ran (%d left)", ENTRIES - 1,
                             othersDone.getCount())
                     .isTrue();
-            assertThat(release.getCount()).as("the slow handler had not been let go").isEqualTo(1);
         } finally {
             release.countDown();
         }

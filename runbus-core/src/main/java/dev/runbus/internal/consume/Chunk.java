@@ -19,10 +19,20 @@ final class Chunk {
         this.deliveries = deliveries;
     }
 
-    /** The next delivery nobody has taken, or null when all are taken. */
+    /**
+     * The next delivery nobody has taken, or null when all are taken. The index stops at the end: idle runners keep
+     * looking at a chunk whose last handler runs on, and a counter that went on would wrap around in time.
+     */
     HeldDelivery take() {
-        int i = next.getAndIncrement();
-        return i < deliveries.size() ? deliveries.get(i) : null;
+        while (true) {
+            int i = next.get();
+            if (i >= deliveries.size()) {
+                return null;
+            }
+            if (next.compareAndSet(i, i + 1)) {
+                return deliveries.get(i);
+            }
+        }
     }
 
     /** Every delivery nobody has taken yet. */

@@ -34,10 +34,10 @@ import org.slf4j.LoggerFactory;
  * <p>{@code concurrency} runner tasks pull from a local queue; on the default executor each is a platform
  * thread, on a virtual-thread executor each is a virtual thread. A batch is handed over in at most
  * {@code concurrency} chunks, so that a runner wakes up once per chunk rather than once per entry. A runner that
- * found no work for {@value #IDLE_POLL_MILLIS} ms takes the next entry of a chunk another runner is on, so that an
- * entry waits at most that long behind a slow handler of its chunk while a runner is free. With a
- * {@link BatchHandler} a batch is one chunk and one call, and its deliveries are settled through a
- * {@link BatchCall}. A runner never dies of an exception nor of an interrupt; it ends only on close.
+ * found no work for {@value #IDLE_POLL_MILLIS} ms takes the next entry of a chunk another runner is on (shared once
+ * its starts are recorded), so that an entry waits about that long, not a whole slow handler of its chunk, while a
+ * runner is free. With a {@link BatchHandler} a batch is one chunk and one call, and its deliveries are settled
+ * through a {@link BatchCall}. A runner never dies of an exception nor of an interrupt; it ends only on close.
  *
  * <p>Entries of all the topic's partitions arrive mixed; each is held, acked and dead-lettered by its partition
  * and stream id, and handlers see the id {@link Partitions#qualify} hands out for it.
@@ -55,8 +55,8 @@ public final class Dispatcher {
     private static final Logger log = LoggerFactory.getLogger(Dispatcher.class);
     /**
      * Queued once per runner when the drain begins, behind the work queued before it (nothing is queued after it):
-     * a runner that takes it ends at once, instead of at the end of its wait for work. Told apart by identity; it
-     * is never run.
+     * a runner that takes it helps with the chunks other runners are on and then ends, instead of at the end of its
+     * wait for work. Told apart by identity; it holds nothing and is never run.
      */
     private static final Chunk WAKE_UP = new Chunk(List.of());
     /** How long a runner waits for a chunk before it helps with one another runner is on. */
