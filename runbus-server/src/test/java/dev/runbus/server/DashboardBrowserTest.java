@@ -88,6 +88,8 @@ class DashboardBrowserTest {
         assertThat(d.getCurrentUrl()).contains("/login?next=");
         d.findElement(By.id("token")).sendKeys("rbt_not-a-token");
         d.findElement(By.cssSelector("#login button")).click();
+        // The click returns once the form is sent: wait for the page its answer loads.
+        Wait.until("the sign-in page's error", WAIT, () -> !d.findElements(By.id("login-error")).isEmpty());
         assertThat(d.findElement(By.id("login-error")).getText()).contains("not valid");
     }
 
@@ -110,6 +112,7 @@ class DashboardBrowserTest {
         browser.screenshot("overview");
 
         d.findElement(By.linkText("runs")).click();
+        Wait.until("the topic's page", WAIT, () -> !d.findElements(By.id("topic-name")).isEmpty());
         assertThat(d.findElement(By.id("topic-name")).getText()).isEqualTo("runs");
         assertThat(d.findElement(By.cssSelector(".group[data-group='run-workers'] .consumers")).getText())
                 .contains("yes");
@@ -176,7 +179,8 @@ class DashboardBrowserTest {
         WebDriver d = browser.driver;
         d.get(serve.base() + "/");
         d.findElement(By.cssSelector("header .who button")).click(); // sign out
-        assertThat(d.getCurrentUrl()).contains("/login");
+        // The click returns once the form's POST is sent, not when its redirect has loaded.
+        Wait.until("signed out, on the sign-in page", WAIT, () -> d.getCurrentUrl().contains("/login"));
         String dead = makeDeadLetter("gated again");
         signIn(d, READER, "/dead-letters?topic=runs");
         assertThat(d.findElement(By.id("signed-in-as")).getText()).isEqualTo("viewer");
@@ -200,6 +204,7 @@ class DashboardBrowserTest {
         WebDriver d = browser.driver;
         d.get(serve.base() + "/");
         d.findElement(By.cssSelector("header .who button")).click(); // sign out the reader
+        Wait.until("signed out, on the sign-in page", WAIT, () -> d.getCurrentUrl().contains("/login"));
         List<String> runs = List.of(runOf(makeDeadLetter("gated bulk 1")), runOf(makeDeadLetter("gated bulk 2")));
         signIn(d, ADMIN, "/dead-letters?topic=runs");
         int selectable = d.findElements(By.cssSelector("input.select")).size();
