@@ -177,10 +177,7 @@ class DashboardBrowserTest {
     @Order(6)
     void aReadOnlyTokenSeesButCannotReplay() throws Exception {
         WebDriver d = browser.driver;
-        d.get(serve.base() + "/");
-        d.findElement(By.cssSelector("header .who button")).click(); // sign out
-        // The click returns once the form's POST is sent, not when its redirect has loaded.
-        Wait.until("signed out, on the sign-in page", WAIT, () -> d.getCurrentUrl().contains("/login"));
+        signOut(d);
         String dead = makeDeadLetter("gated again");
         signIn(d, READER, "/dead-letters?topic=runs");
         assertThat(d.findElement(By.id("signed-in-as")).getText()).isEqualTo("viewer");
@@ -202,9 +199,7 @@ class DashboardBrowserTest {
     @Order(7)
     void aSelectionIsReplayedAtOnce_andAPurgeFromThePageDeletesTheDeadLetter() throws Exception {
         WebDriver d = browser.driver;
-        d.get(serve.base() + "/");
-        d.findElement(By.cssSelector("header .who button")).click(); // sign out the reader
-        Wait.until("signed out, on the sign-in page", WAIT, () -> d.getCurrentUrl().contains("/login"));
+        signOut(d); // the reader
         List<String> runs = List.of(runOf(makeDeadLetter("gated bulk 1")), runOf(makeDeadLetter("gated bulk 2")));
         signIn(d, ADMIN, "/dead-letters?topic=runs");
         int selectable = d.findElements(By.cssSelector("input.select")).size();
@@ -282,6 +277,14 @@ class DashboardBrowserTest {
         String id = submit("{\"session_id\":\"s3\",\"user_id\":\"dee\",\"input\":\"" + input + "\"}");
         Wait.until("run " + id + " failed", WAIT, () -> "failed".equals(status(id)));
         return TestServe.json(serve.get("/v1/runs/" + id, ADMIN)).get("dead_letter_id").asText();
+    }
+
+    /** Signs out from the overview's header and waits for the sign-in page. */
+    private static void signOut(WebDriver d) {
+        d.get(serve.base() + "/");
+        d.findElement(By.cssSelector("header .who button")).click();
+        // The click returns once the form's POST is sent, not when its redirect has loaded.
+        Wait.until("signed out, on the sign-in page", WAIT, () -> d.getCurrentUrl().contains("/login"));
     }
 
     private static void signIn(WebDriver d, String token, String path) {
