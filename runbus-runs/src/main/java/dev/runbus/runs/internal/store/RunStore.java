@@ -92,21 +92,29 @@ public final class RunStore {
 
     /**
      * Inserts many runs in one statement ({@code ON CONFLICT (idempotency_key) DO NOTHING}) and returns, per
-     * insert in order, the run that now holds its key: the new one (created) or the one that held it already.
-     * Two inserts with one key in the same call: the first creates, the second finds it.
+     * insert in order, the run that now holds its key: the new one or the one that held it already. An insert
+     * counts as created when the run holding its key is the one it carries ({@link Insert#id()}): so two inserts
+     * with one key in the same call, the first creates and the second finds it; and a retry of an insert that
+     * was committed before its call failed (the lookup after it broke) is still reported as created, so that its
+     * trigger gets published.
      *
-     * <p>Ordered runs: the transaction first takes a lock per user of the batch (advisory, released at commit).
-     * Without it, two processes submitting for one user could commit out of number order: the later-numbered
-     * run, committed first, would find no earlier run and start, and the earlier one, committed after, would
-     * find none either. With it, a run's number is drawn only after every earlier-numbered run of its user is
-     * committed, so the order check in {@code OrderedAttempts} sees all of them.
+     * <p>Unordered runs: the insert runs in auto-commit, one round trip, and the lookup of the keys that
+     * conflicted, if any, is a statement of its own that sees every run committed before it. Ordered runs: one
+     * transaction that first takes a lock per user of the batch (advisory, released at commit). Without it, two
+     * processes submitting for one user could commit out of number order: the later-numbered run, committed
+     * first, would find no earlier run and start, and the earlier one, committed after, would find none either.
+     * With it, a run's number is drawn only after every earlier-numbered run of its user is committed, so the
+     * order check in {@code OrderedAttempts} sees all of them.
      */
     public List<KeyOwner> insertAll(List<Insert> inserts, List<Boolean> createdOut) throws SQLException {
         try (Connection c = dataSource.getConnection()) {
-            // One transaction: if the lookup after the insert fails, the insert is undone too, so that a retry
-            // of the same submissions still creates them.
+            if (!ordered) {
+                c.setAutoCommit(true); // a data source whose connections start in a transaction gets one per statement
+                return insertAll(c, inserts, createdOut);
+            }
             c.setAutoCommit(false);
             try {
+                lockUsers(c, inserts);
                 List<KeyOwner> owners = insertAll(c, inserts, createdOut);
                 c.commit();
                 return owners;
@@ -119,9 +127,6 @@ public final class RunStore {
     }
 
     private List<KeyOwner> insertAll(Connection c, List<Insert> inserts, List<Boolean> createdOut) throws SQLException {
-        if (ordered) {
-            lockUsers(c, inserts);
-        }
         java.util.Map<String, UUID> created = new java.util.HashMap<>();
         try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + runs
                 + " (id, idempotency_key, input_hash, session_id, user_id, input, status, next_attempt_at)"
@@ -182,26 +187,21 @@ public final class RunStore {
                 }
             }
         }
+        java.util.Map<UUID, String> hashOf = new java.util.HashMap<>();
+        inserts.forEach(in -> hashOf.put(in.id(), in.bodyHash()));
         List<KeyOwner> out = new ArrayList<>(inserts.size());
-        java.util.Set<String> claimed = new java.util.HashSet<>();
+        List<Boolean> createdHere = new ArrayList<>(inserts.size());
         for (Insert in : inserts) {
             UUID newId = created.get(in.key());
-            if (newId != null && claimed.add(in.key())) {
-                out.add(new KeyOwner(newId, in.bodyHash(), RunStatus.PENDING));
-                createdOut.add(true);
-            } else if (newId != null) {
-                // A second submission of a key created in this same statement.
-                out.add(new KeyOwner(newId, inserts.get(indexOfKey(inserts, in.key())).bodyHash(), RunStatus.PENDING));
-                createdOut.add(false);
-            } else {
-                KeyOwner owner = existing.get(in.key());
-                if (owner == null) {
-                    throw new SQLException("idempotency key " + in.key() + " conflicted but no run holds it");
-                }
-                out.add(owner);
-                createdOut.add(false);
+            KeyOwner owner = newId != null ? new KeyOwner(newId, hashOf.get(newId), RunStatus.PENDING)
+                    : existing.get(in.key());
+            if (owner == null) {
+                throw new SQLException("idempotency key " + in.key() + " conflicted but no run holds it");
             }
+            out.add(owner);
+            createdHere.add(owner.runId().equals(in.id()));
         }
+        createdOut.addAll(createdHere);
         return out;
     }
 
@@ -215,14 +215,6 @@ public final class RunStore {
         }
     }
 
-    private static int indexOfKey(List<Insert> inserts, String key) {
-        for (int i = 0; i < inserts.size(); i++) {
-            if (inserts.get(i).key().equals(key)) {
-                return i;
-            }
-        }
-        return -1;
-    }
 
     // ------------------------------------------------------------------ attempts: see RunAttempts, OrderedAttempts
 
