@@ -7,6 +7,7 @@ import dev.runbus.RunbusException;
 import dev.runbus.SubscribeOptions;
 import dev.runbus.Subscription;
 import dev.runbus.runs.internal.worker.FailedRunMarker;
+import dev.runbus.runs.internal.store.AutoCommitDataSource;
 import dev.runbus.runs.internal.store.IdempotencyKeys;
 import dev.runbus.runs.internal.worker.OrderedRunWorker;
 import dev.runbus.runs.internal.worker.RetrySchedule;
@@ -100,7 +101,9 @@ public final class Runs implements AutoCloseable {
     /**
      * Applies the schema's migrations (safe to repeat), and for runs in per-user order the index their order
      * check reads, and returns a runs layer that can submit and read. With {@link RunsConfig#migrate()} off it
-     * creates nothing and checks instead that the schema is current ({@link RunsSchema#check}).
+     * creates nothing and checks instead that the schema is current ({@link RunsSchema#check}). The runs layer
+     * turns auto-commit on for each connection it takes from {@code dataSource} (most of its writes are one statement
+     * each; those that need a transaction open one), so a pool configured without auto-commit is fine.
      *
      * @throws IllegalStateException when a migration fails, or (migrate off) the schema is not current
      */
@@ -113,7 +116,8 @@ public final class Runs implements AutoCloseable {
         } else {
             RunsSchema.check(dataSource, config.schema(), config.ordered());
         }
-        return new Runs(bus, config, new RunStore(dataSource, config.schema(), config.ordered()));
+        return new Runs(bus, config, new RunStore(AutoCommitDataSource.of(dataSource), config.schema(),
+                config.ordered()));
     }
 
     /**
@@ -199,8 +203,7 @@ public final class Runs implements AutoCloseable {
 
     /**
      * Refuses, before the insert, a user id that cannot key an ordered run's trigger. Found only after the insert,
-     * it failed the publish of its whole group commit: the batch was retried item by item, its runs were found
-     * already inserted and all reported as existing, with no trigger (and every sweep that met the run threw).
+     * it failed the publish of its whole group commit (and every sweep that met the run threw).
      */
     private void checkKeyable(NewRun request) {
         int length = request.userId().length();

@@ -35,6 +35,13 @@ public final class RunStore {
                           int attempt) {
     }
 
+    private static final String INSERT_SQL = "INSERT INTO %s"
+            + " (id, idempotency_key, input_hash, session_id, user_id, input, status, next_attempt_at)"
+            + " SELECT u.id, u.k, u.h, u.s, u.u, u.i, u.st, now() + u.delay_ms * interval '1 millisecond'"
+            + " FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[],"
+            + " ?::bigint[]) AS u(id, k, h, s, u, i, st, delay_ms)"
+            + " ON CONFLICT (idempotency_key) DO NOTHING RETURNING idempotency_key, id";
+
     private final DataSource dataSource;
     private final String schema;
     private final String runs;
@@ -91,49 +98,68 @@ public final class RunStore {
     }
 
     /**
+     * What one insert found: the run holding its key and whether this insert created it; or, when the lookup of a
+     * key that conflicted failed, why that is not known ({@code owner} null). Inserts created by the same call
+     * know their outcome whatever became of the lookup.
+     */
+    public record Inserted(KeyOwner owner, boolean created, SQLException failure) {
+
+        static Inserted of(KeyOwner owner, boolean created) {
+            return new Inserted(owner, created, null);
+        }
+
+        static Inserted unknown(SQLException failure) {
+            return new Inserted(null, false, failure);
+        }
+    }
+
+    /**
      * Inserts many runs in one statement ({@code ON CONFLICT (idempotency_key) DO NOTHING}) and returns, per
      * insert in order, the run that now holds its key: the new one or the one that held it already. An insert
      * counts as created when the run holding its key is the one it carries ({@link Insert#id()}): so two inserts
      * with one key in the same call, the first creates and the second finds it; and a retry of an insert that
-     * was committed before its call failed (the lookup after it broke) is still reported as created, so that its
-     * trigger gets published.
+     * was committed before its call failed is still reported as created, so that its trigger gets published.
      *
-     * <p>Unordered runs: the insert runs in auto-commit, one round trip, and the lookup of the keys that
-     * conflicted, if any, is a statement of its own that sees every run committed before it. Ordered runs: one
-     * transaction that first takes a lock per user of the batch (advisory, released at commit). Without it, two
-     * processes submitting for one user could commit out of number order: the later-numbered run, committed
-     * first, would find no earlier run and start, and the earlier one, committed after, would find none either.
-     * With it, a run's number is drawn only after every earlier-numbered run of its user is committed, so the
-     * order check in {@code OrderedAttempts} sees all of them.
+     * <p>Unordered runs: the insert is one statement in auto-commit, one round trip; the keys that conflicted, if
+     * any, are then looked up in a statement of their own, which sees every run committed before it. If that
+     * lookup fails, the inserts it was for fail ({@link Inserted#failure()}) and the ones that created their runs
+     * still report them: those runs are committed, and a caller told otherwise would submit them again.
+     *
+     * <p>Ordered runs: one transaction that first takes a lock per user of the batch (advisory, released at
+     * commit), so a failure anywhere undoes the whole call. Without the locks, two processes submitting for one
+     * user could commit out of number order: the later-numbered run, committed first, would find no earlier run and
+     * start, and the earlier one, committed after, would find none either. With them, a run's number is drawn only
+     * after every earlier-numbered run of its user is committed, so the order check in {@code OrderedAttempts} sees
+     * all of them.
+     *
+     * @throws SQLException when the insert failed (nothing is committed), or for ordered runs anything failed
      */
-    public List<KeyOwner> insertAll(List<Insert> inserts, List<Boolean> createdOut) throws SQLException {
+    public List<Inserted> insertAll(List<Insert> inserts) throws SQLException {
         try (Connection c = dataSource.getConnection()) {
             if (!ordered) {
-                c.setAutoCommit(true); // a data source whose connections start in a transaction gets one per statement
-                return insertAll(c, inserts, createdOut);
+                return insertAll(c, inserts);
             }
             c.setAutoCommit(false);
             try {
                 lockUsers(c, inserts);
-                List<KeyOwner> owners = insertAll(c, inserts, createdOut);
+                List<Inserted> out = insertAll(c, inserts);
+                for (Inserted in : out) {
+                    if (in.failure() != null) {
+                        throw in.failure();
+                    }
+                }
                 c.commit();
-                return owners;
+                return out;
             } catch (SQLException | RuntimeException e) {
                 Rollback.after(c, e);
-                createdOut.clear();
                 throw e;
             }
         }
     }
 
-    private List<KeyOwner> insertAll(Connection c, List<Insert> inserts, List<Boolean> createdOut) throws SQLException {
+    private List<Inserted> insertAll(Connection c, List<Insert> inserts) throws SQLException {
         java.util.Map<String, UUID> created = new java.util.HashMap<>();
-        try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + runs
-                + " (id, idempotency_key, input_hash, session_id, user_id, input, status, next_attempt_at)"
-                + " SELECT u.id, u.k, u.h, u.s, u.u, u.i, u.st, now() + u.delay_ms * interval '1 millisecond'"
-                + " FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[],"
-                + " ?::bigint[]) AS u(id, k, h, s, u, i, st, delay_ms)"
-                + " ON CONFLICT (idempotency_key) DO NOTHING RETURNING idempotency_key, id")) {
+        try (PreparedStatement ps = c.prepareStatement(INSERT_SQL.formatted(runs))) {
             int n = inserts.size();
             Object[] ids = new Object[n];
             String[] keys = new String[n];
@@ -169,12 +195,8 @@ public final class RunStore {
             }
         }
         java.util.Map<String, KeyOwner> existing = new java.util.HashMap<>();
-        List<String> missing = new ArrayList<>();
-        for (Insert in : inserts) {
-            if (!created.containsKey(in.key())) {
-                missing.add(in.key());
-            }
-        }
+        SQLException lookupFailed = null;
+        List<String> missing = inserts.stream().map(Insert::key).filter(k -> !created.containsKey(k)).toList();
         if (!missing.isEmpty()) {
             try (PreparedStatement ps = c.prepareStatement("SELECT idempotency_key, id, input_hash, status FROM "
                     + runs + " WHERE idempotency_key = ANY (?)")) {
@@ -185,23 +207,26 @@ public final class RunStore {
                                 RunStatus.fromSql(rs.getString(4))));
                     }
                 }
+            } catch (SQLException e) {
+                lookupFailed = e;
             }
         }
         java.util.Map<UUID, String> hashOf = new java.util.HashMap<>();
         inserts.forEach(in -> hashOf.put(in.id(), in.bodyHash()));
-        List<KeyOwner> out = new ArrayList<>(inserts.size());
-        List<Boolean> createdHere = new ArrayList<>(inserts.size());
+        List<Inserted> out = new ArrayList<>(inserts.size());
         for (Insert in : inserts) {
             UUID newId = created.get(in.key());
             KeyOwner owner = newId != null ? new KeyOwner(newId, hashOf.get(newId), RunStatus.PENDING)
                     : existing.get(in.key());
-            if (owner == null) {
-                throw new SQLException("idempotency key " + in.key() + " conflicted but no run holds it");
+            if (owner != null) {
+                out.add(Inserted.of(owner, owner.runId().equals(in.id())));
+            } else if (lookupFailed != null) {
+                out.add(Inserted.unknown(lookupFailed));
+            } else {
+                out.add(Inserted.unknown(new SQLException("idempotency key " + in.key()
+                        + " conflicted but no run holds it")));
             }
-            out.add(owner);
-            createdHere.add(owner.runId().equals(in.id()));
         }
-        createdOut.addAll(createdHere);
         return out;
     }
 

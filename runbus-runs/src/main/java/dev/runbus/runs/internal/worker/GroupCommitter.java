@@ -25,7 +25,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class GroupCommitter<I, O> implements AutoCloseable {
 
-    /** Writes a batch in one transaction; returns one result per item, in order. */
+    /** Writes a batch in one transaction (or one statement); returns one result per item, in order. */
     @FunctionalInterface
     interface BatchWork<I, O> {
         List<O> commit(List<I> items) throws SQLException;

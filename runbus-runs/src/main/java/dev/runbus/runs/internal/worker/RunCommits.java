@@ -31,8 +31,11 @@ public final class RunCommits implements AutoCloseable {
     public record Submission(RunStore.Insert insert, Map<String, String> traceContext) {
     }
 
-    /** What a submission found: the run holding the key, and whether this submission created it. */
-    public record Submitted(RunStore.KeyOwner owner, boolean created) {
+    /**
+     * What a submission found: the run holding the key, and whether this submission created it; or why that is not
+     * known (the lookup of its conflicting key failed after other runs of its batch were committed).
+     */
+    public record Submitted(RunStore.KeyOwner owner, boolean created, SQLException failure) {
     }
 
     private final GroupCommitter<Submission, Submitted> submits;
@@ -51,20 +54,20 @@ public final class RunCommits implements AutoCloseable {
     public RunCommits(RunStore store, RunAttempts starts, Bus bus, String topic, boolean ordered, RunMeters meters) {
         DelayedTriggers delayed = new DelayedTriggers(store, bus, topic);
         this.submits = new GroupCommitter<>("runbus-runs-submit-commit", MAX_BATCH, batch -> {
-            List<Boolean> created = new ArrayList<>(batch.size());
-            List<RunStore.KeyOwner> owners = store.insertAll(batch.stream().map(Submission::insert).toList(), created);
+            List<RunStore.Inserted> inserted = store.insertAll(batch.stream().map(Submission::insert).toList());
             List<Message> triggers = new ArrayList<>();
             List<Submitted> out = new ArrayList<>(batch.size());
             for (int i = 0; i < batch.size(); i++) {
-                out.add(new Submitted(owners.get(i), created.get(i)));
-                if (created.get(i)) {
+                RunStore.Inserted result = inserted.get(i);
+                out.add(new Submitted(result.owner(), result.created(), result.failure()));
+                if (result.created()) {
                     Submission in = batch.get(i);
-                    Message trigger = Triggers.of(owners.get(i).runId(), ordered ? in.insert().run().userId() : null,
-                            in.traceContext());
+                    Message trigger = Triggers.of(result.owner().runId(),
+                            ordered ? in.insert().run().userId() : null, in.traceContext());
                     if (in.insert().delay() == null) {
                         triggers.add(trigger);
                     } else {
-                        delayed.schedule(owners.get(i).runId(), trigger, in.insert().delay());
+                        delayed.schedule(result.owner().runId(), trigger, in.insert().delay());
                     }
                 }
             }
@@ -93,8 +96,13 @@ public final class RunCommits implements AutoCloseable {
         });
     }
 
+    /** Inserts the run (with whatever else is waiting), publishes its trigger if it is new, and says what it found. */
     public Submitted submit(Submission submission) throws SQLException {
-        return submits.commit(submission);
+        Submitted s = submits.commit(submission);
+        if (s.failure() != null) {
+            throw s.failure();
+        }
+        return s;
     }
 
     /**

@@ -1,17 +1,21 @@
 package dev.runbus.runs.internal.store;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import com.zaxxer.hikari.HikariConfig;
-import com.zaxxer.hikari.HikariDataSource;
 import dev.runbus.runs.NewRun;
 import dev.runbus.runs.RunsSchema;
 import dev.runbus.runs.testing.TestDatabase;
-import java.util.ArrayList;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.util.List;
 import java.util.UUID;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -20,6 +24,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  * ones (a transaction holding its users' locks): which insert counts as created, and what is committed.
  */
 class RunInsertsTest {
+
+    private static final String LOOKUP = "SELECT idempotency_key";
 
     private String schema;
 
@@ -55,13 +61,12 @@ class RunInsertsTest {
     void anInsertRetriedAfterItsRunWasCommitted_isStillTheOneThatCreatedIt(boolean ordered) throws Exception {
         RunStore store = store(ordered);
         RunStore.Insert in = insert("k");
-        store.insertAll(List.of(in), new ArrayList<>());
+        store.insertAll(List.of(in));
 
-        List<Boolean> created = new ArrayList<>();
-        List<RunStore.KeyOwner> owners = store.insertAll(List.of(in), created);
+        List<RunStore.Inserted> again = store.insertAll(List.of(in));
 
-        assertThat(created).containsExactly(true);
-        assertThat(owners).extracting(RunStore.KeyOwner::runId).containsExactly(in.id());
+        assertThat(again).extracting(RunStore.Inserted::created).containsExactly(true);
+        assertThat(again.get(0).owner().runId()).isEqualTo(in.id());
         assertThat(rows()).isEqualTo(1);
     }
 
@@ -71,14 +76,13 @@ class RunInsertsTest {
     void anotherInsertOfAHeldKey_findsTheRunHoldingIt(boolean ordered) throws Exception {
         RunStore store = store(ordered);
         RunStore.Insert first = insert("k");
-        store.insertAll(List.of(first), new ArrayList<>());
+        store.insertAll(List.of(first));
 
-        List<Boolean> created = new ArrayList<>();
-        List<RunStore.KeyOwner> owners = store.insertAll(List.of(insert("fresh"), insert("k")), created);
+        List<RunStore.Inserted> out = store.insertAll(List.of(insert("fresh"), insert("k")));
 
-        assertThat(created).containsExactly(true, false);
-        assertThat(owners.get(1).runId()).isEqualTo(first.id());
-        assertThat(owners.get(1).bodyHash()).isEqualTo("hash-k");
+        assertThat(out).extracting(RunStore.Inserted::created).containsExactly(true, false);
+        assertThat(out.get(1).owner().runId()).isEqualTo(first.id());
+        assertThat(out.get(1).owner().bodyHash()).isEqualTo("hash-k");
         assertThat(rows()).isEqualTo(2);
     }
 
@@ -90,34 +94,75 @@ class RunInsertsTest {
         RunStore.Insert first = insert("k");
         RunStore.Insert second = insert("k");
 
-        List<Boolean> created = new ArrayList<>();
-        List<RunStore.KeyOwner> owners = store.insertAll(List.of(first, second), created);
+        List<RunStore.Inserted> out = store.insertAll(List.of(first, second));
 
-        assertThat(created).containsExactly(true, false);
-        assertThat(owners).extracting(RunStore.KeyOwner::runId).containsExactly(first.id(), first.id());
+        assertThat(out).extracting(RunStore.Inserted::created).containsExactly(true, false);
+        assertThat(out).extracting(i -> i.owner().runId()).containsExactly(first.id(), first.id());
         assertThat(rows()).isEqualTo(1);
     }
 
     /**
-     * A data source whose connections start in a transaction (auto-commit off by default): the inserted runs are
-     * committed all the same, seen by another connection once the call returns.
+     * Unordered: the lookup of a conflicting key fails (the connection lost, SQLState 08006) after the insert
+     * committed the batch's new runs. Those runs are reported created, so their triggers get published and their
+     * callers are not told to submit them again; only the insert whose key conflicted fails.
      */
-    @ParameterizedTest(name = "ordered = {0}")
-    @ValueSource(booleans = {false, true})
-    void aDataSourceWithoutAutoCommit_stillCommitsTheRuns(boolean ordered) throws Exception {
-        store(ordered);
-        HikariConfig config = new HikariConfig();
-        config.setJdbcUrl(TestDatabase.URL);
-        config.setMaximumPoolSize(2);
-        config.setAutoCommit(false);
-        try (HikariDataSource manual = new HikariDataSource(config)) {
-            RunStore store = new RunStore(manual, schema, ordered);
+    @Test
+    void aLookupThatFails_failsOnlyTheInsertItWasFor() throws Exception {
+        RunStore store = store(false);
+        store.insertAll(List.of(insert("held")));
+        RunStore failing = new RunStore(failingLookups(TestDatabase.pool()), schema, false);
+        RunStore.Insert a = insert("a");
+        RunStore.Insert b = insert("b");
 
-            List<Boolean> created = new ArrayList<>();
-            store.insertAll(List.of(insert("a"), insert("b")), created);
+        List<RunStore.Inserted> out = failing.insertAll(List.of(a, insert("held"), b));
 
-            assertThat(created).containsExactly(true, true);
-            assertThat(rows()).isEqualTo(2);
+        assertThat(out).extracting(RunStore.Inserted::created).containsExactly(true, false, true);
+        assertThat(out).extracting(i -> i.owner() == null ? null : i.owner().runId())
+                .containsExactly(a.id(), null, b.id());
+        assertThat(out.get(1).failure().getSQLState()).isEqualTo("08006");
+        assertThat(out).extracting(RunStore.Inserted::failure).filteredOn(f -> f != null).hasSize(1);
+        assertThat(rows()).isEqualTo(3);
+    }
+
+    /** Ordered: the same failure undoes the whole call (one transaction); nothing of it is committed. */
+    @Test
+    void aLookupThatFails_inOrderedRuns_commitsNothing() throws Exception {
+        store(true).insertAll(List.of(insert("held")));
+        RunStore failing = new RunStore(failingLookups(TestDatabase.pool()), schema, true);
+
+        assertThatThrownBy(() -> failing.insertAll(List.of(insert("a"), insert("held"))))
+                .isInstanceOf(SQLException.class).extracting(e -> ((SQLException) e).getSQLState()).isEqualTo("08006");
+        assertThat(rows()).isEqualTo(1);
+    }
+
+    /**
+     * A fake of our own, around real connections: the statement that looks up conflicting keys fails as a lost
+     * connection would; every other call reaches PostgreSQL.
+     */
+    private static DataSource failingLookups(DataSource real) {
+        return (DataSource) Proxy.newProxyInstance(RunInsertsTest.class.getClassLoader(),
+                new Class<?>[] {DataSource.class}, (ds, dsMethod, dsArgs) -> {
+                    Object result = invoke(real, dsMethod, dsArgs);
+                    if (!dsMethod.getName().equals("getConnection")) {
+                        return result;
+                    }
+                    Connection c = (Connection) result;
+                    return Proxy.newProxyInstance(RunInsertsTest.class.getClassLoader(),
+                            new Class<?>[] {Connection.class}, (conn, method, args) -> {
+                                if (method.getName().equals("prepareStatement") && args[0] instanceof String sql
+                                        && sql.startsWith(LOOKUP)) {
+                                    throw new SQLException("connection lost (test)", "08006");
+                                }
+                                return invoke(c, method, args);
+                            });
+                });
+    }
+
+    private static Object invoke(Object target, java.lang.reflect.Method method, Object[] args) throws Throwable {
+        try {
+            return method.invoke(target, args);
+        } catch (InvocationTargetException e) {
+            throw e.getCause();
         }
     }
 }

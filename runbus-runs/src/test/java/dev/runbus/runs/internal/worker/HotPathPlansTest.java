@@ -125,7 +125,7 @@ class HotPathPlansTest {
             ids.add(id);
             inserts.add(new RunStore.Insert(id, "key-" + id, "hash", NewRun.of("s", "u", "in")));
         }
-        store.insertAll(inserts, new ArrayList<>());
+        store.insertAll(inserts);
         return ids;
     }
 

@@ -6,7 +6,6 @@ import dev.runbus.runs.NewRun;
 import dev.runbus.runs.internal.store.Migrations;
 import dev.runbus.runs.internal.store.RunStore;
 import dev.runbus.runs.testing.TestDatabase;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
@@ -37,8 +36,7 @@ class RunAttemptsTest {
 
     private UUID newRun() throws Exception {
         UUID id = UUID.randomUUID();
-        store.insertAll(List.of(new RunStore.Insert(id, "key-" + id, "hash", NewRun.of("s", "u", "in"))),
-                new ArrayList<>());
+        store.insertAll(List.of(new RunStore.Insert(id, "key-" + id, "hash", NewRun.of("s", "u", "in"))));
         return id;
     }
 
