@@ -75,6 +75,10 @@ class DelayedDeliveryTest {
         Map<String, AtomicInteger> handled = new ConcurrentHashMap<>();
         List<Long> lateness = new CopyOnWriteArrayList<>();
         List<String> early = new CopyOnWriteArrayList<>();
+        // When each entry's schedule call was made: on a busy host the 1000 calls can take longer than the lead
+        // of the first due time, and an entry scheduled after its due time is late by that much before any mover
+        // could see it. Lateness counts from the due time or the call, whichever is later.
+        Map<String, Long> scheduledAt = new ConcurrentHashMap<>();
         for (int i = 0; i < 3; i++) {
             Bus b = bus();
             b.subscribe(topic, "g", "c" + i, d -> {
@@ -83,27 +87,34 @@ class DelayedDeliveryTest {
                 if (now < due) {
                     early.add(d.message().id() + " " + (due - now) + " ms early");
                 }
-                lateness.add(now - due);
-                handled.computeIfAbsent(new String(d.message().payload(), StandardCharsets.UTF_8),
-                        k -> new AtomicInteger()).incrementAndGet();
+                String name = new String(d.message().payload(), StandardCharsets.UTF_8);
+                lateness.add(now - Math.max(due, scheduledAt.get(name)));
+                handled.computeIfAbsent(name, k -> new AtomicInteger()).incrementAndGet();
             }, SubscribeOptions.builder().blockTime(Duration.ofMillis(500)).build());
         }
         Publisher publisher = buses.get(0).publisher();
         Random random = new Random(7);
-        // Due from 1.5 s on: the 1000 calls are made by then, so no entry is due before it is scheduled.
+        // Due from 1.5 s on: the 1000 calls are usually made by then (on a busy host not all: see scheduledAt).
         long start = redisNow() + 1500;
+        int overdueWhenScheduled = 0;
+        long scheduling = System.nanoTime();
         for (int i = 0; i < 1000; i++) {
             long due = start + random.nextInt(3000);
+            long now = System.currentTimeMillis();
+            overdueWhenScheduled += now > due ? 1 : 0;
+            scheduledAt.put("m" + i, now);
             publisher.publishAt(topic, message("m" + i, due), Instant.ofEpochMilli(due));
         }
+        long schedulingMillis = (System.nanoTime() - scheduling) / 1_000_000;
         Wait.until("1000 delayed entries handled", Duration.ofSeconds(20), () -> handled.size() == 1000);
         assertThat(early).as("entries handled before they were due").isEmpty();
         assertThat(handled.values()).as("each entry handled once").allMatch(n -> n.get() == 1);
         List<Long> sorted = new ArrayList<>(lateness);
         Collections.sort(sorted);
         System.out.printf("DELAY[%s] 1000 entries over 3 s, 3 movers: handled after due p50 %d ms, p99 %d ms, max %d"
-                + " ms%n", target().name(), sorted.get(500), sorted.get(989), sorted.get(sorted.size() - 1));
-        assertThat(sorted.get(sorted.size() - 1)).as("latest handling after due, ms").isLessThan(BOUND_MILLIS);
+                + " ms (the 1000 calls took %d ms; %d scheduled after their due time)%n", target().name(),
+                sorted.get(500), sorted.get(989), sorted.get(sorted.size() - 1), schedulingMillis, overdueWhenScheduled);
+        assertThat(sorted.get(sorted.size() - 1)).as("latest handling after due (or after the schedule call, if later), ms").isLessThan(BOUND_MILLIS);
         assertThat(buses.get(0).scheduled().count(topic)).isZero();
         assertThat(target().redis().xlen(prefix + ":{" + topic + "}:stream")).isEqualTo(1000);
     }
