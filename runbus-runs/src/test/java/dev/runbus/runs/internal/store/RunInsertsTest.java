@@ -5,10 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.runbus.runs.NewRun;
 import dev.runbus.runs.RunsSchema;
+import dev.runbus.runs.testing.StatementHooks;
 import dev.runbus.runs.testing.TestDatabase;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
-import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;
 import java.util.UUID;
@@ -135,34 +133,12 @@ class RunInsertsTest {
         assertThat(rows()).isEqualTo(1);
     }
 
-    /**
-     * A fake of our own, around real connections: the statement that looks up conflicting keys fails as a lost
-     * connection would; every other call reaches PostgreSQL.
-     */
+    /** The statement that looks up conflicting keys fails as a lost connection would. */
     private static DataSource failingLookups(DataSource real) {
-        return (DataSource) Proxy.newProxyInstance(RunInsertsTest.class.getClassLoader(),
-                new Class<?>[] {DataSource.class}, (ds, dsMethod, dsArgs) -> {
-                    Object result = invoke(real, dsMethod, dsArgs);
-                    if (!dsMethod.getName().equals("getConnection")) {
-                        return result;
-                    }
-                    Connection c = (Connection) result;
-                    return Proxy.newProxyInstance(RunInsertsTest.class.getClassLoader(),
-                            new Class<?>[] {Connection.class}, (conn, method, args) -> {
-                                if (method.getName().equals("prepareStatement") && args[0] instanceof String sql
-                                        && sql.startsWith(LOOKUP)) {
-                                    throw new SQLException("connection lost (test)", "08006");
-                                }
-                                return invoke(c, method, args);
-                            });
-                });
-    }
-
-    private static Object invoke(Object target, java.lang.reflect.Method method, Object[] args) throws Throwable {
-        try {
-            return method.invoke(target, args);
-        } catch (InvocationTargetException e) {
-            throw e.getCause();
-        }
+        return StatementHooks.around(real, sql -> {
+            if (sql.startsWith(LOOKUP)) {
+                throw new SQLException("connection lost (test)", "08006");
+            }
+        });
     }
 }
