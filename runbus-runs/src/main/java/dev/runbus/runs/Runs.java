@@ -7,7 +7,6 @@ import dev.runbus.RunbusException;
 import dev.runbus.SubscribeOptions;
 import dev.runbus.Subscription;
 import dev.runbus.runs.internal.worker.FailedRunMarker;
-import dev.runbus.runs.internal.store.AutoCommitDataSource;
 import dev.runbus.runs.internal.store.IdempotencyKeys;
 import dev.runbus.runs.internal.worker.OrderedRunWorker;
 import dev.runbus.runs.internal.worker.RetrySchedule;
@@ -102,8 +101,10 @@ public final class Runs implements AutoCloseable {
      * Applies the schema's migrations (safe to repeat), and for runs in per-user order the index their order
      * check reads, and returns a runs layer that can submit and read. With {@link RunsConfig#migrate()} off it
      * creates nothing and checks instead that the schema is current ({@link RunsSchema#check}). The runs layer
-     * turns auto-commit on for each connection it takes from {@code dataSource} (most of its writes are one statement
-     * each; those that need a transaction open one), so a pool configured without auto-commit is fine.
+     * commits its own writes: it turns auto-commit on for each connection it takes from {@code dataSource} (most of
+     * its writes are one statement each; those that need a transaction open one), so a pool configured without
+     * auto-commit is fine, but {@code dataSource} must hand out connections of its own, as a pool does: not a
+     * transaction-aware or JTA data source that hands the caller's transaction's connection, which would be committed.
      *
      * @throws IllegalStateException when a migration fails, or (migrate off) the schema is not current
      */
@@ -116,8 +117,7 @@ public final class Runs implements AutoCloseable {
         } else {
             RunsSchema.check(dataSource, config.schema(), config.ordered());
         }
-        return new Runs(bus, config, new RunStore(AutoCommitDataSource.of(dataSource), config.schema(),
-                config.ordered()));
+        return new Runs(bus, config, new RunStore(dataSource, config.schema(), config.ordered()));
     }
 
     /**

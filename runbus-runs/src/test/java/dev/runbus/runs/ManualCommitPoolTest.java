@@ -15,9 +15,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The runs layer on a pool whose connections start without auto-commit (a common setting next to an ORM): every
- * write still commits. Without the runs layer turning auto-commit on, its one-statement writes (the submission's
- * insert, the attempt start, the completion, the effect) were rolled back when their connection went back to
- * the pool.
+ * write still commits. Without the runs layer turning auto-commit on, its one-statement writes (the attempt start,
+ * the completion, the effect) were rolled back when their connection went back to the pool.
  */
 class ManualCommitPoolTest extends RunsTestSupport {
 

@@ -58,7 +58,7 @@ public final class RunStore {
      *                within one user submission numbers follow commit order
      */
     public RunStore(DataSource dataSource, String schema, boolean ordered) {
-        this.dataSource = dataSource;
+        this.dataSource = AutoCommitDataSource.of(dataSource);
         this.schema = schema;
         this.runs = schema + ".runs";
         this.messages = schema + ".messages";
@@ -140,20 +140,23 @@ public final class RunStore {
                 return insertAll(c, inserts);
             }
             c.setAutoCommit(false);
+            List<Inserted> out;
             try {
                 lockUsers(c, inserts);
-                List<Inserted> out = insertAll(c, inserts);
+                out = insertAll(c, inserts);
                 for (Inserted in : out) {
                     if (in.failure() != null) {
                         throw in.failure();
                     }
                 }
                 c.commit();
-                return out;
             } catch (SQLException | RuntimeException e) {
                 Rollback.after(c, e);
+                Rollback.autoCommitAfter(c, e);
                 throw e;
             }
+            c.setAutoCommit(true); // back as the runs layer takes its connections, whether or not the pool resets it
+            return out;
         }
     }
 
@@ -208,6 +211,9 @@ public final class RunStore {
                     }
                 }
             } catch (SQLException e) {
+                if (ordered) {
+                    throw e; // in the transaction: nothing of it may commit
+                }
                 lookupFailed = e;
             }
         }

@@ -3,6 +3,8 @@ package dev.runbus.runs.internal.store;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
 import dev.runbus.runs.NewRun;
 import dev.runbus.runs.RunsSchema;
 import dev.runbus.runs.testing.StatementHooks;
@@ -131,6 +133,27 @@ class RunInsertsTest {
         assertThatThrownBy(() -> failing.insertAll(List.of(insert("a"), insert("held"))))
                 .isInstanceOf(SQLException.class).extracting(e -> ((SQLException) e).getSQLState()).isEqualTo("08006");
         assertThat(rows()).isEqualTo(1);
+    }
+
+    /**
+     * A data source whose connections start in a transaction (auto-commit off by default): the inserted runs are
+     * committed all the same, seen by another connection once the call returns.
+     */
+    @ParameterizedTest(name = "ordered = {0}")
+    @ValueSource(booleans = {false, true})
+    void aDataSourceWithoutAutoCommit_stillCommitsTheRuns(boolean ordered) throws Exception {
+        store(ordered);
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(TestDatabase.URL);
+        config.setMaximumPoolSize(2);
+        config.setAutoCommit(false);
+        try (HikariDataSource manual = new HikariDataSource(config)) {
+            List<RunStore.Inserted> out = new RunStore(manual, schema, ordered).insertAll(List.of(insert("a"),
+                    insert("b")));
+
+            assertThat(out).extracting(RunStore.Inserted::created).containsExactly(true, true);
+            assertThat(rows()).isEqualTo(2);
+        }
     }
 
     /** The statement that looks up conflicting keys fails as a lost connection would. */
