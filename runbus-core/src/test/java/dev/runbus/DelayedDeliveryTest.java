@@ -91,7 +91,7 @@ class DelayedDeliveryTest {
         }
         Publisher publisher = buses.get(0).publisher();
         Random random = new Random(7);
-        // Due from 1.5 s on: the 1000 calls are usually made by then (on a busy host not all: see scheduledAt).
+        // Due from 1.5 s on: the 1000 calls are usually made by then (on a busy host not all: see movableFrom).
         long start = redisNow() + 1500;
         // When each entry could first be moved: its due time, or its schedule call when that came later. On a busy
         // host the 1000 calls can take longer than the lead of the first due time, and an entry scheduled after
@@ -116,7 +116,8 @@ class DelayedDeliveryTest {
         System.out.printf("DELAY[%s] 1000 entries over 3 s, 3 movers: handled after due p50 %d ms, p99 %d ms, max %d"
                 + " ms (the 1000 calls took %d ms; %d scheduled after their due time)%n", target().name(),
                 sorted.get(500), sorted.get(989), sorted.get(sorted.size() - 1), schedulingMillis, overdueWhenScheduled);
-        assertThat(sorted.get(sorted.size() - 1)).as("latest handling after due (or after the schedule call, if later), ms").isLessThan(BOUND_MILLIS);
+        assertThat(sorted.get(sorted.size() - 1))
+                .as("latest handling after due (or after the schedule call, if later), ms").isLessThan(BOUND_MILLIS);
         assertThat(buses.get(0).scheduled().count(topic)).isZero();
         assertThat(target().redis().xlen(prefix + ":{" + topic + "}:stream")).isEqualTo(1000);
     }

@@ -173,7 +173,7 @@ public final class Runs implements AutoCloseable {
         String key = scope.owner().map(owner -> IdempotencyKeys.scoped(owner, given)).orElse(given);
         String bodyHash = IdempotencyKeys.bodyHash(request.sessionId(), request.userId(), request.input());
         try {
-            RunCommits.Submitted s = commits.submit(new RunCommits.Submission(
+            RunStore.Inserted s = commits.submit(new RunCommits.Submission(
                     new RunStore.Insert(UUID.randomUUID(), key, bodyHash, request, delay.isZero() ? null : delay),
                     bus.currentTraceContext()));
             if (s.created()) {

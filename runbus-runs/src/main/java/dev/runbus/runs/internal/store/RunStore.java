@@ -35,18 +35,13 @@ public final class RunStore {
                           int attempt) {
     }
 
-    private static final String INSERT_SQL = "INSERT INTO %s"
-            + " (id, idempotency_key, input_hash, session_id, user_id, input, status, next_attempt_at)"
-            + " SELECT u.id, u.k, u.h, u.s, u.u, u.i, u.st, now() + u.delay_ms * interval '1 millisecond'"
-            + " FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[],"
-            + " ?::bigint[]) AS u(id, k, h, s, u, i, st, delay_ms)"
-            + " ON CONFLICT (idempotency_key) DO NOTHING RETURNING idempotency_key, id";
-
     private final DataSource dataSource;
     private final String schema;
     private final String runs;
     private final String messages;
     private final boolean ordered;
+    private final String insertSql;
+    private final String lookupSql;
     private final String completeSql;
 
     public RunStore(DataSource dataSource, String schema) {
@@ -62,6 +57,14 @@ public final class RunStore {
         this.schema = schema;
         this.runs = schema + ".runs";
         this.messages = schema + ".messages";
+        this.insertSql = "INSERT INTO " + runs
+                + " (id, idempotency_key, input_hash, session_id, user_id, input, status, next_attempt_at)"
+                + " SELECT u.id, u.k, u.h, u.s, u.u, u.i, u.st, now() + u.delay_ms * interval '1 millisecond'"
+                + " FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[],"
+                + " ?::bigint[]) AS u(id, k, h, s, u, i, st, delay_ms)"
+                + " ON CONFLICT (idempotency_key) DO NOTHING RETURNING idempotency_key, id";
+        this.lookupSql = "SELECT idempotency_key, id, input_hash, status FROM " + runs
+                + " WHERE idempotency_key = ANY (?)";
         this.completeSql = "WITH done AS (UPDATE " + runs + " SET status = ?, error = NULL,"
                 + " next_attempt_at = NULL, finished_at = now(), updated_at = now()"
                 + " WHERE id = ANY (?::uuid[]) AND " + statusIn("status", RunStatus.DONE)
@@ -139,30 +142,22 @@ public final class RunStore {
             if (!ordered) {
                 return insertAll(c, inserts);
             }
-            c.setAutoCommit(false);
-            List<Inserted> out;
-            try {
-                lockUsers(c, inserts);
-                out = insertAll(c, inserts);
+            return Transactions.in(c, tx -> {
+                lockUsers(tx, inserts);
+                List<Inserted> out = insertAll(tx, inserts);
                 for (Inserted in : out) {
                     if (in.failure() != null) {
                         throw in.failure();
                     }
                 }
-                c.commit();
-            } catch (SQLException | RuntimeException e) {
-                Rollback.after(c, e);
-                Rollback.autoCommitAfter(c, e);
-                throw e;
-            }
-            c.setAutoCommit(true); // back as the runs layer takes its connections, whether or not the pool resets it
-            return out;
+                return out;
+            });
         }
     }
 
     private List<Inserted> insertAll(Connection c, List<Insert> inserts) throws SQLException {
         java.util.Map<String, UUID> created = new java.util.HashMap<>();
-        try (PreparedStatement ps = c.prepareStatement(INSERT_SQL.formatted(runs))) {
+        try (PreparedStatement ps = c.prepareStatement(insertSql)) {
             int n = inserts.size();
             Object[] ids = new Object[n];
             String[] keys = new String[n];
@@ -201,8 +196,7 @@ public final class RunStore {
         SQLException lookupFailed = null;
         List<String> missing = inserts.stream().map(Insert::key).filter(k -> !created.containsKey(k)).toList();
         if (!missing.isEmpty()) {
-            try (PreparedStatement ps = c.prepareStatement("SELECT idempotency_key, id, input_hash, status FROM "
-                    + runs + " WHERE idempotency_key = ANY (?)")) {
+            try (PreparedStatement ps = c.prepareStatement(lookupSql)) {
                 ps.setArray(1, c.createArrayOf("text", missing.toArray()));
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
@@ -245,7 +239,6 @@ public final class RunStore {
             ps.execute();
         }
     }
-
 
     // ------------------------------------------------------------------ attempts: see RunAttempts, OrderedAttempts
 

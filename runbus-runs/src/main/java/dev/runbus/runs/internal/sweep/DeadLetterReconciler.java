@@ -3,6 +3,7 @@ package dev.runbus.runs.internal.sweep;
 import dev.runbus.Bus;
 import dev.runbus.DeadLetter;
 import dev.runbus.runs.RunsConfig;
+import dev.runbus.runs.internal.store.Transactions;
 import dev.runbus.runs.internal.worker.RunFailures;
 import dev.runbus.runs.internal.worker.Triggers;
 import java.sql.Connection;
@@ -96,7 +97,7 @@ final class DeadLetterReconciler {
                 return marked;
             }
             String last = page.get(page.size() - 1).id();
-            marked += SweeperStore.inTransaction(c, tx -> {
+            marked += Transactions.in(c, tx -> {
                 int n = 0;
                 for (DeadLetter dl : page) {
                     if (reconcileOne(tx, dl, skipped)) {

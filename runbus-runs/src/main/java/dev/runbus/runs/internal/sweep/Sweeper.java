@@ -4,6 +4,7 @@ import dev.runbus.Bus;
 import dev.runbus.Message;
 import dev.runbus.runs.RunsConfig;
 import dev.runbus.runs.SweepResult;
+import dev.runbus.runs.internal.store.Transactions;
 import dev.runbus.runs.internal.worker.RunFailures;
 import dev.runbus.runs.internal.worker.Triggers;
 import java.sql.Connection;
@@ -96,7 +97,7 @@ public final class Sweeper {
         DeadLetterReconciler.Result reconciled = deadLetters.reconcile(c);
         Map<UUID, Message> triggers = triggersOf(lost);
         List<SweeperStore.Candidate> publishable = lost.stream().filter(l -> triggers.containsKey(l.runId())).toList();
-        List<SweeperStore.Republish> republish = SweeperStore.inTransaction(c,
+        List<SweeperStore.Republish> republish = Transactions.in(c,
                 tx -> markAndMoveOn(tx, candidates, publishable));
         if (!republish.isEmpty()) {
             bus.publisher().publishAll(config.topic(), republish.stream().map(r -> triggers.get(r.runId())).toList());

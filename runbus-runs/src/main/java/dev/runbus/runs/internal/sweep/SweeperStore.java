@@ -1,7 +1,6 @@
 package dev.runbus.runs.internal.sweep;
 
 import dev.runbus.runs.RunStatus;
-import dev.runbus.runs.internal.store.Rollback;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -66,27 +65,6 @@ public final class SweeperStore {
     SweeperStore(String schema) {
         this.runs = schema + ".runs";
         this.sweeperState = schema + ".sweeper_state";
-    }
-
-    /** Work in one transaction. */
-    public interface Work<T> {
-        T on(Connection c) throws SQLException;
-    }
-
-    /** Runs {@code work} in one transaction of {@code c}, which is in auto-commit before and after. */
-    public static <T> T inTransaction(Connection c, Work<T> work) throws SQLException {
-        c.setAutoCommit(false);
-        T result;
-        try {
-            result = work.on(c);
-            c.commit();
-        } catch (SQLException | RuntimeException e) {
-            Rollback.after(c, e);
-            Rollback.autoCommitAfter(c, e);
-            throw e;
-        }
-        c.setAutoCommit(true);
-        return result;
     }
 
     /**

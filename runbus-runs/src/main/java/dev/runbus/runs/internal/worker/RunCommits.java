@@ -31,14 +31,7 @@ public final class RunCommits implements AutoCloseable {
     public record Submission(RunStore.Insert insert, Map<String, String> traceContext) {
     }
 
-    /**
-     * What a submission found: the run holding the key, and whether this submission created it; or why that is not
-     * known (the lookup of its conflicting key failed after other runs of its batch were committed).
-     */
-    public record Submitted(RunStore.KeyOwner owner, boolean created, SQLException failure) {
-    }
-
-    private final GroupCommitter<Submission, Submitted> submits;
+    private final GroupCommitter<Submission, RunStore.Inserted> submits;
     private final GroupCommitter<RunAttempts.Request, RunAttempts.Start> attempts;
     private final GroupCommitter<RunStore.Completion, Boolean> completions;
 
@@ -56,10 +49,8 @@ public final class RunCommits implements AutoCloseable {
         this.submits = new GroupCommitter<>("runbus-runs-submit-commit", MAX_BATCH, batch -> {
             List<RunStore.Inserted> inserted = store.insertAll(batch.stream().map(Submission::insert).toList());
             List<Message> triggers = new ArrayList<>();
-            List<Submitted> out = new ArrayList<>(batch.size());
             for (int i = 0; i < batch.size(); i++) {
                 RunStore.Inserted result = inserted.get(i);
-                out.add(new Submitted(result.owner(), result.created(), result.failure()));
                 if (result.created()) {
                     Submission in = batch.get(i);
                     Message trigger = Triggers.of(result.owner().runId(),
@@ -81,7 +72,7 @@ public final class RunCommits implements AutoCloseable {
                             + "publish them", triggers.size(), e.getMessage());
                 }
             }
-            return out;
+            return inserted;
         });
         this.attempts = new GroupCommitter<>("runbus-runs-attempt-commit", MAX_BATCH, starts::start);
         this.completions = new GroupCommitter<>("runbus-runs-done-commit", MAX_BATCH, batch -> {
@@ -96,9 +87,14 @@ public final class RunCommits implements AutoCloseable {
         });
     }
 
-    /** Inserts the run (with whatever else is waiting), publishes its trigger if it is new, and says what it found. */
-    public Submitted submit(Submission submission) throws SQLException {
-        Submitted s = submits.commit(submission);
+    /**
+     * Inserts the run (with whatever else is waiting), publishes its trigger if it is new, and says what it found:
+     * the run holding its key, and whether this submission created it.
+     *
+     * @throws SQLException when that is not known: the insert failed, or the lookup of its conflicting key did
+     */
+    public RunStore.Inserted submit(Submission submission) throws SQLException {
+        RunStore.Inserted s = submits.commit(submission);
         if (s.failure() != null) {
             throw s.failure();
         }

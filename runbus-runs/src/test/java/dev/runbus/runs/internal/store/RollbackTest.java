@@ -3,7 +3,6 @@ package dev.runbus.runs.internal.store;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
-import dev.runbus.runs.internal.sweep.SweeperStore;
 import dev.runbus.runs.internal.worker.GroupCommitter;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
@@ -30,7 +29,7 @@ class RollbackTest {
 
     @Test
     void theFirstFailureIsThrown_theRollbacksIsAttached() {
-        Throwable thrown = catchThrowable(() -> SweeperStore.inTransaction(broken(), c -> {
+        Throwable thrown = catchThrowable(() -> Transactions.in(broken(), c -> {
             throw new SQLException("An I/O error occurred while sending to the backend.", "08006");
         }));
         assertThat(thrown).isInstanceOf(SQLException.class).hasMessageContaining("I/O error");

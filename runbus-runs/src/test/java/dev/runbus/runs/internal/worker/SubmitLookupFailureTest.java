@@ -51,10 +51,10 @@ class SubmitLookupFailureTest extends RunsTestSupport {
         Thread first = submitter(commits, insert("first"), new CompletableFuture<>());
         first.start();
         assertThat(firstInsertReached.await(WAIT.toSeconds(), TimeUnit.SECONDS)).isTrue();
-        Map<String, CompletableFuture<RunCommits.Submitted>> outcomes = new ConcurrentHashMap<>();
+        Map<String, CompletableFuture<RunStore.Inserted>> outcomes = new ConcurrentHashMap<>();
         Map<String, RunStore.Insert> inserts = Map.of("a", insert("a"), "held", insert("held"), "b", insert("b"));
         List<Thread> queued = inserts.entrySet().stream().map(e -> {
-            CompletableFuture<RunCommits.Submitted> outcome = new CompletableFuture<>();
+            CompletableFuture<RunStore.Inserted> outcome = new CompletableFuture<>();
             outcomes.put(e.getKey(), outcome);
             return submitter(commits, e.getValue(), outcome);
         }).toList();
@@ -64,8 +64,8 @@ class SubmitLookupFailureTest extends RunsTestSupport {
                 () -> queued.stream().allMatch(t -> t.getState() == Thread.State.WAITING));
         releaseFirstInsert.countDown();
 
-        RunCommits.Submitted a = outcomes.get("a").get(WAIT.toSeconds(), TimeUnit.SECONDS);
-        RunCommits.Submitted b = outcomes.get("b").get(WAIT.toSeconds(), TimeUnit.SECONDS);
+        RunStore.Inserted a = outcomes.get("a").get(WAIT.toSeconds(), TimeUnit.SECONDS);
+        RunStore.Inserted b = outcomes.get("b").get(WAIT.toSeconds(), TimeUnit.SECONDS);
         assertThat(a.created()).isTrue();
         assertThat(b.created()).isTrue();
         assertThat(outcomes.get("held")).failsWithin(WAIT).withThrowableOfType(ExecutionException.class)
@@ -88,7 +88,7 @@ class SubmitLookupFailureTest extends RunsTestSupport {
     }
 
     private static Thread submitter(RunCommits commits, RunStore.Insert insert,
-                                    CompletableFuture<RunCommits.Submitted> outcome) {
+                                    CompletableFuture<RunStore.Inserted> outcome) {
         return new Thread(() -> {
             try {
                 outcome.complete(commits.submit(new RunCommits.Submission(insert, Map.of())));
