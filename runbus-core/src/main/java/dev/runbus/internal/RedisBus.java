@@ -124,7 +124,7 @@ public final class RedisBus implements Bus {
         this.meters = BusMeters.of(config.meterRegistry(), gauges);
         this.listener.measureWith(meters);
         this.services = new BusServices(listener, link.sync(), link.async(), calls, scripts, keys, delays,
-                config.clock(), config.commandTimeout().toMillis(), this::ensureGroup);
+                config.clock(), config.commandTimeout().toMillis(), this::ensureGroup, !link.cluster());
         this.gaugeLoop = gauges == null ? null
                 : new PeriodicLoop("runbus-gauges", config.meterRefreshInterval(), gauges, listener);
     }

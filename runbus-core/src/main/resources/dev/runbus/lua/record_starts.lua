@@ -3,10 +3,14 @@
 -- consumer's own pending entries count an entry's deliveries from this record (starts + 1), not from
 -- the pending list, which also counts reads and claims whose reply was lost and that no handler
 -- started on (docs/architecture.md, "When Redis itself misbehaves").
--- Sent without waiting, this call can reach Redis after the entry's ack (the acker sends from the
--- client's I/O thread, ahead of writes other threads queued there; or a NOSCRIPT answer sends it
--- again): an id no longer pending in the group is therefore skipped, so a start recorded after its
--- entry's ack removed the field never comes back as a field nobody removes.
+-- Entries a consumer read as new get their first start without this script: a plain HSET of the value
+-- FIRST below (Scripts.recordFirstStarts), since their delivery is the pending list's first. This
+-- script records the others: entries re-read, claimed or taken back, whose delivery it reads here.
+-- Sent without waiting, a record could reach Redis after the entry's ack (the acker sends from the
+-- client's I/O thread, ahead of writes other threads queued there), so the consumer holds each ack
+-- until its record is answered (Acker). An id no longer pending in the group is skipped all the same:
+-- another consumer may have claimed and acked the entry meanwhile, and a start recorded after that ack
+-- would be a field nobody removes.
 -- Safe to run twice: a call whose reply was lost with its connection is sent again by the client.
 -- At most one start is recorded per delivery the pending list counts, so the second run of the same
 -- call finds its delivery counted already and changes nothing. The field holds both numbers in one

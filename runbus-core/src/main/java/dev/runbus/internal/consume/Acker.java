@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -35,6 +36,16 @@ import org.slf4j.LoggerFactory;
  * a field for an entry that is no longer pending, which nothing would ever remove; and it keeps one command and
  * one round trip per batch, where a pipelined HDEL would add a command per batch. Ack-before-work mode
  * ({@link #ackNow}) sends a plain XACK: it records no starts, since it never delivers an entry twice.
+ *
+ * <p>An entry's ack never reaches Redis before its start record ({@link #ack(int, String, CompletableFuture)}): the
+ * ack.lua that removes the entry's field would run first, and the record would then leave a field for an entry no
+ * longer pending. The record is sent from the handler's thread; an ack leaves either from a handler's thread too,
+ * when no XACK of its lane is in flight, or from the client's I/O thread, in the reply's callback of the XACK in
+ * flight, and the I/O thread writes ahead of what other threads queued there. So an ack whose record is not answered
+ * yet leaves at once from its own thread only where commands reach Redis in the order of the calls (one connection;
+ * not a cluster, see {@link BusServices#writesInCallOrder}); otherwise it waits until the record is answered (then
+ * it has run, a copy re-sent after a reconnect included). The wait holds no thread: the ids wait in their lane, by
+ * record, and enter the queue together when it is answered, so that they still leave in one XACK.
  */
 final class Acker implements AutoCloseable {
 
@@ -49,11 +60,17 @@ final class Acker implements AutoCloseable {
     private final SafeListener listener;
     /** By partition number. */
     private final List<Lane> lanes;
+    /** Whether an ack sent from this thread after its record was sent reaches Redis after it. */
+    private final boolean writesInCallOrder;
     private volatile boolean closed;
 
-    /** {@code scripts} and {@code redis} talk over the same connection. */
+    /**
+     * {@code scripts} and {@code redis} talk over the same connection, as the start records do; {@code writesInCallOrder}
+     * as {@link BusServices#writesInCallOrder}.
+     */
     Acker(Scripts scripts, RedisClusterAsyncCommands<String, byte[]> redis, SubscriptionContext ctx, long timeoutMillis,
-          SafeListener listener) {
+          SafeListener listener, boolean writesInCallOrder) {
+        this.writesInCallOrder = writesInCallOrder;
         this.scripts = scripts;
         this.redis = redis;
         this.topic = ctx.topic();
@@ -75,6 +92,24 @@ final class Acker implements AutoCloseable {
         Lane lane = lanes.get(partition);
         lane.queue.add(streamId);
         lane.sendIfIdle();
+    }
+
+    /**
+     * Acknowledges an entry whose start was recorded with {@code startRecorded}, the record's reply, sent earlier from
+     * this or another handler's thread (never from the client's I/O thread). The ack leaves at once if the record is
+     * answered (with a failure too: a record that failed did not run, or ran before its reply was lost), or if it can
+     * leave from this thread behind the record: commands reach Redis in the order of the calls and no XACK of the lane
+     * is in flight. Otherwise it waits for the record's reply.
+     */
+    void ack(int partition, String streamId, CompletableFuture<?> startRecorded) {
+        if (startRecorded.isDone()) {
+            ack(partition, streamId);
+            return;
+        }
+        Lane lane = lanes.get(partition);
+        if (!(writesInCallOrder && !closed && lane.sendFromThisThread(streamId))) {
+            lane.afterRecord(streamId, startRecorded);
+        }
     }
 
     /** Acknowledges now and waits for the replies (ack-before-work mode); {@code ids} by partition. */
@@ -103,9 +138,10 @@ final class Acker implements AutoCloseable {
         }
         closed = true;
         for (Lane lane : lanes) {
-            if (!lane.queue.isEmpty()) {
-                log.warn("{} acks of {}/{} not sent before close; those entries stay pending", lane.queue.size(),
-                        lane.stream, group);
+            int waiting = lane.waiting.values().stream().mapToInt(List::size).sum();
+            if (!lane.queue.isEmpty() || waiting > 0) {
+                log.warn("{} acks of {}/{} not sent before close ({} of them waiting for their start records); those"
+                        + " entries stay pending", lane.queue.size() + waiting, lane.stream, group, waiting);
             }
         }
     }
@@ -117,6 +153,8 @@ final class Acker implements AutoCloseable {
         final String name;
         final Queue<String> queue = new ConcurrentLinkedQueue<>();
         final AtomicBoolean sending = new AtomicBoolean();
+        /** Ids whose start record is not answered yet, by that record's reply; each list is changed only in the map. */
+        final Map<CompletableFuture<?>, List<String>> waiting = new ConcurrentHashMap<>();
 
         Lane(String stream, String name) {
             this.stream = stream;
@@ -124,7 +162,42 @@ final class Acker implements AutoCloseable {
         }
 
         boolean busy() {
-            return !queue.isEmpty() || sending.get();
+            return !queue.isEmpty() || sending.get() || !waiting.isEmpty();
+        }
+
+        /**
+         * Queues {@code id} once {@code record} is answered. Whoever adds the first id of a record registers the
+         * release; an id added after the release took the list starts a new one, which the check below releases,
+         * since the record is answered by then.
+         */
+        void afterRecord(String id, CompletableFuture<?> record) {
+            boolean[] first = new boolean[1];
+            waiting.compute(record, (r, ids) -> {
+                if (ids == null) {
+                    first[0] = true;
+                    ids = new ArrayList<>();
+                }
+                ids.add(id);
+                return ids;
+            });
+            if (first[0]) {
+                record.whenComplete((n, failure) -> release(record));
+            }
+            if (record.isDone()) {
+                release(record);
+            }
+        }
+
+        private void release(CompletableFuture<?> record) {
+            List<String> ids = waiting.remove(record);
+            if (ids != null) {
+                if (closed) {
+                    log.debug("{} acks of {} after close dropped; they stay pending", ids.size(), stream);
+                    return;
+                }
+                queue.addAll(ids);
+                sendIfIdle();
+            }
         }
 
         /**
@@ -134,33 +207,64 @@ final class Acker implements AutoCloseable {
         void sendIfIdle() {
             while (!queue.isEmpty() && sending.compareAndSet(false, true)) {
                 List<String> batch = new ArrayList<>();
-                for (String id = queue.poll(); id != null;
-                     id = batch.size() < MAX_IDS_PER_XACK ? queue.poll() : null) {
-                    batch.add(id);
-                }
+                fill(batch);
                 if (batch.isEmpty()) {
                     sending.set(false);
                     continue;
                 }
-                CompletableFuture<Long> reply;
-                try {
-                    reply = scripts.ack(redis, name, group, batch);
-                } catch (RuntimeException e) {
-                    failed(batch.size(), e);
-                    sending.set(false);
-                    continue;
+                if (send(batch)) {
+                    return;
                 }
-                reply.whenComplete((n, failure) -> {
-                    if (failure != null) {
-                        failed(batch.size(), failure);
-                    } else {
-                        listener.meters().acked(topic, group, n.intValue());
-                    }
-                    sending.set(false);
-                    sendIfIdle();
-                });
-                return;
             }
+        }
+
+        /**
+         * Sends {@code id}, with what is queued, from this thread, if no XACK is in flight; false if one is (then
+         * nothing is sent, and the id is the caller's again).
+         */
+        boolean sendFromThisThread(String id) {
+            if (!sending.compareAndSet(false, true)) {
+                return false;
+            }
+            List<String> batch = new ArrayList<>();
+            batch.add(id);
+            fill(batch);
+            if (!send(batch)) {
+                sendIfIdle(); // what was queued behind the failed send
+            }
+            return true;
+        }
+
+        private void fill(List<String> batch) {
+            for (String id = batch.size() < MAX_IDS_PER_XACK ? queue.poll() : null; id != null;
+                 id = batch.size() < MAX_IDS_PER_XACK ? queue.poll() : null) {
+                batch.add(id);
+            }
+        }
+
+        /**
+         * Sends {@code batch}, holding {@link #sending}: true once it is on its way (its reply sends what queued
+         * meanwhile); false if the send failed at once (reported; {@code sending} is released).
+         */
+        private boolean send(List<String> batch) {
+            CompletableFuture<Long> reply;
+            try {
+                reply = scripts.ack(redis, name, group, batch);
+            } catch (RuntimeException e) {
+                failed(batch.size(), e);
+                sending.set(false);
+                return false;
+            }
+            reply.whenComplete((n, failure) -> {
+                if (failure != null) {
+                    failed(batch.size(), failure);
+                } else {
+                    listener.meters().acked(topic, group, n.intValue());
+                }
+                sending.set(false);
+                sendIfIdle();
+            });
+            return true;
         }
 
         private void failed(int count, Throwable e) {

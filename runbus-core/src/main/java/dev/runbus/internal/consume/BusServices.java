@@ -15,9 +15,13 @@ import java.time.Clock;
  * ordered subscriptions never refer back to the class that composes them.
  *
  * @param groups creates a group on a partition's stream when it is missing (a read found it gone)
+ * @param writesInCallOrder whether commands given to {@code async} from threads other than the client's I/O thread
+ *                          reach Redis in the order of the calls: true on one connection (a server, or one found through
+ *                          Sentinel); false on a cluster, where a command waits for its node's connection and the
+ *                          commands waiting for one connection are written in no set order
  */
 public record BusServices(SafeListener listener, RedisClusterCommands<String, byte[]> sync,
                           RedisClusterAsyncCommands<String, byte[]> async, ScriptCalls scriptCalls, Scripts scripts,
                           Keys keys, DelayMover delays, Clock clock, long commandTimeoutMillis,
-                          ReadLoop.GroupCreator groups) {
+                          ReadLoop.GroupCreator groups, boolean writesInCallOrder) {
 }

@@ -43,12 +43,12 @@ import org.slf4j.LoggerFactory;
  * and stream id, and handlers see the id {@link Partitions#qualify} hands out for it.
  *
  * <p>A delivery counts when a handler starts on it (docs/architecture.md, rule 13): before a chunk's handler calls start, one
- * start of each of its entries is recorded in its partition's start record (record_starts.lua), without waiting,
- * and the reclaimer and the re-read of this consumer's own pending entries count an entry's deliveries from that
- * record, not from the pending list, which also counts reads and claims whose reply was lost (an entry delivered
- * before waits for its record; see {@link StartRecorder}). A fresh read
- * ({@code >}) needs no look: nothing started on an entry never delivered. Ack-before-work mode records nothing:
- * it never delivers an entry twice.
+ * start of each of its entries is recorded in its partition's start record (a plain HSET for entries read as new,
+ * record_starts.lua for the others), without waiting, and the reclaimer and the re-read of this consumer's own
+ * pending entries count an entry's deliveries from that record, not from the pending list, which also counts reads
+ * and claims whose reply was lost (an entry delivered before waits for its record, and an entry's ack for its
+ * record's reply; see {@link StartRecorder}). A fresh read ({@code >}) needs no look: nothing started on an entry
+ * never delivered. Ack-before-work mode records nothing: it never delivers an entry twice.
  */
 public final class Dispatcher {
 
@@ -98,7 +98,7 @@ public final class Dispatcher {
         this.listener = listener;
         this.starts = new StartRecorder(ctx, scripts, listener, recordTimeoutMillis);
         this.outcomes = new OutcomeApplier(ctx, policy, inFlight, acker, deadLetters, retrier, listener,
-                () -> stopped);
+                () -> stopped, starts);
         this.runnersDone = new CountDownLatch(ctx.options().concurrency());
     }
 
@@ -224,7 +224,7 @@ public final class Dispatcher {
             return null;
         }
         return new HeldDelivery(new Delivery(message, ctx.topic(), id, ctx.group(), ctx.consumer(), e.deliveries(), 0,
-                attempt(e)), hold, slots);
+                attempt(e)), hold, slots, e.fresh());
     }
 
     /** The attempt at the message an entry's delivery is: its delivery count, after the attempts it carries. */

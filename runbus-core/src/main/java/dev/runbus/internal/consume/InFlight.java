@@ -4,6 +4,7 @@ import dev.runbus.internal.redis.Entry;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -17,17 +18,38 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 final class InFlight {
 
+    private static final CompletableFuture<?> RECORDED = CompletableFuture.completedFuture(null);
+
     /** One delivery's hold on an entry; compared by identity. */
     static final class Hold {
         private final Entry.Ref ref;
         /** False for an entry acked before its handler runs: there is no claim to keep. */
         private final boolean keptAlive;
         private volatile long renewedAt;
+        /**
+         * Answered once the handler start recorded for this delivery has run in Redis (or failed). Nothing may take
+         * the entry out of the pending list before the record has run, since that script removes its field (see
+         * {@link Acker}). Done from the start for a delivery whose start is not recorded.
+         */
+        private volatile CompletableFuture<?> startRecorded = RECORDED;
 
         private Hold(Entry.Ref ref, boolean keptAlive, long renewedAt) {
             this.ref = ref;
             this.keptAlive = keptAlive;
             this.renewedAt = renewedAt;
+        }
+
+        /** Nanoseconds since this consumer's claim on the entry was last renewed (its read, claim or keep-alive). */
+        long sinceRenewed(long nanoTime) {
+            return nanoTime - renewedAt;
+        }
+
+        CompletableFuture<?> startRecorded() {
+            return startRecorded;
+        }
+
+        void startRecorded(CompletableFuture<?> reply) {
+            this.startRecorded = reply;
         }
 
         Entry.Ref ref() {

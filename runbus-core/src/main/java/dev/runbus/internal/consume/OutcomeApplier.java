@@ -29,9 +29,13 @@ final class OutcomeApplier {
     private final SafeListener listener;
     /** True once close gave up waiting: no outcome is applied from then on. */
     private final BooleanSupplier stopped;
+    /** Whose replies a dead letter or a reschedule waits for, so that the start record never outlives its entry. */
+    private final StartRecorder starts;
 
     OutcomeApplier(SubscriptionContext ctx, OutcomePolicy policy, InFlight inFlight, Acker acker,
-                   DeadLetterMover deadLetters, Retrier retrier, SafeListener listener, BooleanSupplier stopped) {
+                   DeadLetterMover deadLetters, Retrier retrier, SafeListener listener, BooleanSupplier stopped,
+                   StartRecorder starts) {
+        this.starts = starts;
         this.ctx = ctx;
         this.policy = policy;
         this.inFlight = inFlight;
@@ -90,17 +94,19 @@ final class OutcomeApplier {
         listener.meters().handled(ctx.topic(), ctx.group(), BusMeters.outcome(outcome), nanos);
         switch (outcome) {
             case ACK:
-                acker.ack(entry.partition(), entry.streamId());
+                acker.ack(entry.partition(), entry.streamId(), entry.startRecorded());
                 return false;
             case RETRY:
                 listener.onHandlerFailure(d, failure, outcome);
                 if (retrier.delays()) { // the entry keeps its slot until the reschedule is answered
+                    starts.awaitRecorded(entry);
                     retrier.retryLater(entry.partition(), entry.streamId(), d, () -> h.slots().release(1));
                     return true;
                 }
                 return false;
             case DEAD_LETTER:
                 listener.onHandlerFailure(d, failure, outcome);
+                starts.awaitRecorded(entry);
                 deadLetter(entry.partition(), entry.streamId(), d.attempt(), d.message(),
                         OutcomePolicy.failureReason(failure), h.slots());
                 return true;

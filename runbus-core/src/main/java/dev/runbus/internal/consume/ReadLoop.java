@@ -149,7 +149,7 @@ public final class ReadLoop implements AutoCloseable {
                 room, ctx.options().blockTime(), keys);
         List<Entry> entries = new ArrayList<>(read.size());
         for (StreamMessage<String, byte[]> m : read) {
-            entries.add(new Entry(partitionOfStream.get(m.getStream()), m.getId(), m.getBody(), 1, ""));
+            entries.add(new Entry(partitionOfStream.get(m.getStream()), m.getId(), m.getBody(), 1, "", true));
         }
         return entries;
     }

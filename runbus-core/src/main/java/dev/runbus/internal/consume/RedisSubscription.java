@@ -48,7 +48,8 @@ public final class RedisSubscription extends BusSubscription {
         // size); the reclaimer has a batch of its own.
         this.readSlots = new Slots(o.concurrency() + 2 * o.batchSize());
         Slots reclaimSlots = new Slots(o.batchSize());
-        this.acker = new Acker(bus.scripts(), bus.async(), ctx, bus.commandTimeoutMillis(), listener);
+        this.acker = new Acker(bus.scripts(), bus.async(), ctx, bus.commandTimeoutMillis(), listener,
+                bus.writesInCallOrder());
         this.deadLetters = new DeadLetterMover(ctx, bus.scripts(), listener, bus.commandTimeoutMillis(), bus.clock());
         this.dispatcher = new Dispatcher(ctx, handler, batchHandler, inFlight, acker, deadLetters,
                 new Retrier(ctx, bus.scripts(), bus.delays(), listener), listener, bus.scripts(),

@@ -14,8 +14,15 @@ import java.util.concurrent.TimeoutException;
 
 /**
  * Records the handler starts of a chunk before its handler runs (docs/architecture.md, rule 13: a delivery counts
- * when a handler starts on it), in each partition's start record (record_starts.lua). The reclaimer and the
- * re-read of a consumer's own pending entries count deliveries from that record.
+ * when a handler starts on it), in each partition's start record. The reclaimer and the re-read of a consumer's own
+ * pending entries count deliveries from that record.
+ *
+ * <p>Entries read as new get their first start with a plain {@code HSET} ({@link Scripts#recordFirstStarts}); the
+ * others (re-read, claimed, taken back) with record_starts.lua, which reads their delivery from the pending list.
+ * Either way each entry's hold is given the call's reply ({@link InFlight.Hold#startRecorded}), and nothing takes the
+ * entry out of the pending list before the record has run: a field written after the ack that removed it would stay
+ * for good. The acker sends an entry's ack behind its record, or after its reply ({@link Acker}); a dead letter or a
+ * reschedule waits for the reply on its runner.
  */
 final class StartRecorder {
 
@@ -24,52 +31,102 @@ final class StartRecorder {
     private final SafeListener listener;
     /** How long a handler waits for the start record of an entry delivered before (Redis's command timeout). */
     private final long recordTimeoutMillis;
+    /** Half of {@code minIdle}: how long after its read an entry's first start is written without the script. */
+    private final long freshForNanos;
 
     StartRecorder(SubscriptionContext ctx, Scripts scripts, SafeListener listener, long recordTimeoutMillis) {
         this.ctx = ctx;
         this.scripts = scripts;
         this.listener = listener;
         this.recordTimeoutMillis = recordTimeoutMillis;
+        this.freshForNanos = ctx.options().minIdle().toNanos() / 2;
     }
 
     /**
-     * Records one handler start on each entry of the chunk, by partition. Without waiting when every entry is on
-     * its first delivery: a record lost then (the call failed, reported; or the process died before it left) only
-     * lets the entry be delivered once more. An entry delivered before waits for its record (up to the command
-     * timeout, then runs anyway): an entry that kills its process each time it runs is counted, and dead-lettered
-     * as abandoned, instead of coming back forever. The record may reach Redis after the entry's ack (acks also
-     * leave from the client's I/O thread, ahead of what other threads queued there): record_starts.lua then skips
-     * it, as no longer pending.
+     * Records one handler start on each entry of the chunk: one call per partition for its new entries and one for
+     * the others. Without waiting when every entry is on its first delivery: a record lost then (the call failed,
+     * reported; or the process died before it left) only lets the entry be delivered once more. An entry delivered
+     * before waits for its record (up to the command timeout, then runs anyway): an entry that kills its process each
+     * time it runs is counted, and dead-lettered as abandoned, instead of coming back forever.
      */
     void record(List<HeldDelivery> chunk) {
         if (ctx.options().ackMode() == AckMode.BEFORE_WORK) {
             return;
         }
-        Map<Integer, List<String>> ids = new TreeMap<>();
-        chunk.forEach(h -> ids.computeIfAbsent(h.hold().partition(), p -> new ArrayList<>()).add(h.hold().streamId()));
-        List<CompletableFuture<Long>> sent = new ArrayList<>(ids.size());
-        ids.forEach((partition, list) -> {
-            try {
-                sent.add(scripts.recordStarts(ctx.name(partition), ctx.group(), list).whenComplete((n, failure) -> {
-                    if (failure != null) {
-                        listener.onLoopError("record handler starts " + ctx.describe(), failure);
-                    }
-                }));
-            } catch (RuntimeException failure) {
+        Map<Integer, List<HeldDelivery>> fresh = new TreeMap<>();
+        Map<Integer, List<HeldDelivery>> again = new TreeMap<>();
+        long now = System.nanoTime();
+        for (HeldDelivery h : chunk) {
+            (isFresh(h, now) ? fresh : again).computeIfAbsent(h.hold().partition(), p -> new ArrayList<>()).add(h);
+        }
+        List<CompletableFuture<?>> awaited = new ArrayList<>(again.size());
+        fresh.forEach((partition, held) -> send(partition, held, true));
+        again.forEach((partition, held) -> {
+            CompletableFuture<?> reply = send(partition, held, false);
+            if (held.stream().anyMatch(h -> h.delivery().deliveryCount() > 1)) {
+                awaited.add(reply);
+            }
+        });
+        if (!awaited.isEmpty()) {
+            await(CompletableFuture.allOf(awaited.toArray(new CompletableFuture<?>[0])), recordTimeoutMillis);
+        }
+    }
+
+    /**
+     * Whether an entry's first start can be written without looking at the pending list: it was read as new, and so
+     * recently that no other consumer can have claimed and acked it yet (it has been idle in Redis for less than half
+     * of {@code minIdle}). An entry that waited longer here (a process paused between its read and this record) goes
+     * through the script, which skips it if another consumer finished it meanwhile.
+     */
+    private boolean isFresh(HeldDelivery h, long now) {
+        return h.fresh() && h.hold().sinceRenewed(now) < freshForNanos;
+    }
+
+    /** Sends one partition's record and gives each hold its reply; a call that could not be sent holds nothing. */
+    private CompletableFuture<?> send(int partition, List<HeldDelivery> held, boolean fresh) {
+        List<String> ids = new ArrayList<>(held.size());
+        held.forEach(h -> ids.add(h.hold().streamId()));
+        CompletableFuture<Long> reply;
+        try {
+            reply = fresh ? scripts.recordFirstStarts(ctx.name(partition), ctx.group(), ids)
+                    : scripts.recordStarts(ctx.name(partition), ctx.group(), ids);
+        } catch (RuntimeException failure) {
+            listener.onLoopError("record handler starts " + ctx.describe(), failure);
+            return CompletableFuture.completedFuture(null);
+        }
+        CompletableFuture<Long> reported = reply.whenComplete((n, failure) -> {
+            if (failure != null) {
                 listener.onLoopError("record handler starts " + ctx.describe(), failure);
             }
         });
-        if (chunk.stream().anyMatch(h -> h.delivery().deliveryCount() > 1)) {
-            try {
-                CompletableFuture.allOf(sent.toArray(new CompletableFuture<?>[0]))
-                        .get(recordTimeoutMillis, TimeUnit.MILLISECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt(); // cleared after the handler, as a handler's own
-            } catch (ExecutionException e) {
-                // reported by the callback above
-            } catch (TimeoutException e) {
-                listener.onLoopError("record handler starts " + ctx.describe(), e);
-            }
+        held.forEach(h -> h.hold().startRecorded(reported));
+        return reported;
+    }
+
+    /**
+     * Waits until the start recorded for {@code entry}'s delivery has been answered (up to the command timeout), for an
+     * outcome whose script takes the entry out of the pending list: a dead letter or a reschedule.
+     */
+    void awaitRecorded(InFlight.Hold entry) {
+        CompletableFuture<?> reply = entry.startRecorded();
+        if (!reply.isDone()) {
+            await(reply, recordTimeoutMillis);
+        }
+    }
+
+    /**
+     * Waits for {@code reply} up to {@code timeoutMillis}; a failure was reported where it was sent, a timeout is
+     * reported here. An interrupt is kept for the handler's runner to clear, as a handler's own.
+     */
+    private void await(CompletableFuture<?> reply, long timeoutMillis) {
+        try {
+            reply.get(timeoutMillis, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt(); // cleared after the handler, as a handler's own
+        } catch (ExecutionException e) {
+            // reported by the callback where it was sent
+        } catch (TimeoutException e) {
+            listener.onLoopError("record handler starts " + ctx.describe(), e);
         }
     }
 }

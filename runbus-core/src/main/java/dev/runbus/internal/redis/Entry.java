@@ -9,8 +9,16 @@ import java.util.Map;
  * @param partition     the partition whose stream holds it; 0 for a topic of one partition
  * @param streamId      its id in that stream (never partition-qualified)
  * @param previousOwner the consumer that held it before this delivery; "" when unknown or new
+ * @param fresh         read as new ({@code XREADGROUP ... >}): never delivered before, so the pending list counts this
+ *                      delivery as its first; false for entries re-read, claimed or taken back
  */
-public record Entry(int partition, String streamId, Map<String, byte[]> fields, long deliveries, String previousOwner) {
+public record Entry(int partition, String streamId, Map<String, byte[]> fields, long deliveries, String previousOwner,
+                    boolean fresh) {
+
+    /** An entry delivered before, or not known to be new. */
+    public Entry(int partition, String streamId, Map<String, byte[]> fields, long deliveries, String previousOwner) {
+        this(partition, streamId, fields, deliveries, previousOwner, false);
+    }
 
     /** Names one entry of a topic, across partitions. */
     public record Ref(int partition, String streamId) {

@@ -10,6 +10,7 @@ import dev.runbus.internal.redis.WireFormat;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -25,6 +26,11 @@ public final class Scripts {
             .comparingLong((String id) -> Long.parseLong(id, 0, id.indexOf('-'), 10))
             .thenComparingLong(id -> Long.parseLong(id, id.indexOf('-') + 1, id.length(), 10));
 
+    /**
+     * A start record's field after one start at the pending list's first delivery: starts + 2^32 × that delivery
+     * count (record_starts.lua, whose {@code FIRST} it is).
+     */
+    static final byte[] FIRST_START = Long.toString(1 + (1L << 32)).getBytes(StandardCharsets.US_ASCII);
     private static final LuaScript READ_OWN_PENDING = LuaScript.load("read_own_pending");
     private static final LuaScript RECLAIM = LuaScript.load("reclaim");
     private static final LuaScript DEAD_LETTER = LuaScript.load("dead_letter");
@@ -156,8 +162,8 @@ public final class Scripts {
 
     /**
      * Records one handler start on each of {@code ids}, entries of partition {@code name} of an unordered group,
-     * without waiting (record_starts.lua). It may reach Redis after the entries' ack: the script skips ids no
-     * longer pending.
+     * without waiting (record_starts.lua). Should it reach Redis after the entries' ack, the script skips ids no
+     * longer pending; the consumer also never sends an entry's ack ahead of its record.
      */
     public CompletableFuture<Long> recordStarts(String name, String group, List<String> ids) {
         List<String> ordered = inStreamOrder(ids); // the script takes the span's ends from the first and the last
@@ -168,6 +174,23 @@ public final class Scripts {
         }
         return calls.runAsync(RECORD_STARTS, async, ScriptOutputType.INTEGER,
                 new String[] {keys.stream(name), keys.starts(name, group)}, args(a));
+    }
+
+    /**
+     * Records the first handler start on each of {@code ids}, entries of partition {@code name} of an unordered group
+     * that this consumer read as new ({@code XREADGROUP ... >}), without waiting: one plain {@code HSET} of the value
+     * record_starts.lua writes for a first start at a first delivery ({@link #FIRST_START}). No script is needed
+     * there: the pending list counts such an entry's delivery as its first, so there is no count to read, and a call
+     * the client sends again writes the same value again. What the script's look at the pending list prevents, a
+     * field written after its entry's ack removed it, the caller prevents by never sending the entry's ack ahead of
+     * this call (and holding its dead letter or reschedule until this call is answered).
+     */
+    public CompletableFuture<Long> recordFirstStarts(String name, String group, List<String> ids) {
+        Map<String, byte[]> fields = new LinkedHashMap<>(ids.size() * 2);
+        for (String id : ids) {
+            fields.put(id, FIRST_START);
+        }
+        return async.hset(keys.starts(name, group), fields).toCompletableFuture();
     }
 
     /** {@code ids} in stream order (milliseconds, then sequence number); as given when they are in it already. */

@@ -85,7 +85,7 @@ class DispatcherDrainTest {
     private Dispatcher dispatcher(int concurrency, Handler handler, BatchHandler batchHandler) {
         SubscriptionContext ctx = new SubscriptionContext("g", "c1", Partitions.single("orders"), List.of("s"),
                 SubscribeOptions.builder().concurrency(concurrency).build());
-        return new Dispatcher(ctx, handler, batchHandler, new InFlight(), new Acker(null, null, ctx, 100, listener),
+        return new Dispatcher(ctx, handler, batchHandler, new InFlight(), new Acker(null, null, ctx, 100, listener, true),
                 null, null, listener, null, 100);
     }
 

@@ -153,6 +153,31 @@ class StartRecordScriptsTest {
     }
 
     @Test
+    void aFirstStartWrittenWithoutTheScriptIsTheOneTheScriptWrites() throws Exception {
+        // Entries read as new get their first start with a plain HSET (Scripts.recordFirstStarts); the script and the
+        // readers must take it as the script's own: one start at the first delivery, the same call again adding none,
+        // a redelivery one more.
+        String bySet = redis.xadd(stream, "type", "x", "payload", "a");
+        String byScript = redis.xadd(stream, "type", "x", "payload", "b");
+        redis.xreadgroup(Consumer.from("g", "c1"), XReadArgs.StreamOffset.lastConsumed(stream));
+        String key = keys.starts(partitions.name(0), "g");
+
+        assertThat(scripts.recordFirstStarts(partitions.name(0), "g", List.of(bySet)).get(5, TimeUnit.SECONDS))
+                .as("fields added").isEqualTo(1);
+        assertThat(record(byScript)).isEqualTo(1);
+        assertThat(redis.hget(key, bySet)).isEqualTo(redis.hget(key, byScript)).isEqualTo(String.valueOf(1 + (1L << 32)));
+        assertThat(record(bySet)).as("the script finds that delivery counted").isZero();
+        assertThat(scripts.recordFirstStarts(partitions.name(0), "g", List.of(bySet)).get(5, TimeUnit.SECONDS))
+                .as("the same call sent again adds no field").isZero();
+
+        redis.xclaim(stream, Consumer.from("g", "c1"), XClaimArgs.Builder.minIdleTime(0), bySet);
+        assertThat(record(bySet)).as("a redelivery's start").isEqualTo(1);
+        Scripts.ReadResult r = scripts.readOwnPending(partitions, 0, "g", "c1", "0", 10);
+        assertThat(r.entries()).extracting(Entry::streamId, Entry::deliveries)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple(bySet, 3L), org.assertj.core.groups.Tuple.tuple(byScript, 2L));
+    }
+
+    @Test
     void aCallWithoutIdsRecordsNothing() throws Exception {
         // What a subscription sends at start to put the script into the node's cache (Scripts.loadRecordStarts).
         assertThat(scripts.recordStarts(partitions.name(0), "g", List.of()).get(5, TimeUnit.SECONDS)).isZero();
