@@ -7,10 +7,11 @@
 -- FIRST below (Scripts.recordFirstStarts), since their delivery is the pending list's first. This
 -- script records the others: entries re-read, claimed or taken back, whose delivery it reads here.
 -- Sent without waiting, a record could reach Redis after the entry's ack (the acker sends from the
--- client's I/O thread, ahead of writes other threads queued there), so the consumer holds each ack
--- until its record is answered (Acker). An id no longer pending in the group is skipped all the same:
--- another consumer may have claimed and acked the entry meanwhile, and a start recorded after that ack
--- would be a field nobody removes.
+-- client's I/O thread, ahead of writes other threads queued there), so the consumer sends an entry's
+-- ack behind its record, or after its reply (Acker). An id no longer pending in the group is skipped
+-- all the same: another consumer may have claimed and acked the entry meanwhile, a NOSCRIPT answer
+-- sends this call again from the I/O thread, and a start recorded after the ack would be a field
+-- nobody removes.
 -- Safe to run twice: a call whose reply was lost with its connection is sent again by the client.
 -- At most one start is recorded per delivery the pending list counts, so the second run of the same
 -- call finds its delivery counted already and changes nothing. The field holds both numbers in one

@@ -97,7 +97,7 @@ final class Acker implements AutoCloseable {
     /**
      * Acknowledges an entry whose start was recorded with {@code startRecorded}, the record's reply, sent earlier from
      * this or another handler's thread (never from the client's I/O thread). The ack leaves at once if the record is
-     * answered (with a failure too: a record that failed did not run, or ran before its reply was lost), or if it can
+     * answered (with a failure too: the client will not send it again), or if it can
      * leave from this thread behind the record: commands reach Redis in the order of the calls and no XACK of the lane
      * is in flight. Otherwise it waits for the record's reply.
      */
@@ -188,16 +188,20 @@ final class Acker implements AutoCloseable {
             }
         }
 
+        /**
+         * Moves the ids waiting for {@code record} into the queue and sends them. The move is one step of the map, so
+         * that close never finds the lane idle with ids between the two, and no id added meanwhile is left behind.
+         */
         private void release(CompletableFuture<?> record) {
-            List<String> ids = waiting.remove(record);
-            if (ids != null) {
+            waiting.computeIfPresent(record, (r, ids) -> {
                 if (closed) {
                     log.debug("{} acks of {} after close dropped; they stay pending", ids.size(), stream);
-                    return;
+                } else {
+                    queue.addAll(ids);
                 }
-                queue.addAll(ids);
-                sendIfIdle();
-            }
+                return null;
+            });
+            sendIfIdle();
         }
 
         /**

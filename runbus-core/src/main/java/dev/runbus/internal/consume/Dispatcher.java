@@ -96,7 +96,7 @@ public final class Dispatcher {
         this.inFlight = inFlight;
         this.acker = acker;
         this.listener = listener;
-        this.starts = new StartRecorder(ctx, scripts, listener, recordTimeoutMillis);
+        this.starts = new StartRecorder(ctx, scripts, inFlight, listener, recordTimeoutMillis);
         this.outcomes = new OutcomeApplier(ctx, policy, inFlight, acker, deadLetters, retrier, listener,
                 () -> stopped, starts);
         this.runnersDone = new CountDownLatch(ctx.options().concurrency());

@@ -77,6 +77,11 @@ final class InFlight {
         return holds.putIfAbsent(ref, h) == null ? h : null;
     }
 
+    /** Whether this hold is still held: not released, not replaced by another, its entry not found trimmed. */
+    boolean holds(Hold h) {
+        return holds.get(h.ref) == h;
+    }
+
     /** Lets go of this hold; returns false when it was not held any more (released, or replaced by another). */
     boolean release(Hold h) {
         return holds.remove(h.ref, h);

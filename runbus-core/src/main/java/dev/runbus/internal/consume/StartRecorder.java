@@ -18,28 +18,35 @@ import java.util.concurrent.TimeoutException;
  * pending entries count deliveries from that record.
  *
  * <p>Entries read as new get their first start with a plain {@code HSET} ({@link Scripts#recordFirstStarts}); the
- * others (re-read, claimed, taken back) with record_starts.lua, which reads their delivery from the pending list.
- * Either way each entry's hold is given the call's reply ({@link InFlight.Hold#startRecorded}), and nothing takes the
- * entry out of the pending list before the record has run: a field written after the ack that removed it would stay
- * for good. The acker sends an entry's ack behind its record, or after its reply ({@link Acker}); a dead letter or a
- * reschedule waits for the reply on its runner.
+ * others (re-read, claimed, taken back, or read as new too long ago: {@link #isFresh}) with record_starts.lua, which
+ * reads their delivery from the pending list. Either way each entry's hold is given the call's reply
+ * ({@link InFlight.Hold#startRecorded}), and no outcome of this consumer's takes the entry out of the pending list
+ * before the record has run: a field written after the ack that removed it would stay for good. The acker sends an
+ * entry's ack behind its record, or after its reply ({@link Acker}); a dead letter or a reschedule waits for the reply
+ * on its runner.
  */
 final class StartRecorder {
 
     private final SubscriptionContext ctx;
     private final Scripts scripts;
+    private final InFlight inFlight;
     private final SafeListener listener;
     /** How long a handler waits for the start record of an entry delivered before (Redis's command timeout). */
     private final long recordTimeoutMillis;
-    /** Half of {@code minIdle}: how long after its read an entry's first start is written without the script. */
+    /**
+     * How long after its read an entry's first start may still be sent without the script: half of {@code minIdle},
+     * less the command timeout, within which a record sent lands or fails (see {@link #isFresh}).
+     */
     private final long freshForNanos;
 
-    StartRecorder(SubscriptionContext ctx, Scripts scripts, SafeListener listener, long recordTimeoutMillis) {
+    StartRecorder(SubscriptionContext ctx, Scripts scripts, InFlight inFlight, SafeListener listener,
+                  long recordTimeoutMillis) {
         this.ctx = ctx;
         this.scripts = scripts;
+        this.inFlight = inFlight;
         this.listener = listener;
         this.recordTimeoutMillis = recordTimeoutMillis;
-        this.freshForNanos = ctx.options().minIdle().toNanos() / 2;
+        this.freshForNanos = ctx.options().minIdle().toNanos() / 2 - TimeUnit.MILLISECONDS.toNanos(recordTimeoutMillis);
     }
 
     /**
@@ -73,13 +80,15 @@ final class StartRecorder {
     }
 
     /**
-     * Whether an entry's first start can be written without looking at the pending list: it was read as new, and so
-     * recently that no other consumer can have claimed and acked it yet (it has been idle in Redis for less than half
-     * of {@code minIdle}). An entry that waited longer here (a process paused between its read and this record) goes
-     * through the script, which skips it if another consumer finished it meanwhile.
+     * Whether an entry's first start can be written without looking at the pending list: it was read as new, it is
+     * still held (not found trimmed meanwhile, which acks it), and so recently that the record lands, or fails, before
+     * the entry has been idle in Redis for half of {@code minIdle}, so before another consumer can claim it: it was
+     * read less than half of {@code minIdle} ago, less the command timeout. An entry that waited longer here (a
+     * process paused between its read and this record), and every entry when the command timeout is half of
+     * {@code minIdle} or more, goes through the script, which skips it if it is no longer pending.
      */
     private boolean isFresh(HeldDelivery h, long now) {
-        return h.fresh() && h.hold().sinceRenewed(now) < freshForNanos;
+        return h.fresh() && h.hold().sinceRenewed(now) < freshForNanos && inFlight.holds(h.hold());
     }
 
     /** Sends one partition's record and gives each hold its reply; a call that could not be sent holds nothing. */
@@ -109,8 +118,24 @@ final class StartRecorder {
      */
     void awaitRecorded(InFlight.Hold entry) {
         CompletableFuture<?> reply = entry.startRecorded();
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(recordTimeoutMillis);
+        boolean interrupted = false;
+        // Not cut short by an interrupt: the script that follows would then run ahead of the record.
+        while (!reply.isDone() && System.nanoTime() < deadline) {
+            try {
+                reply.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                interrupted = true;
+            } catch (ExecutionException | TimeoutException e) {
+                break; // a failure is reported where the record was sent; a timeout below
+            }
+        }
         if (!reply.isDone()) {
-            await(reply, recordTimeoutMillis);
+            listener.onLoopError("record handler starts " + ctx.describe(),
+                    new TimeoutException("no reply to the start record within " + recordTimeoutMillis + " ms"));
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
         }
     }
 

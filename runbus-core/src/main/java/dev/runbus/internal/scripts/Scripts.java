@@ -163,7 +163,7 @@ public final class Scripts {
     /**
      * Records one handler start on each of {@code ids}, entries of partition {@code name} of an unordered group,
      * without waiting (record_starts.lua). Should it reach Redis after the entries' ack, the script skips ids no
-     * longer pending; the consumer also never sends an entry's ack ahead of its record.
+     * longer pending; the consumer also sends an entry's ack behind its record.
      */
     public CompletableFuture<Long> recordStarts(String name, String group, List<String> ids) {
         List<String> ordered = inStreamOrder(ids); // the script takes the span's ends from the first and the last
@@ -181,7 +181,8 @@ public final class Scripts {
      * that this consumer read as new ({@code XREADGROUP ... >}), without waiting: one plain {@code HSET} of the value
      * record_starts.lua writes for a first start at a first delivery ({@link #FIRST_START}). No script is needed
      * there: the pending list counts such an entry's delivery as its first, so there is no count to read, and a call
-     * the client sends again writes the same value again. What the script's look at the pending list prevents, a
+     * the client sends again writes the same value again (the caller sends it only while no other
+     * consumer can have claimed the entry, whose record would carry a later delivery). What the script's look at the pending list prevents, a
      * field written after its entry's ack removed it, the caller prevents by never sending the entry's ack ahead of
      * this call (and holding its dead letter or reschedule until this call is answered).
      */
