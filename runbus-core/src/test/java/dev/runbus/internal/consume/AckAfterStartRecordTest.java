@@ -4,24 +4,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.runbus.BusListener;
 import dev.runbus.SubscribeOptions;
-import dev.runbus.internal.redis.Keys;
-import dev.runbus.internal.redis.Partitions;
-import dev.runbus.internal.redis.RedisLink;
-import dev.runbus.internal.scripts.ScriptCalls;
-import dev.runbus.internal.scripts.Scripts;
 import dev.runbus.internal.telemetry.BusMeters;
 import dev.runbus.internal.telemetry.SafeListener;
-import dev.runbus.testing.RedisTarget;
+import dev.runbus.testing.OneStream;
 import dev.runbus.testing.Wait;
 import io.lettuce.core.Consumer;
 import io.lettuce.core.Range;
-import io.lettuce.core.XGroupCreateArgs;
 import io.lettuce.core.XReadArgs;
-import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import io.lettuce.core.models.stream.PendingMessage;
 import java.time.Duration;
 import java.util.List;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.stream.IntStream;
@@ -40,25 +32,16 @@ class AckAfterStartRecordTest {
 
     private static final Duration WAIT = Duration.ofSeconds(10);
 
-    private final String prefix = "test-ack-after-record-" + UUID.randomUUID();
-    private final Keys keys = new Keys(prefix);
-    private final Partitions partitions = Partitions.single("t");
+    private OneStream one;
+
     private final List<Integer> ackedPerReply = new CopyOnWriteArrayList<>();
-    private RedisLink link;
-    private RedisClusterCommands<String, String> redis;
-    private String stream;
     private Acker acker;
-    private Scripts scripts;
     private SafeListener listener;
     private SubscriptionContext ctx;
 
     @BeforeEach
     void connect() {
-        link = RedisLink.open(RedisTarget.local().uri(), Duration.ofSeconds(5));
-        scripts = new Scripts(ScriptCalls.auto(link.sync()), link.sync(), link.async(), keys);
-        redis = RedisTarget.local().redis();
-        stream = keys.stream(partitions.name(0));
-        redis.xgroupCreate(XReadArgs.StreamOffset.from(stream, "0"), "g", XGroupCreateArgs.Builder.mkstream(true));
+        one = new OneStream("test-ack-after-record");
         listener = new SafeListener(BusListener.NONE);
         listener.measureWith(new BusMeters() {
             @Override
@@ -66,15 +49,14 @@ class AckAfterStartRecordTest {
                 ackedPerReply.add(entries);
             }
         });
-        ctx = SubscriptionContext.of("g", "c1", partitions, keys, SubscribeOptions.defaults());
-        acker = new Acker(scripts, link.async(), ctx, 5_000, listener, false);
+        ctx = SubscriptionContext.of("g", "c1", one.partitions, one.keys, SubscribeOptions.defaults());
+        acker = new Acker(one.scripts, one.link.async(), ctx, 5_000, listener, false);
     }
 
     @AfterEach
     void tearDown() {
         acker.close();
-        link.close();
-        RedisTarget.local().deleteKeys(prefix);
+        one.close();
     }
 
     @Test
@@ -126,7 +108,7 @@ class AckAfterStartRecordTest {
     @Test
     void onOneConnectionAnAckLeavesBehindItsRecordWithoutWaitingWhenNoXackIsInFlight() {
         acker.close();
-        acker = new Acker(scripts, link.async(), ctx, 5_000, listener, true);
+        acker = new Acker(one.scripts, one.link.async(), ctx, 5_000, listener, true);
         List<String> ids = read(1);
         CompletableFuture<Long> record = new CompletableFuture<>(); // never answered here
         acker.ack(0, ids.get(0), record);
@@ -136,8 +118,8 @@ class AckAfterStartRecordTest {
 
     /** Adds {@code n} entries and reads them as consumer c1, so that they are pending. */
     private List<String> read(int n) {
-        IntStream.range(0, n).forEach(i -> redis.xadd(stream, "type", "x", "payload", "p" + i));
-        return redis.xreadgroup(Consumer.from("g", "c1"), XReadArgs.StreamOffset.lastConsumed(stream)).stream()
+        IntStream.range(0, n).forEach(i -> one.redis.xadd(one.stream, "type", "x", "payload", "p" + i));
+        return one.redis.xreadgroup(Consumer.from("g", "c1"), XReadArgs.StreamOffset.lastConsumed(one.stream)).stream()
                 .map(m -> m.getId()).toList();
     }
 
@@ -146,7 +128,7 @@ class AckAfterStartRecordTest {
     }
 
     private List<String> pendingIds() {
-        return redis.xpending(stream, "g", Range.create("-", "+"), io.lettuce.core.Limit.from(100)).stream()
+        return one.redis.xpending(one.stream, "g", Range.create("-", "+"), io.lettuce.core.Limit.from(100)).stream()
                 .map(PendingMessage::getId).toList();
     }
 }

@@ -7,21 +7,13 @@ import dev.runbus.Delivery;
 import dev.runbus.Message;
 import dev.runbus.SubscribeOptions;
 import dev.runbus.internal.redis.Entry;
-import dev.runbus.internal.redis.Keys;
-import dev.runbus.internal.redis.Partitions;
-import dev.runbus.internal.redis.RedisLink;
 import dev.runbus.internal.redis.Slots;
-import dev.runbus.internal.scripts.ScriptCalls;
-import dev.runbus.internal.scripts.Scripts;
 import dev.runbus.internal.telemetry.SafeListener;
-import dev.runbus.testing.RedisTarget;
+import dev.runbus.testing.OneStream;
 import io.lettuce.core.Consumer;
-import io.lettuce.core.XGroupCreateArgs;
 import io.lettuce.core.XReadArgs;
-import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import java.time.Duration;
 import java.util.List;
-import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -36,28 +28,17 @@ import org.junit.jupiter.api.Test;
  */
 class FirstStartRecordTest {
 
-    private final String prefix = "test-first-start-" + UUID.randomUUID();
-    private final Keys keys = new Keys(prefix);
-    private final Partitions partitions = Partitions.single("t");
+    private OneStream one;
     private final SafeListener listener = new SafeListener(BusListener.NONE);
-    private RedisLink link;
-    private Scripts scripts;
-    private RedisClusterCommands<String, String> redis;
-    private String stream;
 
     @BeforeEach
     void connect() {
-        link = RedisLink.open(RedisTarget.local().uri(), Duration.ofSeconds(5));
-        scripts = new Scripts(ScriptCalls.auto(link.sync()), link.sync(), link.async(), keys);
-        redis = RedisTarget.local().redis();
-        stream = keys.stream(partitions.name(0));
-        redis.xgroupCreate(XReadArgs.StreamOffset.from(stream, "0"), "g", XGroupCreateArgs.Builder.mkstream(true));
+        one = new OneStream("test-first-start");
     }
 
     @AfterEach
     void tearDown() {
-        link.close();
-        RedisTarget.local().deleteKeys(prefix);
+        one.close();
     }
 
     @Test
@@ -66,11 +47,11 @@ class FirstStartRecordTest {
         // so the HSET ran. (This consumer's own ack is sent behind it; see AckAfterStartRecordTest.)
         InFlight inFlight = new InFlight();
         HeldDelivery h = readAsNew(inFlight);
-        redis.xack(stream, "g", h.hold().streamId());
+        one.redis.xack(one.stream, "g", h.hold().streamId());
 
         record(recorder(inFlight, Duration.ofSeconds(30), 1_000), h);
 
-        assertThat(redis.hget(keys.starts(partitions.name(0), "g"), h.hold().streamId()))
+        assertThat(one.redis.hget(one.starts(), h.hold().streamId()))
                 .isEqualTo(String.valueOf(1 + (1L << 32)));
     }
 
@@ -79,12 +60,12 @@ class FirstStartRecordTest {
         // Found trimmed by the reclaimer or the keep-alive, which ack it and let go of its hold, before its record.
         InFlight inFlight = new InFlight();
         HeldDelivery h = readAsNew(inFlight);
-        redis.xack(stream, "g", h.hold().streamId());
+        one.redis.xack(one.stream, "g", h.hold().streamId());
         inFlight.releaseTrimmed(0, List.of(h.hold().streamId()));
 
         record(recorder(inFlight, Duration.ofSeconds(30), 1_000), h);
 
-        assertThat(redis.exists(keys.starts(partitions.name(0), "g"))).as("start record").isZero();
+        assertThat(one.redis.exists(one.starts())).as("start record").isZero();
     }
 
     @Test
@@ -93,17 +74,17 @@ class FirstStartRecordTest {
         // another consumer could claim the entry first, so no entry is written without a look.
         InFlight inFlight = new InFlight();
         HeldDelivery h = readAsNew(inFlight);
-        redis.xack(stream, "g", h.hold().streamId());
+        one.redis.xack(one.stream, "g", h.hold().streamId());
 
         record(recorder(inFlight, Duration.ofMillis(200), 100), h);
 
-        assertThat(redis.exists(keys.starts(partitions.name(0), "g"))).as("start record").isZero();
+        assertThat(one.redis.exists(one.starts())).as("start record").isZero();
     }
 
     private StartRecorder recorder(InFlight inFlight, Duration minIdle, long commandTimeoutMillis) {
-        SubscriptionContext ctx = SubscriptionContext.of("g", "c1", partitions, keys,
+        SubscriptionContext ctx = SubscriptionContext.of("g", "c1", one.partitions, one.keys,
                 SubscribeOptions.builder().minIdle(minIdle).build());
-        return new StartRecorder(ctx, scripts, inFlight, listener, commandTimeoutMillis);
+        return new StartRecorder(ctx, one.scripts, inFlight, listener, commandTimeoutMillis);
     }
 
     /** Records the start and waits for the record's reply. */
@@ -114,9 +95,9 @@ class FirstStartRecordTest {
 
     /** One entry added and read as new by consumer c1, held as the read loop holds it. */
     private HeldDelivery readAsNew(InFlight inFlight) {
-        redis.xadd(stream, "type", "x", "payload", "p");
-        String id = redis.xreadgroup(Consumer.from("g", "c1"), XReadArgs.StreamOffset.lastConsumed(stream)).get(0)
-                .getId();
+        one.redis.xadd(one.stream, "type", "x", "payload", "p");
+        String id = one.redis.xreadgroup(Consumer.from("g", "c1"), XReadArgs.StreamOffset.lastConsumed(one.stream))
+                .get(0).getId();
         InFlight.Hold hold = inFlight.tryHold(new Entry.Ref(0, id), true);
         Delivery d = new Delivery(Message.of("x", new byte[0]), "t", id, "g", "c1", 1);
         return new HeldDelivery(d, hold, new Slots(1), true);
