@@ -75,7 +75,7 @@ final class StartRecorder {
             }
         });
         if (!awaited.isEmpty()) {
-            await(CompletableFuture.allOf(awaited.toArray(new CompletableFuture<?>[0])), recordTimeoutMillis);
+            await(CompletableFuture.allOf(awaited.toArray(new CompletableFuture<?>[0])));
         }
     }
 
@@ -113,21 +113,29 @@ final class StartRecorder {
     }
 
     /**
-     * Waits until the start recorded for {@code entry}'s delivery has been answered (up to the command timeout), for an
-     * outcome whose script takes the entry out of the pending list: a dead letter or a reschedule.
+     * Waits until the start recorded for {@code entry}'s delivery has been answered, for an outcome whose script takes
+     * the entry out of the pending list: a dead letter or a reschedule.
      */
     void awaitRecorded(InFlight.Hold entry) {
-        CompletableFuture<?> reply = entry.startRecorded();
+        await(entry.startRecorded());
+    }
+
+    /**
+     * Waits for a record's {@code reply}, up to the command timeout, through an interrupt: what follows (a handler that
+     * may kill its process, or a script that takes the entry out of the pending list) must not run ahead of the record.
+     * An interrupt is kept for the handler's runner to clear, as a handler's own; a failure was reported where the
+     * record was sent, a timeout is reported here.
+     */
+    private void await(CompletableFuture<?> reply) {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(recordTimeoutMillis);
         boolean interrupted = false;
-        // Not cut short by an interrupt: the script that follows would then run ahead of the record.
         while (!reply.isDone() && System.nanoTime() < deadline) {
             try {
                 reply.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
             } catch (InterruptedException e) {
                 interrupted = true;
             } catch (ExecutionException | TimeoutException e) {
-                break; // a failure is reported where the record was sent; a timeout below
+                break;
             }
         }
         if (!reply.isDone()) {
@@ -136,22 +144,6 @@ final class StartRecorder {
         }
         if (interrupted) {
             Thread.currentThread().interrupt();
-        }
-    }
-
-    /**
-     * Waits for {@code reply} up to {@code timeoutMillis}; a failure was reported where it was sent, a timeout is
-     * reported here. An interrupt is kept for the handler's runner to clear, as a handler's own.
-     */
-    private void await(CompletableFuture<?> reply, long timeoutMillis) {
-        try {
-            reply.get(timeoutMillis, TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt(); // cleared after the handler, as a handler's own
-        } catch (ExecutionException e) {
-            // reported by the callback where it was sent
-        } catch (TimeoutException e) {
-            listener.onLoopError("record handler starts " + ctx.describe(), e);
         }
     }
 }

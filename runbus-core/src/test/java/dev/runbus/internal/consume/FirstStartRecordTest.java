@@ -46,8 +46,7 @@ class FirstStartRecordTest {
         // The contrast to the two cases below: acked by another consumer meanwhile, the entry still gets its field,
         // so the HSET ran. (This consumer's own ack is sent behind it; see AckAfterStartRecordTest.)
         InFlight inFlight = new InFlight();
-        HeldDelivery h = readAsNew(inFlight);
-        one.redis.xack(one.stream, "g", h.hold().streamId());
+        HeldDelivery h = readAsNewThenAckedElsewhere(inFlight);
 
         record(recorder(inFlight, Duration.ofSeconds(30), 1_000), h);
 
@@ -59,8 +58,7 @@ class FirstStartRecordTest {
     void anEntryNoLongerHeldGoesThroughTheScript() throws Exception {
         // Found trimmed by the reclaimer or the keep-alive, which ack it and let go of its hold, before its record.
         InFlight inFlight = new InFlight();
-        HeldDelivery h = readAsNew(inFlight);
-        one.redis.xack(one.stream, "g", h.hold().streamId());
+        HeldDelivery h = readAsNewThenAckedElsewhere(inFlight);
         inFlight.releaseTrimmed(0, List.of(h.hold().streamId()));
 
         record(recorder(inFlight, Duration.ofSeconds(30), 1_000), h);
@@ -73,8 +71,7 @@ class FirstStartRecordTest {
         // A record may land up to the command timeout after it was sent; with minIdle 200 ms and a timeout of 100 ms,
         // another consumer could claim the entry first, so no entry is written without a look.
         InFlight inFlight = new InFlight();
-        HeldDelivery h = readAsNew(inFlight);
-        one.redis.xack(one.stream, "g", h.hold().streamId());
+        HeldDelivery h = readAsNewThenAckedElsewhere(inFlight);
 
         record(recorder(inFlight, Duration.ofMillis(200), 100), h);
 
@@ -93,13 +90,17 @@ class FirstStartRecordTest {
         h.hold().startRecorded().get(5, TimeUnit.SECONDS);
     }
 
-    /** One entry added and read as new by consumer c1, held as the read loop holds it. */
-    private HeldDelivery readAsNew(InFlight inFlight) {
+    /**
+     * One entry added and read as new by consumer c1, held as the read loop holds it, then acked by another consumer,
+     * so that a record written without a look leaves a field and one through the script none.
+     */
+    private HeldDelivery readAsNewThenAckedElsewhere(InFlight inFlight) {
         one.redis.xadd(one.stream, "type", "x", "payload", "p");
         String id = one.redis.xreadgroup(Consumer.from("g", "c1"), XReadArgs.StreamOffset.lastConsumed(one.stream))
                 .get(0).getId();
         InFlight.Hold hold = inFlight.tryHold(new Entry.Ref(0, id), true);
         Delivery d = new Delivery(Message.of("x", new byte[0]), "t", id, "g", "c1", 1);
+        one.redis.xack(one.stream, "g", id);
         return new HeldDelivery(d, hold, new Slots(1), true);
     }
 }
