@@ -4,12 +4,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.runbus.BusListener;
 import dev.runbus.SubscribeOptions;
+import dev.runbus.internal.redis.RedisLink;
+import dev.runbus.internal.scripts.ScriptCalls;
+import dev.runbus.internal.scripts.Scripts;
 import dev.runbus.internal.telemetry.BusMeters;
 import dev.runbus.internal.telemetry.SafeListener;
 import dev.runbus.testing.OneStream;
+import dev.runbus.testing.RedisTarget;
+import dev.runbus.testing.TcpProxy;
 import dev.runbus.testing.Wait;
 import io.lettuce.core.Consumer;
 import io.lettuce.core.Range;
+import io.lettuce.core.RedisURI;
 import io.lettuce.core.XReadArgs;
 import io.lettuce.core.models.stream.PendingMessage;
 import java.time.Duration;
@@ -25,8 +31,8 @@ import org.junit.jupiter.api.Test;
  * An entry's ack never reaches Redis before its start record (Acker): a record that ran after the ack would leave a
  * field for an entry no longer pending. Where commands may reach Redis out of the order of the calls (a cluster), an
  * ack waits until its record is answered; on one connection it may leave at once from its own thread when no XACK of
- * its lane is in flight. On the local Redis; the records' replies are futures the test completes itself, standing for
- * record calls still on the wire.
+ * its lane is in flight, and otherwise waits for its record too. On the local Redis; the records' replies are futures
+ * the test completes itself, standing for record calls still on the wire.
  */
 class AckAfterStartRecordTest {
 
@@ -114,6 +120,33 @@ class AckAfterStartRecordTest {
         acker.ack(0, ids.get(0), record);
         Wait.until("acked before its record was answered", WAIT, () -> pendingIds().isEmpty());
         assertThat(record).isNotDone();
+    }
+
+    @Test
+    void onOneConnectionAnAckWaitsForItsRecordWhenAnXackOfItsLaneIsInFlight() {
+        // The XACK in flight would be answered, and the next one sent, from the client's I/O thread, which writes
+        // ahead of a record queued by a handler's thread: the ack must wait for its record instead. A proxy holds
+        // the first XACK on the wire so that the second ack finds it in flight.
+        acker.close();
+        List<String> ids = read(2);
+        try (TcpProxy proxy = TcpProxy.start("127.0.0.1", RedisURI.create(RedisTarget.local().uri()).getPort());
+             RedisLink link = RedisLink.open(proxy.uri(), Duration.ofSeconds(5))) {
+            Scripts scripts = new Scripts(ScriptCalls.auto(link.sync()), link.sync(), link.async(), one.keys);
+            acker = new Acker(scripts, link.async(), ctx, 5_000, listener, true);
+            proxy.pause();
+            acker.ack(0, ids.get(0), CompletableFuture.completedFuture(1L));
+            CompletableFuture<Long> record = new CompletableFuture<>();
+            acker.ack(0, ids.get(1), record);
+            proxy.resume();
+            Wait.until("the first XACK answered", WAIT, () -> ackedSum() == 1);
+            assertThat(pendingIds()).as("the entry whose record is not answered yet").containsExactly(ids.get(1));
+
+            record.complete(1L);
+            Wait.until("acked once its record was answered", WAIT, () -> pendingIds().isEmpty());
+            Wait.until("the reply counted", WAIT, () -> ackedSum() == 2);
+            assertThat(ackedPerReply).as("entries per XACK").containsExactly(1, 1);
+            acker.close();
+        }
     }
 
     /** Adds {@code n} entries and reads them as consumer c1, so that they are pending. */
