@@ -55,7 +55,10 @@ class FaultFixturesTest {
     void pause_makesCommandsTimeOutUntilResumed() {
         try (RedisServerProcess server = RedisServerProcess.start()) {
             RedisClient client = RedisClient.create();
-            try (StatefulRedisConnection<String, String> c = connect(client, server.uri(), Duration.ofMillis(300))) {
+            try (StatefulRedisConnection<String, String> c = connect(client, server.uri(), Duration.ofSeconds(5))) {
+                // Short only once connected: the handshake with a server just started, on a loaded machine, may take
+                // longer than the timeout the paused commands are checked against.
+                c.setTimeout(Duration.ofMillis(300));
                 server.pause();
                 assertThatThrownBy(() -> c.sync().ping()).isInstanceOf(RedisCommandTimeoutException.class);
                 server.resume();
