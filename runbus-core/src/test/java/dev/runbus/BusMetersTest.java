@@ -7,7 +7,6 @@ import dev.runbus.testing.RedisTarget;
 import dev.runbus.testing.TcpProxy;
 import dev.runbus.testing.Wait;
 import io.lettuce.core.Consumer;
-import io.lettuce.core.RedisURI;
 import io.lettuce.core.XGroupCreateArgs;
 import io.lettuce.core.XReadArgs;
 import io.micrometer.core.instrument.Gauge;
@@ -162,7 +161,7 @@ class BusMetersTest {
 
     @Test
     void aStalledRedisNeitherHoldsBackAReadOfTheGaugesNorHidesThatItStalled() {
-        try (TcpProxy proxy = TcpProxy.start("127.0.0.1", RedisURI.create(RedisTarget.local().uri()).getPort())) {
+        try (TcpProxy proxy = TcpProxy.before(RedisTarget.local().uri())) {
             Bus bus = bus(BusConfig.builder(proxy.uri()).commandTimeout(Duration.ofSeconds(1)));
             bus.subscribe("slow", "g", "c", d -> {
             }, SubscribeOptions.builder().blockTime(Duration.ofMillis(200)).build());

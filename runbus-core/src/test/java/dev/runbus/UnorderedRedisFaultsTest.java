@@ -92,7 +92,7 @@ class UnorderedRedisFaultsTest {
 
     @Test
     void readsAndClaimsWhoseRepliesWereLost_doNotCountAsDeliveries() {
-        try (TcpProxy proxy = TcpProxy.start("127.0.0.1", io.lettuce.core.RedisURI.create(redis.uri()).getPort())) {
+        try (TcpProxy proxy = TcpProxy.before(redis.uri())) {
             Bus consumer = bus(proxy.uri(), Duration.ofMillis(500));
             AtomicInteger started = new AtomicInteger();
             subscriptions.add(consumer.subscribe(TOPIC, "g", "c", d -> started.incrementAndGet(), unordered().build()));

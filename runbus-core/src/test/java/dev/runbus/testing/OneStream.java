@@ -32,10 +32,15 @@ public final class OneStream implements AutoCloseable {
         this.prefix = name + "-" + UUID.randomUUID();
         this.keys = new Keys(prefix);
         this.link = RedisLink.open(RedisTarget.local().uri(), Duration.ofSeconds(5));
-        this.scripts = new Scripts(ScriptCalls.auto(link.sync()), link.sync(), link.async(), keys);
+        this.scripts = scriptsOver(link);
         this.redis = RedisTarget.local().redis();
         this.stream = keys.stream(partitions.name(0));
         redis.xgroupCreate(XReadArgs.StreamOffset.from(stream, "0"), "g", XGroupCreateArgs.Builder.mkstream(true));
+    }
+
+    /** The bus's scripts for this topic's keys over {@code link}: the test's own, or one through a proxy. */
+    public Scripts scriptsOver(RedisLink link) {
+        return new Scripts(ScriptCalls.auto(link.sync()), link.sync(), link.async(), keys);
     }
 
     /** The partition's start record of group {@code g}. */

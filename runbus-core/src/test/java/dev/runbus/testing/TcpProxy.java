@@ -1,5 +1,6 @@
 package dev.runbus.testing;
 
+import io.lettuce.core.RedisURI;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -41,6 +42,12 @@ public final class TcpProxy implements AutoCloseable {
         } catch (IOException e) {
             throw new IllegalStateException("cannot open a proxy port", e);
         }
+    }
+
+    /** A proxy on a free loopback port in front of the Redis server at {@code redisUri}. */
+    public static TcpProxy before(String redisUri) {
+        RedisURI server = RedisURI.create(redisUri);
+        return start(server.getHost(), server.getPort());
     }
 
     public int port() {

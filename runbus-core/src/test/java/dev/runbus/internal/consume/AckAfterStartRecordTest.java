@@ -5,8 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.runbus.BusListener;
 import dev.runbus.SubscribeOptions;
 import dev.runbus.internal.redis.RedisLink;
-import dev.runbus.internal.scripts.ScriptCalls;
-import dev.runbus.internal.scripts.Scripts;
 import dev.runbus.internal.telemetry.BusMeters;
 import dev.runbus.internal.telemetry.SafeListener;
 import dev.runbus.testing.OneStream;
@@ -15,7 +13,6 @@ import dev.runbus.testing.TcpProxy;
 import dev.runbus.testing.Wait;
 import io.lettuce.core.Consumer;
 import io.lettuce.core.Range;
-import io.lettuce.core.RedisURI;
 import io.lettuce.core.XReadArgs;
 import io.lettuce.core.models.stream.PendingMessage;
 import java.time.Duration;
@@ -129,10 +126,9 @@ class AckAfterStartRecordTest {
         // the first XACK on the wire so that the second ack finds it in flight.
         acker.close();
         List<String> ids = read(2);
-        try (TcpProxy proxy = TcpProxy.start("127.0.0.1", RedisURI.create(RedisTarget.local().uri()).getPort());
+        try (TcpProxy proxy = TcpProxy.before(RedisTarget.local().uri());
              RedisLink link = RedisLink.open(proxy.uri(), Duration.ofSeconds(5))) {
-            Scripts scripts = new Scripts(ScriptCalls.auto(link.sync()), link.sync(), link.async(), one.keys);
-            acker = new Acker(scripts, link.async(), ctx, 5_000, listener, true);
+            acker = new Acker(one.scriptsOver(link), link.async(), ctx, 5_000, listener, true);
             proxy.pause();
             acker.ack(0, ids.get(0), CompletableFuture.completedFuture(1L));
             CompletableFuture<Long> record = new CompletableFuture<>();
