@@ -9,6 +9,23 @@ public interface Batch {
     List<Delivery> deliveries();
 
     /**
+     * The work of this delivery starts now, for a handler that starts its deliveries one by one
+     * ({@link BatchHandler#startsEachDelivery()} true): its start is recorded (a delivery counts towards
+     * {@code maxDeliveries} when its work starts, so that a process that dies in the middle of a batch costs the
+     * deliveries it had not started nothing), and the call waits for its turn when the delivery must run alone among
+     * the bus's handlers (one started {@code maxDeliveries} times without an outcome). Call it on the thread that
+     * does the work, right before it. A delivery settled without being started counts as started when it fails and
+     * not when it succeeds (its work was not needed). For a handler whose {@code startsEachDelivery()} is false,
+     * every delivery was started with the call, and this does nothing.
+     *
+     * @throws IllegalArgumentException if the delivery is not one of this batch
+     * @throws IllegalStateException    if it was started or settled already, the call has returned, or the
+     *                                  subscription is closing
+     */
+    default void starting(Delivery delivery) {
+    }
+
+    /**
      * The work of this delivery is done: it is acknowledged now.
      *
      * @throws IllegalArgumentException if the delivery is not one of this batch

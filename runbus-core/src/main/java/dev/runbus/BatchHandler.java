@@ -20,4 +20,14 @@ package dev.runbus;
 @FunctionalInterface
 public interface BatchHandler {
     void handle(Batch batch) throws Exception;
+
+    /**
+     * Whether this handler says when the work of each delivery starts ({@link Batch#starting}), rather than starting
+     * all of them with the call. A handler that works through its deliveries one by one, or on a pool of threads,
+     * says true: a process that dies in the middle of the batch then counts a delivery only for the deliveries whose
+     * work had started. False by default: every delivery of a call counts from the call's start.
+     */
+    default boolean startsEachDelivery() {
+        return false;
+    }
 }

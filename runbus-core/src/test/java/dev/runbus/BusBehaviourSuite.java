@@ -338,24 +338,69 @@ abstract class BusBehaviourSuite {
     void poison_reclaimerDeadLettersAnEntryWhoseOwnersDiedOnIt() {
         String id = bus.publisher().publish(topic, msg(7));
         readAsGhost("g", "ghost", 10);
-        // Two more deliveries that never finished: the count reaches maxDeliveries with a dead owner. A delivery
-        // counts when a handler starts (docs/architecture.md, rule 13), so the ghost records its three starts as a consumer does.
+        // More deliveries that never finished: the count passes maxDeliveries, the last of them alone, with a dead
+        // owner. A delivery counts when a handler starts (docs/architecture.md, rule 13), so the ghost records its
+        // four starts as a consumer does.
         redis().xclaim(stream(), Consumer.from("g", "ghost"), XClaimArgs.Builder.minIdleTime(0), id);
         redis().xclaim(stream(), Consumer.from("g", "ghost"), XClaimArgs.Builder.minIdleTime(0), id);
-        redis().hset(starts("g"), id, "3");
-        assertThat(pending("g").get(0).getRedeliveryCount()).isEqualTo(3);
+        redis().xclaim(stream(), Consumer.from("g", "ghost"), XClaimArgs.Builder.minIdleTime(0), id);
+        redis().hset(starts("g"), id, "4");
+        assertThat(pending("g").get(0).getRedeliveryCount()).isEqualTo(4);
 
         bus.subscribe(topic, "g", "c1", events::record,
                 options().minIdle(Duration.ofMillis(100)).maxDeliveries(3).build());
         Wait.until("dead-lettered", WAIT, () -> events.deadLetters.size() == 1);
         DeadLetter dl = events.deadLetters.get(0);
         assertThat(dl.originalStreamId()).isEqualTo(id);
-        assertThat(dl.reason()).isEqualTo("abandoned 3 times, last owner ghost");
-        assertThat(dl.deliveries()).isEqualTo(4);
+        assertThat(dl.reason()).isEqualTo("abandoned 4 times, last owner ghost");
+        assertThat(dl.deliveries()).isEqualTo(5);
         assertThat(dl.message().id()).isEqualTo("m-7");
         assertThat(events.calls()).isZero();
         assertThat(pending("g")).isEmpty();
         Wait.until("its start record removed", WAIT, () -> redis().exists(starts("g")) == 0);
+    }
+
+    /**
+     * An entry whose owners died on it maxDeliveries times (each death counts the start of every handler running in
+     * the process, so it may only have run beside the one that killed it) runs once more, alone among the bus's
+     * handlers: none runs beside it, and it is handled, not dead-lettered.
+     */
+    @Test
+    void poison_anEntryStartedMaxDeliveriesTimesRunsOnceMoreAlone() throws Exception {
+        String id = bus.publisher().publish(topic, msg(7));
+        readAsGhost("g", "ghost", 10);
+        redis().hset(starts("g"), id, "3");
+        for (int i = 0; i < 40; i++) {
+            bus.publisher().publish(topic, msg(100 + i));
+        }
+        AtomicInteger running = new AtomicInteger();
+        AtomicBoolean aloneRuns = new AtomicBoolean();
+        AtomicInteger beside = new AtomicInteger();
+        bus.subscribe(topic, "g", "c1", d -> {
+            int now = running.incrementAndGet();
+            try {
+                if (d.streamId().equals(id)) {
+                    aloneRuns.set(true);
+                    beside.addAndGet(now - 1);
+                    Thread.sleep(300); // work, during which no other handler may start
+                    beside.addAndGet(running.get() - 1);
+                    aloneRuns.set(false);
+                } else {
+                    if (aloneRuns.get()) {
+                        beside.incrementAndGet();
+                    }
+                    Thread.sleep(20);
+                }
+                events.record(d);
+            } finally {
+                running.decrementAndGet();
+            }
+        }, options().minIdle(Duration.ofMillis(100)).maxDeliveries(3).concurrency(4).build());
+        Wait.until("all 41 handled and acked", WAIT, () -> events.calls() == 41 && pending("g").isEmpty());
+        Delivery alone = events.deliveries.stream().filter(d -> d.streamId().equals(id)).findFirst().orElseThrow();
+        assertThat(alone.attempt()).as("its attempt").isEqualTo(4);
+        assertThat(beside).as("handlers running beside it").hasValue(0);
+        assertThat(events.deadLetters).isEmpty();
     }
 
     @Test

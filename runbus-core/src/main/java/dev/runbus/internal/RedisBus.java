@@ -16,6 +16,7 @@ import dev.runbus.internal.admin.RedisInspector;
 import dev.runbus.internal.admin.Retention;
 import dev.runbus.internal.consume.BusServices;
 import dev.runbus.internal.consume.BusSubscription;
+import dev.runbus.internal.consume.HandlerGate;
 import dev.runbus.internal.consume.PeriodicLoop;
 import dev.runbus.internal.consume.RedisSubscription;
 import dev.runbus.internal.consume.SubscriptionContext;
@@ -124,7 +125,8 @@ public final class RedisBus implements Bus {
         this.meters = BusMeters.of(config.meterRegistry(), gauges);
         this.listener.measureWith(meters);
         this.services = new BusServices(listener, link.sync(), link.async(), calls, scripts, keys, delays,
-                config.clock(), config.commandTimeout().toMillis(), this::ensureGroup, !link.cluster());
+                config.clock(), config.commandTimeout().toMillis(), this::ensureGroup, !link.cluster(),
+                new HandlerGate());
         this.gaugeLoop = gauges == null ? null
                 : new PeriodicLoop("runbus-gauges", config.meterRefreshInterval(), gauges, listener);
     }

@@ -64,6 +64,15 @@ public final class ChildJvm implements AutoCloseable {
         return lines.stream().filter(l -> l.startsWith(prefix) && ok.test(l)).findFirst().orElseThrow();
     }
 
+    public boolean isAlive() {
+        return process.isAlive();
+    }
+
+    /** Waits up to {@code timeout} for the process to end by itself; true if it did. */
+    public boolean awaitExit(Duration timeout) throws InterruptedException {
+        return process.waitFor(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+    }
+
     /** SIGSTOP: the process stops where it is, as in a long GC pause; {@link #resume} lets it go on. */
     public void pause() throws IOException, InterruptedException {
         signal("-STOP");

@@ -91,7 +91,7 @@ class RunsTest extends RunsTestSupport {
     }
 
     @Test
-    void aBatchOfRunsIsStartedTogether_andEachEndsDoneOnce() {
+    void aBatchOfRunsEachEndsDoneOnce_withOneAttempt() {
         Runs runs = runs(bus(), "w1", workerOptions().build());
         List<UUID> ids = new java.util.ArrayList<>();
         for (int i = 0; i < 60; i++) {
@@ -104,9 +104,6 @@ class RunsTest extends RunsTestSupport {
             assertThat(runs.get(id).orElseThrow().attempts()).isEqualTo(1);
             assertThat(replyRows(id)).isEqualTo(2);
         }
-        // One attempt-start transaction for the batch: every run got the same started_at (now() is the
-        // transaction's start time).
-        assertThat(TestDatabase.count("SELECT count(DISTINCT started_at) FROM " + schema + ".runs")).isEqualTo(1);
         Wait.until("every trigger acked", WAIT, () -> bus().inspector().groups("runs").get(0).pending() == 0);
     }
 

@@ -112,6 +112,31 @@ final class Acker implements AutoCloseable {
         }
     }
 
+    /**
+     * Acknowledges an entry that ran alone among the bus's handlers, once its start record is answered, and waits for
+     * the reply (up to the command timeout): the other handlers start again only after it, so that a process that dies
+     * right then does not count one more start of an entry whose handler succeeded. A failure is reported and the
+     * entry stays pending, as for any ack.
+     */
+    void ackAwaited(int partition, String streamId, CompletableFuture<?> startRecorded) {
+        if (closed) {
+            log.debug("ack of {} of partition {} after close dropped; it stays pending", streamId, partition);
+            return;
+        }
+        Lane lane = lanes.get(partition);
+        try {
+            startRecorded.handle((r, failure) -> null).get(timeoutMillis, TimeUnit.MILLISECONDS);
+            Long acked = scripts.ack(redis, lane.name, group, List.of(streamId)).get(timeoutMillis,
+                    TimeUnit.MILLISECONDS);
+            listener.meters().acked(topic, group, acked.intValue());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            lane.failed(1, e);
+        } catch (Exception e) {
+            lane.failed(1, e);
+        }
+    }
+
     /** Acknowledges now and waits for the replies (ack-before-work mode); {@code ids} by partition. */
     void ackNow(Map<Integer, List<String>> ids) {
         List<RedisFuture<Long>> sent = new ArrayList<>(ids.size());

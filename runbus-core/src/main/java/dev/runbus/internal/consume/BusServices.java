@@ -19,9 +19,10 @@ import java.time.Clock;
  *                          reach Redis in the order of the calls: true on one connection (a server, or one found through
  *                          Sentinel); false on a cluster, where a command waits for its node's connection and the
  *                          commands waiting for one connection are written in no set order
+ * @param gate the turns of every handler of the bus: an entry that must run alone waits for the others
  */
 public record BusServices(SafeListener listener, RedisClusterCommands<String, byte[]> sync,
                           RedisClusterAsyncCommands<String, byte[]> async, ScriptCalls scriptCalls, Scripts scripts,
                           Keys keys, DelayMover delays, Clock clock, long commandTimeoutMillis,
-                          ReadLoop.GroupCreator groups, boolean writesInCallOrder) {
+                          ReadLoop.GroupCreator groups, boolean writesInCallOrder, HandlerGate gate) {
 }

@@ -42,13 +42,14 @@ import org.slf4j.LoggerFactory;
  * <p>Entries of all the topic's partitions arrive mixed; each is held, acked and dead-lettered by its partition
  * and stream id, and handlers see the id {@link Partitions#qualify} hands out for it.
  *
- * <p>A delivery counts when a handler starts on it (docs/architecture.md, rule 13): before a chunk's handler calls start, one
- * start of each of its entries is recorded in its partition's start record (a plain HSET for entries read as new,
- * record_starts.lua for the others), without waiting, and the reclaimer and the re-read of this consumer's own
- * pending entries count an entry's deliveries from that record, not from the pending list, which also counts reads
- * and claims whose reply was lost (an entry delivered before waits for its record, and an entry's ack for its
- * record's reply; see {@link StartRecorder}). A fresh read ({@code >}) needs no look: nothing started on an entry
- * never delivered. Ack-before-work mode records nothing: it never delivers an entry twice.
+ * <p>A delivery counts when a handler starts on it (docs/architecture.md, rule 13): right before an entry's handler
+ * starts, one start of it is recorded in its partition's start record ({@link StartRecorder}), and the reclaimer and
+ * the re-read of this consumer's own pending entries count an entry's deliveries from that record, not from the
+ * pending list, which also counts reads and claims whose reply was lost. So a process that dies in the middle of a
+ * chunk costs the entries it had not started nothing. An entry started {@code maxDeliveries} times without an outcome
+ * runs once more alone among the bus's handlers ({@link HandlerGate}), so that an entry that only ran beside the one
+ * that killed its process is never dead-lettered for it. Ack-before-work mode records nothing: it never delivers an
+ * entry twice.
  */
 public final class Dispatcher {
 
@@ -72,8 +73,12 @@ public final class Dispatcher {
     private final SafeListener listener;
     private final StartRecorder starts;
     private final OutcomeApplier outcomes;
+    /** The bus's handlers' turns: who runs beside whom, and who runs alone. */
+    private final HandlerGate gate;
+    /** How long an entry that must run alone waits for the bus's running handlers to finish: {@code minIdle}. */
+    private final long aloneWaitNanos;
     private final BlockingQueue<Chunk> queue = new LinkedBlockingQueue<>();
-    /** Chunks a runner is on whose other entries an idle runner may take; their starts are recorded. */
+    /** Chunks a runner is on whose other entries an idle runner may take. */
     private final Queue<Chunk> begun = new ConcurrentLinkedQueue<>();
     private final CountDownLatch runnersDone;
     /** Guards {@link #draining} against a hand-off: what is queued before the drain begins is run. */
@@ -85,7 +90,7 @@ public final class Dispatcher {
 
     Dispatcher(SubscriptionContext ctx, Handler handler, BatchHandler batchHandler, InFlight inFlight, Acker acker,
                DeadLetterMover deadLetters, Retrier retrier, SafeListener listener, Scripts scripts,
-               long recordTimeoutMillis) {
+               long recordTimeoutMillis, HandlerGate gate) {
         if ((handler == null) == (batchHandler == null)) {
             throw new IllegalArgumentException("a dispatcher runs either a handler or a batch handler");
         }
@@ -99,6 +104,8 @@ public final class Dispatcher {
         this.starts = new StartRecorder(ctx, scripts, inFlight, listener, recordTimeoutMillis);
         this.outcomes = new OutcomeApplier(ctx, policy, inFlight, acker, deadLetters, retrier, listener,
                 () -> stopped, starts);
+        this.gate = gate;
+        this.aloneWaitNanos = ctx.options().minIdle().toNanos();
         this.runnersDone = new CountDownLatch(ctx.options().concurrency());
     }
 
@@ -283,12 +290,6 @@ public final class Dispatcher {
             runBatch(chunk.takeRest());
             return;
         }
-        if (!stopped) {
-            // The whole chunk at once, one call per partition rather than one per entry: an entry of it that
-            // close then keeps from starting counts one start too many, which only a close that gave up causes.
-            starts.record(chunk.deliveries);
-        }
-        // Shared once its starts are recorded: a runner that helps runs an entry whose start is on its way.
         boolean shared = ctx.options().concurrency() > 1 && chunk.deliveries.size() > 1;
         if (shared) {
             begun.add(chunk);
@@ -316,16 +317,25 @@ public final class Dispatcher {
         return false;
     }
 
+    /**
+     * Takes the entry's turn among the bus's handlers, records its start and runs it. An entry that close keeps from
+     * starting (it gave up, or came while this runner waited for its turn) stays pending, unheld, its start uncounted.
+     */
     private void runTaken(HeldDelivery h) {
-        if (stopped) {
-            // close gave up waiting: what has not started stays pending, unheld
+        int turn = stopped ? BatchCall.NEW : takeTurn(List.of(h));
+        if (turn == BatchCall.NEW) {
             unhold(List.of(h));
             return;
         }
-        run(h);
+        try {
+            starts.record(h);
+            run(h, turn == BatchCall.ALONE);
+        } finally {
+            giveBack(turn);
+        }
     }
 
-    private void run(HeldDelivery h) {
+    private void run(HeldDelivery h, boolean alone) {
         long started = System.nanoTime();
         Throwable failure = null;
         try {
@@ -334,19 +344,52 @@ public final class Dispatcher {
             failure = t;
         }
         clearInterrupt();
-        outcomes.settle(h, failure, started);
+        outcomes.settle(h, failure, started, alone);
     }
 
+    /**
+     * A batch handler's call. Its deliveries start with the call (their starts recorded before it, and it runs alone
+     * if one of them must), unless the handler starts each one itself ({@link BatchHandler#startsEachDelivery}).
+     */
     private void runBatch(List<HeldDelivery> chunk) {
         if (stopped) {
             unhold(chunk);
             return;
         }
-        starts.record(chunk);
         List<Delivery> deliveries = new ArrayList<>(chunk.size());
         chunk.forEach(h -> deliveries.add(h.delivery()));
         long started = System.nanoTime(); // each delivery of the batch is timed from the call's start to its settling
-        BatchCall call = new BatchCall(deliveries, (i, failure) -> outcomes.settle(chunk.get(i), failure, started));
+        if (batchHandler.startsEachDelivery()) {
+            call(new BatchCall(deliveries, (i, failure, as) -> settleStartedOne(chunk.get(i), failure, started, as),
+                    new BatchCall.Starter() {
+                        @Override
+                        public int start(int i) {
+                            return startOne(chunk.get(i));
+                        }
+
+                        @Override
+                        public void release(int i, int as) {
+                            giveBack(as);
+                        }
+                    }));
+            return;
+        }
+        int turn = takeTurn(chunk);
+        if (turn == BatchCall.NEW) {
+            unhold(chunk);
+            return;
+        }
+        try {
+            starts.record(chunk);
+            boolean alone = turn == BatchCall.ALONE;
+            call(new BatchCall(deliveries, (i, failure, as) -> outcomes.settle(chunk.get(i), failure, started, alone),
+                    null));
+        } finally {
+            giveBack(turn);
+        }
+    }
+
+    private void call(BatchCall call) {
         Throwable failure = null;
         try {
             batchHandler.handle(call);
@@ -355,6 +398,74 @@ public final class Dispatcher {
         }
         clearInterrupt();
         call.settleRest(failure);
+    }
+
+    /** {@link dev.runbus.Batch#starting} of a handler that starts each delivery: its turn, then its start record. */
+    private int startOne(HeldDelivery h) {
+        int turn = stopped ? BatchCall.NEW : takeTurn(List.of(h));
+        if (turn == BatchCall.NEW) {
+            throw new IllegalStateException("the subscription " + ctx.describe() + " is closing; delivery "
+                    + h.delivery().streamId() + " was not started");
+        }
+        try {
+            starts.record(h);
+        } catch (RuntimeException unexpected) {
+            giveBack(turn);
+            throw unexpected;
+        }
+        return turn;
+    }
+
+    /**
+     * Settles a delivery of a handler that starts each one: one that fails without having been started counts as
+     * started (its start is recorded first); its turn is given back once its outcome is applied.
+     */
+    private void settleStartedOne(HeldDelivery h, Throwable failure, long started, int as) {
+        try {
+            if (as == BatchCall.NEW && failure != null && !stopped) {
+                starts.record(h);
+            }
+            outcomes.settle(h, failure, started, as == BatchCall.ALONE);
+        } finally {
+            giveBack(as);
+        }
+    }
+
+    /**
+     * Waits for the turn of entries about to start: {@link BatchCall#ALONE} when one of them was started
+     * {@code maxDeliveries} times without an outcome and the bus's other handlers finished within {@code minIdle};
+     * {@link BatchCall#BESIDE} otherwise; {@link BatchCall#NEW} if close came first.
+     */
+    private int takeTurn(List<HeldDelivery> entries) {
+        HeldDelivery last = null;
+        for (HeldDelivery h : entries) {
+            if (ctx.options().ackMode() == AckMode.AFTER_WORK && policy.runsAlone(h.delivery().attempt())) {
+                last = h;
+            }
+        }
+        if (last == null) {
+            return gate.enter(() -> stopped) ? BatchCall.BESIDE : BatchCall.NEW;
+        }
+        log.warn("{}: {} was started {} times without an outcome (its process died, or lost it); it runs once more, "
+                + "alone among the bus's handlers", ctx.describe(), last.delivery().streamId(),
+                last.delivery().attempt() - 1);
+        Boolean alone = gate.enterAlone(aloneWaitNanos, () -> stopped);
+        if (alone == null) {
+            return BatchCall.NEW;
+        }
+        if (!alone) {
+            log.warn("{}: other handlers of the bus still ran after {}; {} runs beside them", ctx.describe(),
+                    ctx.options().minIdle(), last.delivery().streamId());
+        }
+        return alone ? BatchCall.ALONE : BatchCall.BESIDE;
+    }
+
+    private void giveBack(int turn) {
+        if (turn == BatchCall.ALONE) {
+            gate.exitAlone();
+        } else if (turn == BatchCall.BESIDE) {
+            gate.exit();
+        }
     }
 
     /**

@@ -54,7 +54,7 @@ final class OutcomeApplier {
      * it) or the entry was deleted. The entry is then another delivery's, possibly a newer one of this very
      * consumer, which acks or dead-letters it itself.
      */
-    void settle(HeldDelivery h, Throwable failure, long startedNanos) {
+    void settle(HeldDelivery h, Throwable failure, long startedNanos, boolean ranAlone) {
         Delivery d = h.delivery();
         boolean stillHeld = inFlight.release(h.hold());
         boolean slotHandedOver = false;
@@ -63,7 +63,7 @@ final class OutcomeApplier {
                 log.debug("{}: {} was no longer held by this delivery when its handler ended; no outcome applied",
                         ctx.describe(), d.streamId());
             } else if (!stopped.getAsBoolean()) {
-                slotHandedOver = finish(h, failure, startedNanos);
+                slotHandedOver = finish(h, failure, startedNanos, ranAlone);
             }
         } catch (Throwable unexpected) {
             log.error("{}: failure while finishing {}; it stays pending", ctx.describe(), d.streamId(), unexpected);
@@ -76,9 +76,10 @@ final class OutcomeApplier {
 
     /**
      * Applies the one decision of {@link OutcomePolicy#afterHandler}. Returns true when the entry's slot went
-     * with a dead-letter move or a reschedule, which releases it.
+     * with a dead-letter move or a reschedule, which releases it. The ack of an entry that ran alone is awaited
+     * ({@link Acker#ackAwaited}).
      */
-    private boolean finish(HeldDelivery h, Throwable failure, long startedNanos) {
+    private boolean finish(HeldDelivery h, Throwable failure, long startedNanos, boolean ranAlone) {
         Delivery d = h.delivery();
         InFlight.Hold entry = h.hold();
         long nanos = System.nanoTime() - startedNanos;
@@ -94,7 +95,11 @@ final class OutcomeApplier {
         listener.meters().handled(ctx.topic(), ctx.group(), BusMeters.outcome(outcome), nanos);
         switch (outcome) {
             case ACK:
-                acker.ack(entry.partition(), entry.streamId(), entry.startRecorded());
+                if (ranAlone) {
+                    acker.ackAwaited(entry.partition(), entry.streamId(), entry.startRecorded());
+                } else {
+                    acker.ack(entry.partition(), entry.streamId(), entry.startRecorded());
+                }
                 return false;
             case RETRY:
                 listener.onHandlerFailure(d, failure, outcome);

@@ -30,10 +30,19 @@ public final class OutcomePolicy {
     }
 
     /**
-     * Before a handler call: an entry already delivered {@code maxDeliveries} times whose consumers never
-     * finished it (they died on it) is not run again but dead-lettered.
+     * Before a handler call: an entry started {@code maxDeliveries} times, and then once more alone, without an
+     * outcome (its processes died on it) is not run again but dead-lettered.
      */
     public boolean isAbandoned(long deliveries) {
+        return deliveries > maxDeliveries + 1L;
+    }
+
+    /**
+     * Before a handler call: an entry started {@code maxDeliveries} times without an outcome runs once more, alone
+     * among the handlers of its bus ({@link HandlerGate}). When a process dies, every handler running in it has its
+     * start counted; run alone, a start that ends with the process is the entry's own.
+     */
+    public boolean runsAlone(long deliveries) {
         return deliveries > maxDeliveries;
     }
 

@@ -53,7 +53,7 @@ public final class RedisSubscription extends BusSubscription {
         this.deadLetters = new DeadLetterMover(ctx, bus.scripts(), listener, bus.commandTimeoutMillis(), bus.clock());
         this.dispatcher = new Dispatcher(ctx, handler, batchHandler, inFlight, acker, deadLetters,
                 new Retrier(ctx, bus.scripts(), bus.delays(), listener), listener, bus.scripts(),
-                bus.commandTimeoutMillis());
+                bus.commandTimeoutMillis(), bus.gate());
         this.readLoop = new ReadLoop(ctx, reader, bus.scripts(), bus.groups(), readSlots,
                 dispatcher, listener, this::startReclaimer, bus.commandTimeoutMillis());
         this.reclaimer = new Reclaimer(ctx, bus.scripts(), reclaimSlots, dispatcher, inFlight, listener,

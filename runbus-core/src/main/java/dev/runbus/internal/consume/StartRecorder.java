@@ -13,17 +13,17 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * Records the handler starts of a chunk before its handler runs (docs/architecture.md, rule 13: a delivery counts
- * when a handler starts on it), in each partition's start record. The reclaimer and the re-read of a consumer's own
- * pending entries count deliveries from that record.
+ * Records each handler start right before it (docs/architecture.md, rule 13: a delivery counts when a handler starts
+ * on it), in the entry's partition's start record. The reclaimer and the re-read of a consumer's own pending entries
+ * count deliveries from that record, so an entry a process read but never started costs nothing when it dies.
  *
- * <p>Entries read as new get their first start with a plain {@code HSET} ({@link Scripts#recordFirstStarts}); the
- * others (re-read, claimed, taken back, or read as new too long ago: {@link #isFresh}) with record_starts.lua, which
- * reads their delivery from the pending list. Either way each entry's hold is given the call's reply
- * ({@link InFlight.Hold#startRecorded}), and no outcome of this consumer's takes the entry out of the pending list
- * before the record has run: a field written after the ack that removed it would stay for good. The acker sends an
- * entry's ack behind its record, or after its reply ({@link Acker}); a dead letter or a reschedule waits for the reply
- * on its runner.
+ * <p>An entry read as new gets its first start with a plain {@code HSET} ({@link Scripts#recordFirstStarts}), without
+ * waiting; the others (re-read, claimed, taken back, or read as new too long ago: {@link #isFresh}) with
+ * record_starts.lua, which reads their delivery from the pending list, and their handler waits for it. Either way the
+ * entry's hold is given the call's reply ({@link InFlight.Hold#startRecorded}), and no outcome of this consumer's takes
+ * the entry out of the pending list before the record has run: a field written after the ack that removed it would
+ * stay for good. The acker sends an entry's ack behind its record, or after its reply ({@link Acker}); a dead letter
+ * or a reschedule waits for the reply on its runner.
  */
 final class StartRecorder {
 
@@ -50,30 +50,40 @@ final class StartRecorder {
     }
 
     /**
-     * Records one handler start on each entry of the chunk: one call per partition for its new entries and one for
-     * the others. Without waiting when every entry is on its first delivery: a record lost then (the call failed,
-     * reported; or the process died before it left) only lets the entry be delivered once more. An entry delivered
-     * before waits for its record (up to the command timeout, then runs anyway): an entry that kills its process each
-     * time it runs is counted, and dead-lettered as abandoned, instead of coming back forever.
+     * Records one handler start on {@code h}, right before its handler. Without waiting for an entry on its first
+     * delivery: a record lost then (the call failed, reported; or the process died before it left) only lets the
+     * entry be delivered once more. An entry delivered before waits for its record (up to the command timeout, then
+     * runs anyway): an entry that kills its process each time it runs is counted, and dead-lettered as abandoned,
+     * instead of coming back forever.
      */
-    void record(List<HeldDelivery> chunk) {
+    void record(HeldDelivery h) {
+        if (ctx.options().ackMode() == AckMode.BEFORE_WORK) {
+            return;
+        }
+        boolean fresh = isFresh(h, System.nanoTime());
+        CompletableFuture<?> reply = send(h.hold().partition(), List.of(h), fresh);
+        if (!fresh) {
+            await(reply);
+        }
+    }
+
+    /**
+     * Records one handler start on each delivery of a batch handler's call, before it: one call per partition for its
+     * new entries and one for the others, awaited as by {@link #record(HeldDelivery)}.
+     */
+    void record(List<HeldDelivery> call) {
         if (ctx.options().ackMode() == AckMode.BEFORE_WORK) {
             return;
         }
         Map<Integer, List<HeldDelivery>> fresh = new TreeMap<>();
         Map<Integer, List<HeldDelivery>> again = new TreeMap<>();
         long now = System.nanoTime();
-        for (HeldDelivery h : chunk) {
+        for (HeldDelivery h : call) {
             (isFresh(h, now) ? fresh : again).computeIfAbsent(h.hold().partition(), p -> new ArrayList<>()).add(h);
         }
         List<CompletableFuture<?>> awaited = new ArrayList<>(again.size());
         fresh.forEach((partition, held) -> send(partition, held, true));
-        again.forEach((partition, held) -> {
-            CompletableFuture<?> reply = send(partition, held, false);
-            if (held.stream().anyMatch(h -> h.delivery().deliveryCount() > 1)) {
-                awaited.add(reply);
-            }
-        });
+        again.forEach((partition, held) -> awaited.add(send(partition, held, false)));
         if (!awaited.isEmpty()) {
             await(CompletableFuture.allOf(awaited.toArray(new CompletableFuture<?>[0])));
         }

@@ -192,7 +192,11 @@ final class OrderedScripts {
         if (r.size() == 1) {
             throw new Fenced(name);
         }
-        return new Read(Replies.entries(partition, r.get(0), ""), Replies.str(r.get(1)));
+        List<Entry> read = new ArrayList<>();
+        for (Entry e : Replies.entries(partition, r.get(0), "")) { // read, not claimed: see PartitionStep.recordStart
+            read.add(new Entry(e.partition(), e.streamId(), e.fields(), e.deliveries(), e.previousOwner(), true));
+        }
+        return new Read(read, Replies.str(r.get(1)));
     }
 
     /**

@@ -50,7 +50,7 @@ public final class OrderedSubscription extends BusSubscription {
         // The three call each other; the callbacks run only after start, when every field is set.
         this.ownership = new PartitionOwnership(ctx, scripts, listener, this::offer, bus.commandTimeoutMillis());
         PartitionStep step = new PartitionStep(new PartitionStep.Parts(ctx, handler, scripts, deadLetters, ownership,
-                listener, timer, bus.keys(), bus.groups()), this::wake, this::offer);
+                listener, timer, bus.keys(), bus.groups(), bus.gate()), this::wake, this::offer);
         this.runners = new OrderedRunners(ctx.describe(), ctx.options().concurrency(), step::run, listener);
         this.readLoop = new OrderedReadLoop(ctx, reader, scripts, ownership, runners,
                 bus.groups(), listener, bus.commandTimeoutMillis());

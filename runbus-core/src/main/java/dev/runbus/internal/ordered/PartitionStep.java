@@ -6,6 +6,7 @@ import dev.runbus.Message;
 import dev.runbus.Outcome;
 import dev.runbus.internal.consume.DeadLetterMover;
 import dev.runbus.internal.consume.Dispatcher;
+import dev.runbus.internal.consume.HandlerGate;
 import dev.runbus.internal.consume.OutcomePolicy;
 import dev.runbus.internal.consume.ReadLoop;
 import dev.runbus.internal.consume.SubscriptionContext;
@@ -18,9 +19,11 @@ import dev.runbus.internal.telemetry.BusMeters;
 import dev.runbus.internal.telemetry.SafeListener;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 import java.util.function.IntConsumer;
 import org.slf4j.Logger;
@@ -46,7 +49,7 @@ final class PartitionStep {
     /** What a step needs besides the partition. */
     record Parts(SubscriptionContext ctx, Handler handler, OrderedScripts scripts, DeadLetterMover deadLetters,
                  PartitionOwnership ownership, SafeListener listener, ScheduledExecutorService timer, Keys keys,
-                 ReadLoop.GroupCreator groups) {
+                 ReadLoop.GroupCreator groups, HandlerGate gate) {
     }
 
     private final SubscriptionContext ctx;
@@ -59,6 +62,8 @@ final class PartitionStep {
     private final ScheduledExecutorService timer;
     private final Keys keys;
     private final ReadLoop.GroupCreator groups;
+    /** The bus's handlers' turns: an entry started {@code maxDeliveries} times without an outcome runs alone. */
+    private final HandlerGate gate;
     /** Told when a partition caught up or ran dry, so that the read loop reads it. */
     private final IntConsumer wantsNew;
     /** Queues a partition that may have a step to run. */
@@ -75,6 +80,7 @@ final class PartitionStep {
         this.timer = parts.timer();
         this.keys = parts.keys();
         this.groups = parts.groups();
+        this.gate = parts.gate();
         this.wantsNew = wantsNew;
         this.offer = offer;
     }
@@ -190,14 +196,51 @@ final class PartitionStep {
             return;
         }
         p.acks.awaitBefore(key); // the previous entry of this key is acked before this one runs
-        if (!p.mayStart()) {
+        Boolean alone = takeTurn(p, e, attempt);
+        if (alone == null || !p.mayStart()) {
             // The lease may have passed on meanwhile: leave the entry to the next owner, or to this one after a
             // renewal (which queues the partition again).
+            giveBack(alone);
             return;
         }
-        recordStart(p, e);
-        Delivery d = new Delivery(message, ctx.topic(), id, ctx.group(), ctx.consumer(), e.deliveries(), p.token,
-                attempt);
+        try {
+            recordStart(p, e);
+            run(p, step, e, key, new Delivery(message, ctx.topic(), id, ctx.group(), ctx.consumer(), e.deliveries(),
+                    p.token, attempt), alone);
+        } finally {
+            giveBack(alone);
+        }
+    }
+
+    /**
+     * Waits for the entry's turn among the bus's handlers: alone (true) for an entry started {@code maxDeliveries}
+     * times without an outcome, when the others finish within {@code minIdle}; beside them (false) otherwise; null if
+     * the partition may no longer start work meanwhile.
+     */
+    private Boolean takeTurn(OwnedPartition p, Entry e, long attempt) {
+        if (!policy.runsAlone(attempt)) {
+            return gate.enter(() -> !p.mayStart()) ? Boolean.FALSE : null;
+        }
+        log.warn("{}: {} of partition {} was started {} times without an outcome (its process died, or lost it); it"
+                + " runs once more, alone among the bus's handlers", ctx.describe(), e.streamId(), p.number,
+                attempt - 1);
+        return gate.enterAlone(ctx.options().minIdle().toNanos(), () -> !p.mayStart());
+    }
+
+    private void giveBack(Boolean alone) {
+        if (alone == null) {
+            return;
+        }
+        if (alone) {
+            gate.exitAlone();
+        } else {
+            gate.exit();
+        }
+    }
+
+    /** Runs the handler on the entry and applies its outcome; an entry that ran alone has its ack awaited. */
+    private void run(OwnedPartition p, OwnedPartition.Step step, Entry e, String key, Delivery d, boolean alone)
+            throws OrderedScripts.Fenced {
         long started = System.nanoTime();
         Throwable failure = null;
         try {
@@ -206,15 +249,28 @@ final class PartitionStep {
             failure = t;
         }
         Dispatcher.clearInterrupt();
-        Outcome outcome = policy.afterHandler(attempt, failure);
+        Outcome outcome = policy.afterHandler(d.attempt(), failure);
         listener.meters().handled(ctx.topic(), ctx.group(), BusMeters.outcome(outcome), System.nanoTime() - started);
         switch (outcome) {
             case ACK -> {
-                p.acks.add(key, scripts.ack(p.name, p.holder, e.streamId()).whenComplete((n, failed) -> {
+                CompletableFuture<Long> acked = scripts.ack(p.name, p.holder, e.streamId()).whenComplete((n, failed) -> {
                     if (n != null && n == 1) {
                         listener.meters().acked(ctx.topic(), ctx.group(), 1);
                     }
-                }));
+                });
+                p.acks.add(key, acked);
+                if (alone) {
+                    // the bus's other handlers start again once it is applied: a process that dies right then does
+                    // not count one more start of an entry whose handler succeeded (a failed ack is reported by the
+                    // acks' window, and the entry runs again under the next catching up)
+                    try {
+                        acked.get(p.acks.timeoutMillis(), TimeUnit.MILLISECONDS);
+                    } catch (InterruptedException interrupted) {
+                        Thread.currentThread().interrupt();
+                    } catch (ExecutionException | TimeoutException notApplied) {
+                        log.debug("{}: the ack of {} on {} was not answered", ctx.describe(), e.streamId(), p.name);
+                    }
+                }
                 p.done(step);
             }
             case RETRY -> {
@@ -228,7 +284,7 @@ final class PartitionStep {
             }
             case DEAD_LETTER -> {
                 listener.onHandlerFailure(d, failure, outcome);
-                deadLetter(p, step, e, message, OutcomePolicy.failureReason(failure));
+                deadLetter(p, step, e, d.message(), OutcomePolicy.failureReason(failure));
             }
             default -> throw new IllegalStateException("unknown outcome " + outcome);
         }
@@ -236,12 +292,14 @@ final class PartitionStep {
 
     /**
      * Records that a handler starts on the entry, so that a next catching up counts this start (a crash in the
-     * handler must count). Sent without waiting, on the connection of the claims, which keeps it before any
-     * later claim; awaited for an entry delivered before, the one a crash loop would be made of.
+     * handler must count). Sent without waiting for an entry read on its first delivery, on the connection of the
+     * claims, which keeps it before any later claim; awaited for an entry delivered before or claimed (taken over,
+     * retried, caught up on after a crash), the one a crash loop would be made of: a record lost with a process that
+     * died at once leaves a claimed entry at its first delivery, and it must not be lost again.
      */
     private void recordStart(OwnedPartition p, Entry e) throws OrderedScripts.Fenced {
         CompletableFuture<Long> sent = scripts.started(p.name, p.holder, e.streamId());
-        if (e.deliveries() > 1) {
+        if (e.deliveries() > 1 || !e.fresh()) {
             Long r = Calls.await("recording the start of " + e.streamId() + " on " + p.name, sent,
                     p.acks.timeoutMillis());
             if (r != null && r < 0) {

@@ -26,9 +26,11 @@ class OutcomePolicyTest {
         assertThat(policy.afterHandler(deliveries, failed ? new RuntimeException("x") : null)).isEqualTo(expected);
     }
 
-    @ParameterizedTest(name = "delivery {0} abandoned={1}")
-    @CsvSource({"1, false", "3, false", "4, true", "10, true"})
-    void abandonedOnlyPastTheLimit(long deliveries, boolean abandoned) {
+    /** maxDeliveries 3: the fourth delivery runs alone, the fifth finds it abandoned. */
+    @ParameterizedTest(name = "delivery {0} alone={1} abandoned={2}")
+    @CsvSource({"1, false, false", "3, false, false", "4, true, false", "5, true, true", "10, true, true"})
+    void onceMoreAloneThenAbandoned(long deliveries, boolean alone, boolean abandoned) {
+        assertThat(policy.runsAlone(deliveries)).isEqualTo(alone);
         assertThat(policy.isAbandoned(deliveries)).isEqualTo(abandoned);
     }
 

@@ -72,16 +72,25 @@ public final class OrderedAttempts {
     private static final String UNFINISHED = "('" + RunStatus.PENDING.sql() + "', '" + RunStatus.RUNNING.sql() + "')";
 
     private final DataSource dataSource;
+    private final int maxDeliveries;
     private final String sql;
+    /** The statement for the bus's run alone, which may have one attempt more (see {@link RunAttempts.Request}). */
+    private final String sqlAlone;
 
     public OrderedAttempts(DataSource dataSource, String schema, int maxDeliveries) {
         this.dataSource = dataSource;
-        String runs = schema + ".runs";
-        String left = "t.attempts - t.attempts_at_replay < " + maxDeliveries; // maxDeliveries is an int
+        this.maxDeliveries = maxDeliveries;
+        this.sql = statement(schema + ".runs", maxDeliveries, maxDeliveries);
+        this.sqlAlone = statement(schema + ".runs", maxDeliveries, maxDeliveries + 1);
+    }
+
+    /** The statement of {@link #start} for runs that may have {@code cap} attempts. */
+    private static String statement(String runs, int maxDeliveries, int cap) {
+        String left = "t.attempts - t.attempts_at_replay < " + cap; // cap is an int
         // The blocker is read through runs_user_unfinished_idx (user_id, submit_seq), whose predicate is this
         // literal list of statuses. The two updates take disjoint rows (left or not left, on one snapshot).
         String due = "(t.next_attempt_at IS NULL OR t.next_attempt_at <= now())";
-        this.sql = "WITH target AS (SELECT id, user_id, submit_seq, attempts, attempts_at_replay, error,"
+        return "WITH target AS (SELECT id, user_id, submit_seq, attempts, attempts_at_replay, error,"
                 + " next_attempt_at FROM " + runs
                 + " WHERE id = ? AND status IN " + UNFINISHED + "),"
                 + " blocker AS (SELECT e.id, e.status, e.stream_id FROM " + runs + " e JOIN target t"
@@ -94,7 +103,7 @@ public final class OrderedAttempts {
                 + " AND ? <= t.attempts - t.attempts_at_replay + 1 AND " + left + " AND " + due
                 // Checked on the row as updated too: two starts at once (an old lease holder and the new owner)
                 // read one snapshot, and only conditions on r are checked again after the other's update.
-                + " AND r.attempts - r.attempts_at_replay < " + maxDeliveries
+                + " AND r.attempts - r.attempts_at_replay < " + cap
                 + " RETURNING r.id, r.idempotency_key, r.session_id, r.user_id, r.input, r.attempts),"
                 + " gave_up AS (UPDATE " + runs + " r SET status = '" + RunStatus.FAILED.sql() + "',"
                 + " error = 'gave up after ' || (t.attempts - t.attempts_at_replay) || ' attempts (maxDeliveries "
@@ -121,7 +130,8 @@ public final class OrderedAttempts {
      * {@code attempt} at the trigger ({@code Delivery.attempt()}), or says why not.
      */
     public Start start(UUID runId, String streamId, long attempt) throws SQLException {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement ps = c.prepareStatement(attempt > maxDeliveries ? sqlAlone : sql)) {
             ps.setObject(1, runId);
             ps.setString(2, streamId);
             ps.setLong(3, attempt);

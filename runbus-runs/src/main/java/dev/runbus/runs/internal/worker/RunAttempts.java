@@ -31,8 +31,17 @@ import javax.sql.DataSource;
  */
 public final class RunAttempts {
 
-    /** One attempt to start: the run a trigger names, and the trigger's stream entry. */
-    public record Request(UUID runId, String streamId) {
+    /**
+     * One attempt to start: the run a trigger names, and the trigger's stream entry. {@code alone} for the bus's one
+     * more delivery of a trigger started {@code maxDeliveries} times without an outcome, which runs alone among its
+     * bus's handlers (a process that died beside another's poison counted a start of it): it may start the run once
+     * more than {@code maxDeliveries}.
+     */
+    public record Request(UUID runId, String streamId, boolean alone) {
+
+        public Request(UUID runId, String streamId) {
+            this(runId, streamId, false);
+        }
     }
 
     /** What one request found. */
@@ -70,7 +79,8 @@ public final class RunAttempts {
         String used = "(x.attempts - x.attempts_at_replay)";
         // The subquery locks the rows (in id order, so two batches cannot deadlock) and reads their current
         // attempts, so the grant is computed on the row it updates; RETURNING then hands the grant back.
-        // A run named n times in one call gets up to n attempts, as many as it has left.
+        // A run named n times in one call gets up to n attempts, as many as it has left: maxDeliveries, one more
+        // for a trigger that runs alone (its cap).
         this.sql = "UPDATE " + runs + " r SET"
                 + " status = CASE WHEN g.granted > 0 THEN '" + RunStatus.RUNNING.sql() + "' ELSE '"
                 + RunStatus.FAILED.sql() + "' END,"
@@ -81,11 +91,12 @@ public final class RunAttempts {
                 + " finished_at = CASE WHEN g.granted > 0 THEN r.finished_at ELSE now() END,"
                 + " next_attempt_at = NULL, updated_at = now()"
                 + " FROM (SELECT x.id, x.status, v.stream_id,"
-                + " LEAST(v.n, " + maxDeliveries + " - " + used + ") AS granted,"
+                + " LEAST(v.n, v.cap - " + used + ") AS granted,"
                 + " 'gave up after ' || " + used + " || ' attempts (maxDeliveries " + maxDeliveries + ")'"
                 + " || COALESCE('; last error: ' || x.error, '') AS gave_up"
-                + " FROM " + runs + " x JOIN (SELECT id, max(stream_id) AS stream_id, count(*) AS n"
-                + " FROM unnest(?::uuid[], ?::text[]) AS u(id, stream_id) GROUP BY id) v ON x.id = v.id"
+                + " FROM " + runs + " x JOIN (SELECT id, max(stream_id) AS stream_id, count(*) AS n, max(cap) AS cap"
+                + " FROM unnest(?::uuid[], ?::text[], ?::int[]) AS u(id, stream_id, cap) GROUP BY id) v"
+                + " ON x.id = v.id"
                 // id = ANY lets the planner use the primary key; the join alone scans the table. The status test
                 // is one no index covers (see statusIn).
                 + " WHERE x.id = ANY (?::uuid[]) AND " + RunStore.statusIn("x.status", RunStatus.RUNNING)
@@ -115,13 +126,16 @@ public final class RunAttempts {
              PreparedStatement ps = RunStore.planEachExecution(c.prepareStatement(sql))) {
             Object[] ids = new Object[requests.size()];
             String[] streams = new String[requests.size()];
+            Integer[] caps = new Integer[requests.size()];
             for (int i = 0; i < requests.size(); i++) {
                 ids[i] = requests.get(i).runId();
                 streams[i] = newest.get(requests.get(i).runId());
+                caps[i] = requests.get(i).alone() ? maxDeliveries + 1 : maxDeliveries;
             }
             ps.setArray(1, c.createArrayOf("uuid", ids));
             ps.setArray(2, c.createArrayOf("text", streams));
-            ps.setArray(3, c.createArrayOf("uuid", ids));
+            ps.setArray(3, c.createArrayOf("int4", caps));
+            ps.setArray(4, c.createArrayOf("uuid", ids));
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     UUID id = rs.getObject(1, UUID.class);

@@ -34,6 +34,7 @@ public final class RunCommits implements AutoCloseable {
     private final GroupCommitter<Submission, RunStore.Inserted> submits;
     private final GroupCommitter<RunAttempts.Request, RunAttempts.Start> attempts;
     private final GroupCommitter<RunStore.Completion, Boolean> completions;
+    private final RunAttempts startsOf;
 
     /**
      * @param starts  the attempt starts of unordered runs, capped by their count in PostgreSQL
@@ -45,6 +46,7 @@ public final class RunCommits implements AutoCloseable {
 
     /** @param meters hears each completion, with the time since the run's submission */
     public RunCommits(RunStore store, RunAttempts starts, Bus bus, String topic, boolean ordered, RunMeters meters) {
+        this.startsOf = starts;
         DelayedTriggers delayed = new DelayedTriggers(store, bus, topic);
         this.submits = new GroupCommitter<>("runbus-runs-submit-commit", MAX_BATCH, batch -> {
             List<RunStore.Inserted> inserted = store.insertAll(batch.stream().map(Submission::insert).toList());
@@ -99,6 +101,11 @@ public final class RunCommits implements AutoCloseable {
             throw s.failure();
         }
         return s;
+    }
+
+    /** The most attempts a run may have between two replays, the bus's run alone aside (see {@link RunAttempts}). */
+    int maxDeliveries() {
+        return startsOf.maxDeliveries();
     }
 
     /**

@@ -26,19 +26,23 @@ import org.slf4j.LoggerFactory;
  * run ({@code next_attempt_at}), and at {@code maxDeliveries} the bus dead-letters it ({@link FailedRunMarker}
  * then fails the run).
  *
+ * <p>Each run, on a thread of the worker's handlers, right before its handler:
  * <ol>
- *   <li>for the whole batch, in one transaction (unless it is larger than a commit group): pending|running →
- *       running, attempt + 1 — or, for a run that is done, failed or unknown, nothing (the short-circuit: its
+ *   <li>its trigger's start is counted by the bus ({@link Batch#starting}: this handler starts each delivery itself,
+ *       so a worker process that dies in the middle of a batch counts a delivery only for the runs it had
+ *       started);</li>
+ *   <li>its attempt is started, in one transaction with the other runs starting then (group commit): pending|running
+ *       → running, attempt + 1 — or, for a run that is done, failed or unknown, nothing (the short-circuit: its
  *       trigger is acked, nothing runs); or, for a run that already had {@code maxDeliveries} attempts by
  *       PostgreSQL's count (Redis lost its delivery count), running → failed (see {@link RunAttempts}): its
  *       trigger is acked, nothing runs;</li>
- *   <li>each run's handler, in parallel on the worker's threads;</li>
- *   <li>as each handler returns, in one transaction with the other runs finishing then: its replies
+ *   <li>its handler;</li>
+ *   <li>as the handler returns, in one transaction with the other runs finishing then: its replies
  *       (ON CONFLICT DO NOTHING) and done;</li>
  *   <li>then its trigger is acked, without waiting for the rest of the batch.</li>
  * </ol>
- * So a run costs a share of two transactions, not two of its own, and a run handler's thread never waits
- * for a commit: the bus's batch call waits for its batch's attempts and for its runs to be settled.
+ * So PostgreSQL counts an attempt for a run whose handler starts, never for the rest of its batch, and a run costs
+ * a share of two transactions, not two of its own. The bus's batch call waits for its runs to be settled.
  *
  * <p>The handlers' executor must run every task it accepts (a pool that silently discards tasks would leave
  * their triggers held until close); one that rejects a task makes the batch call run it itself.
@@ -67,45 +71,22 @@ public final class RunWorker implements BatchHandler {
 
     @Override
     public void handle(Batch batch) throws Exception {
-        List<Delivery> triggers = new ArrayList<>(batch.deliveries().size());
-        List<RunAttempts.Request> requests = new ArrayList<>(batch.deliveries().size());
+        List<Runnable> tasks = new ArrayList<>(batch.deliveries().size());
+        CountDownLatch finished = new CountDownLatch(batch.deliveries().size());
         for (Delivery d : batch.deliveries()) {
             Optional<UUID> runId = Triggers.runIdOf(d.message());
             if (runId.isEmpty()) {
                 log.warn("entry {} of topic {} is not a run trigger (id '{}'); acked without work", d.streamId(),
                         d.topic(), d.message().id());
-                batch.succeed(d);
-            } else {
-                triggers.add(d);
-                requests.add(new RunAttempts.Request(runId.get(), d.streamId()));
-            }
-        }
-        if (triggers.isEmpty()) {
-            return;
-        }
-        List<CompletableFuture<RunAttempts.Start>> attempts = commits.startAttempts(requests);
-        CountDownLatch finished = new CountDownLatch(triggers.size());
-        for (int i = 0; i < triggers.size(); i++) {
-            Delivery d = triggers.get(i);
-            RunAttempts.Start start;
-            try {
-                start = attempts.get(i).get();
-            } catch (ExecutionException notStarted) { // this run's attempt could not be written: it alone fails
-                settle(batch, d, notStarted.getCause(), finished);
-                continue;
-            }
-            if (!(start instanceof RunAttempts.Started started)) {
-                if (start instanceof RunAttempts.GaveUp g) {
-                    log.warn("run {} failed: {}", g.runId(), g.reason()); // as FailedRunMarker reports a dead letter's
-                } else {
-                    log.debug("run {} is finished or unknown; trigger {} acked without work", requests.get(i).runId(),
-                            d.streamId());
-                }
                 settle(batch, d, null, finished);
-                continue;
+            } else {
+                RunAttempts.Request request = new RunAttempts.Request(runId.get(), d.streamId(),
+                        d.attempt() > commits.maxDeliveries());
+                // The run handler joins the trigger's trace (its consumer span), on whichever thread runs it.
+                tasks.add(batch.withTraceContext(d, () -> attempt(batch, d, request, finished)));
             }
-            // The run handler joins the trigger's trace (its consumer span), on whichever thread runs it.
-            Runnable task = batch.withTraceContext(d, () -> execute(batch, d, started.attempt(), finished));
+        }
+        for (Runnable task : tasks) {
             try {
                 handlers.execute(task);
             } catch (RejectedExecutionException closing) {
@@ -115,6 +96,42 @@ public final class RunWorker implements BatchHandler {
             }
         }
         finished.await();
+    }
+
+    /** The bus now counts the trigger per run started, not per batch: see the class comment. */
+    @Override
+    public boolean startsEachDelivery() {
+        return true;
+    }
+
+    /** Starts the trigger's delivery and the run's attempt, then runs its handler; the delivery is always settled. */
+    private void attempt(Batch batch, Delivery d, RunAttempts.Request request, CountDownLatch finished) {
+        RunAttempts.Start start;
+        try {
+            batch.starting(d);
+            start = commits.startAttempts(List.of(request)).get(0).get();
+        } catch (ExecutionException notStarted) { // this run's attempt could not be written: it alone fails
+            settle(batch, d, notStarted.getCause(), finished);
+            return;
+        } catch (InterruptedException interrupted) {
+            Thread.currentThread().interrupt();
+            settle(batch, d, interrupted, finished);
+            return;
+        } catch (RuntimeException closing) { // the subscription is closing: the trigger stays pending
+            settle(batch, d, closing, finished);
+            return;
+        }
+        if (!(start instanceof RunAttempts.Started started)) {
+            if (start instanceof RunAttempts.GaveUp g) {
+                log.warn("run {} failed: {}", g.runId(), g.reason()); // as FailedRunMarker reports a dead letter's
+            } else {
+                log.debug("run {} is finished or unknown; trigger {} acked without work", request.runId(),
+                        d.streamId());
+            }
+            settle(batch, d, null, finished);
+            return;
+        }
+        execute(batch, d, started.attempt(), finished);
     }
 
     /** Runs one handler and queues its completion; settles the delivery when the completion is committed. */

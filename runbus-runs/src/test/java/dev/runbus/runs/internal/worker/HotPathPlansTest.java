@@ -51,7 +51,8 @@ class HotPathPlansTest {
         RunAttempts attempts = new RunAttempts(TestDatabase.pool(), schema, MAX_DELIVERIES);
         List<UUID> pending = aTableThatHasSeenWork(store, attempts);
         String ids = uuids(pending);
-        assertReadByKey(attempts.sql(), ids, sameForEach(pending, "1-1", "text"), ids);
+        assertReadByKey(attempts.sql(), ids, sameForEach(pending, "1-1", "text"),
+                sameForEach(pending, Integer.toString(MAX_DELIVERIES), "int"), ids);
     }
 
     @Test
