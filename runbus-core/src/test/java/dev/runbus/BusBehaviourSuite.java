@@ -952,6 +952,36 @@ abstract class BusBehaviourSuite {
         assertThat(events.failures).isEmpty();
     }
 
+    /**
+     * An entry whose hold went while it waited for a runner (deleted from the stream, found and acked by the
+     * keep-alive) is another delivery's or gone: its handler never starts.
+     */
+    @Test
+    void anEntryDeletedWhileQueuedBehindABusyRunner_neverReachesItsHandler() {
+        String first = bus.publisher().publish(topic, msg(1));
+        String queued = bus.publisher().publish(topic, msg(2));
+        CountDownLatch mayEnd = new CountDownLatch(1);
+        Subscription sub = bus.subscribe(topic, "g", "c1", d -> {
+            events.record(d);
+            if (d.streamId().equals(first)) {
+                mayEnd.await();
+            }
+        }, options().concurrency(1).batchSize(2).minIdle(Duration.ofSeconds(5))
+                .keepAliveInterval(Duration.ofMillis(100)).claimInterval(Duration.ofMinutes(5)).build());
+        Wait.until("the first handler started, the second entry held behind it", WAIT,
+                () -> events.calls() == 1 && sub.inFlight() == 2
+                        && reclaimerIsBetweenScans("runbus-reclaim-" + topic + "/g/c1"));
+        redis().xdel(stream(), queued);
+
+        Wait.until("the queued entry reported trimmed", WAIT, () -> events.trimmed.contains(queued));
+        mayEnd.countDown();
+        String next = bus.publisher().publish(topic, msg(3));
+        Wait.until("the next message handled and acked", WAIT, () -> events.deliveries.stream()
+                .anyMatch(d -> d.streamId().equals(next)) && pending("g").isEmpty());
+        assertThat(events.deliveries).extracting(Delivery::streamId).containsExactly(first, next);
+        assertThat(redis().exists(starts("g"))).as("start record").isZero();
+    }
+
     /** True when the reclaimer thread of that name has finished a scan and waits for the next interval. */
     static boolean reclaimerIsBetweenScans(String threadName) {
         return Thread.getAllStackTraces().entrySet().stream().anyMatch(t -> t.getKey().getName().equals(threadName)

@@ -322,6 +322,9 @@ public final class Dispatcher {
      * starting (it gave up, or came while this runner waited for its turn) stays pending, unheld, its start uncounted.
      */
     private void runTaken(HeldDelivery h) {
+        if (lostWhileQueued(h)) {
+            return;
+        }
         int turn = stopped ? BatchCall.NEW : takeTurn(List.of(h));
         if (turn == BatchCall.NEW) {
             unhold(List.of(h));
@@ -351,9 +354,18 @@ public final class Dispatcher {
      * A batch handler's call. Its deliveries start with the call (their starts recorded before it, and it runs alone
      * if one of them must), unless the handler starts each one itself ({@link BatchHandler#startsEachDelivery}).
      */
-    private void runBatch(List<HeldDelivery> chunk) {
+    private void runBatch(List<HeldDelivery> taken) {
         if (stopped) {
-            unhold(chunk);
+            unhold(taken);
+            return;
+        }
+        List<HeldDelivery> chunk = new ArrayList<>(taken.size());
+        for (HeldDelivery h : taken) {
+            if (!lostWhileQueued(h)) {
+                chunk.add(h);
+            }
+        }
+        if (chunk.isEmpty()) {
             return;
         }
         List<Delivery> deliveries = new ArrayList<>(chunk.size());
@@ -402,6 +414,10 @@ public final class Dispatcher {
 
     /** {@link dev.runbus.Batch#starting} of a handler that starts each delivery: its turn, then its start record. */
     private int startOne(HeldDelivery h) {
+        if (!inFlight.holds(h.hold())) {
+            throw new IllegalStateException("delivery " + h.delivery().streamId() + " of " + ctx.describe()
+                    + " is no longer held here (its claim was lost, or the entry deleted); it was not started");
+        }
         int turn = stopped ? BatchCall.NEW : takeTurn(List.of(h));
         if (turn == BatchCall.NEW) {
             throw new IllegalStateException("the subscription " + ctx.describe() + " is closing; delivery "
@@ -429,6 +445,21 @@ public final class Dispatcher {
         } finally {
             giveBack(as);
         }
+    }
+
+    /**
+     * Whether the entry's hold went while it waited in the queue (the keep-alive found its claim lost, or the entry
+     * deleted and acked it): the entry is another delivery's now, or gone, and its handler must not start. Its slot
+     * is freed; there is no hold to release and no outcome to apply.
+     */
+    private boolean lostWhileQueued(HeldDelivery h) {
+        if (inFlight.holds(h.hold())) {
+            return false;
+        }
+        log.debug("{}: {} was no longer held when its turn came; its handler does not start", ctx.describe(),
+                h.delivery().streamId());
+        h.slots().release(1);
+        return true;
     }
 
     /**
