@@ -906,6 +906,21 @@ abstract class BusBehaviourSuite {
         assertThat(events.failures).isEmpty();
     }
 
+    /**
+     * An entry a consumer that acks after work started (and died on) carries a start field; a consumer of the same
+     * group that acks before work and takes it over removes the field with its ack, as every ack does.
+     */
+    @Test
+    void ackBeforeWork_takingOverAnEntryStartedBefore_removesItsStartField() {
+        String id = bus.publisher().publish(topic, msg(1));
+        readAsGhost("g", "ghost", 10);
+        redis().hset(starts("g"), id, "1");
+        bus.subscribe(topic, "g", "t1", events::record, options().ackMode(AckMode.BEFORE_WORK)
+                .minIdle(Duration.ofMillis(100)).build());
+        Wait.until("taken over, handled and acked", WAIT, () -> events.calls() == 1 && pending("g").isEmpty());
+        assertThat(redis().exists(starts("g"))).as("start record").isZero();
+    }
+
     @Test
     void defect6_ackBeforeWork_aHandlerLongerThanKeepAliveReportsNoLostClaim() {
         AtomicBoolean finished = new AtomicBoolean();

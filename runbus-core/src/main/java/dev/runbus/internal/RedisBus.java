@@ -19,6 +19,7 @@ import dev.runbus.internal.consume.BusSubscription;
 import dev.runbus.internal.consume.HandlerGate;
 import dev.runbus.internal.consume.PeriodicLoop;
 import dev.runbus.internal.consume.RedisSubscription;
+import dev.runbus.internal.consume.StartRecordSweep;
 import dev.runbus.internal.consume.SubscriptionContext;
 import dev.runbus.internal.deadletter.DeadLetterAlarm;
 import dev.runbus.internal.deadletter.RedisDeadLetters;
@@ -81,6 +82,7 @@ public final class RedisBus implements Bus {
     private final Heartbeats heartbeats;
     private final PeriodicLoop heartbeat;
     private final PeriodicLoop janitor;
+    private final StartRecordSweep startRecords;
     private final DelayMover delays;
     private final RedisScheduled scheduled;
     private final Retention retention;
@@ -114,6 +116,7 @@ public final class RedisBus implements Bus {
                 config.commandTimeout().toMillis(), listener);
         this.heartbeat = new PeriodicLoop("runbus-heartbeat", config.heartbeatInterval(), heartbeats::beat, listener);
         this.janitor = new PeriodicLoop("runbus-janitor", config.janitorInterval(), this::prune, listener);
+        this.startRecords = new StartRecordSweep(scripts, listener, config.commandTimeout().toMillis());
         this.delays = new DelayMover(scripts, listener, config.delayPollInterval().toMillis(),
                 config.commandTimeout().toMillis());
         this.scheduled = new RedisScheduled(link.sync(), scripts, keys, topics, listener);
@@ -301,13 +304,18 @@ public final class RedisBus implements Bus {
 
     private void prune() {
         Set<String> groups = new java.util.HashSet<>();
+        Map<String, Partitions> unordered = new java.util.HashMap<>();
         for (BusSubscription s : subscriptions.values()) {
             groups.add(s.topic() + "\n" + s.group());
+            if (!s.ctx.options().ordered()) {
+                unordered.putIfAbsent(s.group() + "\n" + s.topic(), s.ctx.partitions());
+            }
         }
         for (String key : groups) {
             String[] tg = key.split("\n", 2);
             consumers.pruneDead(tg[0], tg[1]);
         }
+        unordered.forEach((key, partitions) -> startRecords.sweep(partitions, key.split("\n", 2)[0]));
     }
 
     /** The topics this bus subscribes to, each once. */

@@ -54,7 +54,7 @@ public final class RedisAcl {
         return "+xreadgroup +xread +xack +xclaim +xautoclaim +xpending +xrange +xrevrange +xlen +xtrim"
                 + " +xgroup|create +xgroup|delconsumer +xinfo|groups +xinfo|consumers +xinfo|stream"
                 + " +client|id +client|unblock"
-                + " +type +incr +del +pexpire +pttl +hget +hset +hdel +hmget +hincrby +zrange +zrangebyscore +zrem +zremrangebyscore"
+                + " +type +incr +del +pexpire +pttl +hget +hset +hdel +hmget +hincrby +hscan +zrange +zrangebyscore +zrem +zremrangebyscore"
                 + " +zcard +smembers";
     }
 

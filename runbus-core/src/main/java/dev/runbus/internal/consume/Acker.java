@@ -2,7 +2,6 @@ package dev.runbus.internal.consume;
 
 import dev.runbus.internal.scripts.Scripts;
 import dev.runbus.internal.telemetry.SafeListener;
-import io.lettuce.core.RedisFuture;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.util.ArrayList;
 import java.util.List;
@@ -35,7 +34,8 @@ import org.slf4j.LoggerFactory;
  * HDEL pipelined after the XACK because the two must not come apart: a connection lost between them would leave
  * a field for an entry that is no longer pending, which nothing would ever remove; and it keeps one command and
  * one round trip per batch, where a pipelined HDEL would add a command per batch. Ack-before-work mode
- * ({@link #ackNow}) sends a plain XACK: it records no starts, since it never delivers an entry twice.
+ * ({@link #ackNow}) records no starts, since it never delivers an entry twice, but acks with the same script: an
+ * entry it takes over may carry a field of an earlier delivery to a consumer that acks after work.
  *
  * <p>An entry's ack never reaches Redis before its start record ({@link #ack(int, String, CompletableFuture)}): the
  * ack.lua that removes the entry's field would run first, and the record would then leave a field for an entry no
@@ -139,10 +139,10 @@ final class Acker implements AutoCloseable {
 
     /** Acknowledges now and waits for the replies (ack-before-work mode); {@code ids} by partition. */
     void ackNow(Map<Integer, List<String>> ids) {
-        List<RedisFuture<Long>> sent = new ArrayList<>(ids.size());
+        List<CompletableFuture<Long>> sent = new ArrayList<>(ids.size());
         try {
-            ids.forEach((p, list) -> sent.add(redis.xack(lanes.get(p).stream, group, list.toArray(new String[0]))));
-            for (RedisFuture<Long> reply : sent) {
+            ids.forEach((p, list) -> sent.add(scripts.ack(redis, lanes.get(p).name, group, list)));
+            for (CompletableFuture<Long> reply : sent) {
                 listener.meters().acked(topic, group, reply.get(timeoutMillis, TimeUnit.MILLISECONDS).intValue());
             }
         } catch (InterruptedException e) {

@@ -130,6 +130,15 @@ public final class Dispatcher {
      * the read loop's close leaves its entries pending, unheld, for this consumer's next start or a takeover.
      */
     void accept(List<Entry> entries, Slots slots) {
+        accept(entries, slots, System.nanoTime());
+    }
+
+    /**
+     * {@link #accept(List, Slots)} for entries of a read or claim sent at {@code sentAt} (System.nanoTime): their holds
+     * count from then, since Redis may have delivered them as early as that (a process paused before the hand-over
+     * must not write an entry's first start as if it had just read it: {@link StartRecorder}).
+     */
+    void accept(List<Entry> entries, Slots slots, long sentAt) {
         if (entries.isEmpty()) {
             return;
         }
@@ -150,7 +159,7 @@ public final class Dispatcher {
                 if (forGroup != null && !forGroup.equals(ctx.group())) {
                     notOurs.add(e);
                     slots.release(1);
-                } else if ((hold = inFlight.tryHold(e.ref(), afterWork)) == null) {
+                } else if ((hold = inFlight.tryHold(e.ref(), afterWork, sentAt)) == null) {
                     // Already held here (read and claimed at once): one delivery is enough.
                     slots.release(1);
                 } else if (policy.isAbandoned(attempt(e)) && afterWork) {

@@ -73,7 +73,16 @@ final class InFlight {
      * the keep-alive leaves it alone, since it would only find it no longer pending.
      */
     Hold tryHold(Entry.Ref ref, boolean keptAlive) {
-        Hold h = new Hold(ref, keptAlive, System.nanoTime());
+        return tryHold(ref, keptAlive, System.nanoTime());
+    }
+
+    /**
+     * {@link #tryHold(Entry.Ref, boolean)} for an entry whose claim began at {@code claimedAt} (System.nanoTime): the
+     * time its read or claim was sent, before which Redis cannot have delivered it. A process paused between the
+     * reply and this hold must not count the pause as time the entry was held.
+     */
+    Hold tryHold(Entry.Ref ref, boolean keptAlive, long claimedAt) {
+        Hold h = new Hold(ref, keptAlive, claimedAt);
         return holds.putIfAbsent(ref, h) == null ? h : null;
     }
 

@@ -98,6 +98,7 @@ public final class ReadLoop implements AutoCloseable {
                 continue;
             }
             List<Entry> entries;
+            long sentAt = System.nanoTime();
             try {
                 if (ownPartition >= 0) {
                     Scripts.ReadResult r = scripts.readOwnPending(ctx.partitions(), ownPartition, ctx.group(),
@@ -129,7 +130,7 @@ public final class ReadLoop implements AutoCloseable {
             backoff.reset();
             slots.release(room - entries.size());
             slots.overdraw(entries.size() - room); // a late answer of a stalled read can bring more than the room
-            dispatcher.accept(entries, slots);
+            dispatcher.accept(entries, slots, sentAt);
         }
     }
 

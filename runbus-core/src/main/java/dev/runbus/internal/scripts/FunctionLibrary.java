@@ -24,7 +24,7 @@ final class FunctionLibrary {
             "group_members", "heartbeat", "keep_alive", "lease_acquire", "lease_renew", "move_due", "ordered_ack",
             "ordered_claim", "ordered_read", "ordered_retry_at", "ordered_start", "partition_count",
             "read_own_pending", "reclaim", "record_starts", "replay", "retention", "retry_later", "schedule",
-            "scheduled_cancel", "scheduled_list", "trim_by_age");
+            "scheduled_cancel", "scheduled_list", "sweep_starts", "trim_by_age");
 
     /**
      * Flags of the functions that need them, so that they run under {@code maxmemory} as their scripts did under
@@ -40,7 +40,8 @@ final class FunctionLibrary {
             Map.entry("ordered_ack", "allow-oom"), Map.entry("ordered_claim", "allow-oom"),
             Map.entry("ordered_read", "allow-oom"), Map.entry("read_own_pending", "allow-oom"),
             Map.entry("reclaim", "allow-oom"), Map.entry("retention", "allow-oom"),
-            Map.entry("scheduled_cancel", "allow-oom"), Map.entry("trim_by_age", "allow-oom"),
+            Map.entry("scheduled_cancel", "allow-oom"), Map.entry("sweep_starts", "allow-oom"),
+            Map.entry("trim_by_age", "allow-oom"),
             Map.entry("scheduled_list", "no-writes"));
 
     /**

@@ -46,6 +46,7 @@ public final class Scripts {
     private static final LuaScript SCHEDULED_CANCEL = LuaScript.load("scheduled_cancel");
     private static final LuaScript RECORD_STARTS = LuaScript.load("record_starts");
     private static final LuaScript ACK = LuaScript.load("ack");
+    private static final LuaScript SWEEP_STARTS = LuaScript.load("sweep_starts");
 
     public record ReadResult(List<Entry> entries, List<String> trimmed, String lastId) {
     }
@@ -218,6 +219,20 @@ public final class Scripts {
             calls.run(RECORD_STARTS, redis, ScriptOutputType.INTEGER,
                     new String[] {keys.stream(name), keys.starts(name, group)}, args(group));
         }
+    }
+
+    /** One page of a start record's sweep: where the scan goes on ("0" when done), and how many fields it removed. */
+    public record SweepPage(String cursor, long removed) {
+    }
+
+    /**
+     * Removes, without waiting, the fields of partition {@code name}'s start record of {@code group} whose entries are
+     * no longer pending, one page of {@code count} fields from {@code cursor} (sweep_starts.lua).
+     */
+    public CompletableFuture<SweepPage> sweepStarts(String name, String group, String cursor, int count) {
+        return calls.<List<Object>>runAsync(SWEEP_STARTS, async, ScriptOutputType.MULTI,
+                new String[] {keys.stream(name), keys.starts(name, group)}, args(group, cursor, count))
+                .thenApply(r -> new SweepPage(Replies.str(r.get(0)), Replies.num(r.get(1))));
     }
 
     /**

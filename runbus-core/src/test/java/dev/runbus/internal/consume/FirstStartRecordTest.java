@@ -67,6 +67,18 @@ class FirstStartRecordTest {
     }
 
     @Test
+    void anEntryWhoseReadWasSentLongAgoGoesThroughTheScript() throws Exception {
+        // A process paused between the read's reply and the hand-over: the hold counts from the read's sending, so
+        // an entry that may have been idle in Redis for half of minIdle is no longer written without a look.
+        InFlight inFlight = new InFlight();
+        HeldDelivery h = readAsNewThenAckedElsewhere(inFlight, System.nanoTime() - Duration.ofSeconds(20).toNanos());
+
+        record(recorder(inFlight, Duration.ofSeconds(30), 1_000), h);
+
+        assertThat(one.redis.exists(one.starts())).as("start record").isZero();
+    }
+
+    @Test
     void aCommandTimeoutOfHalfOfMinIdleOrMoreSendsEveryStartThroughTheScript() throws Exception {
         // A record may land up to the command timeout after it was sent; with minIdle 200 ms and a timeout of 100 ms,
         // another consumer could claim the entry first, so no entry is written without a look.
@@ -95,10 +107,15 @@ class FirstStartRecordTest {
      * so that a record written without a look leaves a field and one through the script none.
      */
     private HeldDelivery readAsNewThenAckedElsewhere(InFlight inFlight) {
+        return readAsNewThenAckedElsewhere(inFlight, System.nanoTime());
+    }
+
+    /** The same for a read sent at {@code sentAt} (System.nanoTime). */
+    private HeldDelivery readAsNewThenAckedElsewhere(InFlight inFlight, long sentAt) {
         one.redis.xadd(one.stream, "type", "x", "payload", "p");
         String id = one.redis.xreadgroup(Consumer.from("g", "c1"), XReadArgs.StreamOffset.lastConsumed(one.stream))
                 .get(0).getId();
-        InFlight.Hold hold = inFlight.tryHold(new Entry.Ref(0, id), true);
+        InFlight.Hold hold = inFlight.tryHold(new Entry.Ref(0, id), true, sentAt);
         Delivery d = new Delivery(Message.of("x", new byte[0]), "t", id, "g", "c1", 1);
         one.redis.xack(one.stream, "g", id);
         return new HeldDelivery(d, hold, new Slots(1), true);
