@@ -87,7 +87,8 @@ public interface Bus extends AutoCloseable {
 
     /**
      * Deletes a consumer group gone for good: destroys it on the stream of every partition of {@code topic}
-     * (with its pending list: what it had not acknowledged is no longer tracked for it) and removes its
+     * (with its pending list: what it had not acknowledged is no longer tracked for it, nor how often its handlers
+     * started on it: a group created again under the name counts every delivery afresh) and removes its
      * heartbeats and ordered-group memberships. Retention then stops keeping entries for it. Stop its consumers
      * first: a consumer still subscribed finds the group missing on its next read and creates it again at the
      * start of the stream (as after Redis lost its data), so it handles every entry still retained once more.

@@ -325,10 +325,11 @@ public final class RedisBus implements Bus {
     }
 
     /**
-     * Destroys the group on every partition's stream, then forgets its heartbeats and memberships. The fencing
-     * counters stay: should the group's name be used again, its tokens must keep growing past those a consumer
-     * of the old group may still hold. Its leases expire on their own; its partitions' start and retry records
-     * (ordered groups) go with the group.
+     * Destroys the group on every partition's stream together with its start and retry records there, one script per
+     * partition (delete_group.lua: a group created again under the name inherits no handler starts), then forgets its
+     * heartbeats and memberships. The leases and fencing counters stay: a lease expires on its own, so a holder that
+     * is paused now starts nothing beside the next owner, and the counter keeps the tokens of a group of the same
+     * name growing past those a consumer of the old group may still hold.
      */
     @Override
     public boolean deleteGroup(String topic, String group) {
@@ -337,11 +338,7 @@ public final class RedisBus implements Bus {
         Keys.checkName("group", group);
         boolean existed = false;
         for (String name : topics.recorded(topic).names()) {
-            String stream = keys.stream(name);
-            existed |= Calls.call("deleting group " + group + " of " + stream, () -> link.sync().exists(stream) == 1
-                    && Boolean.TRUE.equals(link.sync().xgroupDestroy(stream, group)));
-            Calls.call("deleting the ordered records of " + group + " of " + name,
-                    () -> link.sync().del(keys.started(name, group)) + link.sync().del(keys.retryAt(name, group)));
+            existed |= scripts.deleteGroup(name, group);
         }
         Calls.call("deleting the heartbeats of " + topic + "/" + group,
                 () -> link.sync().del(keys.heartbeats(topic, group)));

@@ -38,6 +38,7 @@ public final class Scripts {
     private static final LuaScript KEEP_ALIVE = LuaScript.load("keep_alive");
     private static final LuaScript HEARTBEAT = LuaScript.load("heartbeat");
     private static final LuaScript DELETE_CONSUMER = LuaScript.load("delete_consumer");
+    private static final LuaScript DELETE_GROUP = LuaScript.load("delete_group");
     private static final LuaScript FORGET_CONSUMER = LuaScript.load("forget_consumer");
     private static final LuaScript SCHEDULE = LuaScript.load("schedule");
     private static final LuaScript MOVE_DUE = LuaScript.load("move_due");
@@ -271,6 +272,16 @@ public final class Scripts {
         Long r = calls.run(DELETE_CONSUMER, redis, ScriptOutputType.INTEGER, new String[] {keys.stream(name)},
                 args(group, consumer));
         return r;
+    }
+
+    /**
+     * Destroys {@code group} on partition {@code name}'s stream and removes its start and retry records there, in one
+     * step (delete_group.lua); true when the group existed on the stream.
+     */
+    public boolean deleteGroup(String name, String group) {
+        Long r = calls.run(DELETE_GROUP, redis, ScriptOutputType.INTEGER, new String[] {keys.stream(name),
+            keys.starts(name, group), keys.started(name, group), keys.retryAt(name, group)}, args(group));
+        return r == 1;
     }
 
     // ------------------------------------------------------------------------------------------------ delays
