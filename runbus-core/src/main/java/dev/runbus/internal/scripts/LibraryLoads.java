@@ -4,6 +4,7 @@ import dev.runbus.RunbusException;
 import dev.runbus.internal.redis.RedisLink;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
@@ -79,12 +80,43 @@ public final class LibraryLoads {
     }
 
     /**
-     * Loads the library where a call sent through {@code redis} found it missing: on one server, that server; on a
-     * cluster, every master that lacks it. Not only the master of the call's key as the client sees it: while a slot
-     * migrates, the call may have been answered by the node importing it (Lettuce follows the ASK), and a node the
-     * client does not know as the slot's master yet may be the one without the library.
+     * Loads the library where a call of {@code keys} sent through {@code redis} found it missing: on one server, that
+     * server; on a cluster, the master the client sends the call to (its first key's slot's master), and only that one,
+     * so that the call waits for no other master (a hung one would hold it for the command timeout: rule 14). A call
+     * of no keys, which a cluster may send anywhere, loads every master that lacks it.
      */
-    static void loadWhereMissing(FunctionLibrary library, RedisClusterCommands<String, byte[]> redis) {
+    static void loadForCall(FunctionLibrary library, RedisClusterCommands<String, byte[]> redis, String[] keys) {
+        if (redis instanceof RedisAdvancedClusterCommands<String, byte[]> cluster) {
+            StatefulRedisClusterConnection<String, byte[]> c = cluster.getStatefulConnection();
+            RedisClusterNode master = masterOf(c, keys);
+            if (master == null) {
+                loadOnEveryMaster(library, redis);
+                return;
+            }
+            load(library, c.getConnection(master.getNodeId()).sync(), address(master));
+            return;
+        }
+        load(library, redis, "the Redis server");
+    }
+
+    /** Like {@link #loadForCall}, without waiting. */
+    static CompletableFuture<Void> loadForCallAsync(FunctionLibrary library,
+                                                    RedisClusterAsyncCommands<String, byte[]> redis, String[] keys) {
+        if (redis instanceof RedisAdvancedClusterAsyncCommands<String, byte[]> cluster) {
+            StatefulRedisClusterConnection<String, byte[]> c = cluster.getStatefulConnection();
+            RedisClusterNode master = masterOf(c, keys);
+            return master == null ? loadOnEveryMasterAsync(library, redis) : loadAsync(library, c, master);
+        }
+        return loaded(library, redis.functionLoad(library.code()).toCompletableFuture(), "the Redis server");
+    }
+
+    /**
+     * Loads the library on every master of a cluster that lacks it (on one server, that server): for a call still
+     * answered "Function not found" after {@link #loadForCall}, which was answered by another node than the client
+     * sends it to: while a slot migrates, the node importing it (Lettuce follows the ASK), or a master the client's
+     * topology does not name for the slot yet. Only then does a call wait for every master.
+     */
+    static void loadOnEveryMaster(FunctionLibrary library, RedisClusterCommands<String, byte[]> redis) {
         if (redis instanceof RedisAdvancedClusterCommands<String, byte[]> cluster) {
             StatefulRedisClusterConnection<String, byte[]> c = cluster.getStatefulConnection();
             for (RedisClusterNode node : masters(c)) {
@@ -95,20 +127,30 @@ public final class LibraryLoads {
         load(library, redis, "the Redis server");
     }
 
-    /** Like {@link #loadWhereMissing}, without waiting. */
-    static CompletableFuture<Void> loadWhereMissingAsync(FunctionLibrary library,
-                                                         RedisClusterAsyncCommands<String, byte[]> redis) {
+    /** Like {@link #loadOnEveryMaster}, without waiting. */
+    static CompletableFuture<Void> loadOnEveryMasterAsync(FunctionLibrary library,
+                                                          RedisClusterAsyncCommands<String, byte[]> redis) {
         if (redis instanceof RedisAdvancedClusterAsyncCommands<String, byte[]> cluster) {
             StatefulRedisClusterConnection<String, byte[]> c = cluster.getStatefulConnection();
             List<CompletableFuture<Void>> loads = new java.util.ArrayList<>();
             for (RedisClusterNode node : masters(c)) {
-                loads.add(c.getConnectionAsync(node.getNodeId()).thenCompose(
-                        n -> loaded(library, n.async().functionLoad(library.code()).toCompletableFuture(),
-                                address(node))));
+                loads.add(loadAsync(library, c, node));
             }
             return CompletableFuture.allOf(loads.toArray(new CompletableFuture<?>[0]));
         }
         return loaded(library, redis.functionLoad(library.code()).toCompletableFuture(), "the Redis server");
+    }
+
+    private static CompletableFuture<Void> loadAsync(FunctionLibrary library,
+                                                     StatefulRedisClusterConnection<String, byte[]> c,
+                                                     RedisClusterNode node) {
+        return c.getConnectionAsync(node.getNodeId()).thenCompose(
+                n -> loaded(library, n.async().functionLoad(library.code()).toCompletableFuture(), address(node)));
+    }
+
+    /** The master the client's topology names for the slot of {@code keys}' first key; null for a call of no keys. */
+    private static RedisClusterNode masterOf(StatefulRedisClusterConnection<String, byte[]> c, String[] keys) {
+        return keys.length == 0 ? null : c.getPartitions().getMasterBySlot(SlotHash.getSlot(keys[0]));
     }
 
     /**
