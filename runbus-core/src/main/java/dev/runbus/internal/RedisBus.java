@@ -16,6 +16,7 @@ import dev.runbus.internal.admin.RedisInspector;
 import dev.runbus.internal.admin.Retention;
 import dev.runbus.internal.consume.BusServices;
 import dev.runbus.internal.consume.BusSubscription;
+import dev.runbus.internal.consume.Groups;
 import dev.runbus.internal.consume.PeriodicLoop;
 import dev.runbus.internal.consume.RedisSubscription;
 import dev.runbus.internal.consume.SubscriptionContext;
@@ -42,8 +43,6 @@ import dev.runbus.internal.telemetry.BusMeters;
 import dev.runbus.internal.telemetry.GaugeReader;
 import dev.runbus.internal.telemetry.SafeListener;
 import dev.runbus.internal.telemetry.TraceHooks;
-import io.lettuce.core.RedisBusyException;
-import io.lettuce.core.XGroupCreateArgs;
 import io.lettuce.core.XReadArgs;
 import java.util.ArrayList;
 import java.util.List;
@@ -72,6 +71,7 @@ public final class RedisBus implements Bus {
     private final Keys keys;
     private final SafeListener listener;
     private final Scripts scripts;
+    private final Groups groups;
     private final TopicRegistry topics;
     private final ConsumerRegistry consumers;
     private final RedisDeadLetters deadLetters;
@@ -100,6 +100,7 @@ public final class RedisBus implements Bus {
         this.keys = new Keys(config.keyPrefix());
         this.listener = new SafeListener(config.listener());
         this.scripts = new Scripts(calls, link.sync(), link.async(), keys);
+        this.groups = new Groups(link.async(), keys, config.commandTimeout().toMillis());
         this.topics = new TopicRegistry(calls, link.sync(), keys, config::partitionsOf);
         this.consumers = new ConsumerRegistry(link.sync(), scripts, keys, topics, config.consumerDeadAfter(),
                 listener);
@@ -124,7 +125,7 @@ public final class RedisBus implements Bus {
         this.meters = BusMeters.of(config.meterRegistry(), gauges);
         this.listener.measureWith(meters);
         this.services = new BusServices(listener, link.sync(), link.async(), calls, scripts, keys, delays,
-                config.clock(), config.commandTimeout().toMillis(), this::ensureGroup, !link.cluster());
+                config.clock(), config.commandTimeout().toMillis(), groups, !link.cluster());
         this.gaugeLoop = gauges == null ? null
                 : new PeriodicLoop("runbus-gauges", config.meterRefreshInterval(), gauges, listener);
     }
@@ -140,7 +141,7 @@ public final class RedisBus implements Bus {
             calls = ScriptCalls.choose(config.scriptMode(), link.version());
             if (calls instanceof FunctionCalls functions) {
                 // At connect, so that a user who may not load a missing library learns it here, not from a loop.
-                LibraryLoads.ensure(functions.library(), link.masters());
+                LibraryLoads.ensure(functions.library(), link.masters(), config.commandTimeout().toMillis());
             }
         } catch (RuntimeException e) {
             link.close();
@@ -198,14 +199,9 @@ public final class RedisBus implements Bus {
         String id = topic + "\n" + group + "\n" + consumer;
         Partitions partitions = topics.register(topic);
         SubscriptionContext ctx = SubscriptionContext.of(group, consumer, partitions, keys, options);
-        Calls.call("creating group " + group + " of " + topic, () -> {
-            for (String name : partitions.names()) {
-                ensureGroup(name, group);
-            }
-            return null;
-        });
+        Set<Integer> groupsCreated = groups.createAll(partitions, group);
         Calls.call("reading group " + group + " of " + topic, () -> {
-            requireReadRights(partitions, group, consumer);
+            requireReadRights(partitions.name(groupsCreated.iterator().next()), group, consumer);
             return null;
         });
         StreamReader reads = link.openReader(options.blockTime().plus(config.commandTimeout()));
@@ -218,7 +214,7 @@ public final class RedisBus implements Bus {
             subscriptions.remove(id);
         };
         BusSubscription sub = options.ordered() ? new OrderedSubscription(ctx, handler, services, reads, onClosed)
-                : new RedisSubscription(ctx, handler, batchHandler, services, reads, onClosed);
+                : new RedisSubscription(ctx, handler, batchHandler, services, reads, groupsCreated, onClosed);
         if (subscriptions.putIfAbsent(id, sub) != null) {
             reads.close();
             throw new IllegalArgumentException("consumer '" + consumer + "' of group '" + group + "' on topic '"
@@ -242,27 +238,14 @@ public final class RedisBus implements Bus {
     /**
      * A Redis user that may create the group but not read from it would see subscribe succeed and then its read
      * loop fail over and over, reported only to listeners: the commands the read loop sends first are tried here
-     * once, so that subscribe fails and names the command Redis refused. Nothing is taken: the XREADGROUP reads
-     * the consumer's own pending entries after an id above every real one. One partition is enough (rights are
-     * by command and by key pattern, and a topic's keys share its prefix).
+     * once, on partition {@code name}, so that subscribe fails and names the command Redis refused. Nothing is taken:
+     * the XREADGROUP reads the consumer's own pending entries after an id above every real one. One partition is
+     * enough (rights are by command and by key pattern, and a topic's keys share its prefix).
      */
-    private void requireReadRights(Partitions partitions, String group, String consumer) {
+    private void requireReadRights(String name, String group, String consumer) {
         link.sync().clientId();
         link.sync().xreadgroup(io.lettuce.core.Consumer.from(group, consumer),
-                XReadArgs.StreamOffset.from(keys.stream(partitions.names().get(0)), ABOVE_EVERY_ID));
-    }
-
-    /**
-     * Creates the group on partition {@code name}'s stream, at its start (and the stream), when missing; an
-     * existing group is fine.
-     */
-    private void ensureGroup(String name, String group) {
-        try {
-            link.sync().xgroupCreate(XReadArgs.StreamOffset.from(keys.stream(name), "0"), group,
-                    XGroupCreateArgs.Builder.mkstream(true));
-        } catch (RedisBusyException e) {
-            // BUSYGROUP: the group exists; use it as it is.
-        }
+                XReadArgs.StreamOffset.from(keys.stream(name), ABOVE_EVERY_ID));
     }
 
     @Override

@@ -46,7 +46,7 @@ class FunctionReloadBesideAStalledMasterTest {
         link = RedisLink.open("redis-cluster://" + cluster.seeds(), COMMAND_TIMEOUT);
         assumeTrue(link.version().hasFunctions(), "functions need Redis 7; the cluster is " + link.version());
         FunctionCalls calls = (FunctionCalls) ScriptCalls.choose(ScriptMode.FUNCTIONS, link.version());
-        LibraryLoads.ensure(calls.library(), link.masters()); // as at connect: every master has it
+        LibraryLoads.ensure(calls.library(), link.masters(), COMMAND_TIMEOUT.toMillis()); // as at connect: every master has it
         scripts = new Scripts(calls, link.sync(), link.async(), keys);
     }
 
@@ -100,12 +100,10 @@ class FunctionReloadBesideAStalledMasterTest {
                 .isLessThan(COMMAND_TIMEOUT);
     }
 
-    /** A partition name whose keys lie in the slots of master {@code i} (masters serve equal shares, in order). */
+    /** A partition name whose keys lie in the slots of master {@code i}. */
     private String nameOnMaster(int i) {
-        int masters = cluster.masters().size();
         for (int n = 0; ; n++) {
-            int slot = SlotHash.getSlot("{t" + n + "}");
-            if (slot >= i * 16384 / masters && slot < (i + 1) * 16384 / masters) {
+            if (cluster.masterIndexOf(SlotHash.getSlot("{t" + n + "}")) == i) {
                 return "t" + n;
             }
         }
