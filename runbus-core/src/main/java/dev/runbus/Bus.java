@@ -38,7 +38,10 @@ public interface Bus extends AutoCloseable {
     /**
      * Starts a consumer named {@code consumer} in {@code group} of {@code topic}. The group is created when
      * missing (reading from the start of the stream); an existing group is used as it is. The consumer first
-     * processes the entries still pending under its own name (from an earlier run), then new ones.
+     * processes the entries still pending under its own name (from an earlier run), then new ones, each partition on
+     * its own: a partition whose Redis master does not answer (a cluster master stopped) waits alone, its group created
+     * and its entries read once the master answers, while the others are served; subscribe fails only when no
+     * partition answers.
      *
      * <p>Names: topic, group and consumer are non-empty, without whitespace; a topic has no braces.
      * Consumer names should be stable across restarts (for example the host name or a StatefulSet ordinal),
@@ -87,7 +90,8 @@ public interface Bus extends AutoCloseable {
 
     /**
      * Deletes a consumer group gone for good: destroys it on the stream of every partition of {@code topic}
-     * (with its pending list: what it had not acknowledged is no longer tracked for it) and removes its
+     * (with its pending list: what it had not acknowledged is no longer tracked for it, nor how often its handlers
+     * started on it: a group created again under the name counts every delivery afresh) and removes its
      * heartbeats and ordered-group memberships. Retention then stops keeping entries for it. Stop its consumers
      * first: a consumer still subscribed finds the group missing on its next read and creates it again at the
      * start of the stream (as after Redis lost its data), so it handles every entry still retained once more.

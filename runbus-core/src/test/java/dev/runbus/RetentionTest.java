@@ -265,4 +265,42 @@ class RetentionTest {
         assertThat(bus.deleteGroup("orders", "g")).isFalse();
         assertThat(bus.deleteGroup("never-used", "g")).isFalse();
     }
+
+    /**
+     * A group deleted and created again under its name counts deliveries afresh: the start record of the deleted
+     * group (the handler starts on each of its pending entries) goes with it, on every partition. Here an entry whose
+     * handler started once is pending when the group is deleted; in the new group a consumer reads it and dies before
+     * its handler starts, and the consumer of that name, restarted, re-reads it as its first delivery. Before the
+     * record went with the group, it came as delivery 2.
+     */
+    @Test
+    void aGroupDeletedAndCreatedAgainCountsDeliveriesAfresh() {
+        Bus bus = bus(b -> b.partitions("orders", 3));
+        AtomicInteger failed = new AtomicInteger();
+        Subscription first = bus.subscribe("orders", "g", "c1", d -> {
+            failed.incrementAndGet();
+            throw new IllegalStateException("fails, stays pending");
+        }, QUICK);
+        bus.publisher().publish("orders", Message.of("t", "x".getBytes(StandardCharsets.UTF_8)).withKey("k"));
+        String name = new Partitions("orders", 3).name(Partitioner.partitionOf("k", 3));
+        String stream = keys.stream(name);
+        Wait.until("the handler's start recorded", WAIT, () -> failed.get() == 1
+                && redis().hlen(keys.starts(name, "g")) == 1);
+        first.close();
+
+        assertThat(bus.deleteGroup("orders", "g")).isTrue();
+        for (String partition : new Partitions("orders", 3).names()) {
+            assertThat(redis().exists(keys.starts(partition, "g"))).as("start record of %s", partition).isZero();
+        }
+
+        // The group created again as a subscription creates it, and the entry read by a consumer that dies before
+        // its handler starts: pending under c2, with no start of the new group recorded.
+        redis().xgroupCreate(XReadArgs.StreamOffset.from(stream, "0"), "g");
+        assertThat(redis().xreadgroup(Consumer.from("g", "c2"), XReadArgs.StreamOffset.lastConsumed(stream)))
+                .hasSize(1);
+        List<Long> deliveryCounts = new CopyOnWriteArrayList<>();
+        bus.subscribe("orders", "g", "c2", d -> deliveryCounts.add(d.deliveryCount()), QUICK);
+        Wait.until("the entry handled in the new group", WAIT, () -> !deliveryCounts.isEmpty());
+        assertThat(deliveryCounts).containsExactly(1L);
+    }
 }

@@ -16,6 +16,7 @@ import dev.runbus.internal.admin.RedisInspector;
 import dev.runbus.internal.admin.Retention;
 import dev.runbus.internal.consume.BusServices;
 import dev.runbus.internal.consume.BusSubscription;
+import dev.runbus.internal.consume.Groups;
 import dev.runbus.internal.consume.HandlerGate;
 import dev.runbus.internal.consume.PeriodicLoop;
 import dev.runbus.internal.consume.RedisSubscription;
@@ -44,8 +45,6 @@ import dev.runbus.internal.telemetry.BusMeters;
 import dev.runbus.internal.telemetry.GaugeReader;
 import dev.runbus.internal.telemetry.SafeListener;
 import dev.runbus.internal.telemetry.TraceHooks;
-import io.lettuce.core.RedisBusyException;
-import io.lettuce.core.XGroupCreateArgs;
 import io.lettuce.core.XReadArgs;
 import java.util.ArrayList;
 import java.util.List;
@@ -74,6 +73,7 @@ public final class RedisBus implements Bus {
     private final Keys keys;
     private final SafeListener listener;
     private final Scripts scripts;
+    private final Groups groups;
     private final TopicRegistry topics;
     private final ConsumerRegistry consumers;
     private final RedisDeadLetters deadLetters;
@@ -103,6 +103,7 @@ public final class RedisBus implements Bus {
         this.keys = new Keys(config.keyPrefix());
         this.listener = new SafeListener(config.listener());
         this.scripts = new Scripts(calls, link.sync(), link.async(), keys);
+        this.groups = new Groups(link.async(), keys, config.commandTimeout().toMillis());
         this.topics = new TopicRegistry(calls, link.sync(), keys, config::partitionsOf);
         this.consumers = new ConsumerRegistry(link.sync(), scripts, keys, topics, config.consumerDeadAfter(),
                 listener);
@@ -128,8 +129,7 @@ public final class RedisBus implements Bus {
         this.meters = BusMeters.of(config.meterRegistry(), gauges);
         this.listener.measureWith(meters);
         this.services = new BusServices(listener, link.sync(), link.async(), calls, scripts, keys, delays,
-                config.clock(), config.commandTimeout().toMillis(), this::ensureGroup, !link.cluster(),
-                new HandlerGate());
+                config.clock(), config.commandTimeout().toMillis(), groups, !link.cluster(), new HandlerGate());
         this.gaugeLoop = gauges == null ? null
                 : new PeriodicLoop("runbus-gauges", config.meterRefreshInterval(), gauges, listener);
     }
@@ -145,7 +145,7 @@ public final class RedisBus implements Bus {
             calls = ScriptCalls.choose(config.scriptMode(), link.version());
             if (calls instanceof FunctionCalls functions) {
                 // At connect, so that a user who may not load a missing library learns it here, not from a loop.
-                LibraryLoads.ensure(functions.library(), link.masters());
+                LibraryLoads.ensure(functions.library(), link.masters(), config.commandTimeout().toMillis());
             }
         } catch (RuntimeException e) {
             link.close();
@@ -203,14 +203,9 @@ public final class RedisBus implements Bus {
         String id = topic + "\n" + group + "\n" + consumer;
         Partitions partitions = topics.register(topic);
         SubscriptionContext ctx = SubscriptionContext.of(group, consumer, partitions, keys, options);
-        Calls.call("creating group " + group + " of " + topic, () -> {
-            for (String name : partitions.names()) {
-                ensureGroup(name, group);
-            }
-            return null;
-        });
+        Set<Integer> groupsCreated = groups.createAll(partitions, group);
         Calls.call("reading group " + group + " of " + topic, () -> {
-            requireReadRights(partitions, group, consumer);
+            requireReadRights(partitions.name(groupsCreated.iterator().next()), group, consumer);
             return null;
         });
         StreamReader reads = link.openReader(options.blockTime().plus(config.commandTimeout()));
@@ -223,7 +218,7 @@ public final class RedisBus implements Bus {
             subscriptions.remove(id);
         };
         BusSubscription sub = options.ordered() ? new OrderedSubscription(ctx, handler, services, reads, onClosed)
-                : new RedisSubscription(ctx, handler, batchHandler, services, reads, onClosed);
+                : new RedisSubscription(ctx, handler, batchHandler, services, reads, groupsCreated, onClosed);
         if (subscriptions.putIfAbsent(id, sub) != null) {
             reads.close();
             throw new IllegalArgumentException("consumer '" + consumer + "' of group '" + group + "' on topic '"
@@ -247,27 +242,14 @@ public final class RedisBus implements Bus {
     /**
      * A Redis user that may create the group but not read from it would see subscribe succeed and then its read
      * loop fail over and over, reported only to listeners: the commands the read loop sends first are tried here
-     * once, so that subscribe fails and names the command Redis refused. Nothing is taken: the XREADGROUP reads
-     * the consumer's own pending entries after an id above every real one. One partition is enough (rights are
-     * by command and by key pattern, and a topic's keys share its prefix).
+     * once, on partition {@code name}, so that subscribe fails and names the command Redis refused. Nothing is taken:
+     * the XREADGROUP reads the consumer's own pending entries after an id above every real one. One partition is
+     * enough (rights are by command and by key pattern, and a topic's keys share its prefix).
      */
-    private void requireReadRights(Partitions partitions, String group, String consumer) {
+    private void requireReadRights(String name, String group, String consumer) {
         link.sync().clientId();
         link.sync().xreadgroup(io.lettuce.core.Consumer.from(group, consumer),
-                XReadArgs.StreamOffset.from(keys.stream(partitions.names().get(0)), ABOVE_EVERY_ID));
-    }
-
-    /**
-     * Creates the group on partition {@code name}'s stream, at its start (and the stream), when missing; an
-     * existing group is fine.
-     */
-    private void ensureGroup(String name, String group) {
-        try {
-            link.sync().xgroupCreate(XReadArgs.StreamOffset.from(keys.stream(name), "0"), group,
-                    XGroupCreateArgs.Builder.mkstream(true));
-        } catch (RedisBusyException e) {
-            // BUSYGROUP: the group exists; use it as it is.
-        }
+                XReadArgs.StreamOffset.from(keys.stream(name), ABOVE_EVERY_ID));
     }
 
     @Override
@@ -335,10 +317,11 @@ public final class RedisBus implements Bus {
     }
 
     /**
-     * Destroys the group on every partition's stream, then forgets its heartbeats and memberships. The fencing
-     * counters stay: should the group's name be used again, its tokens must keep growing past those a consumer
-     * of the old group may still hold. Its leases expire on their own; its partitions' start and retry records
-     * (ordered groups) go with the group.
+     * Destroys the group on every partition's stream together with its start and retry records there, one script per
+     * partition (delete_group.lua: a group created again under the name inherits no handler starts), then forgets its
+     * heartbeats and memberships. The leases and fencing counters stay: a lease expires on its own, so a holder that
+     * is paused now starts nothing beside the next owner, and the counter keeps the tokens of a group of the same
+     * name growing past those a consumer of the old group may still hold.
      */
     @Override
     public boolean deleteGroup(String topic, String group) {
@@ -347,11 +330,7 @@ public final class RedisBus implements Bus {
         Keys.checkName("group", group);
         boolean existed = false;
         for (String name : topics.recorded(topic).names()) {
-            String stream = keys.stream(name);
-            existed |= Calls.call("deleting group " + group + " of " + stream, () -> link.sync().exists(stream) == 1
-                    && Boolean.TRUE.equals(link.sync().xgroupDestroy(stream, group)));
-            Calls.call("deleting the ordered records of " + group + " of " + name,
-                    () -> link.sync().del(keys.started(name, group)) + link.sync().del(keys.retryAt(name, group)));
+            existed |= scripts.deleteGroup(name, group);
         }
         Calls.call("deleting the heartbeats of " + topic + "/" + group,
                 () -> link.sync().del(keys.heartbeats(topic, group)));

@@ -147,6 +147,11 @@ public final class RedisClusterProcess implements AutoCloseable {
         return List.copyOf(masters);
     }
 
+    /** The index in {@link #masters} of the master that serves {@code slot}, as the cluster was started. */
+    public int masterIndexOf(int slot) {
+        return slot * masters.size() / SLOTS;
+    }
+
     /** The replica of master {@code i}. */
     public RedisServerProcess replicaOf(int i) {
         return replicas.get(i);

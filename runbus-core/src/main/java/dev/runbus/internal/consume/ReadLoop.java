@@ -12,16 +12,20 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Reads a consumer's entries in batches: first its own pending entries from an earlier run (XREADGROUP
- * with id 0, then after the last one seen), partition after partition, then new ones (XREADGROUP {@code >}
- * with BLOCK). Each read asks for no more entries than there are free slots. When the own pending entries of
- * every partition are exhausted it says so, and only then does the reclaimer start: otherwise both would
- * deliver the same idle entries.
+ * Reads a consumer's entries in batches: first, partition by partition, its own pending entries from an earlier run
+ * (XREADGROUP with id 0, then after the last one seen), then new ones (XREADGROUP {@code >} with BLOCK). Each
+ * partition starts on its own ({@link PartitionStartup}): its new entries are read once its own pending entries were
+ * re-read, and a partition whose master does not answer waits alone while the others are served (docs/architecture.md,
+ * rule 14). The reclaimer takes a partition's entries only once they were re-read too: otherwise both would deliver
+ * the same idle entries. Each read asks for no more entries than there are free slots.
  *
  * <p>New entries of every partition come from one blocking XREADGROUP naming all the partitions' streams, so
  * a topic's partitions cost a consumer no more round trips than a plain topic: one read, one thread, one
@@ -39,12 +43,10 @@ public final class ReadLoop implements AutoCloseable {
 
     private final SubscriptionContext ctx;
     private final StreamReader reader;
-    private final Scripts scripts;
-    private final GroupCreator groups;
+    private final PartitionStartup startup;
     private final Slots slots;
     private final Dispatcher dispatcher;
     private final SafeListener listener;
-    private final Runnable ownPendingDone;
     private final long commandTimeoutMillis;
     private final Thread thread;
     /** The partition of each stream key, for the entries of a read over all of them. */
@@ -54,16 +56,16 @@ public final class ReadLoop implements AutoCloseable {
     private final RetryBackoff backoff = new RetryBackoff();
     private volatile boolean closed;
 
+    /** {@code groupsCreated}: the partitions whose group the subscribe found or created. */
     ReadLoop(SubscriptionContext ctx, StreamReader reader, Scripts scripts, GroupCreator groups, Slots slots,
-             Dispatcher dispatcher, SafeListener listener, Runnable ownPendingDone, long commandTimeoutMillis) {
+             Dispatcher dispatcher, SafeListener listener, long commandTimeoutMillis, Set<Integer> groupsCreated) {
         this.ctx = ctx;
         this.reader = reader;
-        this.scripts = scripts;
-        this.groups = groups;
+        this.startup = new PartitionStartup(ctx, scripts, groups, slots, dispatcher, listener, commandTimeoutMillis,
+                groupsCreated);
         this.slots = slots;
         this.dispatcher = dispatcher;
         this.listener = listener;
-        this.ownPendingDone = ownPendingDone;
         this.commandTimeoutMillis = commandTimeoutMillis;
         this.thread = new Thread(this::run, "runbus-read-" + ctx.describe());
         this.thread.setDaemon(true);
@@ -82,12 +84,19 @@ public final class ReadLoop implements AutoCloseable {
         return thread.isAlive();
     }
 
+    /** Whether partition {@code p}'s own pending entries were re-read: the reclaimer may take its entries from then on. */
+    boolean ownPendingReread(int p) {
+        return startup.reread(p);
+    }
+
     private void run() {
-        // Own pending entries are re-read one partition after the other; ownPartition -1 means all are done.
-        int ownPartition = 0;
-        String ownPendingAfter = "0";
         int batchSize = ctx.options().batchSize();
         while (!closed) {
+            List<Integer> readable = startup.readable();
+            startup.step(readable.isEmpty());
+            if (readable.isEmpty() || closed) {
+                continue;
+            }
             int room;
             try {
                 room = slots.takeUpTo(batchSize, 100);
@@ -100,25 +109,7 @@ public final class ReadLoop implements AutoCloseable {
             List<Entry> entries;
             long sentAt = System.nanoTime();
             try {
-                if (ownPartition >= 0) {
-                    Scripts.ReadResult r = scripts.readOwnPending(ctx.partitions(), ownPartition, ctx.group(),
-                            ctx.consumer(), ownPendingAfter, room);
-                    if (!r.trimmed().isEmpty()) {
-                        listener.onTrimmedWhilePending(ctx.topic(), ctx.group(),
-                                ctx.qualify(ownPartition, r.trimmed()));
-                    }
-                    entries = r.entries();
-                    ownPendingAfter = r.lastId();
-                    if (ownPendingAfter == null) {
-                        ownPendingAfter = "0";
-                        if (++ownPartition == ctx.partitions().count()) {
-                            ownPartition = -1;
-                            ownPendingDone.run();
-                        }
-                    }
-                } else {
-                    entries = readNew(room);
-                }
+                entries = readNew(room, readable);
             } catch (Throwable e) {
                 slots.release(room);
                 if (closed) {
@@ -134,16 +125,16 @@ public final class ReadLoop implements AutoCloseable {
         }
     }
 
-    private List<Entry> readNew(int room) {
+    private List<Entry> readNew(int room, List<Integer> readable) {
         // The reader returns at most `room` entries (besides late answers of stalled reads). One command over n
         // streams bounds each by room / n, so it needs room for one per stream: with less room than streams, only
         // `room` of them are read, starting one further every time so that none is left behind. A reader that reads
         // in turn takes them all.
-        int n = ctx.streamKeys().size();
+        int n = readable.size();
         int streams = reader.readsInTurn() ? n : Math.min(n, room);
         List<String> keys = new ArrayList<>(streams);
         for (int i = 0; i < streams; i++) {
-            keys.add(ctx.streamKey((rotation + i) % n));
+            keys.add(ctx.streamKey(readable.get((rotation + i) % n)));
         }
         rotation = (rotation + streams) % n;
         List<StreamMessage<String, byte[]>> read = reader.readGroup(Consumer.from(ctx.group(), ctx.consumer()),
@@ -157,20 +148,13 @@ public final class ReadLoop implements AutoCloseable {
 
     private void onReadError(Throwable e) {
         reader.reset(); // a reconnect gives the connection a new client id
-        String message = String.valueOf(e.getMessage());
-        if (message.contains("NOGROUP")) {
-            // A stream or its group is gone (deleted, or Redis lost its data): recreate it and read on. The error
-            // does not say which of the streams read it was, so the group is ensured on every partition's stream
-            // (an existing group is left as it is).
+        if (String.valueOf(e.getMessage()).contains("NOGROUP")) {
+            // A stream or its group is gone (deleted, or Redis lost its data): it is created again, each partition on
+            // its own, and read on. The error does not say which of the streams read it was, so every partition's
+            // group is ensured again (an existing group is left as it is).
             log.warn("group {} of a stream of {} is missing; creating it again", ctx.group(), ctx.topic());
-            try {
-                for (String name : ctx.partitions().names()) {
-                    groups.ensureGroup(name, ctx.group());
-                }
-                return;
-            } catch (RuntimeException again) {
-                e.addSuppressed(again);
-            }
+            startup.groupsMissing();
+            return;
         }
         long pause = backoff.next();
         log.warn("reading {} failed; retrying in {} ms", ctx.describe(), pause, e);
@@ -203,8 +187,21 @@ public final class ReadLoop implements AutoCloseable {
         }
     }
 
-    /** Creates a consumer group on partition {@code name}'s stream when it is missing. */
+    /** Creates a consumer group on a partition's stream when it is missing. */
     public interface GroupCreator {
-        void ensureGroup(String name, String group);
+        /**
+         * Creates {@code group} on partition {@code name}'s stream (and the stream), at its start, without waiting; the
+         * future completes when the group exists, created now or found.
+         */
+        CompletableFuture<Void> ensureGroupAsync(String name, String group);
+
+        /** Like {@link #ensureGroupAsync}, waiting for the answer (up to the command timeout). */
+        default void ensureGroup(String name, String group) {
+            try {
+                ensureGroupAsync(name, group).join();
+            } catch (CompletionException e) {
+                throw e.getCause() instanceof RuntimeException r ? r : e;
+            }
+        }
     }
 }

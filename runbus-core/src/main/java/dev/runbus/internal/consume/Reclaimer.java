@@ -5,6 +5,7 @@ import dev.runbus.internal.redis.Slots;
 import dev.runbus.internal.scripts.Scripts;
 import dev.runbus.internal.telemetry.SafeListener;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntPredicate;
 
 /**
  * Takes over entries of the group that have been idle for at least {@code minIdle}: their consumer died,
@@ -17,7 +18,8 @@ import java.util.concurrent.TimeUnit;
  * partition fails alone ({@link PartitionCalls}): its call is awaited {@value #WAIT_MILLIS} ms at most, then left in
  * flight (with its slots) while the round goes on with the next partition; the partition is skipped until the answer
  * comes, which is then dispatched, or the call times out, which is reported. A call takes at most its partition's
- * share of the slots, so calls stalled on a dead master leave the others theirs.
+ * share of the slots, so calls stalled on a dead master leave the others theirs. A partition is scanned only once the
+ * read loop re-read this consumer's own pending entries there.
  */
 final class Reclaimer implements Runnable {
 
@@ -37,6 +39,7 @@ final class Reclaimer implements Runnable {
     /** Each partition's scan cursor after its last answered call (the loop's thread only). */
     private final String[] cursor;
     private final int share;
+    private final IntPredicate reread;
     private final PartitionCalls.Outcome<Scripts.ClaimResult> outcome = new PartitionCalls.Outcome<>() {
         @Override
         public void answered(int partition, Scripts.ClaimResult r) {
@@ -62,8 +65,9 @@ final class Reclaimer implements Runnable {
     };
     private volatile boolean closed;
 
+    /** {@code reread} tells whether the read loop re-read this consumer's own pending entries of a partition yet. */
     Reclaimer(SubscriptionContext ctx, Scripts scripts, Slots slots, Dispatcher dispatcher, InFlight inFlight,
-              SafeListener listener, long commandTimeoutMillis) {
+              SafeListener listener, long commandTimeoutMillis, IntPredicate reread) {
         this.ctx = ctx;
         this.scripts = scripts;
         this.slots = slots;
@@ -75,13 +79,14 @@ final class Reclaimer implements Runnable {
         this.room = new int[partitions];
         this.cursor = new String[partitions];
         this.share = Math.max(1, (ctx.options().batchSize() + partitions - 1) / partitions);
+        this.reread = reread;
     }
 
     @Override
     public void run() {
         calls.finishDone(outcome); // answers that came after their scan moved on: dispatched now
         for (int p = 0; p < ctx.partitions().count() && !closed; p++) {
-            if (!calls.inFlight(p)) {
+            if (!calls.inFlight(p) && reread.test(p)) { // else both would deliver the same idle entries
                 scan(p);
             }
         }

@@ -7,6 +7,7 @@ import dev.runbus.internal.redis.Slots;
 import dev.runbus.internal.redis.StreamReader;
 import dev.runbus.internal.scripts.Scripts;
 import dev.runbus.internal.telemetry.SafeListener;
+import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadFactory;
@@ -34,11 +35,13 @@ public final class RedisSubscription extends BusSubscription {
     private final PeriodicLoop keepAliveLoop;
     private final ExecutorService ownedExecutor;
     private final Scripts scripts;
-    private boolean reclaimerStarted;
 
-    /** Exactly one of {@code handler} and {@code batchHandler} is set. */
+    /**
+     * Exactly one of {@code handler} and {@code batchHandler} is set; {@code groupsCreated} are the partitions whose
+     * group the subscribe found or created (the read loop creates the others').
+     */
     public RedisSubscription(SubscriptionContext ctx, Handler handler, BatchHandler batchHandler, BusServices bus,
-                      StreamReader reader, Runnable onClosed) {
+                      StreamReader reader, Set<Integer> groupsCreated, Runnable onClosed) {
         super(ctx, onClosed);
         this.reader = reader;
         this.scripts = bus.scripts();
@@ -55,9 +58,9 @@ public final class RedisSubscription extends BusSubscription {
                 new Retrier(ctx, bus.scripts(), bus.delays(), listener), listener, bus.scripts(),
                 bus.commandTimeoutMillis(), bus.gate());
         this.readLoop = new ReadLoop(ctx, reader, bus.scripts(), bus.groups(), readSlots,
-                dispatcher, listener, this::startReclaimer, bus.commandTimeoutMillis());
+                dispatcher, listener, bus.commandTimeoutMillis(), groupsCreated);
         this.reclaimer = new Reclaimer(ctx, bus.scripts(), reclaimSlots, dispatcher, inFlight, listener,
-                bus.commandTimeoutMillis());
+                bus.commandTimeoutMillis(), readLoop::ownPendingReread);
         this.reclaimLoop = new PeriodicLoop("runbus-reclaim-" + ctx.describe(), o.claimInterval(), reclaimer,
                 listener);
         this.keepAliveLoop = new PeriodicLoop("runbus-keepalive-" + ctx.describe(), o.keepAliveInterval(),
@@ -73,33 +76,25 @@ public final class RedisSubscription extends BusSubscription {
 
     /**
      * Start order: the consumers of work before its producers, so nothing read waits for a missing loop
-     * (the acker needs no start: acks leave from the threads that finish handlers).
-     * The reclaimer starts later, when the read loop has re-read this consumer's own pending entries.
+     * (the acker needs no start: acks leave from the threads that finish handlers). The reclaimer takes a
+     * partition's entries only once the read loop has re-read this consumer's own pending entries there.
      */
     @Override
     public RedisSubscription start() {
         if (ctx.options().ackMode() != dev.runbus.AckMode.BEFORE_WORK) {
-            try {
-                scripts.loadRecordStarts(ctx.partitions().names(), ctx.group());
-            } catch (RuntimeException e) {
-                // not needed, only quicker: the first record is then sent whole after a NOSCRIPT answer
-                log.debug("{}: could not load the start-record script ahead: {}", ctx.describe(), e.toString());
-            }
+            // not needed, only quicker: the first record is then sent whole after a NOSCRIPT answer
+            scripts.loadRecordStarts(ctx.partitions().names(), ctx.group()).whenComplete((ok, e) -> {
+                if (e != null) {
+                    log.debug("{}: could not load the start-record script ahead: {}", ctx.describe(), e.toString());
+                }
+            });
         }
         dispatcher.start(ownedExecutor != null ? ownedExecutor : ctx.options().executor());
         deadLetters.start();
         keepAliveLoop.start();
         readLoop.start();
+        ifOpen(reclaimLoop::start);
         return this;
-    }
-
-    private void startReclaimer() {
-        ifOpen(() -> {
-            if (!reclaimerStarted) {
-                reclaimerStarted = true;
-                reclaimLoop.start();
-            }
-        });
     }
 
     @Override

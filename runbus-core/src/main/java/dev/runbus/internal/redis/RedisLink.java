@@ -30,6 +30,7 @@ import io.lettuce.core.resource.Delay;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Collection;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -184,8 +185,20 @@ public abstract class RedisLink implements AutoCloseable {
         return version;
     }
 
-    /** A master of the deployment, by its address, with a connection to it alone. */
-    public record Master(String address, RedisClusterCommands<String, byte[]> redis) {
+    /**
+     * A master of the deployment, by its address, with a connection to it alone, opened without waiting: a master that
+     * does not answer holds up only who waits for it.
+     */
+    public record Master(String address, CompletableFuture<StatefulRedisConnection<String, byte[]>> connection) {
+
+        /** The connection's commands, once it is open. */
+        public RedisClusterCommands<String, byte[]> redis() {
+            try {
+                return connection.join().sync();
+            } catch (java.util.concurrent.CompletionException e) {
+                throw e.getCause() instanceof RuntimeException r ? r : e;
+            }
+        }
     }
 
     /**
@@ -266,7 +279,7 @@ public abstract class RedisLink implements AutoCloseable {
 
         @Override
         public java.util.List<Master> masters() {
-            return java.util.List.of(new Master(where(), sync()));
+            return java.util.List.of(new Master(where(), CompletableFuture.completedFuture(connection)));
         }
     }
 
@@ -425,7 +438,7 @@ public abstract class RedisLink implements AutoCloseable {
             for (RedisClusterNode node : connection.getPartitions()) {
                 if (node.is(RedisClusterNode.NodeFlag.UPSTREAM)) {
                     out.add(new Master(node.getUri().getHost() + ":" + node.getUri().getPort(),
-                            connection.getConnection(node.getNodeId()).sync()));
+                            connection.getConnectionAsync(node.getNodeId())));
                 }
             }
             return out;

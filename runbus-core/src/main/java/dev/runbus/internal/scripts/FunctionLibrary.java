@@ -20,7 +20,7 @@ import java.util.Map;
 final class FunctionLibrary {
 
     /** Every script under {@code resources/dev/runbus/lua}; a test checks that the list matches the folder. */
-    static final List<String> SCRIPTS = List.of("ack", "dead_letter", "delete_consumer", "forget_consumer",
+    static final List<String> SCRIPTS = List.of("ack", "dead_letter", "delete_consumer", "delete_group", "forget_consumer",
             "group_members", "heartbeat", "keep_alive", "lease_acquire", "lease_renew", "move_due", "ordered_ack",
             "ordered_claim", "ordered_read", "ordered_retry_at", "ordered_start", "partition_count",
             "read_own_pending", "reclaim", "record_starts", "replay", "retention", "retry_later", "schedule",
@@ -35,7 +35,8 @@ final class FunctionLibrary {
      * (those that append, schedule or set) stay refused under {@code maxmemory}, as their first write was.
      */
     static final Map<String, String> FLAGS = Map.ofEntries(Map.entry("ack", "allow-oom"),
-            Map.entry("delete_consumer", "allow-oom"), Map.entry("forget_consumer", "allow-oom"),
+            Map.entry("delete_consumer", "allow-oom"), Map.entry("delete_group", "allow-oom"),
+            Map.entry("forget_consumer", "allow-oom"),
             Map.entry("keep_alive", "allow-oom"), Map.entry("lease_renew", "allow-oom"),
             Map.entry("ordered_ack", "allow-oom"), Map.entry("ordered_claim", "allow-oom"),
             Map.entry("ordered_read", "allow-oom"), Map.entry("read_own_pending", "allow-oom"),

@@ -3,16 +3,25 @@ package dev.runbus.internal.scripts;
 import dev.runbus.RunbusException;
 import dev.runbus.internal.redis.RedisLink;
 import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisCommandTimeoutException;
+import io.lettuce.core.RedisConnectionException;
 import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.cluster.api.sync.RedisAdvancedClusterCommands;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -37,54 +46,119 @@ public final class LibraryLoads {
 
     /**
      * Loads the library on every master that lacks it, finding out with the probe function (a user allowed only
-     * FCALL learns it so); returns the masters it was loaded on.
+     * FCALL learns it so); returns the masters it was loaded on. The masters are asked all at once, each within
+     * {@code timeoutMillis}: one that does not answer by then (stopped, hung, unreachable) is skipped with a warning, so
+     * that a bus connects while a master is down (rule 14), and a call that finds the library missing there later loads
+     * it ({@link #loadForCall}). Fails when no master answered.
      *
      * @throws LibraryMissing where it lacks and the user may not load it
      */
-    public static List<String> ensure(FunctionLibrary library, List<RedisLink.Master> masters) {
-        List<String> loaded = new java.util.ArrayList<>();
+    public static List<String> ensure(FunctionLibrary library, List<RedisLink.Master> masters, long timeoutMillis) {
+        Map<String, CompletableFuture<Boolean>> checks = new LinkedHashMap<>();
         for (RedisLink.Master m : masters) {
-            boolean present;
+            checks.put(m.address(), m.connection().thenCompose(c -> ensureOn(library, c.async(), m.address())));
+        }
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+        List<String> loaded = new ArrayList<>();
+        RunbusException unanswered = null;
+        boolean answered = false;
+        for (Map.Entry<String, CompletableFuture<Boolean>> check : checks.entrySet()) {
+            Throwable failure;
             try {
-                present = present(library, m.redis());
-            } catch (RedisCommandExecutionException e) {
-                if (hasError(e, "noperm")) {
-                    // The user of an EVAL deployment upgraded to a runbus that calls functions: say both ways out.
-                    throw new RunbusException("this Redis user may not call runbus's functions on " + m.address()
-                            + " (" + e.getMessage() + "): on Redis 7 and later runbus calls its scripts as a function "
-                            + "library; grant the user +fcall (and run `runbus migrate --redis-url …` as a user allowed "
-                            + "+function|load), or set scriptMode EVAL (--redis-scripts eval) to keep +eval +evalsha "
-                            + "(docs/security.md)", e);
+                if (check.getValue().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+                    loaded.add(check.getKey());
                 }
-                throw e;
+                answered = true;
+                continue;
+            } catch (TimeoutException e) {
+                failure = e;
+            } catch (ExecutionException e) {
+                failure = ScriptCalls.cause(e.getCause());
+                if (!(failure instanceof RedisCommandTimeoutException || failure instanceof RedisConnectionException)) {
+                    throw failure instanceof RuntimeException r ? r : new RunbusException(failure.toString(), failure);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new RunbusException("interrupted while checking runbus's function library", e);
             }
-            if (!present && load(library, m.redis(), m.address())) {
-                loaded.add(m.address());
+            check.getValue().cancel(true);
+            log.warn("master {} did not answer whether it has runbus's function library {} ({}); a call that finds it "
+                    + "missing there loads it", check.getKey(), library.name(), failure.toString());
+            if (unanswered == null) {
+                unanswered = new RunbusException("no master answered whether it has runbus's function library "
+                        + library.name() + ": " + failure, failure);
             }
+        }
+        if (!answered && unanswered != null) {
+            throw unanswered;
         }
         return loaded;
     }
 
-    /** Whether the master {@code redis} reaches has this library. */
-    static boolean present(FunctionLibrary library, RedisClusterCommands<String, byte[]> redis) {
-        try {
-            redis.fcall(library.function(FunctionLibrary.PROBE), ScriptOutputType.VALUE, new String[0]);
-            return true;
-        } catch (RedisCommandExecutionException e) {
-            if (notFound(e)) {
-                return false;
+    /** Whether the library was loaded on the master {@code redis} reaches (false: it was there). */
+    private static CompletableFuture<Boolean> ensureOn(FunctionLibrary library,
+                                                       RedisClusterAsyncCommands<String, byte[]> redis, String address) {
+        CompletableFuture<Object> probe = redis.fcall(library.function(FunctionLibrary.PROBE), ScriptOutputType.VALUE,
+                new String[0]).toCompletableFuture();
+        return probe.handle((name, e) -> {
+            if (e == null) {
+                return CompletableFuture.completedFuture(false);
             }
-            throw e;
-        }
+            Throwable cause = ScriptCalls.cause(e);
+            if (notFound(cause)) {
+                return loaded(library, redis.functionLoad(library.code()).toCompletableFuture(), address);
+            }
+            return CompletableFuture.<Boolean>failedFuture(hasError(cause, "noperm") ? mayNotCall(address, cause) : cause);
+        }).thenCompose(loaded -> loaded);
+    }
+
+    /** The user of an EVAL deployment upgraded to a runbus that calls functions: says both ways out. */
+    private static RunbusException mayNotCall(String address, Throwable refusal) {
+        return new RunbusException("this Redis user may not call runbus's functions on " + address + " ("
+                + refusal.getMessage() + "): on Redis 7 and later runbus calls its scripts as a function library; grant "
+                + "the user +fcall (and run `runbus migrate --redis-url …` as a user allowed +function|load), or set "
+                + "scriptMode EVAL (--redis-scripts eval) to keep +eval +evalsha (docs/security.md)", refusal);
     }
 
     /**
-     * Loads the library where a call sent through {@code redis} found it missing: on one server, that server; on a
-     * cluster, every master that lacks it. Not only the master of the call's key as the client sees it: while a slot
-     * migrates, the call may have been answered by the node importing it (Lettuce follows the ASK), and a node the
-     * client does not know as the slot's master yet may be the one without the library.
+     * Loads the library where a call of {@code keys} sent through {@code redis} found it missing: on one server, that
+     * server; on a cluster, the master the client sends the call to (its first key's slot's master), and only that one,
+     * so that the call waits for no other master (a hung one would hold it for the command timeout: rule 14). A call
+     * of no keys, which a cluster may send anywhere, loads every master that lacks it.
      */
-    static void loadWhereMissing(FunctionLibrary library, RedisClusterCommands<String, byte[]> redis) {
+    static void loadForCall(FunctionLibrary library, RedisClusterCommands<String, byte[]> redis, String[] keys) {
+        if (redis instanceof RedisAdvancedClusterCommands<String, byte[]> cluster) {
+            StatefulRedisClusterConnection<String, byte[]> c = cluster.getStatefulConnection();
+            RedisClusterNode master = masterOf(c, keys);
+            if (master == null) {
+                loadOnEveryMaster(library, redis);
+                return;
+            }
+            load(library, c.getConnection(master.getNodeId()).sync(), address(master));
+            return;
+        }
+        load(library, redis, "the Redis server");
+    }
+
+    /** Like {@link #loadForCall}, without waiting. */
+    static CompletableFuture<Void> loadForCallAsync(FunctionLibrary library,
+                                                    RedisClusterAsyncCommands<String, byte[]> redis, String[] keys) {
+        if (redis instanceof RedisAdvancedClusterAsyncCommands<String, byte[]> cluster) {
+            StatefulRedisClusterConnection<String, byte[]> c = cluster.getStatefulConnection();
+            RedisClusterNode master = masterOf(c, keys);
+            return master == null ? loadOnEveryMasterAsync(library, redis) : loadAsync(library, c, master);
+        }
+        return loaded(library, redis.functionLoad(library.code()).toCompletableFuture(), "the Redis server")
+                .thenApply(x -> null);
+    }
+
+    /**
+     * Loads the library on every master of a cluster that lacks it (on one server, that server): for a call still
+     * answered "Function not found" after {@link #loadForCall}, which was answered by another node than the client
+     * sends it to: while a slot migrates, the node importing it (Lettuce follows the ASK), or a master the client's
+     * topology does not name for the slot yet. Only then does a call wait for every master.
+     */
+    static void loadOnEveryMaster(FunctionLibrary library, RedisClusterCommands<String, byte[]> redis) {
         if (redis instanceof RedisAdvancedClusterCommands<String, byte[]> cluster) {
             StatefulRedisClusterConnection<String, byte[]> c = cluster.getStatefulConnection();
             for (RedisClusterNode node : masters(c)) {
@@ -95,20 +169,32 @@ public final class LibraryLoads {
         load(library, redis, "the Redis server");
     }
 
-    /** Like {@link #loadWhereMissing}, without waiting. */
-    static CompletableFuture<Void> loadWhereMissingAsync(FunctionLibrary library,
-                                                         RedisClusterAsyncCommands<String, byte[]> redis) {
+    /** Like {@link #loadOnEveryMaster}, without waiting. */
+    static CompletableFuture<Void> loadOnEveryMasterAsync(FunctionLibrary library,
+                                                          RedisClusterAsyncCommands<String, byte[]> redis) {
         if (redis instanceof RedisAdvancedClusterAsyncCommands<String, byte[]> cluster) {
             StatefulRedisClusterConnection<String, byte[]> c = cluster.getStatefulConnection();
             List<CompletableFuture<Void>> loads = new java.util.ArrayList<>();
             for (RedisClusterNode node : masters(c)) {
-                loads.add(c.getConnectionAsync(node.getNodeId()).thenCompose(
-                        n -> loaded(library, n.async().functionLoad(library.code()).toCompletableFuture(),
-                                address(node))));
+                loads.add(loadAsync(library, c, node));
             }
             return CompletableFuture.allOf(loads.toArray(new CompletableFuture<?>[0]));
         }
-        return loaded(library, redis.functionLoad(library.code()).toCompletableFuture(), "the Redis server");
+        return loaded(library, redis.functionLoad(library.code()).toCompletableFuture(), "the Redis server")
+                .thenApply(x -> null);
+    }
+
+    private static CompletableFuture<Void> loadAsync(FunctionLibrary library,
+                                                     StatefulRedisClusterConnection<String, byte[]> c,
+                                                     RedisClusterNode node) {
+        return c.getConnectionAsync(node.getNodeId()).thenCompose(
+                n -> loaded(library, n.async().functionLoad(library.code()).toCompletableFuture(), address(node)))
+                .thenApply(x -> null);
+    }
+
+    /** The master the client's topology names for the slot of {@code keys}' first key; null for a call of no keys. */
+    private static RedisClusterNode masterOf(StatefulRedisClusterConnection<String, byte[]> c, String[] keys) {
+        return keys.length == 0 ? null : c.getPartitions().getMasterBySlot(SlotHash.getSlot(keys[0]));
     }
 
     /**
@@ -128,15 +214,16 @@ public final class LibraryLoads {
         }
     }
 
-    private static CompletableFuture<Void> loaded(FunctionLibrary library, CompletableFuture<String> reply,
-                                                  String where) {
+    /** Whether {@code reply}, a FUNCTION LOAD's, loaded the library (false: it was there already). */
+    private static CompletableFuture<Boolean> loaded(FunctionLibrary library, CompletableFuture<String> reply,
+                                                     String where) {
         return reply.handle((ok, e) -> {
             if (e == null) {
                 log.info("loaded runbus's Redis function library {} on {}", library.name(), where);
-                return (Void) null;
+                return true;
             }
             if (hasError(ScriptCalls.cause(e), "already exists")) {
-                return (Void) null;
+                return false;
             }
             throw refused(library, where, ScriptCalls.cause(e));
         });

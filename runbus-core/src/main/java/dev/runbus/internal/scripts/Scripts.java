@@ -38,6 +38,7 @@ public final class Scripts {
     private static final LuaScript KEEP_ALIVE = LuaScript.load("keep_alive");
     private static final LuaScript HEARTBEAT = LuaScript.load("heartbeat");
     private static final LuaScript DELETE_CONSUMER = LuaScript.load("delete_consumer");
+    private static final LuaScript DELETE_GROUP = LuaScript.load("delete_group");
     private static final LuaScript FORGET_CONSUMER = LuaScript.load("forget_consumer");
     private static final LuaScript SCHEDULE = LuaScript.load("schedule");
     private static final LuaScript MOVE_DUE = LuaScript.load("move_due");
@@ -81,6 +82,19 @@ public final class Scripts {
         String name = partitions.name(partition);
         List<Object> r = calls.run(READ_OWN_PENDING, redis, ScriptOutputType.MULTI,
                 new String[] {keys.stream(name), keys.starts(name, group)}, args(group, consumer, afterId, count));
+        return readResult(partition, consumer, r);
+    }
+
+    /** Like {@link #readOwnPending}, without waiting. */
+    public CompletableFuture<ReadResult> readOwnPendingAsync(Partitions partitions, int partition, String group,
+                                                             String consumer, String afterId, int count) {
+        String name = partitions.name(partition);
+        return calls.<List<Object>>runAsync(READ_OWN_PENDING, async, ScriptOutputType.MULTI,
+                new String[] {keys.stream(name), keys.starts(name, group)}, args(group, consumer, afterId, count))
+                .thenApply(r -> readResult(partition, consumer, r));
+    }
+
+    private static ReadResult readResult(int partition, String consumer, List<Object> r) {
         return new ReadResult(Replies.entries(partition, r.get(0), consumer), Replies.ids(r.get(1)),
                 Replies.str(r.get(2)));
     }
@@ -212,13 +226,16 @@ public final class Scripts {
      * once with no id: a start is recorded without waiting, and the NOSCRIPT answer of a first send would take one
      * more round trip, during which a process that dies loses the record. Run rather than SCRIPT LOAD, which the
      * documented ACL users do not have (docs/security.md) and which on a cluster reaches every node. With functions,
-     * the same run finds a node without the library and loads it there.
+     * the same run finds a node without the library and loads it there. Sent without waiting, to every node at once: a
+     * node that does not answer holds up nothing.
      */
-    public void loadRecordStarts(List<String> names, String group) {
+    public CompletableFuture<Void> loadRecordStarts(List<String> names, String group) {
+        List<CompletableFuture<Object>> runs = new ArrayList<>();
         for (String name : names) {
-            calls.run(RECORD_STARTS, redis, ScriptOutputType.INTEGER,
-                    new String[] {keys.stream(name), keys.starts(name, group)}, args(group));
+            runs.add(calls.runAsync(RECORD_STARTS, async, ScriptOutputType.INTEGER,
+                    new String[] {keys.stream(name), keys.starts(name, group)}, args(group)));
         }
+        return CompletableFuture.allOf(runs.toArray(new CompletableFuture<?>[0]));
     }
 
     /** One page of a start record's sweep: where the scan goes on ("0" when done), and how many fields it removed. */
@@ -286,6 +303,16 @@ public final class Scripts {
         Long r = calls.run(DELETE_CONSUMER, redis, ScriptOutputType.INTEGER, new String[] {keys.stream(name)},
                 args(group, consumer));
         return r;
+    }
+
+    /**
+     * Destroys {@code group} on partition {@code name}'s stream and removes its start and retry records there, in one
+     * step (delete_group.lua); true when the group existed on the stream.
+     */
+    public boolean deleteGroup(String name, String group) {
+        Long r = calls.run(DELETE_GROUP, redis, ScriptOutputType.INTEGER, new String[] {keys.stream(name),
+            keys.starts(name, group), keys.started(name, group), keys.retryAt(name, group)}, args(group));
+        return r == 1;
     }
 
     // ------------------------------------------------------------------------------------------------ delays
