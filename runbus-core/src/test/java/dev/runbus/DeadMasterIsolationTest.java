@@ -3,14 +3,13 @@ package dev.runbus;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.runbus.internal.redis.Partitions;
+import dev.runbus.testing.PartitionKeys;
 import dev.runbus.testing.RedisClusterProcess;
 import dev.runbus.testing.RedisServerProcess;
 import dev.runbus.testing.Wait;
-import io.lettuce.core.cluster.SlotHash;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -149,15 +148,15 @@ class DeadMasterIsolationTest {
     private void run(Bus bus, boolean assertPace, boolean topicMasterDown) throws InterruptedException {
         Map<Integer, Integer> masterOf = new TreeMap<>();
         for (int p = 0; p < PARTITIONS; p++) {
-            masterOf.put(p, masterIndexOf(SlotHash.getSlot(new Partitions(TOPIC, PARTITIONS).name(p))));
+            masterOf.put(p, cluster.masterIndexOf(new Partitions(TOPIC, PARTITIONS).name(p)));
         }
-        int topicMaster = masterIndexOf(SlotHash.getSlot("{" + TOPIC + "}"));
+        int topicMaster = cluster.masterIndexOf("{" + TOPIC + "}");
         int victim = masterOf.values().stream().filter(m -> topicMasterDown == (m == topicMaster)).findFirst()
                 .orElseThrow();
         healthy = masterOf.keySet().stream().filter(p -> masterOf.get(p) != victim).toList();
         assertThat(healthy).hasSizeBetween(1, PARTITIONS - 1);
 
-        Map<Integer, List<String>> keys = keysByPartition();
+        Map<Integer, List<String>> keys = PartitionKeys.of(PARTITIONS, 10);
         for (int p = 0; p < PARTITIONS; p++) {
             int partition = p;
             startPublisher("publisher-" + p, RATE, () -> {
@@ -319,25 +318,5 @@ class DeadMasterIsolationTest {
 
     private static int partitionOf(String id) {
         return Integer.parseInt(id.substring(1, id.indexOf('-')));
-    }
-
-    /** Ten keys for each partition. */
-    private static Map<Integer, List<String>> keysByPartition() {
-        Map<Integer, List<String>> keys = new HashMap<>();
-        for (int i = 0; keys.size() < PARTITIONS || keys.values().stream().anyMatch(k -> k.size() < 10); i++) {
-            String key = "key-" + i;
-            keys.computeIfAbsent(Partitioner.partitionOf(key, PARTITIONS), p -> new ArrayList<>()).add(key);
-        }
-        return keys;
-    }
-
-    private int masterIndexOf(int slot) {
-        int masters = cluster.masters().size();
-        for (int i = 0; i < masters; i++) {
-            if (slot >= i * 16384 / masters && slot < (i + 1) * 16384 / masters) {
-                return i;
-            }
-        }
-        throw new IllegalStateException("slot " + slot);
     }
 }

@@ -5,6 +5,7 @@ import io.lettuce.core.MigrateArgs;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.cluster.SlotHash;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -145,6 +146,17 @@ public final class RedisClusterProcess implements AutoCloseable {
     /** The masters, in slot order: master {@code i} serves the {@code i}-th equal share of the slots. */
     public List<RedisServerProcess> masters() {
         return List.copyOf(masters);
+    }
+
+    /** The index in {@link #masters} of the master that serves {@code key}'s slot. */
+    public int masterIndexOf(String key) {
+        int slot = SlotHash.getSlot(key);
+        for (int i = 0; i < masters.size(); i++) {
+            if (slot >= i * SLOTS / masters.size() && slot < (i + 1) * SLOTS / masters.size()) {
+                return i;
+            }
+        }
+        throw new IllegalStateException("slot " + slot);
     }
 
     /** The replica of master {@code i}. */
