@@ -7,7 +7,6 @@ import dev.runbus.testing.PartitionKeys;
 import dev.runbus.testing.RedisClusterProcess;
 import dev.runbus.testing.RedisServerProcess;
 import dev.runbus.testing.Wait;
-import io.lettuce.core.cluster.SlotHash;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -149,15 +148,15 @@ class DeadMasterIsolationTest {
     private void run(Bus bus, boolean assertPace, boolean topicMasterDown) throws InterruptedException {
         Map<Integer, Integer> masterOf = new TreeMap<>();
         for (int p = 0; p < PARTITIONS; p++) {
-            masterOf.put(p, cluster.masterIndexOf(SlotHash.getSlot(new Partitions(TOPIC, PARTITIONS).name(p))));
+            masterOf.put(p, cluster.masterIndexOf(new Partitions(TOPIC, PARTITIONS).name(p)));
         }
-        int topicMaster = cluster.masterIndexOf(SlotHash.getSlot("{" + TOPIC + "}"));
+        int topicMaster = cluster.masterIndexOf("{" + TOPIC + "}");
         int victim = masterOf.values().stream().filter(m -> topicMasterDown == (m == topicMaster)).findFirst()
                 .orElseThrow();
         healthy = masterOf.keySet().stream().filter(p -> masterOf.get(p) != victim).toList();
         assertThat(healthy).hasSizeBetween(1, PARTITIONS - 1);
 
-        Map<Integer, List<String>> keys = PartitionKeys.byPartition(PARTITIONS, 10);
+        Map<Integer, List<String>> keys = PartitionKeys.of(PARTITIONS, 10);
         for (int p = 0; p < PARTITIONS; p++) {
             int partition = p;
             startPublisher("publisher-" + p, RATE, () -> {

@@ -6,6 +6,7 @@ import dev.runbus.internal.redis.Keys;
 import dev.runbus.internal.redis.Partitions;
 import dev.runbus.internal.redis.WireFormat;
 import dev.runbus.testing.OwnRedis;
+import dev.runbus.testing.TcpProxy;
 import dev.runbus.testing.Wait;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -32,7 +33,8 @@ import org.junit.jupiter.api.Timeout;
 /**
  * Ordered consumption when Redis itself misbehaves, each test named after the defect it pins: a stall
  * ({@code CLIENT PAUSE}) that loses replies, a Redis that lost its data, a retry's backoff across owners, a member
- * that stopped renewing, a closing consumer. Each runs on a Redis server of its own, which it pauses or flushes.
+ * that stopped renewing, a closing consumer, a lease taken by a call whose reply was lost. Each runs on a Redis server
+ * of its own, which it pauses or flushes, or behind a proxy that loses replies.
  */
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
 class OrderedRedisFaultsTest {
@@ -41,6 +43,7 @@ class OrderedRedisFaultsTest {
 
     private final List<Bus> buses = new ArrayList<>();
     private final List<Subscription> subscriptions = new ArrayList<>();
+    private final List<TcpProxy> proxies = new ArrayList<>();
     private OwnRedis redis;
     private String prefix;
 
@@ -65,12 +68,17 @@ class OrderedRedisFaultsTest {
             }
         });
         buses.forEach(Bus::close);
+        proxies.forEach(TcpProxy::close);
         redis.close();
     }
 
     private Bus bus(int partitions, Duration commandTimeout) {
-        Bus bus = Bus.connect(BusConfig.builder(redis.uri()).keyPrefix(prefix).partitions(TOPIC, partitions)
-                .commandTimeout(commandTimeout).build());
+        return bus(redis.uri(), partitions, commandTimeout, new BusListener() { });
+    }
+
+    private Bus bus(String uri, int partitions, Duration commandTimeout, BusListener listener) {
+        Bus bus = Bus.connect(BusConfig.builder(uri).keyPrefix(prefix).partitions(TOPIC, partitions)
+                .commandTimeout(commandTimeout).listener(listener).build());
         buses.add(bus);
         return bus;
     }
@@ -310,5 +318,93 @@ class OrderedRedisFaultsTest {
         Wait.until("b took a's busy partition after its handler ended", Duration.ofSeconds(20),
                 () -> seenByB.contains(busyKey + ":2"));
         assertThat(seenByB).doesNotContain(busyKey + ":1");
+    }
+
+    /**
+     * b, behind a proxy, takes the lease a closed and the proxy loses the reply of that {@code lease_acquire}; then it
+     * drops the connection, and the client sends the call again on its new one. The second run found the lease taken
+     * and answered "held": b owned nothing, and the partition waited for b's own lease to expire (30 s here). Now the
+     * same acquisition gets its lease back.
+     */
+    @Test
+    void aLeaseTakenByACallSentAgainAfterAReconnect_isOwnedAtOnce() throws Exception {
+        TcpProxy proxy = proxy();
+        List<String> seenByB = new CopyOnWriteArrayList<>();
+        takenWithItsReplyLost(proxy, Duration.ofSeconds(5), new BusListener() { }, seenByB);
+        proxy.swallowReplies(false);
+        proxy.dropConnections(); // the call is unanswered: the client sends it again once reconnected
+
+        bus(1, Duration.ofSeconds(2)).publisher().publish(TOPIC, seq("k", 1));
+        Wait.until("b handled k:1, long before its lease could expire", Duration.ofSeconds(10),
+                () -> seenByB.contains("k:1"));
+    }
+
+    /**
+     * As above, but the call times out, and so does everything b sends for a while (the proxy loses every reply until
+     * b's next tick failed too; then it drops the connection, which a lost reply leaves out of step, and the client
+     * sends nothing that timed out again). The call ran: b's lease was taken. b then asked for the lease again and
+     * was answered "held" by its own lease, so the partition waited for that lease to expire. Now the next call of
+     * the same acquisition gets the lease back.
+     */
+    @Test
+    void aLeaseTakenByACallThatTimedOut_isOwnedAtTheNextTry() throws Exception {
+        List<String> errors = new CopyOnWriteArrayList<>();
+        BusListener listener = new BusListener() {
+            @Override
+            public void onLoopError(String loop, Throwable error) {
+                errors.add(loop);
+            }
+        };
+        TcpProxy proxy = proxy();
+        List<String> seenByB = new CopyOnWriteArrayList<>();
+        takenWithItsReplyLost(proxy, Duration.ofSeconds(1), listener, seenByB);
+        // The acquisition timed out, and a later tick of b's failed too (its member list got no answer): every call
+        // b sent about the lease meanwhile timed out, and no reply of them came back.
+        Wait.until("b's acquisition timed out, and a tick after it", Duration.ofSeconds(20), () -> {
+            List<String> now = List.copyOf(errors);
+            int timedOut = -1;
+            for (int i = 0; i < now.size(); i++) {
+                if (now.get(i).startsWith("taking the lease of") && timedOut < 0) {
+                    timedOut = i;
+                } else if (timedOut >= 0 && now.get(i).startsWith("runbus-leases-")) {
+                    return true;
+                }
+            }
+            return false;
+        });
+        proxy.swallowReplies(false);
+        proxy.dropConnections();
+
+        bus(1, Duration.ofSeconds(2)).publisher().publish(TOPIC, seq("k", 1));
+        Wait.until("b handled k:1, long before its lease could expire", Duration.ofSeconds(10),
+                () -> seenByB.contains("k:1"));
+    }
+
+    private TcpProxy proxy() {
+        TcpProxy proxy = TcpProxy.before(redis.uri());
+        proxies.add(proxy);
+        return proxy;
+    }
+
+    /**
+     * a owns the one partition; b, subscribed through {@code proxy} with {@code commandTimeout}, takes it once a
+     * closed, and the proxy loses the reply of that {@code lease_acquire} and of all that follows. Returns once the
+     * call ran (b holds the lease in Redis).
+     */
+    private void takenWithItsReplyLost(TcpProxy proxy, Duration commandTimeout, BusListener listener,
+                                       List<String> seenByB) {
+        SubscribeOptions options = ordered().leaseTime(Duration.ofSeconds(30)).build();
+        Subscription a = subscribe(bus(1, Duration.ofSeconds(2)), "a", d -> { }, options);
+        Wait.until("a owns the partition", Duration.ofSeconds(20), () -> {
+            String holder = leaseHolder(1, 0);
+            return holder != null && holder.contains(" a ");
+        });
+        subscribe(bus(proxy.uri(), 1, commandTimeout, listener), "b", d -> seenByB.add(text(d)), options);
+        proxy.swallowRepliesFrom(new Keys(prefix).fence(new Partitions(TOPIC, 1).name(0), "g"));
+        a.close(); // frees the partition: b's next tick takes it
+        Wait.until("b's lease_acquire ran", Duration.ofSeconds(20), () -> {
+            String holder = leaseHolder(1, 0);
+            return holder != null && holder.contains(" b ");
+        });
     }
 }

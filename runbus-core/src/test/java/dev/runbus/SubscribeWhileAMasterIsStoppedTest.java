@@ -54,7 +54,7 @@ class SubscribeWhileAMasterIsStoppedTest {
     private Map<Integer, Integer> masterOf;
     private List<Integer> healthy;
     private List<Integer> stopped;
-    private final Map<Integer, List<String>> keys = PartitionKeys.byPartition(PARTITIONS, 10);
+    private final Map<Integer, List<String>> keys = PartitionKeys.of(PARTITIONS, 10);
     private final Map<Integer, AtomicInteger> sequence = new ConcurrentHashMap<>();
 
     @BeforeEach

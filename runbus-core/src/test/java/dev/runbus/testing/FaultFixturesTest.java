@@ -91,4 +91,30 @@ class FaultFixturesTest {
             }
         }
     }
+
+    @Test
+    void proxy_swallowsRepliesFromTheFirstRequestNamingTheMarker() {
+        RedisTarget redis = RedisTarget.local();
+        String before = "fixtures-" + java.util.UUID.randomUUID();
+        String marked = before + "-marked";
+        try (TcpProxy proxy = TcpProxy.before(redis.uri())) {
+            RedisClient client = RedisClient.create();
+            try (StatefulRedisConnection<String, String> c = connect(client, proxy.uri(), Duration.ofSeconds(5))) {
+                proxy.swallowRepliesFrom(marked);
+                assertThat(c.sync().set(before, "answered")).isEqualTo("OK");
+                c.setTimeout(Duration.ofMillis(500));
+                assertThatThrownBy(() -> c.sync().set(marked, "written"))
+                        .isInstanceOf(RedisCommandTimeoutException.class);
+                assertThat(redis.redis().get(marked)).isEqualTo("written");
+                assertThatThrownBy(() -> c.sync().get(before)).as("swallowing goes on")
+                        .isInstanceOf(RedisCommandTimeoutException.class);
+                proxy.swallowReplies(false);
+                proxy.dropConnections();
+                awaitPong(c, "a reconnected PING");
+            } finally {
+                client.shutdown();
+                redis.redis().del(before, marked);
+            }
+        }
+    }
 }

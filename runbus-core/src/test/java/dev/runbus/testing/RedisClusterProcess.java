@@ -5,6 +5,7 @@ import io.lettuce.core.MigrateArgs;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.cluster.SlotHash;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -149,7 +150,17 @@ public final class RedisClusterProcess implements AutoCloseable {
 
     /** The index in {@link #masters} of the master that serves {@code slot}, as the cluster was started. */
     public int masterIndexOf(int slot) {
-        return slot * masters.size() / SLOTS;
+        for (int i = 0; i < masters.size(); i++) {
+            if (slot < (i + 1) * SLOTS / masters.size()) { // the shares of start(): [i * SLOTS / n, (i + 1) * SLOTS / n)
+                return i;
+            }
+        }
+        throw new IllegalArgumentException("no slot " + slot);
+    }
+
+    /** The index in {@link #masters} of the master that serves {@code key}'s slot. */
+    public int masterIndexOf(String key) {
+        return masterIndexOf(SlotHash.getSlot(key));
     }
 
     /** The replica of master {@code i}. */

@@ -7,13 +7,16 @@ import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * A loopback TCP proxy between a client under test and a real server, to make network faults on demand:
- * hold all traffic ({@link #pause()}), forward requests but lose the replies ({@link #swallowReplies}), or cut
- * every connection ({@link #dropConnections()}). The server stays real; only the wire misbehaves.
+ * hold all traffic ({@link #pause()}), forward requests but lose the replies ({@link #swallowReplies}), from now or
+ * from the first request that names a given key ({@link #swallowRepliesFrom}), or cut every connection
+ * ({@link #dropConnections()}). The server stays real; only the wire misbehaves.
  */
 public final class TcpProxy implements AutoCloseable {
 
@@ -24,6 +27,8 @@ public final class TcpProxy implements AutoCloseable {
     private final Object gate = new Object();
     private volatile boolean paused;
     private volatile boolean swallowReplies;
+    /** Bytes whose first appearance in a request turns {@link #swallowReplies} on; null when none is awaited. */
+    private volatile byte[] swallowFrom;
     private volatile boolean closed;
 
     private TcpProxy(String targetHost, int targetPort) throws IOException {
@@ -76,6 +81,15 @@ public final class TcpProxy implements AutoCloseable {
         swallowReplies = on;
     }
 
+    /**
+     * From the first request that carries {@code marker} (a key only one kind of command names, say) on any
+     * connection, replies are thrown away as by {@link #swallowReplies}: that request still reaches the server, and
+     * its reply is lost. Ends with {@code swallowReplies(false)}.
+     */
+    public void swallowRepliesFrom(String marker) {
+        swallowFrom = marker.getBytes(StandardCharsets.UTF_8);
+    }
+
     /** Closes every open connection; new ones are accepted as before. */
     public void dropConnections() {
         for (Socket s : sockets) {
@@ -125,12 +139,21 @@ public final class TcpProxy implements AutoCloseable {
     private void pump(Socket from, Socket to, boolean replies) {
         Thread t = new Thread(() -> {
             byte[] buf = new byte[16 * 1024];
+            byte[] seen = new byte[0]; // the request bytes still to look for the marker in: this read and a tail
             try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
                 int n;
                 while ((n = in.read(buf)) >= 0) {
                     awaitResume();
                     if (replies && swallowReplies) {
                         continue;
+                    }
+                    byte[] marker = swallowFrom;
+                    if (!replies && marker != null) {
+                        seen = tail(seen, buf, n, marker.length);
+                        if (contains(seen, marker)) {
+                            swallowFrom = null;
+                            swallowReplies = true; // before the request goes on: its reply is lost
+                        }
                     }
                     out.write(buf, 0, n);
                     out.flush();
@@ -146,6 +169,23 @@ public final class TcpProxy implements AutoCloseable {
         }, "tcp-proxy-" + (replies ? "reply" : "request") + "-" + port());
         t.setDaemon(true);
         t.start();
+    }
+
+    /** The last bytes of {@code previous} (fewer than the marker: a marker split by a read is found) and the read. */
+    private static byte[] tail(byte[] previous, byte[] read, int n, int markerLength) {
+        int keep = Math.min(previous.length, markerLength - 1);
+        byte[] joined = Arrays.copyOfRange(previous, previous.length - keep, previous.length + n);
+        System.arraycopy(read, 0, joined, keep, n);
+        return joined;
+    }
+
+    private static boolean contains(byte[] bytes, byte[] marker) {
+        for (int i = 0; i + marker.length <= bytes.length; i++) {
+            if (Arrays.equals(bytes, i, i + marker.length, marker, 0, marker.length)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private void awaitResume() throws InterruptedException {

@@ -72,6 +72,22 @@ final class AckWindow {
         }
     }
 
+    /**
+     * Completes, without an outcome, once every ack sent so far is answered or failed, or after the timeout: what a
+     * release waits for, without a thread waiting on it. (Acks of one connection are answered in the order sent.)
+     */
+    CompletableFuture<Void> answered() {
+        Sent last;
+        synchronized (this) {
+            last = sent.peekLast();
+        }
+        if (last == null) {
+            return CompletableFuture.completedFuture(null);
+        }
+        return last.reply().handle((acked, failed) -> (Void) null)
+                .completeOnTimeout(null, timeoutMillis, TimeUnit.MILLISECONDS);
+    }
+
     /** Forgets every ack sent: whatever they did, what is still pending is what the partition starts over from. */
     synchronized void clear() {
         sent.clear();

@@ -3,8 +3,10 @@ package dev.runbus.internal.ordered;
 import dev.runbus.internal.redis.Keys;
 
 /**
- * What a partition's lease holds in an ordered group: {@code "<fencing token> <consumer> <acquired at, epoch ms>"},
- * as lease_acquire.lua writes it. Consumer names hold no whitespace ({@link Keys#checkName}).
+ * What a partition's lease holds in an ordered group:
+ * {@code "<fencing token> <consumer> <acquired at, epoch ms> <acquisition id>"}, as lease_acquire.lua writes it (the
+ * acquisition id lets a call sent again find its own lease; nothing here reads it). Consumer names hold no whitespace
+ * ({@link Keys#checkName}).
  *
  * @param token            the fencing token; -1 when missing or not a number
  * @param consumer         the owner; null when missing

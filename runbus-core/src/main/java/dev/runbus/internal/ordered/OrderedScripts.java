@@ -145,30 +145,22 @@ final class OrderedScripts {
         return owners;
     }
 
-    /** The value of a partition's lease, or null when nobody holds it. */
-    String holder(String name) {
-        byte[] holder = redis.get(keys.lease(name, group));
-        return holder == null ? null : Replies.str(holder);
+    /**
+     * Takes the lease without waiting: its value, or null when another consumer (or another acquisition of this
+     * one) holds it. {@code acquisition} names this try; a call that finds the lease taken by the same acquisition,
+     * an earlier call of it having run with its reply lost, answers that lease as taken, renewed (lease_acquire.lua).
+     */
+    CompletableFuture<String> acquire(String name, long leaseMillis, String acquisition) {
+        return calls.<byte[]>runAsync(ACQUIRE, async, ScriptOutputType.VALUE,
+                new String[] {keys.lease(name, group), keys.fence(name, group)},
+                args(consumer, leaseMillis, acquisition))
+                .thenApply(holder -> holder == null ? null : Replies.str(holder));
     }
 
-    /** Takes the lease; returns its value, or null when another consumer holds it. */
-    String acquire(String name, long leaseMillis) {
-        byte[] holder = calls.run(ACQUIRE, redis, ScriptOutputType.VALUE,
-                new String[] {keys.lease(name, group), keys.fence(name, group)}, args(consumer, leaseMillis));
-        return holder == null ? null : Replies.str(holder);
-    }
-
-    /** Like {@link #renew}, without waiting. */
-    CompletableFuture<Boolean> renewAsync(String name, String holder, long leaseMillis) {
+    /** Renews the lease ({@code leaseMillis} 0: releases it), without waiting: false when the caller lost it. */
+    CompletableFuture<Boolean> renew(String name, String holder, long leaseMillis) {
         return calls.<Long>runAsync(RENEW, async, ScriptOutputType.INTEGER, new String[] {keys.lease(name, group)},
                 args(holder, leaseMillis)).thenApply(r -> r == 1);
-    }
-
-    /** Renews the lease ({@code leaseMillis} 0: releases it); false when the caller no longer holds it. */
-    boolean renew(String name, String holder, long leaseMillis) {
-        Long r = calls.run(RENEW, redis, ScriptOutputType.INTEGER, new String[] {keys.lease(name, group)},
-                args(holder, leaseMillis));
-        return r == 1;
     }
 
     /** Acks one entry for the lease holder, without waiting: the reply is 0 or 1 acked, or -1 when fenced off. */

@@ -27,6 +27,10 @@ import org.slf4j.LoggerFactory;
  * renewed for two ticks is given nothing free, {@link Assignment}). A member that begins to close leaves the
  * members and frees its idle partitions at once, the others as their running entries end (taken within T);
  * one that joins gets the others' surplus within about two ticks plus the entry running on them.
+ *
+ * <p>Nothing a tick sends waits longer than a part of the tick ({@link #waitMillis}): renewals, acquisitions
+ * ({@link LeaseAcquisitions}) and releases ({@link LeaseReleases}) each have a deadline of their own, so that a lease
+ * moving on a stalled master holds up neither the other leases nor the membership (rule 14).
  */
 final class PartitionOwnership implements Runnable {
 
@@ -54,6 +58,8 @@ final class PartitionOwnership implements Runnable {
      * next tick (docs/architecture.md, rule 14). The tick's thread only.
      */
     private final PartitionCalls<Renewed> renewals;
+    private final LeaseAcquisitions acquisitions;
+    private final LeaseReleases releases;
     private final long waitMillis;
     /** The owners the last tick found; a partition whose lookup gets no answer keeps its owner here. */
     private Map<Integer, String> owners = Map.of();
@@ -77,6 +83,21 @@ final class PartitionOwnership implements Runnable {
         }
     };
 
+    private final PartitionCalls.Outcome<LeaseAcquisitions.Answer> acquisitionOutcome = new PartitionCalls.Outcome<>() {
+        @Override
+        public void answered(int partition, LeaseAcquisitions.Answer a) {
+            if (a.holder() != null) {
+                taken(partition, a);
+            }
+        }
+
+        @Override
+        public void failed(int partition, Throwable error) {
+            // It may have taken the lease: the next try of the same acquisition gets it (lease_acquire.lua).
+            listener.onLoopError("taking the lease of " + ctx.name(partition) + " for " + ctx.describe(), error);
+        }
+    };
+
     /** {@code acquired} hears of each partition taken, to schedule its catching up. */
     PartitionOwnership(SubscriptionContext ctx, OrderedScripts scripts, SafeListener listener,
                        Consumer<OwnedPartition> acquired, long commandTimeoutMillis) {
@@ -89,6 +110,8 @@ final class PartitionOwnership implements Runnable {
         this.validNanos = TimeUnit.MILLISECONDS.toNanos(leaseMillis - leaseMillis / 5);
         this.staleAfterMillis = 2 * tick(ctx.options().leaseTime()).toMillis() + STALE_SLACK_MILLIS;
         this.renewals = new PartitionCalls<>("lease renewal", commandTimeoutMillis);
+        this.acquisitions = new LeaseAcquisitions(scripts, leaseMillis, commandTimeoutMillis, acquisitionOutcome);
+        this.releases = new LeaseReleases(ctx, scripts, listener, commandTimeoutMillis);
         this.waitMillis = Math.min(commandTimeoutMillis, tick(ctx.options().leaseTime()).toMillis() / 4);
         this.ownedGauge = listener.meters().ownedPartitions(ctx.topic(), ctx.group(), ctx.consumer(), owned::size);
     }
@@ -100,8 +123,8 @@ final class PartitionOwnership implements Runnable {
     }
 
     /**
-     * One tick. The leases are renewed first, so that nothing slower (the member list, the owners, a hand-over
-     * waiting for its acks) delays them.
+     * One tick. The leases are renewed first, so that nothing slower (the member list, the owners) delays them;
+     * hand-overs and acquisitions are sent without waiting for more than {@link #waitMillis}.
      */
     @Override
     public void run() {
@@ -109,6 +132,7 @@ final class PartitionOwnership implements Runnable {
             return;
         }
         renewals.finishDone(renewalOutcome); // answers that came after their tick stopped waiting
+        acquisitions.finishDone();
         owned.values().forEach(this::renew);
         renewals.awaitAll(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMillis), renewalOutcome);
         if (closing) {
@@ -126,16 +150,20 @@ final class PartitionOwnership implements Runnable {
         }
         lostRunning.values().removeIf(p -> !p.isRunning());
         for (int n : target) {
-            if (!owned.containsKey(n) && !lostRunning.containsKey(n) && !closing) {
-                acquire(n);
+            if (!owned.containsKey(n) && !lostRunning.containsKey(n) && !releases.inFlight(n)
+                    && !acquisitions.inFlight(n) && !closing) {
+                acquisitions.send(n, ctx.name(n));
             }
         }
+        acquisitions.awaitAll(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMillis));
     }
 
     /**
      * A close begins: no lease is taken any more, the partitions no handler runs on are handed over at once, the
      * others as soon as their step ends, and this consumer leaves the members, so that the others take them at
-     * their next tick instead of after the whole drain. The leases still held are renewed until {@link #leave}.
+     * their next tick instead of after the whole drain. The leases still held are renewed until {@link #leave}. It
+     * leaves once the releases are answered, so that the others find those partitions free, or after
+     * {@link #waitMillis} (a release to a stalled master is not waited for).
      */
     void closing() {
         closing = true;
@@ -143,6 +171,7 @@ final class PartitionOwnership implements Runnable {
             p.requestHandOver();
             handOverIfIdle(p);
         }
+        releases.awaitAll(waitMillis);
         try {
             scripts.members(ctx.topic(), 0, 0, commandTimeoutMillis);
         } catch (RuntimeException e) {
@@ -159,7 +188,7 @@ final class PartitionOwnership implements Runnable {
             return; // the last renewal is still unanswered: its master stalls
         }
         long sent = System.nanoTime();
-        renewals.send(p.number, () -> scripts.renewAsync(p.name, p.holder, leaseMillis)
+        renewals.send(p.number, () -> scripts.renew(p.name, p.holder, leaseMillis)
                 .thenApply(held -> new Renewed(p, sent, held)));
     }
 
@@ -176,35 +205,23 @@ final class PartitionOwnership implements Runnable {
         }
     }
 
-    private void acquire(int n) {
-        String name = ctx.name(n);
-        long sent = System.nanoTime();
-        String holder;
-        try {
-            holder = scripts.acquire(name, leaseMillis);
-        } catch (RuntimeException e) {
-            // The reply may be what was lost: if the lease is this consumer's, it is held, not free for another.
-            listener.onLoopError("taking the lease of " + name + " for " + ctx.describe(), e);
-            holder = ownLeaseIfAny(name);
+    /**
+     * The lease of {@code partition} was taken by a call sent at {@code a.sent()}. Taken while this consumer closes,
+     * it is handed over at once (checked after it is owned: {@link #closing} hands over what is owned after it set
+     * the flag).
+     */
+    private void taken(int partition, LeaseAcquisitions.Answer a) {
+        OwnedPartition p = new OwnedPartition(partition, a.name(), a.holder(), a.sent() + validNanos,
+                commandTimeoutMillis);
+        owned.put(partition, p);
+        listener.meters().leaseChanged(ctx.topic(), ctx.group(), "acquired");
+        log.debug("{}: owns partition {} ({})", ctx.describe(), partition, a.holder());
+        if (closing || leaving) {
+            p.requestHandOver();
+            handOverIfIdle(p);
+            return;
         }
-        if (holder != null) {
-            OwnedPartition p = new OwnedPartition(n, name, holder, sent + validNanos, commandTimeoutMillis);
-            owned.put(n, p);
-            listener.meters().leaseChanged(ctx.topic(), ctx.group(), "acquired");
-            log.debug("{}: owns partition {} ({})", ctx.describe(), n, holder);
-            acquired.accept(p);
-        }
-    }
-
-    /** The lease's value when this consumer holds it, else null (also when Redis does not answer). */
-    private String ownLeaseIfAny(String name) {
-        try {
-            String holder = scripts.holder(name);
-            LeaseValue lease = LeaseValue.parse(holder);
-            return lease != null && ctx.consumer().equals(lease.consumer()) ? holder : null;
-        } catch (RuntimeException e) {
-            return null;
-        }
+        acquired.accept(p);
     }
 
     /** A fenced call was refused, or the lease could not be renewed: the partition is another's now. */
@@ -223,24 +240,7 @@ final class PartitionOwnership implements Runnable {
     /** Hands the partition over if no runner is in a step on it; called again when the step ends. */
     void handOverIfIdle(OwnedPartition p) {
         if (p.handOverRequested() && p.endIfIdle() && owned.remove(p.number, p)) {
-            release(p);
-        }
-    }
-
-    /** Waits for its acks on the way (so that they land before the lease goes), then releases the lease. */
-    private void release(OwnedPartition p) {
-        try {
-            p.acks.awaitAll();
-        } catch (Exception e) {
-            log.debug("{}: an ack of partition {} failed before its release; the next owner runs the entry again",
-                    ctx.describe(), p.number, e);
-        }
-        try {
-            scripts.renew(p.name, p.holder, 0);
-            listener.meters().leaseChanged(ctx.topic(), ctx.group(), "released");
-            log.debug("{}: handed over partition {}", ctx.describe(), p.number);
-        } catch (RuntimeException e) {
-            listener.onLoopError("releasing the lease of " + p.name + " for " + ctx.describe(), e);
+            releases.release(p);
         }
     }
 
@@ -253,7 +253,8 @@ final class PartitionOwnership implements Runnable {
      * Leaves the group: ends every partition, releases the leases and the membership, so that the others take
      * the partitions over at their next tick. A partition whose handler still runs (close gave up waiting for
      * it) keeps its lease until it expires, one lease time at most: the next owner does not start beside it
-     * sooner, and its ack is refused after that.
+     * sooner, and its ack is refused after that. Called once the tick's thread ended: the acquisitions still on their
+     * way are awaited (their deadlines), and a lease they took is released too.
      */
     void leave() {
         leaving = true;
@@ -262,9 +263,11 @@ final class PartitionOwnership implements Runnable {
             p.end();
             owned.remove(p.number, p);
             if (!stillRunning) {
-                release(p);
+                releases.release(p);
             }
         }
+        acquisitions.awaitAll(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(commandTimeoutMillis));
+        releases.awaitAll(2 * commandTimeoutMillis);
         try {
             scripts.members(ctx.topic(), 0, 0, commandTimeoutMillis);
         } catch (RuntimeException e) {

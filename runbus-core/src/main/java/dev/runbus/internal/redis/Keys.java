@@ -16,8 +16,8 @@ package dev.runbus.internal.redis;
  *                                     "{dead letter id}:token" -> token of the call that replayed it
  * {prefix}:{name}:dead:call:{token}   string, expires: what one dead-letter move did (dead letter id or
  *                                     "trimmed"), so that the same call sent again answers the same
- * {prefix}:{name}:lease:{group}       string, expires: "{fencing token} {consumer} {acquired, epoch ms}"
- *                                     in an ordered group
+ * {prefix}:{name}:lease:{group}       string, expires: "{fencing token} {consumer} {acquired, epoch ms}
+ *                                     {acquisition id}" in an ordered group
  * {prefix}:{name}:fence:{group}       counter: the last fencing token handed out for the partition
  * {prefix}:{name}:started:{group}     string: the entry whose handler started last, in an ordered group
  * {prefix}:{name}:retry-at:{group}    the head entry waiting for a retry, in an ordered group
