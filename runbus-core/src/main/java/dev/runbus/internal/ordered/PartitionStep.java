@@ -10,7 +10,6 @@ import dev.runbus.internal.consume.HandlerGate;
 import dev.runbus.internal.consume.OutcomePolicy;
 import dev.runbus.internal.consume.ReadLoop;
 import dev.runbus.internal.consume.SubscriptionContext;
-import dev.runbus.internal.redis.Calls;
 import dev.runbus.internal.redis.Entry;
 import dev.runbus.internal.redis.Keys;
 import dev.runbus.internal.redis.WireFormat;
@@ -296,12 +295,25 @@ final class PartitionStep {
      * claims, which keeps it before any later claim; awaited for an entry delivered before or claimed (taken over,
      * retried, caught up on after a crash), the one a crash loop would be made of: a record lost with a process that
      * died at once leaves a claimed entry at its first delivery, and it must not be lost again.
+     *
+     * <p>A record that times out or fails is reported and the handler starts all the same: a record that timed out
+     * may still run, and a start that never happened must not be counted by the next catching up (a step given up
+     * here would leave the record armed and count one). A record not made only lets the entry run once more.
      */
     private void recordStart(OwnedPartition p, Entry e) throws OrderedScripts.Fenced {
         CompletableFuture<Long> sent = scripts.started(p.name, p.holder, e.streamId());
         if (e.deliveries() > 1 || !e.fresh()) {
-            Long r = Calls.await("recording the start of " + e.streamId() + " on " + p.name, sent,
-                    p.acks.timeoutMillis());
+            Long r;
+            try {
+                r = sent.get(p.acks.timeoutMillis(), TimeUnit.MILLISECONDS);
+            } catch (InterruptedException interrupted) {
+                Thread.currentThread().interrupt(); // kept for the runner, which clears it after the handler
+                return;
+            } catch (ExecutionException | TimeoutException notAnswered) {
+                listener.onLoopError("recording the start of " + e.streamId() + " on " + p.name + " of "
+                        + ctx.describe(), notAnswered);
+                return;
+            }
             if (r != null && r < 0) {
                 throw new OrderedScripts.Fenced(p.name);
             }
