@@ -229,6 +229,34 @@ class OrderedConsumptionTest {
         assertThat(target().redis().xlen(key(p, "dead"))).isZero();
     }
 
+    /**
+     * A previous owner started twelve entries (the last one's start is in the record; the acks of the others never
+     * landed). The new owner catches up in pages of five: each of the twelve counts that start, also those on the
+     * pages after the new owner's own handlers started (their records overwrite the previous owner's).
+     */
+    @Test
+    void aNewOwnerCatchingUpOverSeveralPages_countsEveryStartOfThePreviousOwner() {
+        int partitions = 1;
+        Publisher pub = bus(partitions).publisher();
+        List<String> ids = new ArrayList<>();
+        for (int n = 1; n <= 12; n++) {
+            ids.add(pub.publish(topic, seq("k", n)));
+        }
+        target().redis().xgroupCreate(io.lettuce.core.XReadArgs.StreamOffset.from(key(0, "stream"), "0"), "g");
+        assertThat(target().redis().xreadgroup(io.lettuce.core.Consumer.from("g", "ghost"),
+                io.lettuce.core.XReadArgs.Builder.count(12), io.lettuce.core.XReadArgs.StreamOffset.lastConsumed(
+                        key(0, "stream")))).hasSize(12);
+        target().redis().set(key(0, "started:g"), ids.get(11));
+
+        Map<Integer, Long> deliveries = new ConcurrentHashMap<>();
+        bus(partitions).subscribe(topic, "g", "b", d -> deliveries.put(Integer.parseInt(keyAndSeq(d)[1]),
+                d.deliveryCount()), ordered().batchSize(5).concurrency(1).build());
+        Wait.until("b handled all", Duration.ofSeconds(20), () -> deliveries.size() == 12 && pending(0, "g") == 0);
+        for (int n = 1; n <= 12; n++) {
+            assertThat(deliveries.get(n)).as("deliveries of %d (all: %s)", n, deliveries).isEqualTo(2);
+        }
+    }
+
     @Test
     void aNewOwnerFinishesThePreviousOwnersPendingEntriesInOrderFirst() throws Exception {
         int partitions = 1;

@@ -91,8 +91,26 @@ for _, p in ipairs(pending) do
   end
 end
 -- The record is spent once this claim reached its id, or found nothing more pending: a later page or
--- claim must not count the same start again.
-if upto and (not last or last == started or not counts(last) or #entries + #trimmed < count) then
+-- claim must not count the same start again. A full page that stops short of it counts the rest up to it
+-- now, and spends it too: once this owner's handlers start on the page, its own starts overwrite the record,
+-- and the next page would count nothing of what the previous owner started (entries claimed early here are
+-- claimed again by the next page, with JUSTID, their count kept).
+if upto and last and last ~= started and counts(last) and #entries + #trimmed >= count then
+  local from = '(' .. last
+  while true do
+    local rest = redis.call('XPENDING', stream, group, from, started, 1000)
+    for _, p in ipairs(rest) do
+      if #redis.call('XRANGE', stream, p[1], p[1]) > 0 then -- a deleted one is left for its page to report
+        redis.call('XCLAIM', stream, group, consumer, 0, p[1])
+      end
+    end
+    if #rest < 1000 then
+      break
+    end
+    from = '(' .. rest[#rest][1]
+  end
+  redis.call('SET', KEYS[3], '=' .. started)
+elseif upto and (not last or last == started or not counts(last) or #entries + #trimmed < count) then
   redis.call('SET', KEYS[3], '=' .. started)
 end
 return {entries, trimmed, last}
