@@ -226,6 +226,44 @@ class OrderedRedisFaultsTest {
         assertThat(runsAt).hasSize(1);
     }
 
+    /**
+     * As above, but Redis refuses the retry record's write (over {@code maxmemory}, which refuses every script that
+     * may grow memory, while the owner's acks and renewals go on): the owner writes it again once Redis takes writes,
+     * and hands the partition over only then, so the next owner still waits. Before, the next owner found no record
+     * and retried at once.
+     */
+    @Test
+    void aRetryWhoseRecordWasRefused_stillWaitsForItsBackoff_whenItsPartitionChangesOwner() throws Exception {
+        long delay = 8000;
+        List<String> errors = new CopyOnWriteArrayList<>();
+        Bus bus = bus(redis.uri(), 1, Duration.ofSeconds(2), new BusListener() {
+            @Override
+            public void onLoopError(String loop, Throwable error) {
+                errors.add(loop);
+            }
+        });
+        AtomicLong failedAt = new AtomicLong();
+        List<Long> runsAt = new CopyOnWriteArrayList<>();
+        SubscribeOptions options = ordered().leaseTime(Duration.ofSeconds(3))
+                .retryPolicy(RetryPolicy.fixed(Duration.ofMillis(delay))).build();
+        Subscription a = subscribe(bus, "a", d -> {
+            redis.redis().configSet("maxmemory", "1"); // the retry record's write, next, is refused
+            failedAt.set(System.nanoTime());
+            throw new IllegalStateException("fails on a");
+        }, options);
+        bus.publisher().publish(TOPIC, seq("k", 1));
+        Wait.until("a's retry record refused", Duration.ofSeconds(20),
+                () -> errors.stream().anyMatch(e -> e.startsWith("recording the retry")));
+        redis.redis().configSet("maxmemory", "0");
+        a.close(); // hands the partition over while its entry waits for the retry
+
+        subscribe(bus(1, Duration.ofSeconds(2)), "b", d -> runsAt.add(System.nanoTime()), options);
+        Wait.until("b ran the retry", Duration.ofSeconds(30), () -> !runsAt.isEmpty());
+        assertThat(TimeUnit.NANOSECONDS.toMillis(runsAt.get(0) - failedAt.get()))
+                .as("ms from the failure to the retry on the next owner").isGreaterThanOrEqualTo(delay);
+        assertThat(runsAt).hasSize(1);
+    }
+
     @Test
     void aMemberThatStoppedRenewing_isGivenNoPartitionOfAnOwnerThatLeft() throws Exception {
         int partitions = 4;

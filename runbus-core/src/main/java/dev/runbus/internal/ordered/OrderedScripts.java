@@ -229,4 +229,11 @@ final class OrderedScripts {
                 args(holder, streamId, Math.max(1, delayMillis)));
         return r == 1;
     }
+
+    /** {@link #retryAt} without waiting: the reply is 1, or -1 when fenced off. */
+    CompletableFuture<Long> retryAtAsync(String name, String holder, String streamId, long delayMillis) {
+        return calls.runAsync(RETRY_AT, async, ScriptOutputType.INTEGER,
+                new String[] {keys.lease(name, group), keys.retryAt(name, group)},
+                args(holder, streamId, Math.max(1, delayMillis)));
+    }
 }

@@ -43,6 +43,13 @@ final class OwnedPartition {
     final AckWindow acks;
     private volatile long validUntilNanos;
     private volatile boolean handOverRequested;
+    /**
+     * Until when (System.nanoTime) the head waits for a retry whose record Redis could not be told; 0 when none is
+     * owed. A next owner would find no record and retry at once, so the partition is not handed over meanwhile.
+     */
+    private volatile long retryOwedUntil;
+    /** The entry whose retry record is owed. */
+    private volatile String retryOwedFor;
 
     // Guarded by this.
     private final ArrayDeque<Entry> entries = new ArrayDeque<>();
@@ -238,9 +245,39 @@ final class OwnedPartition {
         return handOverRequested;
     }
 
-    /** Ends it unless a runner is in a step; returns whether it ended (now or before). */
+    /** The retry of {@code streamId}, the head, due at {@code dueNanos}, is not recorded in Redis: {@link #retryOwed}. */
+    void oweRetryRecord(String streamId, long dueNanos) {
+        retryOwedFor = streamId;
+        retryOwedUntil = dueNanos;
+    }
+
+    /** The entry whose retry record is owed, when {@link #retryOwed}. */
+    String retryOwedFor() {
+        return retryOwedFor;
+    }
+
+    /** Until when (System.nanoTime) the owed retry waits. */
+    long retryOwedUntil() {
+        return retryOwedUntil;
+    }
+
+    /** The retry record owed is written, or no longer needed. */
+    void retryRecorded() {
+        retryOwedUntil = 0;
+    }
+
+    /** Whether the head waits for a retry that Redis does not know of yet, and its delay has not passed. */
+    boolean retryOwed() {
+        long until = retryOwedUntil;
+        return until != 0 && System.nanoTime() - until < 0;
+    }
+
+    /**
+     * Ends it unless a runner is in a step or a retry record is owed (a next owner would retry at once); returns
+     * whether it ended (now or before).
+     */
     synchronized boolean endIfIdle() {
-        if (running) {
+        if (running || (!ended && retryOwed())) {
             return false;
         }
         end();

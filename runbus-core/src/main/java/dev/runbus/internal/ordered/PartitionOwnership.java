@@ -244,6 +244,28 @@ final class PartitionOwnership implements Runnable {
         }
     }
 
+    /**
+     * Writes the retry record a partition owes (its periodic write had not succeeded yet), once, before its lease is
+     * released; true when nothing is owed any more.
+     */
+    private boolean writeOwedRetry(OwnedPartition p) {
+        if (!p.retryOwed()) {
+            return true;
+        }
+        long left = TimeUnit.NANOSECONDS.toMillis(p.retryOwedUntil() - System.nanoTime());
+        try {
+            if (left > 0) {
+                scripts.retryAt(p.name, p.holder, p.retryOwedFor(), left); // false: fenced off, another's partition
+            }
+            p.retryRecorded();
+            return true;
+        } catch (RuntimeException failed) {
+            listener.onLoopError("recording the retry of " + p.retryOwedFor() + " on " + p.name + " of "
+                    + ctx.describe(), failed);
+            return false;
+        }
+    }
+
     /** The partitions owned now. */
     List<OwnedPartition> owned() {
         return new ArrayList<>(owned.values());
@@ -253,16 +275,18 @@ final class PartitionOwnership implements Runnable {
      * Leaves the group: ends every partition, releases the leases and the membership, so that the others take
      * the partitions over at their next tick. A partition whose handler still runs (close gave up waiting for
      * it) keeps its lease until it expires, one lease time at most: the next owner does not start beside it
-     * sooner, and its ack is refused after that. Called once the tick's thread ended: the acquisitions still on their
-     * way are awaited (their deadlines), and a lease they took is released too.
+     * sooner, and its ack is refused after that. So does a partition whose head waits for a retry that Redis could
+     * not be told of (its record is owed): the next owner, finding no record, would retry at once. Called once the
+     * tick's thread ended: the acquisitions still on their way are awaited (their deadlines), and a lease they took is
+     * released too.
      */
     void leave() {
         leaving = true;
         for (OwnedPartition p : owned()) {
-            boolean stillRunning = p.isRunning();
+            boolean keepLease = p.isRunning() || !writeOwedRetry(p);
             p.end();
             owned.remove(p.number, p);
-            if (!stillRunning) {
+            if (!keepLease) {
                 releases.release(p);
             }
         }

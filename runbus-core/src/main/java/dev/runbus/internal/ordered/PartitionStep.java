@@ -44,6 +44,8 @@ final class PartitionStep {
 
     private static final Logger log = LoggerFactory.getLogger(PartitionStep.class);
     private static final long PAUSE_AFTER_ERROR_MILLIS = 1000;
+    /** How long an owed retry record waits before it is written again. */
+    private static final long REWRITE_PAUSE_MILLIS = 200;
 
     /** What a step needs besides the partition. */
     record Parts(SubscriptionContext ctx, Handler handler, OrderedScripts scripts, DeadLetterMover deadLetters,
@@ -321,20 +323,55 @@ final class PartitionStep {
     }
 
     /**
-     * Records the retry's due time in Redis. If Redis cannot be told, this owner still waits its delay; only a
-     * hand-over meanwhile could retry sooner (docs/architecture.md).
+     * Records the retry's due time in Redis. If Redis cannot be told, this owner still waits its delay, keeps the
+     * partition (a voluntary hand-over waits) and writes the record again until it is written or the delay passed:
+     * a next owner without it would retry at once. Only a death of this owner meanwhile could retry sooner
+     * (docs/architecture.md).
      */
     private void recordRetry(OwnedPartition p, Entry e, long delayMillis) throws OrderedScripts.Fenced {
+        long due = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(delayMillis);
         boolean held;
         try {
             held = scripts.retryAt(p.name, p.holder, e.streamId(), delayMillis);
         } catch (RuntimeException failed) {
             listener.onLoopError("recording the retry of " + e.streamId() + " on " + p.name + " of " + ctx.describe(),
                     failed);
+            p.oweRetryRecord(e.streamId(), due);
+            rewriteRetry(p, e.streamId(), due);
             return;
         }
         if (!held) {
             throw new OrderedScripts.Fenced(p.name);
+        }
+    }
+
+    /** Writes an owed retry record again after a pause, without holding a thread, until written or no longer due. */
+    private void rewriteRetry(OwnedPartition p, String streamId, long due) {
+        try {
+            timer.schedule(() -> {
+                long left = TimeUnit.NANOSECONDS.toMillis(due - System.nanoTime());
+                if (p.isEnded() || left <= 0) {
+                    p.retryRecorded();
+                    ownership.handOverIfIdle(p);
+                    return;
+                }
+                CompletableFuture<Long> sent;
+                try {
+                    sent = scripts.retryAtAsync(p.name, p.holder, streamId, left);
+                } catch (RuntimeException failed) {
+                    sent = CompletableFuture.failedFuture(failed);
+                }
+                sent.whenComplete((r, failed) -> {
+                    if (failed != null) {
+                        rewriteRetry(p, streamId, due);
+                    } else {
+                        p.retryRecorded(); // written, or fenced off: the partition is another's now
+                        ownership.handOverIfIdle(p);
+                    }
+                });
+            }, REWRITE_PAUSE_MILLIS, TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException closing) {
+            p.retryRecorded(); // the subscription is closing: nothing left to keep the partition for
         }
     }
 
