@@ -57,7 +57,7 @@ public final class RedisSubscription extends BusSubscription {
         this.readLoop = new ReadLoop(ctx, reader, bus.scripts(), bus.groups(), readSlots,
                 dispatcher, listener, this::startReclaimer, bus.commandTimeoutMillis());
         this.reclaimer = new Reclaimer(ctx, bus.scripts(), reclaimSlots, dispatcher, inFlight, listener,
-                bus.commandTimeoutMillis());
+                bus.commandTimeoutMillis(), this::reclaimSoon);
         this.reclaimLoop = new PeriodicLoop("runbus-reclaim-" + ctx.describe(), o.claimInterval(), reclaimer,
                 listener);
         this.keepAliveLoop = new PeriodicLoop("runbus-keepalive-" + ctx.describe(), o.keepAliveInterval(),
@@ -100,6 +100,11 @@ public final class RedisSubscription extends BusSubscription {
                 reclaimLoop.start();
             }
         });
+    }
+
+    /** A claim the reclaimer left in flight was answered: its entries are handed on now, not at the next round. */
+    private void reclaimSoon() {
+        reclaimLoop.runSoon();
     }
 
     @Override
