@@ -117,4 +117,29 @@ class FaultFixturesTest {
             }
         }
     }
+
+    @Test
+    void proxy_holdsTheRepliesOfTheConnectionThatSentACommand_whichRunsMeanwhile() {
+        RedisTarget redis = RedisTarget.local();
+        String key = "fixtures-" + java.util.UUID.randomUUID();
+        try (TcpProxy proxy = TcpProxy.before(redis.uri())) {
+            RedisClient client = RedisClient.create();
+            try (StatefulRedisConnection<String, String> held = connect(client, proxy.uri(), Duration.ofSeconds(5));
+                 StatefulRedisConnection<String, String> other = connect(client, proxy.uri(), Duration.ofSeconds(5))) {
+                proxy.holdRepliesFrom(command -> command.get(0).equals("INCR"));
+                var reply = held.async().incr(key);
+                Wait.until("the command ran", Duration.ofSeconds(10), () -> "1".equals(redis.redis().get(key)));
+                assertThat(other.sync().ping()).as("another connection").isEqualTo("PONG");
+                assertThat(other.sync().incr(key)).as("the same command on another connection, not held").isEqualTo(2);
+                assertThat(reply.isDone()).as("the held reply").isFalse();
+                assertThat(proxy.matchedCommands()).isEqualTo(2);
+                proxy.releaseReplies();
+                Wait.until("the held reply", Duration.ofSeconds(10), reply::isDone);
+                assertThat(held.sync().incr(key)).isEqualTo(3);
+            } finally {
+                client.shutdown();
+                redis.redis().del(key);
+            }
+        }
+    }
 }

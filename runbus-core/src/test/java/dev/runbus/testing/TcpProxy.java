@@ -8,14 +8,19 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Predicate;
 
 /**
  * A loopback TCP proxy between a client under test and a real server, to make network faults on demand:
  * hold all traffic ({@link #pause()}), forward requests but lose the replies ({@link #swallowReplies}), from now or
- * from the first request that names a given key ({@link #swallowRepliesFrom}), or cut every connection
+ * from the first request that names a given key ({@link #swallowRepliesFrom}), hold the replies of the connection
+ * that sent a given command ({@link #holdRepliesFrom}), or cut every connection
  * ({@link #dropConnections()}). The server stays real; only the wire misbehaves.
  */
 public final class TcpProxy implements AutoCloseable {
@@ -24,12 +29,18 @@ public final class TcpProxy implements AutoCloseable {
     private final int targetPort;
     private final ServerSocket server;
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
+    private final List<Connection> connections = new CopyOnWriteArrayList<>();
     private final Object gate = new Object();
     private volatile boolean paused;
     private volatile boolean swallowReplies;
     /** Bytes whose first appearance in a request turns {@link #swallowReplies} on; null when none is awaited. */
     private volatile byte[] swallowFrom;
     private volatile boolean closed;
+    /** The commands counted, and whose connection's replies are held from the first one on; null when none are. */
+    private volatile Predicate<List<String>> holdFrom;
+    /** Whether the next command matching {@link #holdFrom} holds its connection's replies. */
+    private final AtomicBoolean armed = new AtomicBoolean();
+    private final AtomicInteger matched = new AtomicInteger();
 
     private TcpProxy(String targetHost, int targetPort) throws IOException {
         this.targetHost = targetHost;
@@ -90,6 +101,34 @@ public final class TcpProxy implements AutoCloseable {
         swallowFrom = marker.getBytes(StandardCharsets.UTF_8);
     }
 
+    /**
+     * Holds the replies of the connection that sends the first command matching {@code command} (its arguments, the
+     * command's name first) from that command's reply on, until {@link #releaseReplies()}: the command runs on the
+     * server, its answer comes late. Requests still pass, on every connection. {@link #matchedCommands()} counts the
+     * commands matching from now on, after the release too.
+     */
+    public void holdRepliesFrom(Predicate<List<String>> command) {
+        matched.set(0);
+        holdFrom = command;
+        armed.set(true);
+    }
+
+    /** Lets the held replies through; nothing is held any more. */
+    public void releaseReplies() {
+        synchronized (gate) {
+            armed.set(false);
+            for (Connection c : connections) {
+                c.holdingReplies = false;
+            }
+            gate.notifyAll();
+        }
+    }
+
+    /** How many commands matched the one given to {@link #holdRepliesFrom} since (held or not). */
+    public int matchedCommands() {
+        return matched.get();
+    }
+
     /** Closes every open connection; new ones are accepted as before. */
     public void dropConnections() {
         for (Socket s : sockets) {
@@ -126,8 +165,10 @@ public final class TcpProxy implements AutoCloseable {
                 upstream.setTcpNoDelay(true);
                 sockets.add(client);
                 sockets.add(upstream);
-                pump(client, upstream, false);
-                pump(upstream, client, true);
+                Connection connection = new Connection();
+                connections.add(connection);
+                pump(client, upstream, connection, false);
+                pump(upstream, client, connection, true);
             } catch (IOException e) {
                 if (!closed) {
                     continue; // one failed accept; keep serving
@@ -136,7 +177,7 @@ public final class TcpProxy implements AutoCloseable {
         }
     }
 
-    private void pump(Socket from, Socket to, boolean replies) {
+    private void pump(Socket from, Socket to, Connection connection, boolean replies) {
         Thread t = new Thread(() -> {
             byte[] buf = new byte[16 * 1024];
             byte[] seen = new byte[0]; // the request bytes still to look for the marker in: this read and a tail
@@ -144,8 +185,13 @@ public final class TcpProxy implements AutoCloseable {
                 int n;
                 while ((n = in.read(buf)) >= 0) {
                     awaitResume();
-                    if (replies && swallowReplies) {
-                        continue;
+                    if (replies) {
+                        awaitRepliesReleased(connection);
+                        if (swallowReplies) {
+                            continue;
+                        }
+                    } else {
+                        connection.requests.add(buf, n).forEach(command -> matchCommand(connection, command));
                     }
                     byte[] marker = swallowFrom;
                     if (!replies && marker != null) {
@@ -165,6 +211,7 @@ public final class TcpProxy implements AutoCloseable {
                 closeQuietly(to);
                 sockets.remove(from);
                 sockets.remove(to);
+                connections.remove(connection);
             }
         }, "tcp-proxy-" + (replies ? "reply" : "request") + "-" + port());
         t.setDaemon(true);
@@ -188,11 +235,109 @@ public final class TcpProxy implements AutoCloseable {
         return false;
     }
 
+    /** Before the command is passed on: its reply cannot have come yet. */
+    private void matchCommand(Connection connection, List<String> command) {
+        Predicate<List<String>> hold = holdFrom;
+        if (hold != null && hold.test(command)) {
+            matched.incrementAndGet();
+            if (armed.compareAndSet(true, false)) {
+                connection.holdingReplies = true;
+            }
+        }
+    }
+
     private void awaitResume() throws InterruptedException {
         synchronized (gate) {
             while (paused && !closed) {
                 gate.wait();
             }
+        }
+    }
+
+    private void awaitRepliesReleased(Connection connection) throws InterruptedException {
+        synchronized (gate) {
+            while (connection.holdingReplies && !closed) {
+                gate.wait();
+            }
+        }
+    }
+
+    /** One client connection: the commands it sent, and whether its replies are held. */
+    private static final class Connection {
+        final Requests requests = new Requests();
+        volatile boolean holdingReplies;
+    }
+
+    /**
+     * The commands of a connection's requests, cut out of its bytes as they pass: RESP arrays of bulk strings, which
+     * is how a client sends every command. A chunk may end inside a command; the rest comes with the next one.
+     */
+    private static final class Requests {
+        private byte[] pending = new byte[0];
+        private boolean lost;
+
+        /** The commands complete once {@code n} more bytes came. */
+        List<List<String>> add(byte[] buf, int n) {
+            if (lost) {
+                return List.of();
+            }
+            byte[] all = Arrays.copyOf(pending, pending.length + n);
+            System.arraycopy(buf, 0, all, pending.length, n);
+            List<List<String>> commands = new ArrayList<>();
+            int at = 0;
+            try {
+                for (int[] end = {0}; ; ) {
+                    List<String> command = command(all, at, end);
+                    if (command == null) {
+                        break;
+                    }
+                    commands.add(command);
+                    at = end[0];
+                }
+            } catch (RuntimeException notResp) {
+                lost = true; // not a client speaking RESP arrays: nothing is matched on this connection
+                return commands;
+            }
+            pending = Arrays.copyOfRange(all, at, all.length);
+            return commands;
+        }
+
+        /** The command starting at {@code at}, its end put in {@code end[0]}; null when it is not complete yet. */
+        private static List<String> command(byte[] b, int at, int[] end) {
+            int[] pos = {at};
+            Long count = number(b, pos, '*');
+            if (count == null) {
+                return null;
+            }
+            List<String> args = new ArrayList<>();
+            for (long i = 0; i < count; i++) {
+                Long length = number(b, pos, '$');
+                if (length == null || pos[0] + length + 2 > b.length) {
+                    return null;
+                }
+                args.add(new String(b, pos[0], length.intValue(), StandardCharsets.ISO_8859_1));
+                pos[0] += length.intValue() + 2;
+            }
+            end[0] = pos[0];
+            return args;
+        }
+
+        /** The number after {@code type} up to CRLF at {@code pos[0]}, which moves past it; null when incomplete. */
+        private static Long number(byte[] b, int[] pos, char type) {
+            if (pos[0] >= b.length) {
+                return null;
+            }
+            if (b[pos[0]] != type) {
+                throw new IllegalStateException("expected '" + type + "' at " + pos[0]);
+            }
+            for (int i = pos[0] + 1; i + 1 < b.length; i++) {
+                if (b[i] == '\r' && b[i + 1] == '\n') {
+                    long n = Long.parseLong(new String(b, pos[0] + 1, i - pos[0] - 1, StandardCharsets.US_ASCII));
+                    pos[0] = i + 2;
+                    return n;
+                }
+            }
+            return null;
         }
     }
 

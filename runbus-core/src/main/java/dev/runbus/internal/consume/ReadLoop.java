@@ -34,6 +34,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Blocking reads use a connection of their own, so they never delay the acks and scripts that share the
  * bus's connection; {@link #close()} ends a blocked read at once with CLIENT UNBLOCK.
+ *
+ * <p>The answer of a read the reader left in flight (a stalled cluster master) is handed on as soon as the loop sees
+ * it, at every turn (at least every 100 ms while it waits for room), beyond the room if need be (its entries were
+ * delivered to this consumer already): those of its entries still this consumer's once renewed ({@link LateAnswers}).
  */
 public final class ReadLoop implements AutoCloseable {
 
@@ -48,6 +52,7 @@ public final class ReadLoop implements AutoCloseable {
     private final Dispatcher dispatcher;
     private final SafeListener listener;
     private final long commandTimeoutMillis;
+    private final LateAnswers lateAnswers;
     private final Thread thread;
     /** The partition of each stream key, for the entries of a read over all of them. */
     private final Map<String, Integer> partitionOfStream = new HashMap<>();
@@ -67,6 +72,7 @@ public final class ReadLoop implements AutoCloseable {
         this.dispatcher = dispatcher;
         this.listener = listener;
         this.commandTimeoutMillis = commandTimeoutMillis;
+        this.lateAnswers = new LateAnswers(ctx, scripts, listener);
         this.thread = new Thread(this::run, "runbus-read-" + ctx.describe());
         this.thread.setDaemon(true);
         for (int p = 0; p < ctx.streamKeys().size(); p++) {
@@ -92,6 +98,7 @@ public final class ReadLoop implements AutoCloseable {
     private void run() {
         int batchSize = ctx.options().batchSize();
         while (!closed) {
+            handOnLateAnswers();
             List<Integer> readable = startup.readable();
             startup.step(readable.isEmpty());
             if (readable.isEmpty() || closed) {
@@ -120,13 +127,30 @@ public final class ReadLoop implements AutoCloseable {
             }
             backoff.reset();
             slots.release(room - entries.size());
-            slots.overdraw(entries.size() - room); // a late answer of a stalled read can bring more than the room
             dispatcher.accept(entries, slots, sentAt);
         }
     }
 
+    /**
+     * Hands on the entries of reads answered after the reader stopped waiting for them, so that they are held and kept
+     * alive from now on, each taking a slot whether free or not.
+     */
+    private void handOnLateAnswers() {
+        for (StreamReader.LateAnswer answer : reader.takeLateAnswers()) {
+            if (answer.entries().isEmpty()) {
+                continue;
+            }
+            // Not as fresh entries: a first start written without the script is judged by how long ago the entry was
+            // held (StartRecorder), and these were delivered earlier than that.
+            List<Entry> entries = entries(answer.entries(), false);
+            List<Entry> ours = lateAnswers.renew("read", entries.get(0).partition(), entries);
+            slots.overdraw(ours.size());
+            dispatcher.accept(ours, slots);
+        }
+    }
+
     private List<Entry> readNew(int room, List<Integer> readable) {
-        // The reader returns at most `room` entries (besides late answers of stalled reads). One command over n
+        // The reader returns at most `room` entries (late answers of stalled reads come apart). One command over n
         // streams bounds each by room / n, so it needs room for one per stream: with less room than streams, only
         // `room` of them are read, starting one further every time so that none is left behind. A reader that reads
         // in turn takes them all.
@@ -139,9 +163,17 @@ public final class ReadLoop implements AutoCloseable {
         rotation = (rotation + streams) % n;
         List<StreamMessage<String, byte[]>> read = reader.readGroup(Consumer.from(ctx.group(), ctx.consumer()),
                 room, ctx.options().blockTime(), keys);
+        return entries(read, true);
+    }
+
+    /**
+     * Entries read as new ({@code >}): their first delivery. {@code fresh}: whether their first start may be written
+     * without the script ({@link Entry#fresh}).
+     */
+    private List<Entry> entries(List<StreamMessage<String, byte[]>> read, boolean fresh) {
         List<Entry> entries = new ArrayList<>(read.size());
         for (StreamMessage<String, byte[]> m : read) {
-            entries.add(new Entry(partitionOfStream.get(m.getStream()), m.getId(), m.getBody(), 1, "", true));
+            entries.add(new Entry(partitionOfStream.get(m.getStream()), m.getId(), m.getBody(), 1, "", fresh));
         }
         return entries;
     }

@@ -38,9 +38,9 @@ import java.util.function.Supplier;
  *
  * <p>Reads in turn are isolated per stream (docs/architecture.md, rule 14): a read that gets no answer within
  * {@value #STALL_MILLIS} ms (its master stalled) is not awaited but left in flight, and its stream skipped, while the
- * other streams are read on; when it answers, its entries are handed on with the next read (beyond the room, if
- * need be: they were delivered to this consumer already), and when it gets no answer within the command timeout it
- * is given up and reported. So a stopped master holds back only its own partitions.
+ * other streams are read on; when it answers, a wait for new entries ends and its entries are taken by
+ * {@link #takeLateAnswers} (the read loop looks at least every time it looks for room), and when it gets no answer
+ * within the command timeout it is given up and reported. So a stopped master holds back only its own partitions.
  */
 final class ClusterStreamReader extends StreamReader {
 
@@ -72,8 +72,12 @@ final class ClusterStreamReader extends StreamReader {
     /** XREADs of {@link #awaitNew} left in flight, by stream (the reading thread only). */
     private final Map<String, RedisFuture<List<StreamMessage<String, byte[]>>>> peeking = new java.util.HashMap<>();
 
-    /** A read in turn that got no answer in time: awaited no more, handed on when it answers. */
+    /** A read in turn that got no answer in time: awaited no more, taken by {@link #takeLateAnswers} when it answers. */
     private record Parked(RedisFuture<List<StreamMessage<String, byte[]>>> reply, Master master, long deadlineNanos) {
+
+        boolean answered() {
+            return reply.isDone() && !reply.toCompletableFuture().isCompletedExceptionally();
+        }
     }
 
     /** A read in turn that got no answer within the command timeout: its master stalled, the topology may be right. */
@@ -202,7 +206,7 @@ final class ClusterStreamReader extends StreamReader {
      */
     private List<StreamMessage<String, byte[]>> readInTurn(Consumer<String> consumer, int room, List<String> streams) {
         List<StreamMessage<String, byte[]>> out = new ArrayList<>();
-        RuntimeException lateFailure = collectParked(out); // thrown below if nothing else came
+        RuntimeException lateFailure = giveUpParked(); // thrown below if nothing else came
         int n = streams.size();
         int first = (streams.indexOf(lastFilled) + 1) % n; // 0 when none filled it yet, or it is not asked for
         RuntimeException failure = null;
@@ -248,7 +252,7 @@ final class ClusterStreamReader extends StreamReader {
 
     /**
      * The reply of a read in turn, awaited {@value #STALL_MILLIS} ms at most; null when it did not come by then: the
-     * read is then left in flight ({@link #collectParked}).
+     * read is then left in flight ({@link #takeLateAnswers}, {@link #giveUpParked}).
      */
     private List<StreamMessage<String, byte[]>> awaitOrPark(RedisFuture<List<StreamMessage<String, byte[]>>> reply,
                                                             String stream, Master master) {
@@ -273,20 +277,40 @@ final class ClusterStreamReader extends StreamReader {
         }
     }
 
+    @Override
+    public List<LateAnswer> takeLateAnswers() {
+        List<LateAnswer> answers = new ArrayList<>();
+        for (var it = parked.values().iterator(); it.hasNext(); ) {
+            Parked p = it.next();
+            if (p.answered()) {
+                it.remove();
+                stalled.remove(p.master());
+                answers.add(new LateAnswer(p.reply().toCompletableFuture().join()));
+            }
+        }
+        return answers;
+    }
+
+    /** Whether a read left in flight answered and waits for {@link #takeLateAnswers}. */
+    private boolean lateAnswerWaits() {
+        return parked.values().stream().anyMatch(Parked::answered);
+    }
+
     /**
-     * Adds the entries of the reads left in flight that answered since; gives up those past the command timeout or
-     * whose slot moved to another master. Returns the first such failure, or null.
+     * Gives up the reads left in flight that failed, are past the command timeout or whose slot moved to another
+     * master; those answered are left to {@link #takeLateAnswers}. Returns the first failure, or null.
      */
-    private RuntimeException collectParked(List<StreamMessage<String, byte[]>> out) {
+    private RuntimeException giveUpParked() {
         RuntimeException failure = null;
         for (var it = parked.entrySet().iterator(); it.hasNext(); ) {
             Map.Entry<String, Parked> e = it.next();
             Parked p = e.getValue();
             RuntimeException failed = null;
-            if (p.reply().isDone()) {
+            if (p.answered()) {
+                continue;
+            } else if (p.reply().isDone()) {
                 try {
-                    out.addAll(p.reply().get());
-                    stalled.remove(p.master());
+                    p.reply().get();
                 } catch (ExecutionException x) {
                     failed = x.getCause() instanceof RedisCommandTimeoutException ? new Stalled("reading " + e.getKey()
                             + " from " + p.master() + " failed: " + x.getCause().getMessage())
@@ -436,7 +460,7 @@ final class ClusterStreamReader extends StreamReader {
         try {
             while (true) {
                 List<StreamMessage<String, byte[]>> got = read.get();
-                if (!got.isEmpty() || woken || System.nanoTime() >= deadline) {
+                if (!got.isEmpty() || woken || lateAnswerWaits() || System.nanoTime() >= deadline) {
                     woken = false; // a wake ends one wait: the one in progress, or else the next
                     return got;
                 }
@@ -480,7 +504,7 @@ final class ClusterStreamReader extends StreamReader {
     public void reset() {
         blocked = null;
         clientIds.clear();
-        // parked reads are kept: their entries were delivered to this consumer, and are handed on when they answer
+        // parked reads are kept: their entries were delivered to this consumer, and are taken when they answer
     }
 
     @Override

@@ -10,7 +10,8 @@ import java.util.Map;
  * @param streamId      its id in that stream (never partition-qualified)
  * @param previousOwner the consumer that held it before this delivery; "" when unknown or new
  * @param fresh         read as new ({@code XREADGROUP ... >}): never delivered before, so the pending list counts this
- *                      delivery as its first; false for entries re-read, claimed or taken back
+ *                      delivery as its first; false for entries re-read, claimed or taken back, and for those of a
+ *                      read answered late, which this consumer holds later than their delivery
  */
 public record Entry(int partition, String streamId, Map<String, byte[]> fields, long deliveries, String previousOwner,
                     boolean fresh) {

@@ -29,17 +29,36 @@ public final class PartitionCalls<T> {
         void failed(int partition, Throwable error);
     }
 
-    private record Call<T>(CompletableFuture<T> reply, long deadlineNanos) {
+    private static final class Call<T> {
+        final CompletableFuture<T> reply;
+        final long deadlineNanos;
+        /** Whether {@link #onLateAnswer} waits for its answer. */
+        boolean watched;
+
+        Call(CompletableFuture<T> reply, long deadlineNanos) {
+            this.reply = reply;
+            this.deadlineNanos = deadlineNanos;
+        }
     }
 
     private final Map<Integer, Call<T>> calls = new HashMap<>();
     private final long timeoutNanos;
     private final String what;
+    private final Runnable onLateAnswer;
 
     /** {@code what} names the calls in errors ("keep-alive"). */
     public PartitionCalls(String what, long timeoutMillis) {
+        this(what, timeoutMillis, null);
+    }
+
+    /**
+     * Like {@link #PartitionCalls(String, long)}; {@code onLateAnswer} is run (on any thread) when a call left in flight
+     * by {@link #await} is answered, so that the loop can hand the answer over at once instead of at its next round.
+     */
+    public PartitionCalls(String what, long timeoutMillis, Runnable onLateAnswer) {
         this.what = what;
         this.timeoutNanos = TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+        this.onLateAnswer = onLateAnswer;
     }
 
     /** Whether a call of {@code partition} is in flight (answered but not handled yet counts). */
@@ -75,16 +94,30 @@ public final class PartitionCalls<T> {
             c.reply.get(Math.max(0, until - System.nanoTime()), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
             if (System.nanoTime() - c.deadlineNanos < 0) {
+                watch(c);
                 return false;
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+            watch(c);
             return false;
         } catch (ExecutionException | RuntimeException e) {
             // handled below, from the reply
         }
         finish(partition, c, outcome);
         return true;
+    }
+
+    /** Runs {@link #onLateAnswer} when {@code c} is answered: at once if it was answered since the wait gave up. */
+    private void watch(Call<T> c) {
+        if (onLateAnswer != null && !c.watched) {
+            c.watched = true;
+            c.reply.whenComplete((value, failure) -> {
+                if (failure == null) {
+                    onLateAnswer.run();
+                }
+            });
+        }
     }
 
     /**

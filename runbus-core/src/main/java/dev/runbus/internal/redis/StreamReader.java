@@ -56,6 +56,18 @@ public abstract class StreamReader implements AutoCloseable {
      */
     public abstract boolean readsInTurn();
 
+    /** The answer of a read that the reader stopped waiting for, which came later: entries of one stream. */
+    public record LateAnswer(List<StreamMessage<String, byte[]>> entries) {
+    }
+
+    /**
+     * Takes the answers of reads left in flight that came since the last call, which {@link #readGroup} does not
+     * return (the reading thread only). A reader that waits for every answer has none.
+     */
+    public List<LateAnswer> takeLateAnswers() {
+        return List.of();
+    }
+
     /** Ends a blocked read or wait at once; any thread. */
     public abstract void unblock();
 
