@@ -46,11 +46,19 @@ import org.slf4j.LoggerFactory;
  * not a cluster, see {@link BusServices#writesInCallOrder}); otherwise it waits until the record is answered (then
  * it has run, a copy re-sent after a reconnect included). The wait holds no thread: the ids wait in their lane, by
  * record, and enter the queue together when it is answered, so that they still leave in one XACK.
+ *
+ * <p>Whoever acks a handled entry is told when its XACK is answered ({@link #ack(int, String, CompletableFuture,
+ * Runnable)}): until then the consumer keeps holding the entry ({@link InFlight#settle}).
  */
 final class Acker implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(Acker.class);
     private static final int MAX_IDS_PER_XACK = 1000;
+    private static final Runnable NOBODY = () -> { };
+
+    /** One entry to ack, and whom to tell once its XACK is answered, failed, or dropped at close. */
+    private record Ack(String id, Runnable answered) {
+    }
 
     private final Scripts scripts;
     private final RedisClusterAsyncCommands<String, byte[]> redis;
@@ -84,13 +92,19 @@ final class Acker implements AutoCloseable {
         this.lanes = List.copyOf(l);
     }
 
+    /** Acknowledges an entry this consumer did not handle (one for another group): no record, nobody to tell. */
     void ack(int partition, String streamId) {
+        ack(partition, new Ack(streamId, NOBODY));
+    }
+
+    private void ack(int partition, Ack ack) {
         if (closed) {
-            log.debug("ack of {} of partition {} after close dropped; it stays pending", streamId, partition);
+            log.debug("ack of {} of partition {} after close dropped; it stays pending", ack.id(), partition);
+            tell(List.of(ack));
             return;
         }
         Lane lane = lanes.get(partition);
-        lane.queue.add(streamId);
+        lane.queue.add(ack);
         lane.sendIfIdle();
     }
 
@@ -99,16 +113,18 @@ final class Acker implements AutoCloseable {
      * this or another handler's thread (never from the client's I/O thread). The ack leaves at once if the record is
      * answered (with a failure too: the client will not send it again), or if it can
      * leave from this thread behind the record: commands reach Redis in the order of the calls and no XACK of the lane
-     * is in flight. Otherwise it waits for the record's reply.
+     * is in flight. Otherwise it waits for the record's reply. {@code answered} runs once the XACK that carried it is
+     * answered or failed, or when the ack is dropped at close.
      */
-    void ack(int partition, String streamId, CompletableFuture<?> startRecorded) {
+    void ack(int partition, String streamId, CompletableFuture<?> startRecorded, Runnable answered) {
+        Ack ack = new Ack(streamId, answered);
         if (startRecorded.isDone()) {
-            ack(partition, streamId);
+            ack(partition, ack);
             return;
         }
         Lane lane = lanes.get(partition);
-        if (!(writesInCallOrder && !closed && lane.sendFromThisThread(streamId))) {
-            lane.afterRecord(streamId, startRecorded);
+        if (!(writesInCallOrder && !closed && lane.sendFromThisThread(ack))) {
+            lane.afterRecord(ack, startRecorded);
         }
     }
 
@@ -168,6 +184,22 @@ final class Acker implements AutoCloseable {
                 log.warn("{} acks of {}/{} not sent before close ({} of them waiting for their start records); those"
                         + " entries stay pending", lane.queue.size() + waiting, lane.stream, group, waiting);
             }
+            List<Ack> dropped = new ArrayList<>();
+            for (Ack ack = lane.queue.poll(); ack != null; ack = lane.queue.poll()) {
+                dropped.add(ack);
+            }
+            tell(dropped);
+        }
+    }
+
+    /** Tells whoever acked these that their XACK is answered (or that they are dropped); each is told. */
+    private static void tell(List<Ack> acks) {
+        for (Ack ack : acks) {
+            try {
+                ack.answered().run();
+            } catch (RuntimeException e) {
+                log.error("telling that the ack of {} is answered failed", ack.id(), e);
+            }
         }
     }
 
@@ -176,10 +208,10 @@ final class Acker implements AutoCloseable {
         final String stream;
         /** The partition's name, for its start record. */
         final String name;
-        final Queue<String> queue = new ConcurrentLinkedQueue<>();
+        final Queue<Ack> queue = new ConcurrentLinkedQueue<>();
         final AtomicBoolean sending = new AtomicBoolean();
-        /** Ids whose start record is not answered yet, by that record's reply; each list is changed only in the map. */
-        final Map<CompletableFuture<?>, List<String>> waiting = new ConcurrentHashMap<>();
+        /** Acks whose start record is not answered yet, by that record's reply; a list is changed only in the map. */
+        final Map<CompletableFuture<?>, List<Ack>> waiting = new ConcurrentHashMap<>();
 
         Lane(String stream, String name) {
             this.stream = stream;
@@ -195,7 +227,7 @@ final class Acker implements AutoCloseable {
          * release; an id added after the release took the list starts a new one, which the check below releases,
          * since the record is answered by then.
          */
-        void afterRecord(String id, CompletableFuture<?> record) {
+        void afterRecord(Ack id, CompletableFuture<?> record) {
             boolean[] first = new boolean[1];
             waiting.compute(record, (r, ids) -> {
                 if (ids == null) {
@@ -221,6 +253,7 @@ final class Acker implements AutoCloseable {
             waiting.computeIfPresent(record, (r, ids) -> {
                 if (closed) {
                     log.debug("{} acks of {} after close dropped; they stay pending", ids.size(), stream);
+                    tell(ids);
                 } else {
                     queue.addAll(ids);
                 }
@@ -235,7 +268,7 @@ final class Acker implements AutoCloseable {
          */
         void sendIfIdle() {
             while (!queue.isEmpty() && sending.compareAndSet(false, true)) {
-                List<String> batch = new ArrayList<>();
+                List<Ack> batch = new ArrayList<>();
                 fill(batch);
                 if (batch.isEmpty()) {
                     sending.set(false);
@@ -251,11 +284,11 @@ final class Acker implements AutoCloseable {
          * Sends {@code id}, with what is queued, from this thread, if no XACK is in flight; false if one is (then
          * nothing is sent, and the id is the caller's again).
          */
-        boolean sendFromThisThread(String id) {
+        boolean sendFromThisThread(Ack id) {
             if (!sending.compareAndSet(false, true)) {
                 return false;
             }
-            List<String> batch = new ArrayList<>();
+            List<Ack> batch = new ArrayList<>();
             batch.add(id);
             fill(batch);
             if (!send(batch)) {
@@ -264,8 +297,8 @@ final class Acker implements AutoCloseable {
             return true;
         }
 
-        private void fill(List<String> batch) {
-            for (String id = batch.size() < MAX_IDS_PER_XACK ? queue.poll() : null; id != null;
+        private void fill(List<Ack> batch) {
+            for (Ack id = batch.size() < MAX_IDS_PER_XACK ? queue.poll() : null; id != null;
                  id = batch.size() < MAX_IDS_PER_XACK ? queue.poll() : null) {
                 batch.add(id);
             }
@@ -275,12 +308,15 @@ final class Acker implements AutoCloseable {
          * Sends {@code batch}, holding {@link #sending}: true once it is on its way (its reply sends what queued
          * meanwhile); false if the send failed at once (reported; {@code sending} is released).
          */
-        private boolean send(List<String> batch) {
+        private boolean send(List<Ack> batch) {
+            List<String> ids = new ArrayList<>(batch.size());
+            batch.forEach(ack -> ids.add(ack.id()));
             CompletableFuture<Long> reply;
             try {
-                reply = scripts.ack(redis, name, group, batch);
+                reply = scripts.ack(redis, name, group, ids);
             } catch (RuntimeException e) {
                 failed(batch.size(), e);
+                tell(batch);
                 sending.set(false);
                 return false;
             }
@@ -290,6 +326,7 @@ final class Acker implements AutoCloseable {
                 } else {
                     listener.meters().acked(topic, group, n.intValue());
                 }
+                tell(batch);
                 sending.set(false);
                 sendIfIdle();
             });

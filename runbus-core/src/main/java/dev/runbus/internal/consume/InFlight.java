@@ -12,6 +12,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * renewed (System.nanoTime). Entries are kept by partition and stream id: stream ids of different partitions
  * can be equal.
  *
+ * <p>A delivery whose handler succeeded is held until its ack is answered ({@link #settle}): the ack may wait for
+ * the entry's start record and for the XACK in flight before it, and meanwhile the entry is kept alive, so that no
+ * other consumer takes it over, and held, so that a claim of this consumer's own reclaimer is not run again.
+ *
  * <p>A hold belongs to one delivery. After a lost claim the same consumer can take the entry back and run it
  * again while the first run still goes on; each run then has its own hold, and whatever one run does with
  * its hold (release it when it settles, renew or drop it in the keep-alive) never touches the other's.
@@ -26,6 +30,8 @@ final class InFlight {
         /** False for an entry acked before its handler runs: there is no claim to keep. */
         private final boolean keptAlive;
         private volatile long renewedAt;
+        /** Set when its delivery's outcome is applied ({@link #settle}); changed under the map's lock of its entry. */
+        private volatile boolean settled;
         /**
          * Answered once the handler start recorded for this delivery has run in Redis (or failed). Nothing may take
          * the entry out of the pending list before the record has run, since that script removes its field (see
@@ -97,6 +103,40 @@ final class InFlight {
     }
 
     /**
+     * Takes the hold for its delivery's outcome: true when it is still held and was not settled before. It stays held
+     * (and kept alive) until {@link #release}, which the caller does once the outcome no longer needs it: when the ack
+     * is answered, at once for the others.
+     */
+    boolean settle(Hold h) {
+        boolean[] taken = new boolean[1];
+        holds.computeIfPresent(h.ref, (ref, held) -> {
+            if (held == h && !h.settled) {
+                h.settled = true;
+                taken[0] = true;
+            }
+            return held;
+        });
+        return taken[0];
+    }
+
+    /**
+     * Lets go of a hold whose entry the keep-alive found no longer this consumer's (claimed by another, or acked).
+     * Returns true when the claim was lost while the delivery ran, so that no outcome of it will be applied: held and
+     * not settled. Settled, its ack was on its way, and may well be what took the entry out of the pending list.
+     */
+    boolean releaseLost(Hold h) {
+        boolean[] running = new boolean[1];
+        holds.computeIfPresent(h.ref, (ref, held) -> {
+            if (held != h) {
+                return held;
+            }
+            running[0] = !h.settled;
+            return null;
+        });
+        return running[0];
+    }
+
+    /**
      * Lets go of any hold of these entries, which were deleted from the stream and acked (Redis 7.0's
      * XAUTOCLAIM drops deleted entries however short their idle time): there is nothing left to keep alive
      * and no outcome left to apply.
@@ -120,7 +160,14 @@ final class InFlight {
         renewed.forEach(h -> h.renewedAt = nanoTime);
     }
 
+    /** The holds of deliveries still being handled: not settled. */
     int size() {
-        return holds.size();
+        int running = 0;
+        for (Hold h : holds.values()) {
+            if (!h.settled) {
+                running++;
+            }
+        }
+        return running;
     }
 }

@@ -12,11 +12,11 @@ import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * Keeps the claim of entries this consumer still holds: every run, the entries whose claim is older than
- * half the keep-alive interval are XCLAIMed to this consumer with JUSTID, which resets their idle time
- * without counting a delivery. So the idle time of a held entry stays below 1.5 keep-alive intervals, which
- * {@link dev.runbus.SubscribeOptions} keeps below {@code minIdle}, however long its handler runs. Short
- * handlers never cost a keep-alive call.
+ * Keeps the claim of entries this consumer still holds (running, or acked and the ack not answered yet): every run,
+ * the entries whose claim is older than half the keep-alive interval are XCLAIMed to this consumer with JUSTID, which
+ * resets their idle time without counting a delivery. So the idle time of a held entry stays below 1.5 keep-alive
+ * intervals, which {@link dev.runbus.SubscribeOptions} keeps below {@code minIdle}, however long its handler runs or
+ * its ack waits. Short handlers never cost a keep-alive call.
  *
  * <p>An entry another consumer took over (claim lost) or that was deleted from the stream (trimmed, acked by
  * the script) is no longer held: its hold is dropped and it is reported. Only the hold this round looked at
@@ -107,8 +107,8 @@ final class KeepAlive implements Runnable {
         List<String> claimLost = new ArrayList<>();
         for (InFlight.Hold h : chunk) {
             if (lost.contains(h.streamId())) {
-                // Entries settled meanwhile are "lost" too (acked); only report those still held.
-                if (inFlight.release(h)) {
+                // Entries acked meanwhile are "lost" too; only report those whose handler still ran.
+                if (inFlight.releaseLost(h)) {
                     claimLost.add(ctx.qualify(partition, h.streamId()));
                 }
             } else if (trimmed.contains(h.streamId())) {

@@ -47,8 +47,10 @@ final class OutcomeApplier {
     }
 
     /**
-     * After the handler: the entry is no longer kept alive, its outcome is applied and its slot is freed (for a
-     * dead letter, once the move is made). Never throws: a failure here leaves the entry pending.
+     * After the handler: its outcome is applied, its slot is freed (for a dead letter, once the move is made) and its
+     * hold released: for an ack once the ack is answered (until then the entry is kept alive, and a claim of it by this
+     * consumer's reclaimer is not run again), for the others at once. Never throws: a failure here leaves the entry
+     * pending.
      *
      * <p>No outcome is applied when this delivery's hold was gone: its claim was lost (the keep-alive reported
      * it) or the entry was deleted. The entry is then another delivery's, possibly a newer one of this very
@@ -56,16 +58,19 @@ final class OutcomeApplier {
      */
     void settle(HeldDelivery h, Throwable failure, long startedNanos, boolean ranAlone) {
         Delivery d = h.delivery();
-        boolean stillHeld = inFlight.release(h.hold());
+        boolean stillHeld = inFlight.settle(h.hold());
         boolean slotHandedOver = false;
         try {
             if (!stillHeld) {
                 log.debug("{}: {} was no longer held by this delivery when its handler ended; no outcome applied",
                         ctx.describe(), d.streamId());
-            } else if (!stopped.getAsBoolean()) {
+            } else if (stopped.getAsBoolean()) {
+                inFlight.release(h.hold());
+            } else {
                 slotHandedOver = finish(h, failure, startedNanos, ranAlone);
             }
         } catch (Throwable unexpected) {
+            inFlight.release(h.hold());
             log.error("{}: failure while finishing {}; it stays pending", ctx.describe(), d.streamId(), unexpected);
         } finally {
             if (!slotHandedOver) {
@@ -75,15 +80,16 @@ final class OutcomeApplier {
     }
 
     /**
-     * Applies the one decision of {@link OutcomePolicy#afterHandler}. Returns true when the entry's slot went
-     * with a dead-letter move or a reschedule, which releases it. The ack of an entry that ran alone is awaited
-     * ({@link Acker#ackAwaited}).
+     * Applies the one decision of {@link OutcomePolicy#afterHandler} and releases the hold (an ack's when it is
+     * answered). Returns true when the entry's slot went with a dead-letter move or a reschedule, which releases it.
+     * The ack of an entry that ran alone is awaited ({@link Acker#ackAwaited}).
      */
     private boolean finish(HeldDelivery h, Throwable failure, long startedNanos, boolean ranAlone) {
         Delivery d = h.delivery();
         InFlight.Hold entry = h.hold();
         long nanos = System.nanoTime() - startedNanos;
         if (ctx.options().ackMode() == AckMode.BEFORE_WORK) {
+            inFlight.release(entry);
             listener.meters().handled(ctx.topic(), ctx.group(), failure == null ? BusMeters.SUCCESS : BusMeters.FAILURE,
                     nanos);
             if (failure != null) {
@@ -93,12 +99,16 @@ final class OutcomeApplier {
         }
         Outcome outcome = policy.afterHandler(d.attempt(), failure);
         listener.meters().handled(ctx.topic(), ctx.group(), BusMeters.outcome(outcome), nanos);
+        if (outcome != Outcome.ACK) {
+            inFlight.release(entry); // a retry must go idle to be taken over; a dead letter's move acks it
+        }
         switch (outcome) {
             case ACK:
                 if (ranAlone) {
                     acker.ackAwaited(entry.partition(), entry.streamId(), entry.startRecorded());
+                    inFlight.release(entry);
                 } else {
-                    acker.ack(entry.partition(), entry.streamId(), entry.startRecorded());
+                    acker.ack(entry.partition(), entry.streamId(), entry.startRecorded(), () -> inFlight.release(entry));
                 }
                 return false;
             case RETRY:

@@ -58,8 +58,8 @@ final class ClusterStreamReader extends StreamReader {
     /** The master a blocking read waits on and the client id there; null when none waits. */
     private volatile Blocked blocked;
     private volatile boolean woken;
-    /** The stream {@link #readInTurn} starts after: the last that filled the room. */
-    private String lastFilled;
+    /** The stream {@link #readInTurn} starts after: the last that brought entries. */
+    private String lastRead;
     /** How long a read in turn is awaited before it is left in flight and its stream skipped. */
     static final long STALL_MILLIS = 200;
     /** Reads in turn left in flight, by stream (the reading thread only). */
@@ -198,20 +198,22 @@ final class ClusterStreamReader extends StreamReader {
     }
 
     /**
-     * Reads the streams one after the other, each with all the room left, starting after the stream that filled
-     * the room last time: a backlog is read {@code room} entries per command, as one command over all streams
-     * reads it on one server, rather than in shares of {@code room / streams}, and every stream gets its turn.
-     * Entries read before a later stream fails are returned, not lost with the failure (they are delivered to
-     * this consumer already).
+     * Reads the streams one after the other, each with all the room, starting after the stream that brought entries
+     * last time, and returns the entries of the first read that brings any: a backlog is read {@code room} entries
+     * per command, as one command over all streams reads it on one server, rather than in shares of
+     * {@code room / streams}, and every stream gets its turn. Entries a read brought are returned before another
+     * read is awaited (up to {@value #STALL_MILLIS} ms each): they are pending under this consumer from the moment
+     * Redis answered, and until the consumer holds them nothing keeps them from going idle past {@code minIdle}
+     * and being claimed and run a second time. Late answers of reads left in flight are returned at once likewise.
      */
     private List<StreamMessage<String, byte[]>> readInTurn(Consumer<String> consumer, int room, List<String> streams) {
         List<StreamMessage<String, byte[]>> out = new ArrayList<>();
         RuntimeException lateFailure = giveUpParked(); // thrown below if nothing else came
         int n = streams.size();
-        int first = (streams.indexOf(lastFilled) + 1) % n; // 0 when none filled it yet, or it is not asked for
+        int first = (streams.indexOf(lastRead) + 1) % n; // 0 when none brought entries yet, or it is not asked for
         RuntimeException failure = null;
         boolean answered = false;
-        for (int i = 0; i < n && out.size() < room; i++) {
+        for (int i = 0; i < n && out.isEmpty(); i++) {
             String stream = streams.get((first + i) % n);
             if (parked.containsKey(stream)) {
                 continue; // its last read is still unanswered
@@ -219,7 +221,7 @@ final class ClusterStreamReader extends StreamReader {
             try {
                 Master master = masterOf(stream);
                 RedisFuture<List<StreamMessage<String, byte[]>>> reply = connection.async().xreadgroup(consumer,
-                        XReadArgs.Builder.count(room - out.size()), XReadArgs.StreamOffset.lastConsumed(stream));
+                        XReadArgs.Builder.count(room), XReadArgs.StreamOffset.lastConsumed(stream));
                 List<StreamMessage<String, byte[]>> got = awaitOrPark(reply, stream, master);
                 if (got == null) {
                     continue; // left in flight: the other streams are read meanwhile
@@ -234,8 +236,8 @@ final class ClusterStreamReader extends StreamReader {
                 }
                 continue;
             }
-            if (out.size() >= room) {
-                lastFilled = stream;
+            if (!out.isEmpty()) {
+                lastRead = stream;
             }
         }
         if (failure != null) {
