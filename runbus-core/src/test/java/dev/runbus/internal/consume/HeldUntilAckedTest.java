@@ -65,7 +65,7 @@ class HeldUntilAckedTest {
                 .minIdle(Duration.ofSeconds(1)).keepAliveInterval(KEEP_ALIVE).build());
         acker = new Acker(scripts, proxied.async(), ctx, 5_000, listener, false);
         dispatcher = new Dispatcher(ctx, d -> calls.incrementAndGet(), null, inFlight, acker, null, null, listener,
-                scripts, 5_000);
+                scripts, 5_000, new HandlerGate());
         dispatcher.start(executor);
     }
 
