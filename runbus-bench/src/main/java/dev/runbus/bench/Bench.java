@@ -136,6 +136,9 @@ public final class Bench {
             case "delay":
                 results.delay = DelayScenario.run(env);
                 break;
+            case "hung-master":
+                results.hungMaster = HungMasterScenario.run(env);
+                break;
             default:
                 throw new IllegalArgumentException(scenario);
         }

@@ -5,7 +5,6 @@ import dev.runbus.BusConfig;
 import dev.runbus.Inspector;
 import dev.runbus.Message;
 import dev.runbus.SubscribeOptions;
-import io.lettuce.core.cluster.SlotHash;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -227,10 +226,9 @@ final class ClusterScenario {
         return checks;
     }
 
-    /** The node that serves {@code key}: master {@code i} of the cluster serves the {@code i}-th share of the slots. */
+    /** The node that serves {@code key}. */
     private static LocalRedis.Node nodeOf(LocalRedis d, String key) {
-        List<LocalRedis.Node> nodes = d.nodes();
-        return nodes.get(SlotHash.getSlot(key) * nodes.size() / SlotHash.SLOT_COUNT);
+        return d.nodes().get(d.masterIndexOf(key));
     }
 
     /** How many of the topic's partitions each master of the cluster serves (one message published, then flushed). */
@@ -240,7 +238,7 @@ final class ClusterScenario {
             bus.publisher().publish(TOPIC, Message.of("bench", new byte[1]));
             int[] counts = new int[MASTERS];
             for (Inspector.PartitionInfo p : bus.inspector().partitions(TOPIC, GROUP)) {
-                counts[SlotHash.getSlot(p.streamKey()) * MASTERS / SlotHash.SLOT_COUNT]++;
+                counts[cluster.masterIndexOf(p.streamKey())]++;
             }
             List<Integer> out = new ArrayList<>();
             for (int c : counts) {

@@ -4,6 +4,7 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.cluster.SlotHash;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.file.Files;
@@ -32,6 +33,8 @@ final class LocalRedis implements AutoCloseable {
 
     private static final Duration READY_TIMEOUT = Duration.ofSeconds(30);
     private static final int SLOTS = 16384;
+    /** The cluster's {@code cluster-node-timeout}: how long a master may not answer before the others mark it failed. */
+    static final long NODE_TIMEOUT_MILLIS = 5000;
 
     /** One redis-server process, and the benchmark's own connection to it once it answers. */
     static final class Node {
@@ -60,6 +63,29 @@ final class LocalRedis implements AutoCloseable {
 
         Path dir() {
             return dir;
+        }
+
+        /** Stops the process (SIGSTOP): its connections stay open, its commands get no answer until {@link #resume}. */
+        void pause() {
+            signal("STOP");
+        }
+
+        void resume() {
+            signal("CONT");
+        }
+
+        private void signal(String name) {
+            try {
+                Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(process.pid())).start();
+                if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+                    throw new IllegalStateException("kill -" + name + " " + process.pid() + " failed");
+                }
+            } catch (IOException e) {
+                throw new IllegalStateException("cannot signal the redis-server on port " + port, e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while signalling the redis-server on port " + port, e);
+            }
         }
 
         /** Runs commands on this node over the benchmark's own connection to it (Redis counts them like any other). */
@@ -92,11 +118,18 @@ final class LocalRedis implements AutoCloseable {
 
     /** A cluster of {@code masters} masters, no replicas, every slot served. */
     static LocalRedis cluster(int masters) {
+        return cluster(masters, new String[0]);
+    }
+
+    /** {@link #cluster(int)} with more {@code redis-server} arguments for every node. */
+    static LocalRedis cluster(int masters, String... extra) {
         LocalRedis redis = new LocalRedis(true);
         try {
             for (int i = 0; i < masters; i++) {
-                redis.nodes.add(redis.launch("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-                        "--cluster-node-timeout", "5000"));
+                List<String> args = new ArrayList<>(List.of("--cluster-enabled", "yes", "--cluster-config-file",
+                        "nodes.conf", "--cluster-node-timeout", Long.toString(NODE_TIMEOUT_MILLIS)));
+                args.addAll(List.of(extra));
+                redis.nodes.add(redis.launch(args.toArray(new String[0])));
             }
             redis.join();
             return redis;
@@ -141,15 +174,33 @@ final class LocalRedis implements AutoCloseable {
             }
             nodes.get(i).call(redis -> redis.clusterAddSlots(slots));
         }
+        awaitHealthy();
+    }
+
+    /**
+     * Waits until every node reports {@code cluster_state:ok}, knows every other node and flags none of them as failing
+     * (after a master stopped past the node timeout, until the others clear its FAIL flag).
+     */
+    void awaitHealthy() {
         long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
         while (!nodes.stream().allMatch(n -> n.call(RedisCommands::clusterInfo).contains("cluster_state:ok")
-                && n.call(RedisCommands::clusterNodes).lines().count() == nodes.size())) {
+                && healthyView(n.call(RedisCommands::clusterNodes)))) {
             if (System.nanoTime() > deadline) {
                 throw new IllegalStateException("the local cluster on ports " + ports() + " did not reach"
-                        + " cluster_state:ok within " + READY_TIMEOUT.toSeconds() + " s");
+                        + " cluster_state:ok with every node healthy within " + READY_TIMEOUT.toSeconds() + " s");
             }
             Env.sleep(50);
         }
+    }
+
+    private boolean healthyView(String clusterNodes) {
+        return clusterNodes.lines().count() == nodes.size()
+                && clusterNodes.lines().noneMatch(l -> l.contains("fail") || l.contains("handshake"));
+    }
+
+    /** The index in {@link #nodes} of the master that serves {@code key}: master {@code i} serves the {@code i}-th share of the slots. */
+    int masterIndexOf(String key) {
+        return SlotHash.getSlot(key) * nodes.size() / SLOTS;
     }
 
     /** Deletes every key on every node (they are the benchmark's own servers). */

@@ -63,6 +63,9 @@ final class Report {
         if (r.delay != null) {
             new DelaySection(md).write(r.delay);
         }
+        if (r.hungMaster != null) {
+            new HungMasterSection(md).write(r.hungMaster);
+        }
         failures();
         new MethodSection(md).write(r);
         new Analysis(md).write(r);

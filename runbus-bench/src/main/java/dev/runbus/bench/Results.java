@@ -39,6 +39,8 @@ final class Results implements Serializable {
     ClusterScenario.Result cluster;
     /** Null in results saved before the delay scenario existed. */
     DelayScenario.Result delay;
+    /** Null in results saved before the hung-master scenario existed. */
+    HungMasterScenario.Result hungMaster;
     /** Scenario name → why it could not be measured. */
     final Map<String, String> failures = new LinkedHashMap<>();
 

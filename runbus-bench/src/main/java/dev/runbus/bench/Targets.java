@@ -26,6 +26,9 @@ final class Targets {
     /** runbus's runs per second against the set-based PostgreSQL reference of the same writes. */
     static final double RUNS_VS_REFERENCE = 0.6;
 
+    /** A hung master's neighbours: their partitions' throughput during and after the stop, against before. */
+    static final double HUNG_MASTER_PACE = 0.9;
+
     private Targets() {
     }
 
@@ -72,6 +75,9 @@ final class Targets {
         }
         if (r.delay != null) {
             delay(out, r.delay);
+        }
+        if (r.hungMaster != null) {
+            hungMaster(out, r.hungMaster);
         }
         return out;
     }
@@ -183,6 +189,35 @@ final class Targets {
                 + " ms)", Verdict.atMost(p99, DELAY_P99_LIMIT_MS)));
         out.add(new Check("delayed delivery: no entry delivered before it is due", x.early() + " early",
                 p99.isEmpty() ? Verdict.NOT_MEASURED : x.early() == 0 ? Verdict.MET : Verdict.MISSED));
+    }
+
+    private static void hungMaster(List<Check> out, HungMasterScenario.Result x) {
+        for (String mode : HungMasterScenario.MODES) {
+            int rounds = x.rounds(mode).size();
+            if (rounds == 0) {
+                continue;
+            }
+            Stats.Summary during = Stats.of(x.values(mode, HungMasterScenario.Round::duringRatio));
+            Stats.Summary after = Stats.of(x.values(mode, HungMasterScenario.Round::afterRatio));
+            out.add(new Check("one master hung, " + mode + ": the other masters' partitions keep ≥ "
+                    + Fmt.ratio(HUNG_MASTER_PACE) + " of their throughput during the stop and after (every round)",
+                    "during " + Fmt.summary(during, Fmt::ratio) + ", after " + Fmt.summary(after, Fmt::ratio),
+                    worse(Verdict.everyRound(during, rounds, true, HUNG_MASTER_PACE),
+                            Verdict.everyRound(after, rounds, true, HUNG_MASTER_PACE))));
+            Stats.Summary twice = Stats.of(x.values(mode, HungMasterScenario.Round::twiceHealthy));
+            List<Double> endToEnd = x.values(mode, r -> r.endToEnd() ? 1 : 0);
+            out.add(new Check("one master hung, " + mode + ": 0 entries of the other masters' partitions run twice,"
+                    + " every published entry handled (every round)", Fmt.rounds(x.values(mode,
+                    HungMasterScenario.Round::twiceHealthy), v -> Double.isNaN(v) ? "—" : String.format(Locale.ROOT,
+                    "%.0f", v)) + " run twice; every entry handled in " + endToEnd.stream().filter(v -> v == 1).count()
+                    + " of " + rounds, worse(Verdict.everyRound(twice, rounds, false, 0),
+                    Verdict.everyRound(Stats.of(endToEnd), rounds, true, 1))));
+        }
+    }
+
+    /** The worse of two verdicts of one target. */
+    private static Verdict worse(Verdict a, Verdict b) {
+        return a.ordinal() >= b.ordinal() ? a : b;
     }
 
     /** Redis used_memory growth from the first quarter to the end, per round. */

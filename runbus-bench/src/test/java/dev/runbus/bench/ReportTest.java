@@ -130,6 +130,40 @@ class ReportTest {
         });
     }
 
+    private static HungMasterScenario.Round hung(double during, int twiceDuring, int twiceAfter, long unhandled) {
+        return new HungMasterScenario.Round(3.5, 2_000, during, 2_000, during * 0.9, 250, 2_000, 2_000, 2_000, 0.5, 6,
+                0, twiceDuring, twiceAfter, 4, 0, 120_000, unhandled, 0, 10, 0, 3);
+    }
+
+    @Test
+    void hungMasterSectionGivesEachRoundAndChecksPaceAndRunsTwiceInEveryRound() {
+        Results r = results();
+        r.hungMaster = new HungMasterScenario.Result(3, 6, 500, 8, 15_000, 5_000, 10_000,
+                List.of(hung(2_000, 0, 0, 0), hung(1_900, 0, 0, 0)),
+                List.of(hung(2_000, 0, 0, 0), hung(1_200, 2, 1, 3)));
+        String md = new Report(r, Map.of()).render();
+        assertThat(md).contains("## 10. One hung master");
+        assertThat(md).contains("| **during ÷ before** | **0.98× (0.95×–1.00×)** | **0.80× (0.60×–1.00×)** |");
+        assertThat(md).contains("| **healthy entries run twice, per round** (the second run during the stop + after it)"
+                + " | 0 + 0, 0 + 0 | 0 + 0, 2 + 1 |");
+        assertThat(md).contains("| every published entry handled, nothing left pending, per round | yes, yes |"
+                + " yes, 3 unhandled, 0 pending |");
+        List<Targets.Check> checks = Targets.evaluate(r);
+        assertThat(checks).anySatisfy(c -> {
+            assertThat(c.target()).startsWith("one master hung, unordered: the other masters' partitions keep ≥ 0.90×");
+            assertThat(c.verdict()).isEqualTo(Verdict.MET);
+        });
+        assertThat(checks).anySatisfy(c -> {
+            assertThat(c.target()).startsWith("one master hung, ordered: the other masters' partitions keep ≥ 0.90×");
+            assertThat(c.verdict()).isEqualTo(Verdict.MISSED); // one round at 0.60×
+        });
+        assertThat(checks).anySatisfy(c -> {
+            assertThat(c.target()).startsWith("one master hung, ordered: 0 entries");
+            assertThat(c.measured()).isEqualTo("0, 3 run twice; every entry handled in 1 of 2");
+            assertThat(c.verdict()).isEqualTo(Verdict.MISSED);
+        });
+    }
+
     @Test
     void resultsWithoutTheDelayScenarioRenderWithoutItsSection() {
         String md = new Report(results(), Map.of()).render();

@@ -120,7 +120,9 @@ final class OrderedReadLoop implements AutoCloseable {
      * their last ids (which takes nothing) until one has. The reads are sent together and awaited
      * {@value #READ_WAIT_MILLIS} ms: a read its master has not answered by then stays in flight, its partition is
      * skipped until the answer comes (handled then, for the generation it was sent for) or its deadline passes, and
-     * the others go on (docs/architecture.md, rule 14: one stalled master holds back only its own partitions).
+     * the others go on (docs/architecture.md, rule 14: one stalled master holds back only its own partitions). Each
+     * round waits for the reads it sent, not again for one an earlier round left in flight, which would cost every
+     * round that long and bound the others' reads to a batch per {@value #READ_WAIT_MILLIS} ms.
      */
     private void read(List<Readable> readable, int batch) {
         long now = System.nanoTime();
@@ -135,7 +137,7 @@ final class OrderedReadLoop implements AutoCloseable {
         }
         Map<String, String> lastIds = new HashMap<>();
         boolean[] any = {false};
-        calls.awaitAll(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(READ_WAIT_MILLIS),
+        calls.awaitRound(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(READ_WAIT_MILLIS),
                 new PartitionCalls.Outcome<>() {
                     @Override
                     public void answered(int partition, List<Object> reply) {

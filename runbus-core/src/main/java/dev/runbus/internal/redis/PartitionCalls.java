@@ -29,19 +29,24 @@ public final class PartitionCalls<T> {
         void failed(int partition, Throwable error);
     }
 
+    /** A call in flight; {@code round}: the {@link #awaitRound} round it was sent in. */
     private static final class Call<T> {
         final CompletableFuture<T> reply;
         final long deadlineNanos;
+        final long round;
         /** Whether {@link #onLateAnswer} waits for its answer. */
         boolean watched;
 
-        Call(CompletableFuture<T> reply, long deadlineNanos) {
+        Call(CompletableFuture<T> reply, long deadlineNanos, long round) {
             this.reply = reply;
             this.deadlineNanos = deadlineNanos;
+            this.round = round;
         }
     }
 
     private final Map<Integer, Call<T>> calls = new HashMap<>();
+    /** The round of {@link #awaitRound} that calls sent now belong to. */
+    private long round;
     private final long timeoutNanos;
     private final String what;
     private final Runnable onLateAnswer;
@@ -77,7 +82,7 @@ public final class PartitionCalls<T> {
         } catch (RuntimeException e) {
             reply = CompletableFuture.failedFuture(e);
         }
-        calls.put(partition, new Call<>(reply, System.nanoTime() + timeoutNanos));
+        calls.put(partition, new Call<>(reply, System.nanoTime() + timeoutNanos, round));
     }
 
     /**
@@ -127,6 +132,50 @@ public final class PartitionCalls<T> {
     public void awaitAll(long untilNanos, Outcome<T> outcome) {
         for (int partition : new ArrayList<>(calls.keySet())) {
             await(partition, untilNanos - System.nanoTime(), outcome);
+        }
+    }
+
+    /**
+     * The wait of a loop that sends its calls in rounds: waits until the calls sent since the last round are answered
+     * or {@code untilNanos} passed, or, when none was sent, until one call in flight is; then hands over every call
+     * answered, failed or past its deadline. A call an earlier round left in flight is not waited for again: its
+     * master stalls, and waiting for it every round would hold up the others' partitions as long each round.
+     */
+    public void awaitRound(long untilNanos, Outcome<T> outcome) {
+        long current = round++;
+        List<Integer> sent = new ArrayList<>();
+        calls.forEach((partition, c) -> {
+            if (c.round == current) {
+                sent.add(partition);
+            }
+        });
+        if (sent.isEmpty()) {
+            awaitAny(untilNanos);
+        }
+        for (int partition : sent) {
+            await(partition, untilNanos - System.nanoTime(), outcome);
+        }
+        finishDone(outcome);
+    }
+
+    /** Waits until one call in flight is done or past its deadline, or {@code untilNanos} passed. */
+    private void awaitAny(long untilNanos) {
+        if (calls.isEmpty()) {
+            return;
+        }
+        long until = untilNanos;
+        CompletableFuture<?>[] replies = new CompletableFuture<?>[calls.size()];
+        int i = 0;
+        for (Call<T> c : calls.values()) {
+            replies[i++] = c.reply;
+            until = c.deadlineNanos - until < 0 ? c.deadlineNanos : until;
+        }
+        try {
+            CompletableFuture.anyOf(replies).get(Math.max(0, until - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException | RuntimeException e) {
+            // handed over by the caller, from each reply
         }
     }
 

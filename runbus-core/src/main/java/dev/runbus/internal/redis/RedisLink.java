@@ -364,8 +364,13 @@ public abstract class RedisLink implements AutoCloseable {
      * meets MOVED, ASK, a slot nobody serves or a node that keeps refusing connections (a dead master).
      */
     private static final class Cluster extends RedisLink {
+        /** The least time between two topology refreshes that a failure asks for, Lettuce's and the readers'. */
+        private static final Duration REFRESH_AT_MOST_EVERY = Duration.ofMillis(500);
+
         private final RedisClusterClient client;
         private StatefulRedisClusterConnection<String, byte[]> connection;
+        /** The readers' refreshes, one link's together: at most one on its way, and one per interval. */
+        private final TopologyRefresh readersRefresh;
 
         Cluster(ClientResources resources, RedisUris.Target target, SslOptions ssl) {
             super(resources, target);
@@ -379,7 +384,7 @@ public abstract class RedisLink implements AutoCloseable {
                     .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
                             .enablePeriodicRefresh(Duration.ofSeconds(5))
                             .enableAllAdaptiveRefreshTriggers()
-                            .adaptiveRefreshTriggersTimeout(Duration.ofMillis(500))
+                            .adaptiveRefreshTriggersTimeout(REFRESH_AT_MOST_EVERY)
                             .refreshTriggersReconnectAttempts(2)
                             .build())
                     // A node the cluster has agreed is failed (or that has no address) leaves the topology, so its
@@ -388,6 +393,8 @@ public abstract class RedisLink implements AutoCloseable {
                     .nodeFilter(node -> !node.is(RedisClusterNode.NodeFlag.FAIL)
                             && !node.is(RedisClusterNode.NodeFlag.NOADDR))
                     .build());
+            this.readersRefresh = new TopologyRefresh(client::refreshPartitionsAsync, REFRESH_AT_MOST_EVERY.toNanos(),
+                    System::nanoTime);
         }
 
         @Override
@@ -422,8 +429,9 @@ public abstract class RedisLink implements AutoCloseable {
             StatefulRedisClusterConnection<String, byte[]> c = client.connect(CODEC);
             c.setTimeout(timeout);
             // Asked without waiting: a refresh asks every node, and one that stopped answering would hold up the
-            // reader for its connect timeout (docs/architecture.md, rule 14).
-            return new ClusterStreamReader(c, connection, client::refreshPartitionsAsync,
+            // reader for its connect timeout (docs/architecture.md, rule 14). Coalesced: a reader asks after every
+            // failed read, which is every read while a master is marked failed without a replacement.
+            return new ClusterStreamReader(c, connection, readersRefresh,
                     target.seeds().get(0).getTimeout());
         }
 

@@ -49,6 +49,36 @@ class PartitionCallsTest {
         assertThat(calls.inFlight(0)).isFalse();
     }
 
+    /**
+     * A loop that sends in rounds (the ordered read loop) waits for what each round sent: a call an earlier round left
+     * in flight (its master stalls) is handed over when it answers, never waited for again, or every round would cost
+     * the whole wait and the other partitions' calls would go out that much less often.
+     */
+    @Test
+    void aRoundWaitsForItsOwnCallsNotAgainForOneAnEarlierRoundLeftInFlight() {
+        PartitionCalls<String> calls = new PartitionCalls<>("test call", 600_000);
+        CompletableFuture<String> stalled = new CompletableFuture<>();
+        calls.send(0, () -> stalled);
+        calls.send(1, () -> CompletableFuture.completedFuture("first"));
+        calls.awaitRound(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(50), record);
+        assertThat(outcomes).containsExactly("1 answered first");
+
+        // The next round, asked to wait up to five minutes: it sent one call, which is answered, so it returns at once.
+        calls.send(1, () -> CompletableFuture.completedFuture("second"));
+        long started = System.nanoTime();
+        calls.awaitRound(started + TimeUnit.MINUTES.toNanos(5), record);
+
+        assertThat(TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started)).isLessThan(60);
+        assertThat(outcomes).containsExactly("1 answered first", "1 answered second");
+        assertThat(calls.inFlight(0)).isTrue();
+
+        // A round that sent nothing waits for the first answer among those in flight, and hands it over.
+        CompletableFuture.delayedExecutor(100, TimeUnit.MILLISECONDS).execute(() -> stalled.complete("late"));
+        calls.awaitRound(System.nanoTime() + TimeUnit.MINUTES.toNanos(5), record);
+        assertThat(outcomes).containsExactly("1 answered first", "1 answered second", "0 answered late");
+        assertThat(calls.inFlight(0)).isFalse();
+    }
+
     @Test
     void aCallPastItsDeadlineFailsAndIsCancelled() {
         PartitionCalls<String> calls = new PartitionCalls<>("test call", 20);
