@@ -18,6 +18,7 @@ import java.util.Map;
 import java.util.Queue;
 import java.util.TreeMap;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
@@ -340,11 +341,33 @@ public final class Dispatcher {
             return;
         }
         try {
-            starts.record(h);
+            CompletableFuture<?> recordPending = starts.recordOrSetAside(h);
+            if (recordPending != null) {
+                setAside(h, recordPending);
+                return;
+            }
             run(h, turn == BatchCall.ALONE);
         } finally {
             giveBack(turn);
         }
+    }
+
+    /**
+     * An entry whose start record is not answered yet (its partition's master stalls) waits aside, still held and kept
+     * alive, while the runner goes on with other entries; it is queued again once the record is answered or its wait
+     * ran out, and then runs without recording its start again.
+     */
+    private void setAside(HeldDelivery h, CompletableFuture<?> recordPending) {
+        log.debug("{}: {} waits aside for its start record", ctx.describe(), h.delivery().streamId());
+        recordPending.whenComplete((r, e) -> {
+            synchronized (intake) {
+                if (!draining && !stopped) {
+                    queue.add(new Chunk(new ArrayList<>(List.of(h))));
+                    return;
+                }
+            }
+            unhold(List.of(h)); // the close began: it stays pending, for this consumer's next start or a takeover
+        });
     }
 
     private void run(HeldDelivery h, boolean alone) {

@@ -54,6 +54,11 @@ final class InFlight {
             return startRecorded;
         }
 
+        /** Whether a start record was sent for this delivery ({@link #startRecorded} is its reply). */
+        boolean startSent() {
+            return startRecorded != RECORDED;
+        }
+
         void startRecorded(CompletableFuture<?> reply) {
             this.startRecorded = reply;
         }

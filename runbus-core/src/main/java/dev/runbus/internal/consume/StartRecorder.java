@@ -31,6 +31,8 @@ final class StartRecorder {
     private final Scripts scripts;
     private final InFlight inFlight;
     private final SafeListener listener;
+    /** How long a runner waits for a redelivered entry's record before it sets the entry aside and runs others. */
+    static final long SET_ASIDE_MILLIS = 200;
     /** How long a handler waits for the start record of an entry delivered before (Redis's command timeout). */
     private final long recordTimeoutMillis;
     /**
@@ -50,21 +52,68 @@ final class StartRecorder {
     }
 
     /**
-     * Records one handler start on {@code h}, right before its handler. Without waiting for an entry on its first
-     * delivery: a record lost then (the call failed, reported; or the process died before it left) only lets the
-     * entry be delivered once more. An entry delivered before waits for its record (up to the command timeout, then
-     * runs anyway): an entry that kills its process each time it runs is counted, and dead-lettered as abandoned,
-     * instead of coming back forever.
+     * Records one handler start on {@code h}, right before its handler. Without waiting for an entry read as new, on
+     * its first delivery (with the plain HSET or, read too long ago, the script): a record lost then (the call failed,
+     * reported; or the process died before it left) only lets the entry be delivered once more. An entry delivered
+     * before (re-read, claimed, answered late) waits for its record (up to the command timeout, then runs anyway): an
+     * entry that kills its process each time it runs is counted, and dead-lettered as abandoned, instead of coming
+     * back forever.
      */
     void record(HeldDelivery h) {
         if (ctx.options().ackMode() == AckMode.BEFORE_WORK) {
             return;
         }
-        boolean fresh = isFresh(h, System.nanoTime());
-        CompletableFuture<?> reply = send(h.hold().partition(), List.of(h), fresh);
-        if (!fresh) {
+        CompletableFuture<?> reply = send(h.hold().partition(), List.of(h), isFresh(h, System.nanoTime()));
+        if (!h.fresh()) {
             await(reply);
         }
+    }
+
+    /**
+     * {@link #record(HeldDelivery)} for a runner, which must not wait long on one entry while others wait for it (rule 14:
+     * a stalled master holds up its own partitions only). Returns null when the handler may start now; for an entry
+     * delivered before whose record is not answered within {@value #SET_ASIDE_MILLIS} ms, a future that completes
+     * when it is answered, or when the command timeout passed (reported): the runner sets the entry aside, still
+     * held, and runs it then, without recording its start again.
+     */
+    CompletableFuture<?> recordOrSetAside(HeldDelivery h) {
+        if (ctx.options().ackMode() == AckMode.BEFORE_WORK) {
+            return null;
+        }
+        if (h.hold().startSent()) { // set aside before: its record's reply came, or the wait for it ended
+            return null;
+        }
+        CompletableFuture<?> reply = send(h.hold().partition(), List.of(h), isFresh(h, System.nanoTime()));
+        if (h.fresh() || awaitUpTo(reply, SET_ASIDE_MILLIS)) {
+            return null;
+        }
+        return reply.handle((r, failure) -> null)
+                .orTimeout(Math.max(1, recordTimeoutMillis - SET_ASIDE_MILLIS), TimeUnit.MILLISECONDS)
+                .whenComplete((r, timedOut) -> {
+                    if (timedOut != null) {
+                        listener.onLoopError("record handler starts " + ctx.describe(), new TimeoutException(
+                                "no reply to the start record within " + recordTimeoutMillis + " ms"));
+                    }
+                });
+    }
+
+    /** Waits up to {@code millis} for {@code reply}, through an interrupt (kept); true if it came. */
+    private static boolean awaitUpTo(CompletableFuture<?> reply, long millis) {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+        boolean interrupted = false;
+        while (!reply.isDone() && deadline - System.nanoTime() > 0) {
+            try {
+                reply.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                interrupted = true;
+            } catch (ExecutionException | TimeoutException e) {
+                break;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+        return reply.isDone();
     }
 
     /**
@@ -83,7 +132,12 @@ final class StartRecorder {
         }
         List<CompletableFuture<?>> awaited = new ArrayList<>(again.size());
         fresh.forEach((partition, held) -> send(partition, held, true));
-        again.forEach((partition, held) -> awaited.add(send(partition, held, false)));
+        again.forEach((partition, held) -> {
+            CompletableFuture<?> reply = send(partition, held, false);
+            if (held.stream().anyMatch(h -> !h.fresh())) {
+                awaited.add(reply);
+            }
+        });
         if (!awaited.isEmpty()) {
             await(CompletableFuture.allOf(awaited.toArray(new CompletableFuture<?>[0])));
         }
