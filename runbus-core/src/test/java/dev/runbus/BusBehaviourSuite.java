@@ -3,13 +3,13 @@ package dev.runbus;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.runbus.testing.ChildJvm;
 import dev.runbus.testing.DyingConsumer;
-import dev.runbus.testing.OwnRedis;
-import dev.runbus.testing.RedisTarget;
 import dev.runbus.testing.Recorder;
-import dev.runbus.testing.TcpProxy;
-import dev.runbus.testing.Wait;
+import dev.runbus.testkit.ChildJvm;
+import dev.runbus.testkit.OwnRedis;
+import dev.runbus.testkit.RedisTarget;
+import dev.runbus.testkit.TcpProxy;
+import dev.runbus.testkit.Wait;
 import io.lettuce.core.Consumer;
 import io.lettuce.core.Limit;
 import io.lettuce.core.Range;

@@ -3,9 +3,9 @@ package dev.runbus;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.runbus.internal.redis.Keys;
-import dev.runbus.testing.RedisTarget;
-import dev.runbus.testing.TcpProxy;
-import dev.runbus.testing.Wait;
+import dev.runbus.testkit.RedisTarget;
+import dev.runbus.testkit.TcpProxy;
+import dev.runbus.testkit.Wait;
 import io.lettuce.core.Consumer;
 import io.lettuce.core.XGroupCreateArgs;
 import io.lettuce.core.XReadArgs;

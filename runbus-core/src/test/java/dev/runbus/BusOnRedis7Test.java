@@ -3,9 +3,9 @@ package dev.runbus;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import dev.runbus.testing.OwnRedis;
-import dev.runbus.testing.RedisTarget;
-import dev.runbus.testing.TestServers;
+import dev.runbus.testkit.OwnRedis;
+import dev.runbus.testkit.RedisTarget;
+import dev.runbus.testkit.TestServers;
 import org.junit.jupiter.api.Test;
 
 /**

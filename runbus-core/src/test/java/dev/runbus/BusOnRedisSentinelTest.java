@@ -2,8 +2,8 @@ package dev.runbus;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.runbus.testing.OwnRedis;
-import dev.runbus.testing.RedisTarget;
+import dev.runbus.testkit.OwnRedis;
+import dev.runbus.testkit.RedisTarget;
 import org.junit.jupiter.api.Test;
 
 /**

@@ -3,9 +3,9 @@ package dev.runbus;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.runbus.internal.redis.Partitions;
-import dev.runbus.testing.RedisClusterProcess;
-import dev.runbus.testing.RedisServerProcess;
-import dev.runbus.testing.Wait;
+import dev.runbus.testkit.RedisClusterProcess;
+import dev.runbus.testkit.RedisServerProcess;
+import dev.runbus.testkit.Wait;
 import io.lettuce.core.cluster.SlotHash;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;

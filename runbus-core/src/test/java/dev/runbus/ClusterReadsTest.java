@@ -2,8 +2,8 @@ package dev.runbus;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.runbus.testing.RedisTarget;
-import dev.runbus.testing.Wait;
+import dev.runbus.testkit.RedisTarget;
+import dev.runbus.testkit.Wait;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;

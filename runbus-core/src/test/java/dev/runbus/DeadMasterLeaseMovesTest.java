@@ -4,12 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.runbus.internal.redis.Keys;
 import dev.runbus.internal.redis.Partitions;
-import dev.runbus.testing.ChildJvm;
 import dev.runbus.testing.OrderedClusterChild;
 import dev.runbus.testing.PartitionKeys;
-import dev.runbus.testing.RedisClusterProcess;
-import dev.runbus.testing.RedisServerProcess;
-import dev.runbus.testing.Wait;
+import dev.runbus.testkit.ChildJvm;
+import dev.runbus.testkit.RedisClusterProcess;
+import dev.runbus.testkit.RedisServerProcess;
+import dev.runbus.testkit.Wait;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;

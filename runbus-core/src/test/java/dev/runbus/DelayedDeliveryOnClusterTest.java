@@ -1,6 +1,6 @@
 package dev.runbus;
 
-import dev.runbus.testing.RedisTarget;
+import dev.runbus.testkit.RedisTarget;
 
 /** The delayed delivery test on a Redis Cluster of 3 masters. */
 class DelayedDeliveryOnClusterTest extends DelayedDeliveryTest {

@@ -1,6 +1,6 @@
 package dev.runbus;
 
-import dev.runbus.testing.RedisTarget;
+import dev.runbus.testkit.RedisTarget;
 
 /** The delayed delivery test on an embedded Redis 6.2. */
 class DelayedDeliveryOnRedis62Test extends DelayedDeliveryTest {

@@ -2,8 +2,8 @@ package dev.runbus;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.runbus.testing.RedisTarget;
-import dev.runbus.testing.Wait;
+import dev.runbus.testkit.RedisTarget;
+import dev.runbus.testkit.Wait;
 import io.lettuce.core.Limit;
 import io.lettuce.core.Range;
 import java.nio.charset.StandardCharsets;

@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.runbus.internal.redis.Keys;
 import dev.runbus.internal.redis.Partitions;
-import dev.runbus.testing.RedisClusterProcess;
-import dev.runbus.testing.RedisServerProcess;
-import dev.runbus.testing.Wait;
+import dev.runbus.testkit.RedisClusterProcess;
+import dev.runbus.testkit.RedisServerProcess;
+import dev.runbus.testkit.Wait;
 import io.lettuce.core.Consumer;
 import io.lettuce.core.Limit;
 import io.lettuce.core.Range;

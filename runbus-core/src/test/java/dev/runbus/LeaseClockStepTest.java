@@ -3,8 +3,8 @@ package dev.runbus;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import dev.runbus.testing.RedisServerProcess;
-import dev.runbus.testing.Wait;
+import dev.runbus.testkit.RedisServerProcess;
+import dev.runbus.testkit.Wait;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;

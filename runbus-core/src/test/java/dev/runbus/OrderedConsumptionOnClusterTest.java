@@ -1,6 +1,6 @@
 package dev.runbus;
 
-import dev.runbus.testing.RedisTarget;
+import dev.runbus.testkit.RedisTarget;
 
 /**
  * Ordered consumption on a local Redis Cluster of 3 masters: leases, fenced reads, claims and acks each go to

@@ -1,6 +1,6 @@
 package dev.runbus;
 
-import dev.runbus.testing.RedisTarget;
+import dev.runbus.testkit.RedisTarget;
 
 /** Ordered consumption on an embedded Redis 6.2. */
 class OrderedConsumptionOnRedis62Test extends OrderedConsumptionTest {

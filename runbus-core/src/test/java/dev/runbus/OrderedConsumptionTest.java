@@ -3,8 +3,8 @@ package dev.runbus;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.runbus.testing.RedisTarget;
-import dev.runbus.testing.Wait;
+import dev.runbus.testkit.RedisTarget;
+import dev.runbus.testkit.Wait;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -1,6 +1,6 @@
 package dev.runbus;
 
-import dev.runbus.testing.OwnRedis;
+import dev.runbus.testkit.OwnRedis;
 
 /** The ordered groups' Redis-side fault tests on an embedded Redis 6.2. */
 class OrderedRedisFaultsOnRedis62Test extends OrderedRedisFaultsTest {

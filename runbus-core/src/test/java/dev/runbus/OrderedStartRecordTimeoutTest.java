@@ -2,9 +2,9 @@ package dev.runbus;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.runbus.testing.OwnRedis;
-import dev.runbus.testing.TcpProxy;
-import dev.runbus.testing.Wait;
+import dev.runbus.testkit.OwnRedis;
+import dev.runbus.testkit.TcpProxy;
+import dev.runbus.testkit.Wait;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.runbus.internal.redis.Keys;
 import dev.runbus.internal.redis.Partitions;
-import dev.runbus.testing.RedisTarget;
+import dev.runbus.testkit.RedisTarget;
 import io.lettuce.core.RedisURI;
 import java.util.HashMap;
 import java.util.Map;

@@ -2,11 +2,11 @@ package dev.runbus;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.runbus.testing.ChildJvm;
 import dev.runbus.testing.PoisonConsumer;
-import dev.runbus.testing.RedisTarget;
-import dev.runbus.testing.Supervisor;
-import dev.runbus.testing.Wait;
+import dev.runbus.testkit.ChildJvm;
+import dev.runbus.testkit.RedisTarget;
+import dev.runbus.testkit.Supervisor;
+import dev.runbus.testkit.Wait;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;

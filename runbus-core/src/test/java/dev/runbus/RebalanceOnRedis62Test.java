@@ -1,6 +1,6 @@
 package dev.runbus;
 
-import dev.runbus.testing.RedisTarget;
+import dev.runbus.testkit.RedisTarget;
 
 /** Rebalancing an ordered group on an embedded Redis 6.2. */
 class RebalanceOnRedis62Test extends RebalanceTest {

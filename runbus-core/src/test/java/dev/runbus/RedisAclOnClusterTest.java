@@ -3,10 +3,10 @@ package dev.runbus;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.runbus.testing.RedisAcl;
-import dev.runbus.testing.RedisClusterProcess;
-import dev.runbus.testing.RedisServerProcess;
-import dev.runbus.testing.RedisTarget;
-import dev.runbus.testing.Wait;
+import dev.runbus.testkit.RedisClusterProcess;
+import dev.runbus.testkit.RedisServerProcess;
+import dev.runbus.testkit.RedisTarget;
+import dev.runbus.testkit.Wait;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;

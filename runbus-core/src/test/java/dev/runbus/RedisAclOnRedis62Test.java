@@ -1,7 +1,7 @@
 package dev.runbus;
 
 import dev.runbus.testing.RedisAcl;
-import dev.runbus.testing.RedisTarget;
+import dev.runbus.testkit.RedisTarget;
 import java.util.List;
 
 /**

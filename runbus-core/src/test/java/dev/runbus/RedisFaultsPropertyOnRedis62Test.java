@@ -1,6 +1,6 @@
 package dev.runbus;
 
-import dev.runbus.testing.RedisServerProcess;
+import dev.runbus.testkit.RedisServerProcess;
 import java.util.stream.Stream;
 
 /** The Redis-side fault property on an embedded Redis 6.2: one seed in a normal build, to keep its time. */

@@ -3,13 +3,13 @@ package dev.runbus;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.runbus.internal.redis.Partitions;
-import dev.runbus.testing.RedisFaultPlan;
-import dev.runbus.testing.RedisFaultPlan.Fault;
-import dev.runbus.testing.RedisServerProcess;
 import dev.runbus.testing.StartRecords;
-import dev.runbus.testing.TcpProxy;
 import dev.runbus.testing.StreamOrder;
-import dev.runbus.testing.Wait;
+import dev.runbus.testkit.RedisFaultPlan;
+import dev.runbus.testkit.RedisFaultPlan.Fault;
+import dev.runbus.testkit.RedisServerProcess;
+import dev.runbus.testkit.TcpProxy;
+import dev.runbus.testkit.Wait;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;

@@ -3,7 +3,7 @@ package dev.runbus;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
-import dev.runbus.testing.RedisServerProcess;
+import dev.runbus.testkit.RedisServerProcess;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;

@@ -3,9 +3,9 @@ package dev.runbus;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.runbus.testing.RedisServerProcess;
-import dev.runbus.testing.TestCertificates;
-import dev.runbus.testing.Wait;
+import dev.runbus.testkit.RedisServerProcess;
+import dev.runbus.testkit.TestCertificates;
+import dev.runbus.testkit.Wait;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;

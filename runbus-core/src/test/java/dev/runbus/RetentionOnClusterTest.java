@@ -1,6 +1,6 @@
 package dev.runbus;
 
-import dev.runbus.testing.RedisTarget;
+import dev.runbus.testkit.RedisTarget;
 
 /**
  * Retention on a Redis Cluster of 3 masters: each partition's script touches its own stream only, so the

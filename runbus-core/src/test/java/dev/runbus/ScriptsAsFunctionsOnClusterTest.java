@@ -3,10 +3,10 @@ package dev.runbus;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import dev.runbus.testing.RedisClusterProcess;
-import dev.runbus.testing.RedisServerProcess;
-import dev.runbus.testing.RedisTarget;
-import dev.runbus.testing.Wait;
+import dev.runbus.testkit.RedisClusterProcess;
+import dev.runbus.testkit.RedisServerProcess;
+import dev.runbus.testkit.RedisTarget;
+import dev.runbus.testkit.Wait;
 import io.lettuce.core.FlushMode;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;

@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import dev.runbus.testing.OwnRedis;
 import dev.runbus.testing.RedisAcl;
-import dev.runbus.testing.Wait;
+import dev.runbus.testkit.OwnRedis;
+import dev.runbus.testkit.Wait;
 import io.lettuce.core.FlushMode;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;

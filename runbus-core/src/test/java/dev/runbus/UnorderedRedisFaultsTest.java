@@ -2,13 +2,13 @@ package dev.runbus;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.runbus.testing.OwnRedis;
 import dev.runbus.testing.StartRecords;
-import dev.runbus.testing.TcpProxy;
-import dev.runbus.testing.Wait;
-import io.lettuce.core.StreamMessage;
+import dev.runbus.testkit.OwnRedis;
+import dev.runbus.testkit.TcpProxy;
+import dev.runbus.testkit.Wait;
 import io.lettuce.core.Limit;
 import io.lettuce.core.Range;
+import io.lettuce.core.StreamMessage;
 import io.lettuce.core.models.stream.PendingMessage;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;

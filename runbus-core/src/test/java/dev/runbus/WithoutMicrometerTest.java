@@ -3,7 +3,7 @@ package dev.runbus;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.runbus.testing.RedisTarget;
+import dev.runbus.testkit.RedisTarget;
 import java.io.File;
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;

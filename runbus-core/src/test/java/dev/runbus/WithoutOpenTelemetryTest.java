@@ -2,9 +2,9 @@ package dev.runbus;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.runbus.testing.ChildJvm;
-import dev.runbus.testing.RedisTarget;
 import dev.runbus.testing.WithoutOpenTelemetry;
+import dev.runbus.testkit.ChildJvm;
+import dev.runbus.testkit.RedisTarget;
 import java.io.File;
 import java.time.Duration;
 import java.util.Arrays;

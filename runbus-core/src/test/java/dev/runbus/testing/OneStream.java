@@ -5,6 +5,7 @@ import dev.runbus.internal.redis.Partitions;
 import dev.runbus.internal.redis.RedisLink;
 import dev.runbus.internal.scripts.ScriptCalls;
 import dev.runbus.internal.scripts.Scripts;
+import dev.runbus.testkit.RedisTarget;
 import io.lettuce.core.XGroupCreateArgs;
 import io.lettuce.core.XReadArgs;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;

@@ -9,7 +9,7 @@ import java.time.Duration;
 /**
  * An ordered consumer of group {@code g} in a child JVM, on any Redis (a cluster's seeds too): it prints
  * {@code "RAN <payload> <consumer> <fencing token>"} for each entry it handles, and {@code READY} once subscribed; it
- * closes the bus on SIGTERM. For tests that pause a whole consumer process ({@link ChildJvm#pause}).
+ * closes the bus on SIGTERM. For tests that pause a whole consumer process ({@link dev.runbus.testkit.ChildJvm#pause}).
  *
  * <p>Arguments: redis-uri key-prefix topic partitions consumer lease-millis command-timeout-millis
  */

@@ -1,5 +1,6 @@
 package dev.runbus.testing;
 
+import dev.runbus.testkit.Wait;
 import io.lettuce.core.KeyScanCursor;
 import io.lettuce.core.ScanArgs;
 import io.lettuce.core.ScanCursor;

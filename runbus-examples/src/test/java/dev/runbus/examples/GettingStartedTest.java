@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.runbus.runs.Run;
 import dev.runbus.runs.RunStatus;
-import dev.runbus.testing.RedisTarget;
-import dev.runbus.testing.TestServers;
+import dev.runbus.testkit.RedisTarget;
+import dev.runbus.testkit.TestServers;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 

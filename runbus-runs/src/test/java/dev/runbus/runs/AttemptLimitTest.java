@@ -7,7 +7,7 @@ import dev.runbus.BusConfig;
 import dev.runbus.RetryPolicy;
 import dev.runbus.runs.testing.RunsTestSupport;
 import dev.runbus.runs.testing.TestDatabase;
-import dev.runbus.testing.Wait;
+import dev.runbus.testkit.Wait;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;

@@ -11,7 +11,7 @@ import dev.runbus.runs.internal.worker.RunFailures;
 import dev.runbus.runs.internal.worker.Triggers;
 import dev.runbus.runs.testing.RunsTestSupport;
 import dev.runbus.runs.testing.TestDatabase;
-import dev.runbus.testing.Wait;
+import dev.runbus.testkit.Wait;
 import io.lettuce.core.Range;
 import java.time.Duration;
 import java.time.Instant;

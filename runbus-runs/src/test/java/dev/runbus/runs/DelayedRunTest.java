@@ -5,7 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.runbus.Bus;
 import dev.runbus.runs.testing.RunsTestSupport;
-import dev.runbus.testing.Wait;
+import dev.runbus.testkit.TestServers;
+import dev.runbus.testkit.Wait;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
@@ -63,7 +64,7 @@ class DelayedRunTest extends RunsTestSupport {
                 .isInstanceOf(InvalidRunException.class).hasMessageContaining("30 days");
         assertThat(runs.list(RunQuery.newest()).runs()).isEmpty();
         Runs ordered = runs(bus(), configBuilder(schema + "_o", "w1", workerOptions().build()).ordered(true).build());
-        closeables.add(() -> execute("DROP SCHEMA IF EXISTS " + schema + "_o CASCADE"));
+        closeables.add(() -> TestServers.dropSchema(schema + "_o"));
         assertThatThrownBy(() -> ordered.submit(NewRun.of("s", "u", "x"), Duration.ofMinutes(1)))
                 .isInstanceOf(InvalidRunException.class).hasMessageContaining("per-user order");
         assertThat(ordered.submit(NewRun.of("s", "u", "now"), Duration.ZERO).created()).isTrue();

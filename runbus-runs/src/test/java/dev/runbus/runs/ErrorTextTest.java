@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.runbus.RetryPolicy;
 import dev.runbus.runs.testing.RunsTestSupport;
 import dev.runbus.runs.testing.TestDatabase;
-import dev.runbus.testing.Wait;
+import dev.runbus.testkit.Wait;
 import java.time.Duration;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;

@@ -6,7 +6,7 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.runbus.runs.testing.RunsTestSupport;
 import dev.runbus.runs.testing.TestDatabase;
-import dev.runbus.testing.Wait;
+import dev.runbus.testkit.Wait;
 import java.time.Duration;
 import java.util.List;
 import javax.sql.DataSource;

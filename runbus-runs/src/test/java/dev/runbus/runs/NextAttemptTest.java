@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.runbus.RetryPolicy;
 import dev.runbus.SubscribeOptions;
 import dev.runbus.runs.testing.RunsTestSupport;
-import dev.runbus.testing.Wait;
+import dev.runbus.testkit.Wait;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.UUID;

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.runbus.Bus;
 import dev.runbus.runs.testing.RunsTestSupport;
-import dev.runbus.testing.Wait;
+import dev.runbus.testkit.Wait;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;

@@ -6,7 +6,7 @@ import dev.runbus.RetryPolicy;
 import dev.runbus.runs.internal.store.CountStore;
 import dev.runbus.runs.testing.RunsTestSupport;
 import dev.runbus.runs.testing.TestDatabase;
-import dev.runbus.testing.Wait;
+import dev.runbus.testkit.Wait;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.runbus.RetryPolicy;
 import dev.runbus.runs.testing.RunsTestSupport;
-import dev.runbus.testing.Wait;
+import dev.runbus.testkit.Wait;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;

@@ -6,7 +6,7 @@ import dev.runbus.Bus;
 import dev.runbus.BusConfig;
 import dev.runbus.Tracing;
 import dev.runbus.runs.testing.RunsTestSupport;
-import dev.runbus.testing.Wait;
+import dev.runbus.testkit.Wait;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanContext;
 import io.opentelemetry.api.trace.SpanKind;

@@ -9,7 +9,7 @@ import dev.runbus.Bus;
 import dev.runbus.RetryPolicy;
 import dev.runbus.runs.testing.RunsTestSupport;
 import dev.runbus.runs.testing.TestDatabase;
-import dev.runbus.testing.Wait;
+import dev.runbus.testkit.Wait;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;

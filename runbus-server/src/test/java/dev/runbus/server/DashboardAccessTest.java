@@ -7,7 +7,7 @@ import dev.runbus.server.http.ApiTokens;
 import dev.runbus.server.http.BrowserSessions;
 import dev.runbus.server.http.HttpApi;
 import dev.runbus.server.http.Scope;
-import dev.runbus.testing.Wait;
+import dev.runbus.testkit.Wait;
 import java.net.URLEncoder;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;

@@ -7,7 +7,7 @@ import dev.runbus.Message;
 import dev.runbus.server.http.ApiToken;
 import dev.runbus.server.http.ApiTokens;
 import dev.runbus.server.http.Scope;
-import dev.runbus.testing.Wait;
+import dev.runbus.testkit.Wait;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;

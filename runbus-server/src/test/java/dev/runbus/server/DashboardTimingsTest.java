@@ -2,7 +2,7 @@ package dev.runbus.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.runbus.testing.RedisTarget;
+import dev.runbus.testkit.RedisTarget;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisFuture;
 import io.lettuce.core.api.StatefulRedisConnection;

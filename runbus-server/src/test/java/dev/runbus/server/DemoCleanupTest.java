@@ -7,8 +7,8 @@ import dev.runbus.runs.NewRun;
 import dev.runbus.server.demo.Demo;
 import dev.runbus.server.demo.DemoNamespace;
 import dev.runbus.server.demo.DemoPlan;
-import dev.runbus.testing.RedisTarget;
-import dev.runbus.testing.Wait;
+import dev.runbus.testkit.RedisTarget;
+import dev.runbus.testkit.Wait;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -52,7 +52,7 @@ class DemoCleanupTest {
     @Test
     void aDemoOnARedisWithAPasswordFromTheEnvironmentRemovesItsKeys() {
         String password = "demo-" + java.util.UUID.randomUUID();
-        try (dev.runbus.testing.RedisServerProcess redis = dev.runbus.testing.RedisServerProcess.start("--requirepass",
+        try (dev.runbus.testkit.RedisServerProcess redis = dev.runbus.testkit.RedisServerProcess.start("--requirepass",
                 password)) {
             Cli c = Cli.run(new Environment(Map.of("RUNBUS_REDIS_PASSWORD", password),
                     Hermetic.environment().workingDirectory()), "demo", "--runs", "20", "--users", "5",

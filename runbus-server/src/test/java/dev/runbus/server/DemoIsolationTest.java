@@ -11,7 +11,8 @@ import dev.runbus.runs.RunHandler;
 import dev.runbus.runs.Runs;
 import dev.runbus.runs.RunsConfig;
 import dev.runbus.server.demo.DemoPlan;
-import dev.runbus.testing.RedisTarget;
+import dev.runbus.testkit.RedisTarget;
+import dev.runbus.testkit.TestServers;
 import io.lettuce.core.Consumer;
 import io.lettuce.core.StreamMessage;
 import io.lettuce.core.XGroupCreateArgs;
@@ -91,9 +92,7 @@ class DemoIsolationTest {
     @AfterEach
     void removeTheDeployment() throws Exception {
         RedisTarget.local().deleteKeys(prefix);
-        try (Connection c = DriverManager.getConnection(DATABASE)) {
-            c.createStatement().execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
-        }
+        TestServers.dropSchema(schema);
     }
 
     @ParameterizedTest(name = "configured by {0}")

@@ -8,7 +8,8 @@ import dev.runbus.runs.Runs;
 import dev.runbus.runs.RunsConfig;
 import dev.runbus.server.demo.DemoPlan;
 import dev.runbus.server.demo.DemoReport;
-import dev.runbus.testing.RedisTarget;
+import dev.runbus.testkit.RedisTarget;
+import dev.runbus.testkit.TestServers;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -46,10 +47,8 @@ class DemoReportTest {
     }
 
     @AfterAll
-    static void drop() throws SQLException {
-        try (Connection c = DB.getConnection(); Statement st = c.createStatement()) {
-            st.execute("DROP SCHEMA IF EXISTS " + SCHEMA + " CASCADE");
-        }
+    static void drop() {
+        TestServers.dropSchema(SCHEMA);
     }
 
     /** One broken promise: the SQL that breaks it (given a run's key) and the figure that must show it. */

@@ -3,11 +3,11 @@ package dev.runbus.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.runbus.testing.RedisClusterProcess;
-import dev.runbus.testing.RedisSentinelProcess;
-import dev.runbus.testing.RedisServerProcess;
-import dev.runbus.testing.TestServers;
-import dev.runbus.testing.Wait;
+import dev.runbus.testkit.RedisClusterProcess;
+import dev.runbus.testkit.RedisSentinelProcess;
+import dev.runbus.testkit.RedisServerProcess;
+import dev.runbus.testkit.TestServers;
+import dev.runbus.testkit.Wait;
 import io.lettuce.core.cluster.models.partitions.ClusterPartitionParser;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import java.io.IOException;
@@ -130,9 +130,7 @@ class FailoverUnderLoadTest {
     @AfterEach
     void stopEverything() throws Exception {
         stopChildren("after");
-        try (Connection c = DriverManager.getConnection(DATABASE)) {
-            c.createStatement().execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
-        }
+        TestServers.dropSchema(schema);
     }
 
     @Test

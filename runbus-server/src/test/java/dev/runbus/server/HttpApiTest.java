@@ -3,8 +3,8 @@ package dev.runbus.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.runbus.testing.RedisTarget;
-import dev.runbus.testing.Wait;
+import dev.runbus.testkit.RedisTarget;
+import dev.runbus.testkit.Wait;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;

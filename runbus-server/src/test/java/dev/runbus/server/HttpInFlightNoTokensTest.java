@@ -2,7 +2,7 @@ package dev.runbus.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.runbus.testing.Wait;
+import dev.runbus.testkit.Wait;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.runbus.server.http.ApiToken;
 import dev.runbus.server.http.ApiTokens;
 import dev.runbus.server.http.Scope;
-import dev.runbus.testing.Wait;
+import dev.runbus.testkit.Wait;
 import java.net.http.HttpResponse;
 import java.security.SecureRandom;
 import java.time.Duration;

@@ -6,7 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.runbus.server.http.ApiToken;
 import dev.runbus.server.http.ApiTokens;
 import dev.runbus.server.http.Scope;
-import dev.runbus.testing.Wait;
+import dev.runbus.testkit.Wait;
 import java.io.ByteArrayInputStream;
 import java.io.InputStream;
 import java.io.OutputStream;

@@ -5,9 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.runbus.RunbusException;
-import dev.runbus.testing.RedisServerProcess;
-import dev.runbus.testing.TcpProxy;
-import dev.runbus.testing.Wait;
+import dev.runbus.testkit.RedisServerProcess;
+import dev.runbus.testkit.TcpProxy;
+import dev.runbus.testkit.Wait;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;

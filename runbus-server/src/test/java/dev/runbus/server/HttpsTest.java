@@ -3,7 +3,7 @@ package dev.runbus.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.runbus.testing.TestCertificates;
+import dev.runbus.testkit.TestCertificates;
 import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;

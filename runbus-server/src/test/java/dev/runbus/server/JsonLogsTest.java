@@ -4,16 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.runbus.testing.RedisTarget;
-import dev.runbus.testing.Wait;
+import dev.runbus.testkit.RedisTarget;
+import dev.runbus.testkit.TestServers;
+import dev.runbus.testkit.Wait;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.sql.Connection;
-import java.sql.DriverManager;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -86,9 +85,7 @@ class JsonLogsTest {
         } finally {
             serve.destroyForcibly();
             RedisTarget.local().deleteKeys(prefix);
-            try (Connection c = DriverManager.getConnection(DemoEndToEndTest.DATABASE)) {
-                c.createStatement().execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
-            }
+            TestServers.dropSchema(schema);
         }
     }
 

@@ -3,7 +3,7 @@ package dev.runbus.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.runbus.Message;
-import dev.runbus.testing.Wait;
+import dev.runbus.testkit.Wait;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

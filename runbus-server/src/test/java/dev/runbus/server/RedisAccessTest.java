@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.runbus.BusConfig;
 import dev.runbus.ScriptMode;
-import dev.runbus.testing.RedisServerProcess;
-import dev.runbus.testing.TestCertificates;
+import dev.runbus.testkit.RedisServerProcess;
+import dev.runbus.testkit.TestCertificates;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

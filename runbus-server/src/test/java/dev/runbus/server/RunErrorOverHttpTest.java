@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.runbus.runs.Run;
-import dev.runbus.testing.Wait;
+import dev.runbus.testkit.Wait;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;

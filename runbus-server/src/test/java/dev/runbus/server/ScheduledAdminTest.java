@@ -8,8 +8,9 @@ import dev.runbus.BusConfig;
 import dev.runbus.Message;
 import dev.runbus.RetryPolicy;
 import dev.runbus.SubscribeOptions;
-import dev.runbus.testing.RedisTarget;
-import dev.runbus.testing.Wait;
+import dev.runbus.testkit.RedisTarget;
+import dev.runbus.testkit.TestServers;
+import dev.runbus.testkit.Wait;
 import java.io.PrintWriter;
 import java.io.Writer;
 import java.net.URI;
@@ -17,8 +18,6 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.sql.Connection;
-import java.sql.DriverManager;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -71,9 +70,7 @@ class ScheduledAdminTest {
         bus.close();
         server.close();
         RedisTarget.local().deleteKeys(prefix);
-        try (Connection c = DriverManager.getConnection(DemoEndToEndTest.DATABASE)) {
-            c.createStatement().execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
-        }
+        TestServers.dropSchema(schema);
     }
 
     @Test

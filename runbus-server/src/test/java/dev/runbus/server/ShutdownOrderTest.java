@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.runbus.server.embedded.EmbeddedPostgresServer;
-import dev.runbus.testing.Wait;
+import dev.runbus.testkit.Wait;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.net.ConnectException;

@@ -8,8 +8,9 @@ import dev.runbus.Inspector;
 import dev.runbus.SubscribeOptions;
 import dev.runbus.runs.Runs;
 import dev.runbus.runs.RunsConfig;
-import dev.runbus.testing.RedisTarget;
-import dev.runbus.testing.Wait;
+import dev.runbus.testkit.RedisTarget;
+import dev.runbus.testkit.TestServers;
+import dev.runbus.testkit.Wait;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -105,9 +106,7 @@ class SigtermTest {
         } finally {
             serve.destroyForcibly();
             RedisTarget.local().deleteKeys(prefix);
-            try (Connection c = DriverManager.getConnection(DemoEndToEndTest.DATABASE)) {
-                c.createStatement().execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
-            }
+            TestServers.dropSchema(schema);
         }
     }
 

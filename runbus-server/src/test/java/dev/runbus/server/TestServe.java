@@ -1,7 +1,8 @@
 package dev.runbus.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.runbus.testing.RedisTarget;
+import dev.runbus.testkit.RedisTarget;
+import dev.runbus.testkit.TestServers;
 import java.io.PrintWriter;
 import java.io.Writer;
 import java.net.URI;
@@ -143,10 +144,6 @@ final class TestServe implements AutoCloseable {
 
     private static void clean(String schema, String prefix) {
         RedisTarget.local().deleteKeys(prefix);
-        try (Connection c = DriverManager.getConnection(DemoEndToEndTest.DATABASE)) {
-            c.createStatement().execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
-        } catch (Exception e) {
-            throw new IllegalStateException("cannot drop test schema " + schema, e);
-        }
+        TestServers.dropSchema(schema);
     }
 }

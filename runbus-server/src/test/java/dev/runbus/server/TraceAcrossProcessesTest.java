@@ -2,9 +2,9 @@ package dev.runbus.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.runbus.testing.ChildJvm;
-import dev.runbus.testing.RedisTarget;
-import dev.runbus.testing.Wait;
+import dev.runbus.testkit.ChildJvm;
+import dev.runbus.testkit.RedisTarget;
+import dev.runbus.testkit.Wait;
 import io.opentelemetry.api.GlobalOpenTelemetry;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.Span;

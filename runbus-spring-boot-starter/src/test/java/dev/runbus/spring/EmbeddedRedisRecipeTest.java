@@ -2,7 +2,8 @@ package dev.runbus.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.runbus.testing.Wait;
+import dev.runbus.testkit.TestServers;
+import dev.runbus.testkit.Wait;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -43,7 +44,7 @@ class EmbeddedRedisRecipeTest {
         registry.add("runbus.redis-url", () -> "redis://127.0.0.1:" + port);
         registry.add("runbus.key-prefix", () -> "test-" + UUID.randomUUID().toString().substring(0, 8));
         // Not part of the recipe: this module's tests have JDBC on the class path, so Boot wants a data source.
-        registry.add("spring.datasource.url", () -> TestDatabase.URL);
+        registry.add("spring.datasource.url", TestServers::databaseUrl);
     }
 
     /**

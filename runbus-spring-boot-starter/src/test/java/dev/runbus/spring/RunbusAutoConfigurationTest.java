@@ -8,8 +8,9 @@ import dev.runbus.Delivery;
 import dev.runbus.Message;
 import dev.runbus.SubscribeOptions;
 import dev.runbus.runs.Runs;
-import dev.runbus.testing.OwnRedis;
-import dev.runbus.testing.Wait;
+import dev.runbus.testkit.OwnRedis;
+import dev.runbus.testkit.TestServers;
+import dev.runbus.testkit.Wait;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -26,17 +27,17 @@ import org.springframework.mock.env.MockEnvironment;
 /** The auto-configuration on the real Redis and PostgreSQL, each test under a key prefix of its own. */
 class RunbusAutoConfigurationTest {
 
-    private final String prefix = TestRedis.newPrefix();
+    private final String prefix = TestServers.newPrefix("rbboot");
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
             .withConfiguration(AutoConfigurations.of(RunbusJsonAutoConfiguration.class, RunbusAutoConfiguration.class,
                     RunbusRunsAutoConfiguration.class, RunbusHealthAutoConfiguration.class,
                     RunbusEndpointAutoConfiguration.class))
-            .withPropertyValues("runbus.redis-url=" + TestRedis.URL, "runbus.key-prefix=" + prefix);
+            .withPropertyValues("runbus.redis-url=" + TestServers.redisUri(), "runbus.key-prefix=" + prefix);
 
     @AfterEach
     void removeKeys() {
-        TestRedis.deleteKeys(prefix);
+        TestServers.deleteKeys(prefix);
     }
 
     @Test
@@ -99,7 +100,7 @@ class RunbusAutoConfigurationTest {
 
     @Test
     void theBusComesFromSpringDataRedisWhenRunbusHasNoUrl() {
-        java.net.URI redis = java.net.URI.create(TestRedis.URL);
+        java.net.URI redis = java.net.URI.create(TestServers.redisUri());
         new ApplicationContextRunner()
                 .withConfiguration(AutoConfigurations.of(RunbusAutoConfiguration.class))
                 .withPropertyValues("runbus.key-prefix=" + prefix, "spring.data.redis.host=" + redis.getHost(),
@@ -130,7 +131,7 @@ class RunbusAutoConfigurationTest {
 
     @Test
     void runsNeedTheFlagAndADataSource() {
-        String schema = TestDatabase.newSchema();
+        String schema = TestServers.newSchema("rbboot");
         try {
             runner.withUserConfiguration(Database.class).run(c -> assertThat(c).doesNotHaveBean(Runs.class));
             runner.withPropertyValues("runbus.runs.enabled=true")
@@ -142,7 +143,7 @@ class RunbusAutoConfigurationTest {
                         assertThat(c.getBean(Runs.class).config().schema()).isEqualTo(schema);
                     });
         } finally {
-            TestDatabase.dropSchema(schema);
+            TestServers.dropSchema(schema);
         }
     }
 
@@ -158,7 +159,7 @@ class RunbusAutoConfigurationTest {
             }
             Wait.until("all handled", Duration.ofSeconds(20), () -> handled.entries.size() == count);
         }); // the context closes here: the listener stops and flushes its acks
-        try (Bus bus = Bus.connect(BusConfig.builder(TestRedis.URL).keyPrefix(prefix).build())) {
+        try (Bus bus = Bus.connect(BusConfig.builder(TestServers.redisUri()).keyPrefix(prefix).build())) {
             assertThat(bus.inspector().groups("acks")).singleElement()
                     .satisfies(g -> assertThat(g.pending()).isZero());
         }
@@ -214,7 +215,8 @@ class RunbusAutoConfigurationTest {
                 return new String(json, StandardCharsets.UTF_8);
             }
         };
-        final Bus bus = Bus.connect(BusConfig.builder(TestRedis.URL).keyPrefix(TestRedis.newPrefix()).build());
+        final Bus bus = Bus.connect(BusConfig.builder(TestServers.redisUri()).keyPrefix(TestServers.newPrefix("rbboot"))
+                .build());
         final RunbusTemplate template = new RunbusTemplate(bus.publisher(), JSON);
 
         @Bean(destroyMethod = "close")
@@ -238,7 +240,7 @@ class RunbusAutoConfigurationTest {
         @Bean
         DataSource dataSource() {
             org.postgresql.ds.PGSimpleDataSource ds = new org.postgresql.ds.PGSimpleDataSource();
-            ds.setURL(TestDatabase.URL);
+            ds.setURL(TestServers.databaseUrl());
             return ds;
         }
     }

@@ -10,7 +10,8 @@ import dev.runbus.runs.Reply;
 import dev.runbus.runs.RunHandler;
 import dev.runbus.runs.RunStatus;
 import dev.runbus.runs.Runs;
-import dev.runbus.testing.Wait;
+import dev.runbus.testkit.TestServers;
+import dev.runbus.testkit.Wait;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -39,19 +40,19 @@ import org.springframework.test.context.DynamicPropertySource;
 @DirtiesContext
 class RunbusStarterSpringBootTest {
 
-    static final String PREFIX = TestRedis.newPrefix();
-    static final String SCHEMA = TestDatabase.newSchema();
+    static final String PREFIX = TestServers.newPrefix("rbboot");
+    static final String SCHEMA = TestServers.newSchema("rbboot");
     static final Duration WAIT = Duration.ofSeconds(20);
 
     @DynamicPropertySource
     static void properties(DynamicPropertyRegistry registry) {
-        registry.add("runbus.redis-url", () -> TestRedis.URL);
+        registry.add("runbus.redis-url", TestServers::redisUri);
         registry.add("runbus.key-prefix", () -> PREFIX);
         registry.add("runbus.listener.retry.policy", () -> "fixed");
         registry.add("runbus.listener.retry.delay", () -> "50ms");
         registry.add("runbus.runs.enabled", () -> "true");
         registry.add("runbus.runs.schema", () -> SCHEMA);
-        registry.add("spring.datasource.url", () -> TestDatabase.URL);
+        registry.add("spring.datasource.url", TestServers::databaseUrl);
     }
 
     /**
@@ -61,8 +62,8 @@ class RunbusStarterSpringBootTest {
     static final class RemoveTestData implements AfterAllCallback {
         @Override
         public void afterAll(ExtensionContext context) {
-            TestRedis.deleteKeys(PREFIX);
-            TestDatabase.dropSchema(SCHEMA);
+            TestServers.deleteKeys(PREFIX);
+            TestServers.dropSchema(SCHEMA);
         }
     }
 

@@ -1,6 +1,6 @@
 package dev.runbus.internal.admin;
 
-import dev.runbus.testing.RedisTarget;
+import dev.runbus.testkit.RedisTarget;
 
 /** The retention scripts on an embedded Redis 6.2: XINFO GROUPS without entries-read and lag. */
 class RetentionScriptOnRedis62Test extends RetentionScriptTest {

@@ -8,7 +8,7 @@ import dev.runbus.internal.redis.Partitions;
 import dev.runbus.internal.redis.RedisLink;
 import dev.runbus.internal.scripts.ScriptCalls;
 import dev.runbus.internal.telemetry.SafeListener;
-import dev.runbus.testing.RedisTarget;
+import dev.runbus.testkit.RedisTarget;
 import io.lettuce.core.AclSetuserArgs;
 import io.lettuce.core.Range;
 import io.lettuce.core.StreamMessage;

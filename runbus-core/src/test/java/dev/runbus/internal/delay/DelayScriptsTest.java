@@ -6,7 +6,7 @@ import dev.runbus.internal.redis.Keys;
 import dev.runbus.internal.redis.RedisLink;
 import dev.runbus.internal.scripts.ScriptCalls;
 import dev.runbus.internal.scripts.Scripts;
-import dev.runbus.testing.RedisTarget;
+import dev.runbus.testkit.RedisTarget;
 import io.lettuce.core.Consumer;
 import io.lettuce.core.XClaimArgs;
 import io.lettuce.core.XGroupCreateArgs;

@@ -2,7 +2,7 @@ package dev.runbus.internal.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.runbus.testing.RedisTarget;
+import dev.runbus.testkit.RedisTarget;
 import io.lettuce.core.Consumer;
 import io.lettuce.core.StreamMessage;
 import io.lettuce.core.XGroupCreateArgs;

@@ -9,7 +9,7 @@ import dev.runbus.internal.redis.Keys;
 import dev.runbus.internal.redis.Partitions;
 import dev.runbus.internal.redis.RedisLink;
 import dev.runbus.internal.telemetry.SafeListener;
-import dev.runbus.testing.OwnRedis;
+import dev.runbus.testkit.OwnRedis;
 import io.lettuce.core.FlushMode;
 import java.time.Duration;
 import java.util.List;

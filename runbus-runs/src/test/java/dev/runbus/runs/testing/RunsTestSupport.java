@@ -7,7 +7,8 @@ import dev.runbus.runs.Reply;
 import dev.runbus.runs.RunHandler;
 import dev.runbus.runs.Runs;
 import dev.runbus.runs.RunsConfig;
-import dev.runbus.testing.RedisTarget;
+import dev.runbus.testkit.RedisTarget;
+import dev.runbus.testkit.TestServers;
 import io.lettuce.core.Range;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -45,7 +46,7 @@ public abstract class RunsTestSupport {
 
     @BeforeEach
     void createSchemaAndPrefix() {
-        schema = TestDatabase.newSchema();
+        schema = TestServers.newSchema("rt");
         prefix = "rbrun-" + UUID.randomUUID().toString().substring(0, 8);
     }
 
@@ -55,7 +56,7 @@ public abstract class RunsTestSupport {
             closeables.get(i).close();
         }
         redis.deleteKeys(prefix);
-        TestDatabase.dropSchema(schema);
+        TestServers.dropSchema(schema);
     }
 
     public static RunsConfig config(String schema, String consumer, SubscribeOptions worker) {

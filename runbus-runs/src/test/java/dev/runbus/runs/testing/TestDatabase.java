@@ -2,15 +2,14 @@ package dev.runbus.runs.testing;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import dev.runbus.testing.TestServers;
+import dev.runbus.testkit.TestServers;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.util.UUID;
 
 /**
- * The machine's PostgreSQL (or RUNBUS_TEST_DATABASE_URL, or an embedded one: {@link TestServers}), one pool per test JVM, and a fresh schema per
- * test so tests never see each other's rows.
+ * The machine's PostgreSQL (or RUNBUS_TEST_DATABASE_URL, or an embedded one: {@link TestServers}), one pool per test
+ * JVM; each test works in a schema of its own ({@link TestServers#newSchema}), so tests never see each other's rows.
  */
 public final class TestDatabase {
 
@@ -38,18 +37,6 @@ public final class TestDatabase {
         // connections) serves several test JVMs side by side, and other builds besides.
         c.setMinimumIdle(2);
         return new HikariDataSource(c);
-    }
-
-    public static String newSchema() {
-        return "rt_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
-    }
-
-    public static void dropSchema(String schema) {
-        try (Connection c = pool().getConnection(); Statement st = c.createStatement()) {
-            st.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
-        } catch (SQLException e) {
-            throw new IllegalStateException("cannot drop schema " + schema, e);
-        }
     }
 
     public static long count(String sql) {

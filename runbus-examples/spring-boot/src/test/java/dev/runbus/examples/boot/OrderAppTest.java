@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.runbus.runs.Run;
 import dev.runbus.runs.RunStatus;
-import dev.runbus.testing.TestServers;
+import dev.runbus.testkit.TestServers;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.Statement;
@@ -34,7 +34,7 @@ class OrderAppTest {
                  Statement s = c.createStatement()) {
                 s.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
             }
-            dev.runbus.testing.RedisTarget.local().deleteKeys(prefix);
+            dev.runbus.testkit.RedisTarget.local().deleteKeys(prefix);
         }
     }
 }

@@ -9,6 +9,7 @@ import dev.runbus.runs.NewRun;
 import dev.runbus.runs.RunsSchema;
 import dev.runbus.runs.testing.StatementHooks;
 import dev.runbus.runs.testing.TestDatabase;
+import dev.runbus.testkit.TestServers;
 import java.sql.SQLException;
 import java.util.List;
 import java.util.UUID;
@@ -31,12 +32,12 @@ class RunInsertsTest {
 
     @BeforeEach
     void schema() {
-        schema = TestDatabase.newSchema();
+        schema = TestServers.newSchema("rt");
     }
 
     @AfterEach
     void drop() {
-        TestDatabase.dropSchema(schema);
+        TestServers.dropSchema(schema);
     }
 
     private RunStore store(boolean ordered) {

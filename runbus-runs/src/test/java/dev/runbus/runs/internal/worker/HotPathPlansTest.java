@@ -9,7 +9,8 @@ import dev.runbus.runs.Reply;
 import dev.runbus.runs.internal.store.Migrations;
 import dev.runbus.runs.internal.store.RunStore;
 import dev.runbus.runs.testing.TestDatabase;
-import dev.runbus.testing.Wait;
+import dev.runbus.testkit.TestServers;
+import dev.runbus.testkit.Wait;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
@@ -36,13 +37,13 @@ class HotPathPlansTest {
 
     @BeforeEach
     void schema() {
-        schema = TestDatabase.newSchema();
+        schema = TestServers.newSchema("rt");
         Migrations.apply(TestDatabase.pool(), schema);
     }
 
     @AfterEach
     void drop() {
-        TestDatabase.dropSchema(schema);
+        TestServers.dropSchema(schema);
     }
 
     @Test

@@ -6,6 +6,7 @@ import dev.runbus.runs.NewRun;
 import dev.runbus.runs.internal.store.Migrations;
 import dev.runbus.runs.internal.store.RunStore;
 import dev.runbus.runs.testing.TestDatabase;
+import dev.runbus.testkit.TestServers;
 import java.util.List;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
@@ -23,7 +24,7 @@ class RunAttemptsTest {
 
     @BeforeEach
     void schema() {
-        schema = TestDatabase.newSchema();
+        schema = TestServers.newSchema("rt");
         Migrations.apply(TestDatabase.pool(), schema);
         store = new RunStore(TestDatabase.pool(), schema);
         attempts = new RunAttempts(TestDatabase.pool(), schema, MAX_DELIVERIES);
@@ -31,7 +32,7 @@ class RunAttemptsTest {
 
     @AfterEach
     void drop() {
-        TestDatabase.dropSchema(schema);
+        TestServers.dropSchema(schema);
     }
 
     private UUID newRun() throws Exception {

@@ -9,7 +9,7 @@ import dev.runbus.runs.internal.store.RunStore;
 import dev.runbus.runs.testing.RunsTestSupport;
 import dev.runbus.runs.testing.StatementHooks;
 import dev.runbus.runs.testing.TestDatabase;
-import dev.runbus.testing.Wait;
+import dev.runbus.testkit.Wait;
 import io.lettuce.core.Range;
 import java.sql.SQLException;
 import java.time.Duration;

@@ -1,4 +1,4 @@
-package dev.runbus.testing;
+package dev.runbus.testkit;
 
 import java.io.IOException;
 import java.nio.file.Files;

@@ -1,4 +1,4 @@
-package dev.runbus.testing;
+package dev.runbus.testkit;
 
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 

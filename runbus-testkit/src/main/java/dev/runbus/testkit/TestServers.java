@@ -1,4 +1,4 @@
-package dev.runbus.testing;
+package dev.runbus.testkit;
 
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.FileDescriptor;
@@ -9,6 +9,11 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.UUID;
 
 /**
  * Where the tests find Redis and PostgreSQL. The servers at the test URLs ({@code RUNBUS_TEST_REDIS_URL},
@@ -83,6 +88,30 @@ public final class TestServers {
             }
         }
         return databaseUrl;
+    }
+
+    /** A key prefix of a test's own: {@code start}, a dash and 8 random hex digits. */
+    public static String newPrefix(String start) {
+        return start + "-" + UUID.randomUUID().toString().substring(0, 8);
+    }
+
+    /** A schema name of a test's own: {@code start} (lower case), an underscore and 12 random hex digits. */
+    public static String newSchema(String start) {
+        return start + "_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+    }
+
+    /** Deletes every key under {@code prefix} on the shared Redis (never a flush: other tests use it too). */
+    public static void deleteKeys(String prefix) {
+        RedisTarget.local().deleteKeys(prefix);
+    }
+
+    /** Drops a schema of the shared PostgreSQL with everything in it; nothing when there is none. */
+    public static void dropSchema(String schema) {
+        try (Connection c = DriverManager.getConnection(databaseUrl()); Statement st = c.createStatement()) {
+            st.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+        } catch (SQLException e) {
+            throw new IllegalStateException("cannot drop schema " + schema, e);
+        }
     }
 
     /** True when something accepts connections at the host and port of a JDBC URL. */

@@ -1,4 +1,4 @@
-package dev.runbus.testing;
+package dev.runbus.testkit;
 
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisClient;

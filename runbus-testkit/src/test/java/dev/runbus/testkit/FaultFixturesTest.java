@@ -1,4 +1,4 @@
-package dev.runbus.testing;
+package dev.runbus.testkit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,4 +1,4 @@
-package dev.runbus.testing;
+package dev.runbus.testkit;
 
 import java.time.Duration;
 import java.util.function.BooleanSupplier;
