@@ -1,7 +1,11 @@
 package dev.runbus;
 
+import static dev.runbus.testkit.Deployment.LOCAL;
+import static dev.runbus.testkit.Deployment.REDIS_62;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.runbus.testkit.Deployment;
+import dev.runbus.testkit.OnDeployments;
 import dev.runbus.testkit.RedisServerProcess;
 import dev.runbus.testkit.Wait;
 import java.nio.charset.StandardCharsets;
@@ -12,10 +16,10 @@ import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.AfterParameterizedClassInvocation;
+import org.junit.jupiter.params.BeforeParameterizedClassInvocation;
+import org.junit.jupiter.params.Parameter;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -23,29 +27,29 @@ import org.junit.jupiter.params.provider.ValueSource;
  * A property: whatever its handler does (fail, interrupt its own thread and throw or return, run slowly) and
  * even when Redis restarts empty under it, a consumer never stops making progress — every message published
  * after the restart is handled within a deadline, and nothing stays pending. Each seed draws another mix of
- * behaviours per delivery and another moment for the restart. Runs on a Redis of its own, since it restarts it.
+ * behaviours per delivery and another moment for the restart. Runs on a Redis of its own, since it restarts it: the
+ * installed redis-server, and Redis 6.2 (XAUTOCLAIM's two-element reply, deleted entries kept pending).
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@OnDeployments({LOCAL, REDIS_62})
 class ConsumerLivenessPropertyTest {
 
     static final Duration DEADLINE = Duration.ofSeconds(20);
     static final int BEFORE_RESTART = 120;
     static final int AFTER_RESTART = 80;
 
-    RedisServerProcess redis;
+    @Parameter
+    Deployment deployment;
 
-    /** The server this class runs on: the installed redis-server (a subclass runs the property on 6.2). */
-    RedisServerProcess startServer() {
-        return RedisServerProcess.start();
+    /** The server of the deployment's run, which its tests restart; the runs of the class go one after another. */
+    static RedisServerProcess redis;
+
+    @BeforeParameterizedClassInvocation
+    static void startRedis(Deployment deployment) {
+        redis = deployment.startServer();
     }
 
-    @BeforeAll
-    void startRedis() {
-        redis = startServer();
-    }
-
-    @AfterAll
-    void stopRedis() {
+    @AfterParameterizedClassInvocation
+    static void stopRedis() {
         redis.close();
     }
 

@@ -1,8 +1,13 @@
 package dev.runbus;
 
+import static dev.runbus.testkit.Deployment.CLUSTER;
+import static dev.runbus.testkit.Deployment.LOCAL;
+import static dev.runbus.testkit.Deployment.REDIS_62;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.runbus.testkit.Deployment;
+import dev.runbus.testkit.OnDeployments;
 import dev.runbus.testkit.RedisTarget;
 import dev.runbus.testkit.Wait;
 import java.nio.charset.StandardCharsets;
@@ -21,12 +26,14 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.Parameter;
 
 /**
  * Delayed publish: entries wait in their stream's delay set and are moved into the stream when due, by the Redis
  * server's clock, once each however many buses move them. Times are compared on one machine: the Redis server's
  * TIME and this JVM's wall clock are the same clock here.
  */
+@OnDeployments({LOCAL, REDIS_62, CLUSTER})
 class DelayedDeliveryTest {
 
     /**
@@ -39,8 +46,11 @@ class DelayedDeliveryTest {
     final String prefix = "test-delay-" + UUID.randomUUID();
     private final List<Bus> buses = new ArrayList<>();
 
+    @Parameter
+    Deployment deployment;
+
     RedisTarget target() {
-        return RedisTarget.local();
+        return deployment.target();
     }
 
     @AfterEach

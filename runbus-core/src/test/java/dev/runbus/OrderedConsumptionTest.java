@@ -1,8 +1,13 @@
 package dev.runbus;
 
+import static dev.runbus.testkit.Deployment.CLUSTER;
+import static dev.runbus.testkit.Deployment.LOCAL;
+import static dev.runbus.testkit.Deployment.REDIS_62;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.runbus.testkit.Deployment;
+import dev.runbus.testkit.OnDeployments;
 import dev.runbus.testkit.RedisTarget;
 import dev.runbus.testkit.Wait;
 import java.nio.charset.StandardCharsets;
@@ -20,12 +25,16 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.Parameter;
 
 /**
  * Ordered consumption on a real Redis: per-key order across partitions and consumers, one runner per partition
  * at a time, retries in place, dead letters that move the partition on, fencing of a consumer whose lease was
- * taken, and a new owner finishing what the previous one left pending.
+ * taken, and a new owner finishing what the previous one left pending. On a cluster, leases, fenced reads, claims
+ * and acks each go to the master of their partition's slot, and the wait for new entries polls the partitions'
+ * masters.
  */
+@OnDeployments({LOCAL, REDIS_62, CLUSTER})
 class OrderedConsumptionTest {
 
     private final List<Bus> buses = new ArrayList<>();
@@ -33,8 +42,11 @@ class OrderedConsumptionTest {
     private String topic;
     private int partitions;
 
+    @Parameter
+    Deployment deployment;
+
     RedisTarget target() {
-        return RedisTarget.local();
+        return deployment.target();
     }
 
     @BeforeEach

@@ -1,9 +1,13 @@
 package dev.runbus;
 
+import static dev.runbus.testkit.Deployment.LOCAL;
+import static dev.runbus.testkit.Deployment.REDIS_62;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.runbus.testing.OrderedChild;
 import dev.runbus.testkit.ChildJvm;
+import dev.runbus.testkit.Deployment;
+import dev.runbus.testkit.OnDeployments;
 import dev.runbus.testkit.RedisTarget;
 import dev.runbus.testkit.Wait;
 import java.nio.charset.StandardCharsets;
@@ -17,6 +21,7 @@ import java.util.Set;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.Parameter;
 
 /**
  * Per-key order under faults, with ordered consumers in child JVMs: one SIGKILLed mid-load, one SIGSTOPped past
@@ -28,6 +33,7 @@ import org.junit.jupiter.api.Test;
  * was running when the pause began and writes after it resumed), never of another. So two owners never ran
  * one partition at once, except that one in-flight handler, and its effect was fenced off.
  */
+@OnDeployments({LOCAL, REDIS_62})
 class OrderedFaultsTest {
 
     private static final int PARTITIONS = 8;
@@ -40,8 +46,11 @@ class OrderedFaultsTest {
     private final String topic = "orders";
     private final String logKey = prefix + ":log";
 
+    @Parameter
+    Deployment deployment;
+
     RedisTarget target() {
-        return RedisTarget.local();
+        return deployment.target();
     }
 
     @AfterEach

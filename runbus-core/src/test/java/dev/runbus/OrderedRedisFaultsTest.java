@@ -1,10 +1,14 @@
 package dev.runbus;
 
+import static dev.runbus.testkit.Deployment.LOCAL;
+import static dev.runbus.testkit.Deployment.REDIS_62;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.runbus.internal.redis.Keys;
 import dev.runbus.internal.redis.Partitions;
 import dev.runbus.internal.redis.WireFormat;
+import dev.runbus.testkit.Deployment;
+import dev.runbus.testkit.OnDeployments;
 import dev.runbus.testkit.OwnRedis;
 import dev.runbus.testkit.TcpProxy;
 import dev.runbus.testkit.Wait;
@@ -29,14 +33,17 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.Parameter;
 
 /**
  * Ordered consumption when Redis itself misbehaves, each test named after the defect it pins: a stall
  * ({@code CLIENT PAUSE}) that loses replies, a Redis that lost its data, a retry's backoff across owners, a member
  * that stopped renewing, a closing consumer, a lease taken by a call whose reply was lost. Each runs on a Redis server
- * of its own, which it pauses or flushes, or behind a proxy that loses replies.
+ * of its own (the installed redis-server, and Redis 6.2), which it pauses or flushes, or behind a proxy that loses
+ * replies.
  */
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
+@OnDeployments({LOCAL, REDIS_62})
 class OrderedRedisFaultsTest {
 
     private static final String TOPIC = "orders";
@@ -47,14 +54,12 @@ class OrderedRedisFaultsTest {
     private OwnRedis redis;
     private String prefix;
 
-    /** The server each test runs on: the installed redis-server (a subclass runs them on 6.2). */
-    OwnRedis ownRedis() {
-        return OwnRedis.process();
-    }
+    @Parameter
+    Deployment deployment;
 
     @BeforeEach
     void setUp() {
-        redis = ownRedis();
+        redis = deployment.ownRedis();
         prefix = "faults-" + UUID.randomUUID();
     }
 

@@ -1,9 +1,13 @@
 package dev.runbus;
 
+import static dev.runbus.testkit.Deployment.CLUSTER;
+import static dev.runbus.testkit.Deployment.LOCAL;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.runbus.testing.Recorder;
+import dev.runbus.testkit.Deployment;
+import dev.runbus.testkit.OnDeployments;
 import dev.runbus.testkit.RedisTarget;
 import dev.runbus.testkit.Wait;
 import io.lettuce.core.Consumer;
@@ -33,20 +37,28 @@ import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.Parameter;
 
 /**
  * Unordered consumption of a topic of four partitions, and the read side (inspector, dead letters) over its
- * partitions, against the machine's Redis. The behaviour suite covers a topic of one partition; its cases build
- * the plain stream keys themselves, so the partitioned cases are here, asserting per partition stream.
+ * partitions, against the machine's Redis and a cluster of 3 masters (evenly split slots;
+ * {@link PartitionSpreadOnClusterTest}: how the partitions spread over them). The behaviour suite covers a topic of
+ * one partition; its cases build the plain stream keys themselves, so the partitioned cases are here, asserting per
+ * partition stream.
  */
+@OnDeployments({LOCAL, CLUSTER})
 class PartitionedTopicTest {
 
     static final Duration WAIT = Duration.ofSeconds(20);
     static final int N = 4;
 
+    @Parameter
+    Deployment deployment;
+
     RedisTarget target() {
-        return RedisTarget.local();
+        return deployment.target();
     }
+
     String prefix;
     final String topic = "orders";
     Recorder events;

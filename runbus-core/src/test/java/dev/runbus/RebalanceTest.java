@@ -1,7 +1,12 @@
 package dev.runbus;
 
+import static dev.runbus.testkit.Deployment.CLUSTER;
+import static dev.runbus.testkit.Deployment.LOCAL;
+import static dev.runbus.testkit.Deployment.REDIS_62;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.runbus.testkit.Deployment;
+import dev.runbus.testkit.OnDeployments;
 import dev.runbus.testkit.RedisTarget;
 import dev.runbus.testkit.Wait;
 import java.time.Duration;
@@ -12,20 +17,25 @@ import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.Parameter;
 
 /**
  * Rebalancing an ordered group of 16 partitions from 1 to 4 to 2 consumers: after each change every partition
  * is owned and every consumer owns ⌈16/n⌉ or ⌊16/n⌋ of them, within the documented bound (about two renewal
  * ticks plus the entry running; here the lease is 3 s and a tick 1 s). The settle times are printed.
  */
+@OnDeployments({LOCAL, REDIS_62, CLUSTER})
 class RebalanceTest {
 
     private static final int PARTITIONS = 16;
     private final String prefix = "test-rebalance-" + UUID.randomUUID();
     private final List<Bus> buses = new ArrayList<>();
 
+    @Parameter
+    Deployment deployment;
+
     RedisTarget target() {
-        return RedisTarget.local();
+        return deployment.target();
     }
 
     @AfterEach

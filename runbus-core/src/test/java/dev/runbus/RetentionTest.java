@@ -1,9 +1,14 @@
 package dev.runbus;
 
+import static dev.runbus.testkit.Deployment.CLUSTER;
+import static dev.runbus.testkit.Deployment.LOCAL;
+import static dev.runbus.testkit.Deployment.REDIS_62;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.runbus.internal.redis.Keys;
 import dev.runbus.internal.redis.Partitions;
+import dev.runbus.testkit.Deployment;
+import dev.runbus.testkit.OnDeployments;
 import dev.runbus.testkit.RedisTarget;
 import dev.runbus.testkit.Wait;
 import io.lettuce.core.Consumer;
@@ -31,12 +36,15 @@ import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.Parameter;
 
 /**
  * Retention on a running bus (docs/architecture.md, rule 7): streams are trimmed to what their groups still need, never an
  * entry a group has not acknowledged or read, never an entry younger than the retention age; dead letters only
- * when opted in. Runs on the local Redis 7; {@link RetentionOnRedis62Test} on Redis 6.2.
+ * when opted in. On Redis 6.2 too (XINFO GROUPS without entries-read and lag), and on a cluster of 3 masters, where
+ * each partition's script touches its own stream only, so a topic's partitions are trimmed each on its own node.
  */
+@OnDeployments({LOCAL, REDIS_62, CLUSTER})
 class RetentionTest {
 
     private static final Duration WAIT = Duration.ofSeconds(30);
@@ -49,8 +57,11 @@ class RetentionTest {
     private final AtomicLong deadLettersTrimmed = new AtomicLong();
     private final List<String> loopErrors = new CopyOnWriteArrayList<>();
 
+    @Parameter
+    Deployment deployment;
+
     RedisTarget target() {
-        return RedisTarget.local();
+        return deployment.target();
     }
 
     @AfterEach

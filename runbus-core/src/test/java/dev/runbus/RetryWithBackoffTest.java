@@ -1,7 +1,11 @@
 package dev.runbus;
 
+import static dev.runbus.testkit.Deployment.LOCAL;
+import static dev.runbus.testkit.Deployment.REDIS_62;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.runbus.testkit.Deployment;
+import dev.runbus.testkit.OnDeployments;
 import dev.runbus.testkit.RedisTarget;
 import dev.runbus.testkit.Wait;
 import java.nio.charset.StandardCharsets;
@@ -13,12 +17,14 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.Parameter;
 
 /**
  * Retry policies: a failed delivery is acked and rescheduled with its attempt count, so that the retry delay no
  * longer depends on {@code minIdle} and the poison threshold counts attempts across reschedules. {@code minIdle} is
  * set far above the delays in these tests: a retry that came from a takeover would come much too late.
  */
+@OnDeployments({LOCAL, REDIS_62})
 class RetryWithBackoffTest {
 
     /** How late the test accepts a retry beyond its delay, on a loaded 2-core machine. */
@@ -27,8 +33,11 @@ class RetryWithBackoffTest {
     final String prefix = "test-retry-" + UUID.randomUUID();
     private final List<Bus> buses = new ArrayList<>();
 
+    @Parameter
+    Deployment deployment;
+
     RedisTarget target() {
-        return RedisTarget.local();
+        return deployment.target();
     }
 
     @AfterEach

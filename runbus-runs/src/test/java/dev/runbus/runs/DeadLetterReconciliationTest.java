@@ -1,5 +1,7 @@
 package dev.runbus.runs;
 
+import static dev.runbus.testkit.Deployment.LOCAL;
+import static dev.runbus.testkit.Deployment.REDIS_62;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.runbus.Bus;
@@ -11,6 +13,8 @@ import dev.runbus.runs.internal.worker.RunFailures;
 import dev.runbus.runs.internal.worker.Triggers;
 import dev.runbus.runs.testing.RunsTestSupport;
 import dev.runbus.runs.testing.TestDatabase;
+import dev.runbus.testkit.Deployment;
+import dev.runbus.testkit.OnDeployments;
 import dev.runbus.testkit.Wait;
 import io.lettuce.core.Range;
 import java.time.Duration;
@@ -27,7 +31,12 @@ import org.junit.jupiter.api.Test;
  * defects 3 and 4): in the listener's path and in the sweeper's, whatever the clocks say, and whatever else
  * the dead-letter stream holds.
  */
+@OnDeployments({LOCAL, REDIS_62})
 class DeadLetterReconciliationTest extends RunsTestSupport {
+
+    DeadLetterReconciliationTest(Deployment deployment) {
+        super(deployment);
+    }
 
     static final Duration WAIT = Duration.ofSeconds(30);
 

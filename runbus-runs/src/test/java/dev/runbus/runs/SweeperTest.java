@@ -1,5 +1,7 @@
 package dev.runbus.runs;
 
+import static dev.runbus.testkit.Deployment.LOCAL;
+import static dev.runbus.testkit.Deployment.REDIS_62;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -11,6 +13,8 @@ import dev.runbus.RunbusException;
 import dev.runbus.runs.testing.Faults;
 import dev.runbus.runs.testing.RunsTestSupport;
 import dev.runbus.runs.testing.TestDatabase;
+import dev.runbus.testkit.Deployment;
+import dev.runbus.testkit.OnDeployments;
 import dev.runbus.testkit.TcpProxy;
 import dev.runbus.testkit.Wait;
 import io.lettuce.core.Range;
@@ -27,7 +31,12 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /** The sweeper against a real PostgreSQL and a real Redis: what it republishes, and that it keeps going. */
+@OnDeployments({LOCAL, REDIS_62})
 class SweeperTest extends RunsTestSupport {
+
+    SweeperTest(Deployment deployment) {
+        super(deployment);
+    }
 
     static final Duration WAIT = Duration.ofSeconds(30);
 

@@ -7,7 +7,8 @@ import io.lettuce.core.api.sync.RedisCommands;
 /**
  * A Redis server of one test's own, with a raw connection to it: for tests that flush scripts or data, which
  * must never do so to the server other tests share. Either a {@link RedisServerProcess} (the installed
- * {@code redis-server}) or an embedded Redis 6.2, so that a suite run per Redis version gets its own version.
+ * {@code redis-server}) or an embedded Redis 6.2, so that a suite run per Redis version gets its own version
+ * ({@link Deployment#ownRedis()}).
  */
 public final class OwnRedis implements AutoCloseable {
 
@@ -25,14 +26,17 @@ public final class OwnRedis implements AutoCloseable {
 
     /** A private {@code redis-server} process (see {@link RedisServerProcess} for which binary). */
     public static OwnRedis process() {
-        RedisServerProcess p = RedisServerProcess.start();
-        return new OwnRedis(p.uri(), p);
+        return of(RedisServerProcess.start());
     }
 
     /** A private Redis 6.2, the binary inside the embedded-redis artifact. */
     public static OwnRedis embedded62() {
-        RedisServerProcess p = RedisServerProcess.startEmbedded62();
-        return new OwnRedis(p.uri(), p);
+        return of(RedisServerProcess.startEmbedded62());
+    }
+
+    /** {@code server}, started by the caller, stopped when this is closed. */
+    public static OwnRedis of(RedisServerProcess server) {
+        return new OwnRedis(server.uri(), server);
     }
 
     public String uri() {

@@ -1,5 +1,7 @@
 package dev.runbus.internal.admin;
 
+import static dev.runbus.testkit.Deployment.LOCAL;
+import static dev.runbus.testkit.Deployment.REDIS_62;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.runbus.BusListener;
@@ -8,6 +10,8 @@ import dev.runbus.internal.redis.Partitions;
 import dev.runbus.internal.redis.RedisLink;
 import dev.runbus.internal.scripts.ScriptCalls;
 import dev.runbus.internal.telemetry.SafeListener;
+import dev.runbus.testkit.Deployment;
+import dev.runbus.testkit.OnDeployments;
 import dev.runbus.testkit.RedisTarget;
 import io.lettuce.core.AclSetuserArgs;
 import io.lettuce.core.Range;
@@ -22,12 +26,14 @@ import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.Parameter;
 
 /**
  * {@code retention.lua} and {@code trim_by_age.lua} one step at a time: seed a stream with explicit ids (old ones
- * in 1970, young ones now), groups, reads and acks; run one retention round; compare what is left. Runs on the
- * local Redis 7; {@link RetentionScriptOnRedis62Test} runs the same on Redis 6.2 (XINFO GROUPS without lag).
+ * in 1970, young ones now), groups, reads and acks; run one retention round; compare what is left. On the local
+ * Redis 7 and on Redis 6.2 (XINFO GROUPS without lag).
  */
+@OnDeployments({LOCAL, REDIS_62})
 class RetentionScriptTest {
 
     private final String prefix = "test-retention-script-" + UUID.randomUUID();
@@ -36,8 +42,11 @@ class RetentionScriptTest {
     private RedisLink link;
     private RedisClusterCommands<String, String> redis;
 
+    @Parameter
+    Deployment deployment;
+
     RedisTarget target() {
-        return RedisTarget.local();
+        return deployment.target();
     }
 
     @BeforeEach

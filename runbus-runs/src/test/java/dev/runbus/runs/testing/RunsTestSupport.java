@@ -7,6 +7,7 @@ import dev.runbus.runs.Reply;
 import dev.runbus.runs.RunHandler;
 import dev.runbus.runs.Runs;
 import dev.runbus.runs.RunsConfig;
+import dev.runbus.testkit.Deployment;
 import dev.runbus.testkit.RedisTarget;
 import dev.runbus.testkit.TestServers;
 import io.lettuce.core.Range;
@@ -31,17 +32,23 @@ public abstract class RunsTestSupport {
         throw new IllegalArgumentException("cannot handle input " + run.input());
     };
 
-    protected final RedisTarget redis = target();
+    /** The Redis of this class's tests. */
+    protected final RedisTarget redis;
     protected String schema;
     protected String prefix;
     protected final List<AutoCloseable> closeables = new ArrayList<>();
 
+    /** On the machine's Redis. */
+    protected RunsTestSupport() {
+        this(Deployment.LOCAL);
+    }
+
     /**
-     * The Redis of this class's tests: the machine's. A class whose tests depend on what Redis answers (reply
-     * shapes, errors) has a subclass that runs them on the embedded Redis 6.2 as well.
+     * On {@code deployment}: a class whose tests depend on what Redis answers (reply shapes, errors) runs them on
+     * the embedded Redis 6.2 as well ({@link dev.runbus.testkit.OnDeployments}, which hands the deployment here).
      */
-    protected RedisTarget target() {
-        return RedisTarget.local();
+    protected RunsTestSupport(Deployment deployment) {
+        this.redis = deployment.target();
     }
 
     @BeforeEach

@@ -1,15 +1,24 @@
 package dev.runbus.runs.internal.sweep;
 
+import static dev.runbus.testkit.Deployment.LOCAL;
+import static dev.runbus.testkit.Deployment.REDIS_62;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import dev.runbus.Bus;
 import dev.runbus.RunbusException;
 import dev.runbus.runs.testing.RunsTestSupport;
+import dev.runbus.testkit.Deployment;
+import dev.runbus.testkit.OnDeployments;
 import org.junit.jupiter.api.Test;
 
 /** What the inspector's XPENDING answers when the stream or the group is gone, on the real Redis. */
+@OnDeployments({LOCAL, REDIS_62})
 class LivenessTest extends RunsTestSupport {
+
+    LivenessTest(Deployment deployment) {
+        super(deployment);
+    }
 
     @Test
     void pendingEntryOfAMissingStreamOrGroup_isANoGroupError() {

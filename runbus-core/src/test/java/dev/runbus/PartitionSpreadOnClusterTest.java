@@ -10,23 +10,17 @@ import java.util.HashMap;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/**
- * Partitioned topics on a local Redis Cluster of 3 masters (evenly split slots): the same cases as on one
- * server, and the spread of partitions over the masters.
- */
-class PartitionedTopicOnClusterTest extends PartitionedTopicTest {
-    @Override
-    RedisTarget target() {
-        return RedisTarget.cluster();
-    }
+/** A topic's partitions on a Redis Cluster of 3 masters (evenly split slots) spread over every master. */
+class PartitionSpreadOnClusterTest {
 
     @Test
     void partitionsSpreadOverEveryMaster() {
+        RedisTarget cluster = RedisTarget.cluster();
         for (String name : new String[] {"orders", "runs", "payments-eu", "日本"}) {
             for (int n : new int[] {3, 4, 6, 7, 16}) {
                 Map<String, Integer> perMaster = new HashMap<>();
                 for (int p = 0; p < n; p++) {
-                    RedisURI master = target().serverOf(new Keys(prefix).stream(new Partitions(name, n).name(p)));
+                    RedisURI master = cluster.serverOf(new Keys("rbpart").stream(new Partitions(name, n).name(p)));
                     perMaster.merge(master.getHost() + ":" + master.getPort(), 1, Integer::sum);
                 }
                 assertThat(perMaster).as("partitions of %s (%d) per master", name, n).hasSize(3);

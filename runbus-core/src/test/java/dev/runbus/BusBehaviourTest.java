@@ -1,14 +1,22 @@
 package dev.runbus;
 
+import static dev.runbus.testkit.Deployment.CLUSTER;
+import static dev.runbus.testkit.Deployment.LOCAL;
+import static dev.runbus.testkit.Deployment.REDIS_62;
+import static dev.runbus.testkit.Deployment.SENTINEL;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.runbus.testing.DyingConsumer;
 import dev.runbus.testing.Recorder;
 import dev.runbus.testkit.ChildJvm;
+import dev.runbus.testkit.Deployment;
+import dev.runbus.testkit.OnDeployments;
 import dev.runbus.testkit.OwnRedis;
 import dev.runbus.testkit.RedisTarget;
 import dev.runbus.testkit.TcpProxy;
+import dev.runbus.testkit.TestServers;
 import dev.runbus.testkit.Wait;
 import io.lettuce.core.Consumer;
 import io.lettuce.core.Limit;
@@ -35,19 +43,57 @@ import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.Parameter;
 
 /**
- * The delivery rules (docs/architecture.md, rules 1–7) against a real Redis. Run by one subclass per Redis version,
- * so that both XAUTOCLAIM reply shapes (6.2 and 7.x) are covered by the same cases.
+ * The delivery rules (docs/architecture.md, rules 1–7) against a real Redis, on every deployment: the machine's Redis
+ * (XAUTOCLAIM's three-element reply), Redis 6.2 (two elements, nil entries), a cluster (every command to its key's
+ * master, every script on one slot; the cases that cut connections through a proxy reach the master of the topic's
+ * slot through it) and Sentinels. The cases that restart or flush a server run on a server of their own, of the
+ * deployment's version.
  */
-abstract class BusBehaviourSuite {
+@OnDeployments({LOCAL, REDIS_62, CLUSTER, SENTINEL})
+class BusBehaviourTest {
 
     static final Duration WAIT = Duration.ofSeconds(20);
 
-    abstract RedisTarget target();
+    @Parameter
+    Deployment deployment;
+
+    RedisTarget target() {
+        return deployment.target();
+    }
 
     /** Starts a Redis of the test's own, of the version this suite runs on: for tests that flush it. */
-    abstract OwnRedis startOwnRedis();
+    OwnRedis startOwnRedis() {
+        return deployment.ownRedis();
+    }
+
+    /**
+     * The deployment is what it says: on the machine's Redis, version 7 or later (reported skipped when nothing
+     * answered at the test URL and the tests' own server is the embedded 6.2); the others by their shape.
+     */
+    @Test
+    void runsOnItsDeployment() {
+        switch (deployment) {
+            case LOCAL -> {
+                int major = Integer.parseInt(target().version().split("\\.")[0]);
+                assumeTrue(major >= 7 || !TestServers.startedOwnRedis(),
+                        "no Redis 7 on this machine: the suite ran on the tests' own Redis " + target().version());
+                assertThat(major).isGreaterThanOrEqualTo(7);
+            }
+            case REDIS_62 -> assertThat(target().version()).startsWith("6.2.");
+            case CLUSTER -> {
+                assertThat(target().uri()).startsWith("redis-cluster://");
+                assertThat(target().redis().clusterInfo()).contains("cluster_state:ok", "cluster_known_nodes:6");
+            }
+            case SENTINEL -> {
+                assertThat(target().uri()).startsWith("redis-sentinel://").endsWith("#runbus");
+                assertThat(target().redis().info("replication")).contains("role:master", "connected_slaves:1");
+            }
+            default -> throw new AssertionError("no check for " + deployment);
+        }
+    }
 
     String prefix;
     String topic;
@@ -130,7 +176,7 @@ abstract class BusBehaviourSuite {
     }
 
     List<String> publish(int n) {
-        return bus.publisher().publishAll(topic, IntStream.range(0, n).mapToObj(BusBehaviourSuite::msg)
+        return bus.publisher().publishAll(topic, IntStream.range(0, n).mapToObj(BusBehaviourTest::msg)
                 .collect(Collectors.toList()));
     }
 
@@ -1006,7 +1052,7 @@ abstract class BusBehaviourSuite {
 
     /** The source of one of the bus's Lua scripts, to run a step of it directly against seeded state. */
     static String script(String name) {
-        try (var in = BusBehaviourSuite.class.getResourceAsStream("/dev/runbus/lua/" + name + ".lua")) {
+        try (var in = BusBehaviourTest.class.getResourceAsStream("/dev/runbus/lua/" + name + ".lua")) {
             return new String(in.readAllBytes(), StandardCharsets.UTF_8);
         } catch (java.io.IOException e) {
             throw new IllegalStateException(e);
