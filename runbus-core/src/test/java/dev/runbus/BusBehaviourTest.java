@@ -202,11 +202,19 @@ class BusBehaviourTest {
     void workQueue_eachMessageHandledExactlyOnceAcrossThreeConsumers() {
         int n = 600;
         Map<String, Set<String>> byConsumer = new ConcurrentHashMap<>();
+        // Each consumer's first handler waits until all three have one: a consumer holds at most its slots
+        // (concurrency x batch size), so the stream is left to the others and each must take a share. Without the
+        // wait, two consumers on a busy machine could drain the 600 entries before the third's first read.
+        CountDownLatch everyConsumerStarted = new CountDownLatch(3);
         for (int c = 1; c <= 3; c++) {
             String name = "c" + c;
             bus.subscribe(topic, "workers", name, d -> {
                 events.record(d);
-                byConsumer.computeIfAbsent(name, k -> ConcurrentHashMap.newKeySet()).add(d.message().id());
+                byConsumer.computeIfAbsent(name, k -> {
+                    everyConsumerStarted.countDown();
+                    return ConcurrentHashMap.newKeySet();
+                }).add(d.message().id());
+                everyConsumerStarted.await(WAIT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
             }, options().concurrency(4).batchSize(20).build());
         }
         List<String> ids = publish(n);

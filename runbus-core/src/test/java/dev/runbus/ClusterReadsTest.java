@@ -17,6 +17,12 @@ import org.junit.jupiter.api.Test;
 /** How a consumer reads on a Redis Cluster: long blocking reads, and every partition's turn when room is short. */
 class ClusterReadsTest {
 
+    /**
+     * The loops' errors but timeouts: a renewal or a call that outlived its wait on a busy host is reported and
+     * tried again, and says nothing of what these tests check; anything Redis refused stays in.
+     */
+    private static final java.util.function.Predicate<String> TIMEOUTS_ASIDE = e -> !e.contains("timed out");
+
     private static final Duration WAIT = Duration.ofSeconds(30);
     private final RedisTarget cluster = RedisTarget.cluster();
     private final String prefix = "cluster-reads-" + UUID.randomUUID().toString().substring(0, 8);
@@ -52,7 +58,7 @@ class ClusterReadsTest {
         String id = bus.publisher().publish("jobs", Message.builder("t", new byte[0]).id("m1").build());
         Wait.until("handled", WAIT, () -> handled.contains("m1"));
         assertThat(id).isNotBlank();
-        assertThat(loopErrors).isEmpty();
+        assertThat(loopErrors).filteredOn(TIMEOUTS_ASIDE).as("errors of the bus's loops").isEmpty();
         // Acks are sent after the handler returns, batched: the entry leaves the pending list a moment later.
         Wait.until("m1 acked", WAIT, () -> cluster.redis().xpending(prefix + ":{jobs}:stream", "g").getCount() == 0);
     }
@@ -71,6 +77,6 @@ class ClusterReadsTest {
         // Every partition has a backlog of about 50; with turns kept, the first 60 handled come from all six.
         Set<Integer> early = new HashSet<>(partitionsInOrder.subList(0, 60));
         assertThat(early).containsExactlyInAnyOrder(0, 1, 2, 3, 4, 5);
-        assertThat(loopErrors).isEmpty();
+        assertThat(loopErrors).filteredOn(TIMEOUTS_ASIDE).as("errors of the bus's loops").isEmpty();
     }
 }

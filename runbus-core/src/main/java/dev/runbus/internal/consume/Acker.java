@@ -112,18 +112,20 @@ final class Acker implements AutoCloseable {
      * Acknowledges an entry whose start was recorded with {@code startRecorded}, the record's reply, sent earlier from
      * this or another handler's thread (never from the client's I/O thread). The ack leaves at once if the record is
      * answered (with a failure too: the client will not send it again), or if it can
-     * leave from this thread behind the record: commands reach Redis in the order of the calls and no XACK of the lane
-     * is in flight. Otherwise it waits for the record's reply. {@code answered} runs once the XACK that carried it is
+     * leave from this thread behind the record: the record was given to the client ({@code recordSent}; a first start
+     * may wait in its batch, see {@link FirstStarts}), commands reach Redis in the order of the calls and no XACK of
+     * the lane is in flight. Otherwise it waits for the record's reply. {@code answered} runs once the XACK that carried it is
      * answered or failed, or when the ack is dropped at close.
      */
-    void ack(int partition, String streamId, CompletableFuture<?> startRecorded, Runnable answered) {
+    void ack(int partition, String streamId, CompletableFuture<?> startRecorded, boolean recordSent,
+             Runnable answered) {
         Ack ack = new Ack(streamId, answered);
         if (startRecorded.isDone()) {
             ack(partition, ack);
             return;
         }
         Lane lane = lanes.get(partition);
-        if (!(writesInCallOrder && !closed && lane.sendFromThisThread(ack))) {
+        if (!(recordSent && writesInCallOrder && !closed && lane.sendFromThisThread(ack))) {
             lane.afterRecord(ack, startRecorded);
         }
     }

@@ -38,6 +38,8 @@ final class InFlight {
          * {@link Acker}). Done from the start for a delivery whose start is not recorded.
          */
         private volatile CompletableFuture<?> startRecorded = RECORDED;
+        /** The batch of first starts that carries this delivery's, while that may not have left ({@link FirstStarts}). */
+        private volatile FirstStarts.Batch firstStart;
 
         private Hold(Entry.Ref ref, boolean keptAlive, long renewedAt) {
             this.ref = ref;
@@ -61,6 +63,32 @@ final class InFlight {
 
         void startRecorded(CompletableFuture<?> reply) {
             this.startRecorded = reply;
+        }
+
+        /** Its first start goes with {@code batch}, which may not have left yet ({@link FirstStarts}). */
+        void firstStartIn(FirstStarts.Batch batch) {
+            this.firstStart = batch;
+            this.startRecorded = batch.reply();
+        }
+
+        /** The batch carrying its first start, or null when its start went otherwise or not at all. */
+        FirstStarts.Batch firstStart() {
+            return firstStart;
+        }
+
+        /** Its first start was taken out of its batch before the batch left: nothing of it reaches Redis. */
+        void firstStartWithdrawn() {
+            this.startRecorded = RECORDED;
+            this.firstStart = null;
+        }
+
+        /**
+         * Whether its start record, if any, has been given to the client, so that a command given after this reaches
+         * Redis after it where the client writes in call order.
+         */
+        boolean startRecordSent() {
+            FirstStarts.Batch batch = firstStart;
+            return batch == null || batch.sent();
         }
 
         Entry.Ref ref() {

@@ -108,7 +108,9 @@ final class OutcomeApplier {
                     acker.ackAwaited(entry.partition(), entry.streamId(), entry.startRecorded());
                     inFlight.release(entry);
                 } else {
-                    acker.ack(entry.partition(), entry.streamId(), entry.startRecorded(), () -> inFlight.release(entry));
+                    starts.withdrawFirstStart(entry); // handled before its record left: no need to count it
+                    acker.ack(entry.partition(), entry.streamId(), entry.startRecorded(), entry.startRecordSent(),
+                            () -> inFlight.release(entry));
                 }
                 return false;
             case RETRY:

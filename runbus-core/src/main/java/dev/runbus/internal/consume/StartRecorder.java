@@ -18,7 +18,8 @@ import java.util.concurrent.TimeoutException;
  * count deliveries from that record, so an entry a process read but never started costs nothing when it dies.
  *
  * <p>An entry read as new gets its first start with a plain {@code HSET} ({@link Scripts#recordFirstStarts}), without
- * waiting; the others (re-read, claimed, taken back, or read as new too long ago: {@link #isFresh}) with
+ * waiting, batched with the other first starts of its partition while one is on the wire, and withdrawn if its
+ * handler succeeds before it left ({@link FirstStarts}); the others (re-read, claimed, taken back, or read as new too long ago: {@link #isFresh}) with
  * record_starts.lua, which reads their delivery from the pending list, and their handler waits for it. Either way the
  * entry's hold is given the call's reply ({@link InFlight.Hold#startRecorded}), and no outcome of this consumer's takes
  * the entry out of the pending list before the record has run: a field written after the ack that removed it would
@@ -40,6 +41,8 @@ final class StartRecorder {
      * less the command timeout, within which a record sent lands or fails (see {@link #isFresh}).
      */
     private final long freshForNanos;
+    /** The first starts of entries read as new, sent in batches ({@link FirstStarts}). */
+    private final FirstStarts firstStarts;
 
     StartRecorder(SubscriptionContext ctx, Scripts scripts, InFlight inFlight, SafeListener listener,
                   long recordTimeoutMillis) {
@@ -49,6 +52,7 @@ final class StartRecorder {
         this.listener = listener;
         this.recordTimeoutMillis = recordTimeoutMillis;
         this.freshForNanos = ctx.options().minIdle().toNanos() / 2 - TimeUnit.MILLISECONDS.toNanos(recordTimeoutMillis);
+        this.firstStarts = new FirstStarts(ctx, scripts, listener);
     }
 
     /**
@@ -63,7 +67,11 @@ final class StartRecorder {
         if (ctx.options().ackMode() == AckMode.BEFORE_WORK) {
             return;
         }
-        CompletableFuture<?> reply = send(h.hold().partition(), List.of(h), isFresh(h, System.nanoTime()));
+        if (isFresh(h, System.nanoTime())) {
+            recordFirstStart(h);
+            return;
+        }
+        CompletableFuture<?> reply = send(h.hold().partition(), List.of(h), false);
         if (!h.fresh()) {
             await(reply);
         }
@@ -83,7 +91,11 @@ final class StartRecorder {
         if (h.hold().startSent()) { // set aside before: its record's reply came, or the wait for it ended
             return null;
         }
-        CompletableFuture<?> reply = send(h.hold().partition(), List.of(h), isFresh(h, System.nanoTime()));
+        if (isFresh(h, System.nanoTime())) {
+            recordFirstStart(h);
+            return null;
+        }
+        CompletableFuture<?> reply = send(h.hold().partition(), List.of(h), false);
         if (h.fresh() || awaitUpTo(reply, SET_ASIDE_MILLIS)) {
             return null;
         }
@@ -153,6 +165,23 @@ final class StartRecorder {
      */
     private boolean isFresh(HeldDelivery h, long now) {
         return h.fresh() && h.hold().sinceRenewed(now) < freshForNanos && inFlight.holds(h.hold());
+    }
+
+    /** An entry read as new and {@link #isFresh}: its first start goes with its partition's next batch. */
+    private void recordFirstStart(HeldDelivery h) {
+        h.hold().firstStartIn(firstStarts.add(h.hold().partition(), h.hold().streamId()));
+    }
+
+    /**
+     * For a handler that succeeded: takes its entry's first start out of its batch if the batch has not left, so that
+     * it is never written (the ack removes the entry, and with it any need to count the start) and the ack need not
+     * wait for it. A start already on its way stays.
+     */
+    void withdrawFirstStart(InFlight.Hold entry) {
+        FirstStarts.Batch batch = entry.firstStart();
+        if (batch != null && firstStarts.withdraw(entry.partition(), entry.streamId(), batch)) {
+            entry.firstStartWithdrawn();
+        }
     }
 
     /** Sends one partition's record and gives each hold its reply; a call that could not be sent holds nothing. */

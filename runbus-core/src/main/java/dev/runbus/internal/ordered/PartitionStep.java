@@ -349,7 +349,10 @@ final class PartitionStep {
     private void rewriteRetry(OwnedPartition p, String streamId, long due) {
         try {
             timer.schedule(() -> {
-                long left = TimeUnit.NANOSECONDS.toMillis(due - System.nanoTime());
+                long nanosLeft = due - System.nanoTime();
+                // Rounded up: the record must not expire before the retry is due (truncating let the next owner
+                // run it up to a millisecond early).
+                long left = nanosLeft <= 0 ? 0 : (nanosLeft + 999_999) / 1_000_000;
                 if (p.isEnded() || left <= 0) {
                     p.retryRecorded();
                     ownership.handOverIfIdle(p);

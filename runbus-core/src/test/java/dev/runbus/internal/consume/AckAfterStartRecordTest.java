@@ -68,10 +68,10 @@ class AckAfterStartRecordTest {
     void acksWaitForTheirRecordAndThenLeaveTogether() {
         List<String> ids = read(4);
         CompletableFuture<Long> record = new CompletableFuture<>();
-        ids.subList(0, 3).forEach(id -> acker.ack(0, id, record, NOBODY));
+        ids.subList(0, 3).forEach(id -> acker.ack(0, id, record, true, NOBODY));
         // An entry whose record is answered is acked at once, on the same lane: once it is gone, the lane has sent
         // what it could, and the other three are still pending.
-        acker.ack(0, ids.get(3), CompletableFuture.completedFuture(1L), NOBODY);
+        acker.ack(0, ids.get(3), CompletableFuture.completedFuture(1L), true, NOBODY);
         Wait.until("the entry whose record was answered acked", WAIT, () -> !pendingIds().contains(ids.get(3)));
         assertThat(pendingIds()).as("entries whose record is not answered yet").containsExactlyElementsOf(
                 ids.subList(0, 3));
@@ -87,7 +87,7 @@ class AckAfterStartRecordTest {
         // A record that failed did not run, or ran before its reply was lost: either way it runs no more.
         List<String> ids = read(2);
         CompletableFuture<Long> record = new CompletableFuture<>();
-        ids.forEach(id -> acker.ack(0, id, record, NOBODY));
+        ids.forEach(id -> acker.ack(0, id, record, true, NOBODY));
         record.completeExceptionally(new IllegalStateException("connection lost"));
         Wait.until("both acked", WAIT, () -> pendingIds().isEmpty());
         Wait.until("the reply counted", WAIT, () -> ackedSum() == 2);
@@ -98,7 +98,7 @@ class AckAfterStartRecordTest {
     void closeWaitsForAcksWhoseRecordIsAnsweredMeanwhile() throws InterruptedException {
         List<String> ids = read(2);
         CompletableFuture<Long> record = new CompletableFuture<>();
-        ids.forEach(id -> acker.ack(0, id, record, NOBODY));
+        ids.forEach(id -> acker.ack(0, id, record, true, NOBODY));
         Thread closing = new Thread(acker::close, "closing the acker");
         closing.start();
         // close waits (parked between its looks) while acks wait for their record; answered, they leave before it
@@ -116,7 +116,7 @@ class AckAfterStartRecordTest {
         acker = new Acker(one.scripts, one.link.async(), ctx, 5_000, listener, true);
         List<String> ids = read(1);
         CompletableFuture<Long> record = new CompletableFuture<>(); // never answered here
-        acker.ack(0, ids.get(0), record, NOBODY);
+        acker.ack(0, ids.get(0), record, true, NOBODY);
         Wait.until("acked before its record was answered", WAIT, () -> pendingIds().isEmpty());
         assertThat(record).isNotDone();
     }
@@ -132,9 +132,9 @@ class AckAfterStartRecordTest {
              RedisLink link = RedisLink.open(proxy.uri(), Duration.ofSeconds(5))) {
             acker = new Acker(one.scriptsOver(link), link.async(), ctx, 5_000, listener, true);
             proxy.pause();
-            acker.ack(0, ids.get(0), CompletableFuture.completedFuture(1L), NOBODY);
+            acker.ack(0, ids.get(0), CompletableFuture.completedFuture(1L), true, NOBODY);
             CompletableFuture<Long> record = new CompletableFuture<>();
-            acker.ack(0, ids.get(1), record, NOBODY);
+            acker.ack(0, ids.get(1), record, true, NOBODY);
             proxy.resume();
             Wait.until("the first XACK answered", WAIT, () -> ackedSum() == 1);
             assertThat(pendingIds()).as("the entry whose record is not answered yet").containsExactly(ids.get(1));
