@@ -179,7 +179,8 @@ class BusMetersTest {
                     }
                 }
                 long tookMillis = (System.nanoTime() - started) / 1_000_000;
-                assertThat(tookMillis).as("reading every meter while Redis stalls (sum %s)", sum).isLessThan(500);
+                // Less than the command timeout (1 s): a meter that asked Redis would wait that long at least.
+                assertThat(tookMillis).as("reading every meter while Redis stalls (sum %s)", sum).isLessThan(1000);
                 assertThat(gauge("runbus.stream.length", "topic", "slow")).as("the last value read").isEqualTo(1);
             } finally {
                 proxy.resume();

@@ -37,11 +37,12 @@ import org.junit.jupiter.params.Parameter;
 class DelayedDeliveryTest {
 
     /**
-     * How late the test accepts an entry: the poll interval (100 ms), a Redis round trip, and a loaded 2-core machine,
-     * where a full build has shown 1.5 s. What the bound is there to catch, an entry moved only by a later fallback
-     * (a takeover after {@code minIdle}, a retention pass), is later still.
+     * How late the test accepts an entry: what the bound is there to catch is an entry moved only by a later fallback
+     * (a takeover after {@code minIdle}, 30 s here, or a retention pass), so it stays well below those and far above
+     * what a busy host adds to the poll interval (100 ms) and a round trip: 4.4 s was seen beside two CPU hogs and
+     * another test JVM. How late entries come on an idle host is the benchmark's (docs/benchmarks.md, delayed delivery).
      */
-    private static final long BOUND_MILLIS = 2000;
+    private static final long BOUND_MILLIS = 10_000;
 
     final String prefix = "test-delay-" + UUID.randomUUID();
     private final List<Bus> buses = new ArrayList<>();
@@ -117,7 +118,7 @@ class DelayedDeliveryTest {
             publisher.publishAt(topic, message("m" + i, due), Instant.ofEpochMilli(due));
         }
         long schedulingMillis = (System.nanoTime() - scheduling) / 1_000_000;
-        Wait.until("1000 delayed entries handled", Duration.ofSeconds(20), () -> handled.size() == 1000);
+        Wait.until("1000 delayed entries handled", Duration.ofSeconds(40), () -> handled.size() == 1000);
         assertThat(early).as("entries handled before they were due").isEmpty();
         assertThat(handled.values()).as("each entry handled once").allMatch(n -> n.get() == 1);
         List<Long> sorted = new ArrayList<>();

@@ -135,7 +135,9 @@ class OrderedRedisFaultsTest {
 
     @Test
     void aReadWhoseReplyWasLost_doesNotLetALaterEntryOfItsKeyRunFirst() throws Exception {
-        Bus bus = bus(1, Duration.ofMillis(500));
+        // A command timeout well below the pause below, and long enough for the subscribe's first calls on a busy host
+        // (at 500 ms, the subscribe's heartbeat timed out once beside two CPU hogs).
+        Bus bus = bus(1, Duration.ofMillis(1500));
         List<String> handled = new CopyOnWriteArrayList<>();
         subscribe(bus, "c", d -> handled.add(text(d)), ordered().build());
         bus.publisher().publish(TOPIC, seq("k", 1));
@@ -149,7 +151,7 @@ class OrderedRedisFaultsTest {
             c.setAutoFlushCommands(false);
             Map<String, byte[]> fields = WireFormat.encode(seq("k", 2));
             var added = async.xadd(key(1, 0, "stream"), fields);
-            var paused = async.clientPause(3000);
+            var paused = async.clientPause(5000);
             c.flushCommands();
             added.get(5, TimeUnit.SECONDS);
             paused.get(5, TimeUnit.SECONDS);
@@ -165,7 +167,9 @@ class OrderedRedisFaultsTest {
 
     @Test
     void aRedisStall_doesNotDeadLetterAnEntryWhoseHandlerNeverRan() throws Exception {
-        Bus bus = bus(1, Duration.ofMillis(500));
+        // A command timeout a third of the stall below (at 500 ms, the subscribe's heartbeat timed out once on a busy
+        // host, before any stall).
+        Bus bus = bus(1, Duration.ofSeconds(2));
         List<Integer> handled = new CopyOnWriteArrayList<>();
         Map<Integer, Long> deliveries = new ConcurrentHashMap<>();
         subscribe(bus, "c", d -> {

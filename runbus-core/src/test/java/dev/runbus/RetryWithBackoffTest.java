@@ -27,8 +27,12 @@ import org.junit.jupiter.params.Parameter;
 @OnDeployments({LOCAL, REDIS_62})
 class RetryWithBackoffTest {
 
-    /** How late the test accepts a retry beyond its delay, on a loaded 2-core machine. */
-    private static final long SLACK_MILLIS = 250;
+    /**
+     * How late the test accepts a retry beyond its delay: far below {@code minIdle} (a minute), so that a retry that
+     * came from a takeover fails it, and far above what a busy host adds (661 ms once for a 200 ms delay, beside two
+     * CPU hogs): the test asserts where a retry comes from and that it never comes early, not the host's speed.
+     */
+    private static final long SLACK_MILLIS = 10_000;
 
     final String prefix = "test-retry-" + UUID.randomUUID();
     private final List<Bus> buses = new ArrayList<>();

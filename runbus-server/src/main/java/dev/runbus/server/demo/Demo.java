@@ -118,7 +118,7 @@ public final class Demo {
                 if (victim != null && victim.isAlive()) {
                     victim.destroyForcibly();
                 }
-                workers.forEach(Runs::close);
+                closeAll(workers);
                 List<String> left = DemoNamespace.remove(infra, settings);
                 if (interrupted) {
                     Thread.currentThread().interrupt();
@@ -181,6 +181,27 @@ public final class Demo {
         }
         if (!finished) {
             throw new IllegalStateException("submitting took longer than " + options.timeout());
+        }
+    }
+
+    /**
+     * Closes the workers side by side: each drains the runs it has in flight (up to the shutdown timeout), and one
+     * after the other a Ctrl-C waited for the sum of their drains.
+     */
+    private static void closeAll(List<Runs> workers) {
+        ExecutorService closing = Executors.newFixedThreadPool(Math.max(1, workers.size()));
+        workers.forEach(w -> closing.execute(w::close));
+        closing.shutdown();
+        boolean interrupted = false;
+        while (!closing.isTerminated()) {
+            try {
+                closing.awaitTermination(1, TimeUnit.MINUTES);
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
         }
     }
 
