@@ -116,7 +116,8 @@ class DemoCleanupTest {
             // Its stop waits for the submissions in flight, closes the workers (each drains its runs in flight) and
             // removes its data: 90 s were not enough once beside two CPU hogs and another test JVM (load 14-17).
             boolean stopped = demo.waitFor(180, TimeUnit.SECONDS);
-            assertThat(stopped).as("the demo stopped; its output:%n%s", read(log)).isTrue();
+            assertThat(stopped).as("the demo stopped; its output:%n%s%nits threads:%n%s", read(log),
+                    stopped ? "" : threadsOf(demo)).isTrue();
             assertThat(demo.exitValue()).as(read(log)).isEqualTo(130);
             assertThat(read(log)).contains("demo stopped by SIGINT");
             assertLeftNothing(read(log));
@@ -135,6 +136,20 @@ class DemoCleanupTest {
         assertThat(m.find()).as(output).isTrue();
         assertThat(RedisTarget.local().redis().keys(m.group(1) + ":*")).as("keys left").isEmpty();
         assertThat(DemoIsolationTest.schemaExists(m.group(2))).as("schema left").isFalse();
+    }
+
+    /** The threads of a process that did not stop, as {@code jcmd Thread.print} shows them, for the failure. */
+    private static String threadsOf(Process process) {
+        try {
+            String jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd").toString();
+            Process dump = new ProcessBuilder(jcmd, String.valueOf(process.pid()), "Thread.print")
+                    .redirectErrorStream(true).start();
+            String out = new String(dump.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            dump.waitFor(30, TimeUnit.SECONDS);
+            return out;
+        } catch (IOException | InterruptedException e) {
+            return "(no thread dump: " + e + ")";
+        }
     }
 
     private static String read(Path log) {
