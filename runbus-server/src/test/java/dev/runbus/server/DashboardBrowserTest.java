@@ -223,6 +223,10 @@ class DashboardBrowserTest {
         Wait.until("the dead letter purged", WAIT,
                 () -> serve.server.infrastructure().bus().deadLetters().get("runs", purged).isEmpty());
         assertThat(status(purgedRun)).isEqualTo("failed");
+        // The page the purge leads to has loaded (its row is gone): a navigation still on its way would land after the
+        // next test's, which then found this page instead of its own (seen on a busy host).
+        Wait.until("the page after the purge", WAIT, () -> d.findElements(
+                By.cssSelector("tr.dead-letter[data-id='" + purged + "']")).isEmpty());
     }
 
     @Test
