@@ -220,23 +220,9 @@ final class StartRecorder {
      * record was sent, a timeout is reported here.
      */
     private void await(CompletableFuture<?> reply) {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(recordTimeoutMillis);
-        boolean interrupted = false;
-        while (!reply.isDone() && System.nanoTime() < deadline) {
-            try {
-                reply.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-            } catch (InterruptedException e) {
-                interrupted = true;
-            } catch (ExecutionException | TimeoutException e) {
-                break;
-            }
-        }
-        if (!reply.isDone()) {
+        if (!awaitUpTo(reply, recordTimeoutMillis)) {
             listener.onLoopError("record handler starts " + ctx.describe(),
                     new TimeoutException("no reply to the start record within " + recordTimeoutMillis + " ms"));
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
         }
     }
 }
