@@ -18,9 +18,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * Generated requests against a real serve: methods, paths, query strings, headers and bodies drawn from a seeded
@@ -28,7 +30,12 @@ import org.junit.jupiter.api.Test;
  * server error (no 5xx), and if it refuses the request, nothing was written (runs rows and stream length
  * unchanged). The seed is printed and can be given with {@code -Drunbus.fuzz.seed=N}; the case count with
  * {@code -Drunbus.fuzz.cases=N}.
+ *
+ * <p>A hang is what each request's 15 s read timeout catches; the whole run is bounded only against a runaway (10
+ * minutes): its 3,000 cases of four round trips each take 20 s on an idle machine and over a minute on a busy one,
+ * which the suite's default 60 s timeout mistook for a hang.
  */
+@Timeout(value = 10, unit = TimeUnit.MINUTES)
 class HttpFuzzTest {
 
     static final int CASES = Integer.getInteger("runbus.fuzz.cases", 3000);
