@@ -88,7 +88,13 @@ public enum Setting {
             + " client address without tokens), event streams not counted; more answer 503 with Retry-After", false),
     MAX_IN_FLIGHT("max-in-flight", "128", "requests being answered at once in all, event streams not counted; more"
             + " answer 503 with Retry-After. Keep it well below Jetty's 250 threads, which also answer /health and"
-            + " refusals", false);
+            + " refusals", false),
+    SIGN_IN_RATE("sign-in-rate", "10", "dashboard sign-in attempts per minute per client address, in bursts of up"
+            + " to as many; more answer 429 with Retry-After; 0: no limit", false),
+    PUBLIC_URL("public-url", "", "the URL browsers use to reach serve when a proxy in front of it terminates TLS or"
+            + " rewrites Host (e.g. https://runbus.example.com): its origin is accepted for the dashboard's sign-in,"
+            + " and an https URL makes the session cookie Secure and adds Strict-Transport-Security; empty: serve's"
+            + " own address", false);
 
     private final String key;
     private final String defaultValue;

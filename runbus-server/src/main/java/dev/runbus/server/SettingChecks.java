@@ -22,9 +22,12 @@ final class SettingChecks {
             Map.entry(Setting.MAX_BODY, 1), Map.entry(Setting.MAX_HEADER_SIZE, 1024),
             Map.entry(Setting.MAX_EVENT_STREAMS, 1), Map.entry(Setting.SUBMIT_RATE, 0),
             Map.entry(Setting.READ_RATE, 0), Map.entry(Setting.MAX_IN_FLIGHT_PER_CALLER, 1),
-            Map.entry(Setting.MAX_IN_FLIGHT, 1));
+            Map.entry(Setting.MAX_IN_FLIGHT, 1), Map.entry(Setting.SIGN_IN_RATE, 0));
 
-    /** Highest --max-in-flight: 50 of Jetty's 250 threads stay free. */
+    /**
+     * Highest --max-in-flight: with the pool of routes without credentials (an eighth more), 25 of Jetty's 250
+     * threads stay free.
+     */
     static final int MAX_IN_FLIGHT = 200;
 
     private static final List<Setting> DURATIONS = List.of(Setting.MIN_IDLE, Setting.CLAIM_INTERVAL,
@@ -77,6 +80,9 @@ final class SettingChecks {
             if (!Files.isReadable(Path.of(entry))) {
                 errors.add("--handler-path: " + entry + " is no readable jar or folder");
             }
+        }
+        if (s.isSet(Setting.PUBLIC_URL)) {
+            check(errors, () -> dev.runbus.server.http.PublicUrl.parse(s.get(Setting.PUBLIC_URL)));
         }
         if (s.isSet(Setting.TLS_CERT) != s.isSet(Setting.TLS_KEY)) {
             errors.add("--tls-cert and --tls-key go together: give both or neither");

@@ -252,7 +252,9 @@ class HttpLimitsTest {
 
         HttpResponse<String> put = serve.send(serve.request("/v1/runs").PUT(HttpRequest.BodyPublishers.noBody()));
         assertThat(put.statusCode()).isEqualTo(405);
-        assertThat(TestServe.json(put).get("error").asText()).isEqualTo("method PUT is not allowed here");
+        assertThat(TestServe.json(put).get("error").asText())
+                .isEqualTo("method PUT is not allowed here (allowed: GET, HEAD, POST)");
+        assertThat(put.headers().firstValue("Allow")).hasValue("GET, HEAD, POST");
         assertThat(serve.send(serve.request("/v1/streams").DELETE()).statusCode()).isEqualTo(405);
         assertThat(serve.send(serve.request("/health").POST(HttpRequest.BodyPublishers.noBody())).statusCode())
                 .isEqualTo(405);

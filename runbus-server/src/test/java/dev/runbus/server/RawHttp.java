@@ -17,6 +17,18 @@ record RawHttp(int status, String head, String body) {
 
     static RawHttp send(int port, String localAddress, String method, String path, String... headers)
             throws Exception {
+        return exchange(port, localAddress, method, path, null, headers);
+    }
+
+    /** A POST of {@code body} as {@code contentType}, from any local address. */
+    static RawHttp post(int port, String path, String contentType, String body, String... headers) throws Exception {
+        String[] all = java.util.Arrays.copyOf(headers, headers.length + 1);
+        all[headers.length] = "Content-Type: " + contentType;
+        return exchange(port, null, "POST", path, body.getBytes(StandardCharsets.UTF_8), all);
+    }
+
+    private static RawHttp exchange(int port, String localAddress, String method, String path, byte[] content,
+                                    String... headers) throws Exception {
         try (Socket s = new Socket()) {
             if (localAddress != null) {
                 s.bind(new InetSocketAddress(localAddress, 0));
@@ -31,10 +43,13 @@ record RawHttp(int status, String head, String body) {
                 request.append(h).append("\r\n");
             }
             if (method.equals("POST")) {
-                request.append("Content-Length: 0\r\n");
+                request.append("Content-Length: ").append(content == null ? 0 : content.length).append("\r\n");
             }
             request.append("Connection: close\r\n\r\n");
             s.getOutputStream().write(request.toString().getBytes(StandardCharsets.US_ASCII));
+            if (content != null) {
+                s.getOutputStream().write(content);
+            }
             s.getOutputStream().flush();
             ByteArrayOutputStream all = new ByteArrayOutputStream();
             s.getInputStream().transferTo(all);
@@ -42,7 +57,7 @@ record RawHttp(int status, String head, String body) {
             int bodyAt = response.indexOf("\r\n\r\n");
             String head = response.substring(0, bodyAt);
             String body = response.substring(bodyAt + 4);
-            if (head.toLowerCase(Locale.ROOT).contains("transfer-encoding: chunked")) {
+            if (head.toLowerCase(Locale.ROOT).contains("transfer-encoding: chunked") && !body.isEmpty()) {
                 body = unchunk(body);
             }
             return new RawHttp(Integer.parseInt(response.substring(9, 12)), head, body);

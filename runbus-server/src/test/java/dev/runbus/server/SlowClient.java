@@ -26,11 +26,14 @@ final class SlowClient implements AutoCloseable {
         return t;
     });
     private static final int BODY_BYTES = 2_000;
+    /** A sign-in's: within the smallest --max-body the tests use. */
+    private static final int SIGN_IN_BYTES = 1_000;
 
     private final Socket socket;
     private final OutputStream out;
     private final ByteArrayOutputStream answer = new ByteArrayOutputStream();
     private final ScheduledFuture<?> dribble;
+    private final int bodyBytes;
     private int sent;
 
     /**
@@ -38,6 +41,18 @@ final class SlowClient implements AutoCloseable {
      * @param headers      request header lines besides Host, Content-Type and Content-Length
      */
     SlowClient(int port, String localAddress, String path, String... headers) throws IOException {
+        this("application/json", "{", BODY_BYTES, port, localAddress, path, headers);
+    }
+
+    /** A sign-in form ({@code POST /login}) whose body, {@code token=} and then spaces, arrives a byte at a time. */
+    static SlowClient signIn(int port, String localAddress) throws IOException {
+        return new SlowClient("application/x-www-form-urlencoded", "token=", SIGN_IN_BYTES, port, localAddress,
+                "/login");
+    }
+
+    private SlowClient(String contentType, String firstBytes, int bodyBytes, int port, String localAddress,
+                       String path, String... headers) throws IOException {
+        this.bodyBytes = bodyBytes;
         socket = new Socket();
         if (localAddress != null) {
             socket.bind(new InetSocketAddress(localAddress, 0));
@@ -45,13 +60,13 @@ final class SlowClient implements AutoCloseable {
         socket.connect(new InetSocketAddress("127.0.0.1", port), 5_000);
         out = socket.getOutputStream();
         StringBuilder head = new StringBuilder("POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1:" + port
-                + "\r\nContent-Type: application/json\r\nContent-Length: " + BODY_BYTES + "\r\n");
+                + "\r\nContent-Type: " + contentType + "\r\nContent-Length: " + bodyBytes + "\r\n");
         for (String h : headers) {
             head.append(h).append("\r\n");
         }
-        out.write(head.append("\r\n{").toString().getBytes(StandardCharsets.US_ASCII));
+        out.write(head.append("\r\n").append(firstBytes).toString().getBytes(StandardCharsets.US_ASCII));
         out.flush();
-        sent = 1;
+        sent = firstBytes.length();
         Thread reader = new Thread(this::readAnswer, "slow-client-reader");
         reader.setDaemon(true);
         reader.start();
@@ -60,7 +75,7 @@ final class SlowClient implements AutoCloseable {
 
     private void sendOneByte() {
         try {
-            if (sent < BODY_BYTES - 1) {
+            if (sent < bodyBytes - 1) {
                 out.write(' ');
                 out.flush();
                 sent++;

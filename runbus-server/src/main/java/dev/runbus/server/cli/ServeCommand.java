@@ -84,6 +84,15 @@ final class ServeCommand extends BaseCommand {
             + "streams not counted; more answer 503; at most 200; default 128")
     Integer maxInFlight;
 
+    @Option(names = "--sign-in-rate", paramLabel = "N", description = "dashboard sign-in attempts per minute per "
+            + "address, in bursts of up to N; 0: no limit; default 10")
+    Integer signInRate;
+
+    @Option(names = "--public-url", paramLabel = "URL", description = "the URL browsers reach serve by behind a "
+            + "proxy (e.g. https://runbus.example.com): accepted as the sign-in's origin; https makes the cookie "
+            + "Secure and adds HSTS; default: none")
+    String publicUrl;
+
     @Override
     void collectMore(Map<Setting, String> flags) {
         worker.collect(flags);
@@ -103,6 +112,8 @@ final class ServeCommand extends BaseCommand {
         ConnectionOptions.put(flags, Setting.READ_RATE, readRate);
         ConnectionOptions.put(flags, Setting.MAX_IN_FLIGHT_PER_CALLER, maxInFlightPerCaller);
         ConnectionOptions.put(flags, Setting.MAX_IN_FLIGHT, maxInFlight);
+        ConnectionOptions.put(flags, Setting.SIGN_IN_RATE, signInRate);
+        ConnectionOptions.put(flags, Setting.PUBLIC_URL, publicUrl);
     }
 
     @Override

@@ -53,27 +53,32 @@ final class AccessLayer {
     private final boolean open;
     /** Without tokens: the configured --host a Host header may name besides loopback; null: no Host check. */
     private final String configuredHost;
+    /** --public-url: an origin (and host name) of this server besides the request's own; null: none. */
+    private final PublicUrl publicUrl;
 
     /** @param authenticators tried in order; at least one */
     AccessLayer(List<Authenticator> authenticators) {
-        this(authenticators, null);
+        this(authenticators, null, null);
     }
 
-    private AccessLayer(List<Authenticator> authenticators, String configuredHost) {
+    private AccessLayer(List<Authenticator> authenticators, String configuredHost, PublicUrl publicUrl) {
         this.authenticators = List.copyOf(authenticators);
         this.open = authenticators.isEmpty();
         this.configuredHost = configuredHost == null ? null : hostName(configuredHost);
+        this.publicUrl = publicUrl;
     }
 
     /**
      * No tokens: every request that passes the browser checks is let through.
      *
-     * @param host the configured {@code --host}, whose name a Host header may also give; null: no Host check
-     *             ({@code --insecure-no-auth})
+     * @param host      the configured {@code --host}, whose name a Host header may also give; null: no Host check
+     *                  ({@code --insecure-no-auth})
+     * @param publicUrl {@code --public-url}, whose host a Host header and whose origin an Origin header may also
+     *                  name (a proxy on this machine that keeps the browser's Host); null: none
      */
-    static AccessLayer withoutTokens(String host) {
+    static AccessLayer withoutTokens(String host, PublicUrl publicUrl) {
         return new AccessLayer(List.of(), host == null ? null : host.contains(":") && !host.startsWith("[")
-                ? "[" + host + "]" : host);
+                ? "[" + host + "]" : host, publicUrl);
     }
 
     /** Refuses (400) a request that names another method in a header: run before any route is matched. */
@@ -112,13 +117,14 @@ final class AccessLayer {
         if (configuredHost != null) {
             String host = ctx.header("Host");
             String name = host == null ? "" : hostName(host);
-            if (!LOOPBACK_NAMES.contains(name) && !name.equals(configuredHost) && !isLoopbackIpv4(name)) {
+            if (!LOOPBACK_NAMES.contains(name) && !name.equals(configuredHost) && !isLoopbackIpv4(name)
+                    && !(publicUrl != null && name.equals(hostName(publicUrl.origin().replaceFirst("^https?://", ""))))) {
                 throw new ApiError(403, "Host '" + (host == null ? "" : host) + "' is not a loopback address: without"
                         + " API tokens serve answers only requests for this machine (localhost, 127.0.0.1, [::1])",
                         null);
             }
         }
-        if (fromAnotherSite(ctx)) {
+        if (fromAnotherSite(ctx, publicUrl)) {
             String origin = ctx.header("Origin");
             String fetchSite = ctx.header("Sec-Fetch-Site");
             throw new ApiError(403, "cross-site request refused: without API tokens serve answers pages of its own"
@@ -136,12 +142,14 @@ final class AccessLayer {
 
     /**
      * What a browser says of a request made for another site's page: an {@code Origin} other than the request's own
-     * host, or {@code Sec-Fetch-Site} other than {@code same-origin} or {@code none}.
+     * host (or {@code --public-url}'s origin, given one), or {@code Sec-Fetch-Site} other than {@code same-origin}
+     * or {@code none}.
      */
-    static boolean fromAnotherSite(Context ctx) {
+    static boolean fromAnotherSite(Context ctx, PublicUrl publicUrl) {
         String origin = ctx.header("Origin");
         String fetchSite = ctx.header("Sec-Fetch-Site");
         return origin != null && !sameOrigin(origin, ctx.header("Host"))
+                && !(publicUrl != null && publicUrl.isOrigin(origin))
                 || fetchSite != null && !SAME_SITE_FETCHES.contains(fetchSite.trim().toLowerCase(Locale.ROOT));
     }
 

@@ -18,8 +18,6 @@ import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Path;
 import java.security.KeyStore;
-import java.security.SecureRandom;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -40,16 +38,23 @@ public final class HttpApi implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(HttpApi.class);
     private static final String REQUEST_ID = "runbus.request-id";
-    private static final SecureRandom RANDOM = new SecureRandom();
     /** The event stream's route: long-lived, without a thread, and not counted among requests in flight. */
     private static final String EVENTS = "/v1/runs/{id}/events";
+    /** Open to all, and answered even when the server is at its in-flight cap. */
+    private static final String HEALTH = "/health";
 
     /**
      * What {@link #check} found: the tokens, whether the server runs open on a non-loopback address, the key
      * store of {@code --tls-cert}/{@code --tls-key} (null: plain HTTP), and the dashboard's sign-in sessions (null
      * without tokens: then the pages follow the API's rules without tokens).
      */
-    public record Access(ApiTokens tokens, boolean insecure, KeyStore tls, BrowserSessions sessions) {
+    public record Access(ApiTokens tokens, boolean insecure, KeyStore tls, BrowserSessions sessions,
+                         PublicUrl publicUrl) {
+
+        /** Whether browsers reach this server over HTTPS: its own TLS, or a proxy's that --public-url names. */
+        boolean https() {
+            return tls != null || publicUrl != null && publicUrl.https();
+        }
     }
 
     private final Runs runs;
@@ -84,6 +89,7 @@ public final class HttpApi implements AutoCloseable {
         routes();
         apiRoutes = allRoutes();
         pages.accept(app);
+        answerHead();
     }
 
     /**
@@ -111,8 +117,12 @@ public final class HttpApi implements AutoCloseable {
         }
         KeyStore tls = s.isSet(Setting.TLS_CERT) && s.isSet(Setting.TLS_KEY)
                 ? PemKeyStore.load(Path.of(s.get(Setting.TLS_CERT)), Path.of(s.get(Setting.TLS_KEY))) : null;
+        PublicUrl publicUrl = s.isSet(Setting.PUBLIC_URL) ? PublicUrl.parse(s.get(Setting.PUBLIC_URL)) : null;
+        boolean https = tls != null || publicUrl != null && publicUrl.https();
         return new Access(tokens, tokens.isEmpty() && !loopback, tls,
-                tokens.isEmpty() ? null : new BrowserSessions(tokens, tls != null, System::nanoTime));
+                tokens.isEmpty() ? null : new BrowserSessions(tokens, publicUrl, https,
+                        RateBuckets.perMinute(s.integer(Setting.SIGN_IN_RATE, 0), System::nanoTime,
+                                RateBuckets.DEFAULT_MAX_KEYS), System::nanoTime), publicUrl);
     }
 
     /**
@@ -172,15 +182,17 @@ public final class HttpApi implements AutoCloseable {
      */
     static boolean isPage(Context ctx) {
         String path = ctx.path();
-        return ctx.method() == io.javalin.http.HandlerType.GET && !path.startsWith("/v1/") && !path.equals("/metrics")
+        return (ctx.method() == io.javalin.http.HandlerType.GET || ctx.method() == io.javalin.http.HandlerType.HEAD)
+                && !path.startsWith("/v1/") && !path.equals("/metrics")
                 && !path.equals("/health");
     }
 
+    /** The routes as registered, without the HEAD routes that mirror every GET ({@link #answerHead}). */
     private List<Route> allRoutes() {
         List<Route> out = new java.util.ArrayList<>();
         for (io.javalin.router.ParsedEndpoint parsed : app.unsafeConfig().pvt.internalRouter.allHttpHandlers()) {
             io.javalin.router.Endpoint e = parsed.getEndpoint();
-            if (e.getMethod().isHttpMethod()) {
+            if (e.getMethod().isHttpMethod() && e.getMethod() != io.javalin.http.HandlerType.HEAD) {
                 Scope scope = e.getRoles().stream().filter(Scope.class::isInstance).map(Scope.class::cast)
                         .findFirst().orElse(null);
                 out.add(new Route(e.getMethod().name(), e.getPath(), scope));
@@ -205,29 +217,30 @@ public final class HttpApi implements AutoCloseable {
 
     private void routes() {
         AccessLayer layer = access.tokens().isEmpty()
-                ? AccessLayer.withoutTokens(access.insecure() ? null : settings.get(Setting.HOST))
+                ? AccessLayer.withoutTokens(access.insecure() ? null : settings.get(Setting.HOST), access.publicUrl())
                 : new AccessLayer(List.of(new BearerTokens(access.tokens()), access.sessions()));
-        RunEndpoints runRoutes = new RunEndpoints(runs, settings.integer(Setting.MAX_BODY, 1),
-                settings.duration(Setting.REQUEST_TIMEOUT), new SubmissionRate(settings.integer(Setting.SUBMIT_RATE, 0), System::nanoTime), events);
+        RequestBody body = RequestBody.of(settings);
+        RunEndpoints runRoutes = new RunEndpoints(runs, body, new SubmissionRate(
+                settings.integer(Setting.SUBMIT_RATE, 0), System::nanoTime), events);
         BusEndpoints busRoutes = new BusEndpoints(runs, bus, settings);
 
         app.before(ctx -> {
-            String id = HexFormat.of().formatHex(randomId());
+            String id = RequestIds.next();
             ctx.attribute(REQUEST_ID, id);
             ctx.header("X-Request-Id", id);
-        });
-        app.before(AccessLayer::refuseMethodOverride);
-        app.before(ctx -> {
-            // Javalin answers HEAD for every GET route without the route's scope reaching the access layer; the
-            // API has no use for HEAD, so it is refused like any other method a path does not take.
-            if (ctx.method() == io.javalin.http.HandlerType.HEAD) {
-                throw new ApiError(405, "method HEAD is not allowed here", null);
+            if (access.https()) {
+                // Browsers that reached this server over HTTPS keep doing so: never a cookie over plain HTTP.
+                ctx.header("Strict-Transport-Security", "max-age=31536000");
             }
         });
+        app.before(AccessLayer::refuseMethodOverride);
+        // Every route, with or without a scope: a body declared larger than --max-body is refused before anything
+        // reads it, and the routes that read one read it through the same bounded reader (RequestBody).
+        app.before(body::refuseDeclaredTooLarge);
         app.beforeMatched(layer::check);
         Admission admission = new Admission(new RequestsInFlight(settings.integer(Setting.MAX_IN_FLIGHT_PER_CALLER, 1),
                 settings.integer(Setting.MAX_IN_FLIGHT, 1)), new RateBuckets(settings.integer(Setting.READ_RATE, 0),
-                System::nanoTime, RateBuckets.DEFAULT_MAX_KEYS), Set.of(EVENTS));
+                System::nanoTime, RateBuckets.DEFAULT_MAX_KEYS), Set.of(EVENTS), Set.of(HEALTH));
         app.beforeMatched(admission::admit);
         app.after(admission::release);
 
@@ -245,7 +258,7 @@ public final class HttpApi implements AutoCloseable {
         app.get("/v1/streams/{topic}/partitions", busRoutes::partitions, Scope.READ);
         app.get("/metrics", ctx -> ctx.contentType(Metrics.CONTENT_TYPE).result(metrics.scrape()), Scope.READ);
         app.get("/v1/openapi.json", new OpenApiDocument()::serve);
-        app.get("/health", this::health);
+        app.get(HEALTH, this::health);
 
         app.exception(ApiError.class, (e, ctx) -> {
             if (e.retryAfterSeconds > 0) {
@@ -273,13 +286,44 @@ public final class HttpApi implements AutoCloseable {
                 error(ctx, 404, "no such endpoint", null);
             }
         });
-        app.error(405, ctx -> error(ctx, 405, "method " + ctx.method() + " is not allowed here", null));
+        app.error(405, ctx -> {
+            String allowed = String.join(", ", allowedMethods(ctx.path()));
+            ctx.header("Allow", allowed);
+            error(ctx, 405, "method " + ctx.method() + " is not allowed here (allowed: " + allowed + ")", null);
+        });
     }
 
-    private static byte[] randomId() {
-        byte[] b = new byte[8];
-        RANDOM.nextBytes(b);
-        return b;
+    /**
+     * HEAD for every GET route (RFC 9110 asks every general-purpose server for it), through the same access layer:
+     * Javalin would otherwise answer HEAD for a GET route itself, with an empty 200 and without the route's scope
+     * ever being checked. The GET's own handler runs; Jetty sends its headers and drops its body. An event stream's
+     * HEAD says whether the run exists and what type its stream has, without opening one.
+     */
+    private void answerHead() {
+        List<io.javalin.router.Endpoint> gets = app.unsafeConfig().pvt.internalRouter.allHttpHandlers().stream()
+                .map(io.javalin.router.ParsedEndpoint::getEndpoint)
+                .filter(e -> e.getMethod() == io.javalin.http.HandlerType.GET).toList();
+        for (io.javalin.router.Endpoint get : gets) {
+            io.javalin.http.Handler handler = get.getPath().equals(EVENTS) ? ctx -> {
+                java.util.UUID id = Inputs.runId(ctx.pathParam("id"), "id");
+                runs.get(id).orElseThrow(() -> ApiError.notFound("no run " + id));
+                ctx.contentType("text/event-stream");
+            } : get.getHandler();
+            app.head(get.getPath(), handler, get.getRoles().toArray(new io.javalin.security.RouteRole[0]));
+        }
+    }
+
+    /** The methods some route takes at {@code path}: what a 405's {@code Allow} header lists. */
+    private List<String> allowedMethods(String path) {
+        List<String> out = new java.util.ArrayList<>();
+        for (io.javalin.http.HandlerType type : List.of(io.javalin.http.HandlerType.GET, io.javalin.http.HandlerType.HEAD,
+                io.javalin.http.HandlerType.POST, io.javalin.http.HandlerType.PUT, io.javalin.http.HandlerType.PATCH,
+                io.javalin.http.HandlerType.DELETE)) {
+            if (app.unsafeConfig().pvt.internalRouter.hasHttpHandlerEntry(type, path)) {
+                out.add(type.name());
+            }
+        }
+        return out;
     }
 
     /** A server runbus needs failed: a fixed message for the caller, the details in the log. */

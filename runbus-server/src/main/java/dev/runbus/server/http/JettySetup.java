@@ -29,8 +29,8 @@ import org.eclipse.jetty.util.ssl.SslContextFactory;
  *       waits longer (408 otherwise);</li>
  *   <li>stopping waits up to {@code --shutdown-timeout} for requests in flight, then closes the rest.</li>
  * </ul>
- * Errors Jetty answers before a request reaches the API (a malformed request line, headers too large) are
- * JSON like the API's own, without Jetty's version.
+ * Errors Jetty answers before a request reaches the API (a malformed request line, a URI or headers too large) are
+ * JSON like the API's own, with a request id like every response, and without Jetty's version.
  */
 final class JettySetup {
 
@@ -102,16 +102,29 @@ final class JettySetup {
                 jakarta.servlet.http.HttpServletRequest request, jakarta.servlet.http.HttpServletResponse response,
                 int code, String message) throws java.io.IOException {
             baseRequest.setHandled(true);
+            String id = RequestIds.next();
+            response.setHeader("X-Request-Id", id);
             response.setContentType("application/json");
             String text = code == 503 ? "the server is stopping: try again" : "request refused";
-            response.getOutputStream().write(("{\"error\":\"" + text + "\"}").getBytes(StandardCharsets.UTF_8));
+            response.getOutputStream().write(body(text, id));
         }
 
         @Override
         public ByteBuffer badMessageError(int status, String reason, HttpFields.Mutable fields) {
+            String id = RequestIds.next();
+            fields.put("X-Request-Id", id);
             fields.put(HttpHeader.CONTENT_TYPE, "application/json");
-            String message = status == 431 ? "request headers are too large" : "malformed request";
-            return ByteBuffer.wrap(("{\"error\":\"" + message + "\"}").getBytes(StandardCharsets.UTF_8));
+            String message = switch (status) {
+                case 431 -> "request headers are too large";
+                case 414 -> "the request's URI is too long";
+                default -> "malformed request";
+            };
+            return ByteBuffer.wrap(body(message, id));
+        }
+
+        private static byte[] body(String message, String id) {
+            return ("{\"error\":\"" + message + "\",\"request_id\":\"" + id + "\"}")
+                    .getBytes(StandardCharsets.UTF_8);
         }
     }
 }

@@ -40,7 +40,8 @@ public final class Dashboard implements AutoCloseable {
         this.deadLetters = new DeadLetterPage(bus, layout, runsTopic);
         this.scheduled = new ScheduledPage(bus, layout, runsTopic);
         this.runPages = new RunPages(runs, layout);
-        this.signIn = sessions == null ? null : new SignInPage(sessions, templates);
+        this.signIn = sessions == null ? null : new SignInPage(sessions, templates,
+                dev.runbus.server.http.RequestBody.of(settings));
     }
 
     /** Registers the pages on {@code app} and starts sampling the overview's rates. */

@@ -1,6 +1,7 @@
 package dev.runbus.server.web;
 
 import dev.runbus.server.http.BrowserSessions;
+import dev.runbus.server.http.RequestBody;
 import io.javalin.http.Context;
 import java.util.HashMap;
 import java.util.Map;
@@ -9,15 +10,21 @@ import java.util.Map;
  * {@code /login}: a person pastes an API token once and gets a session cookie ({@link BrowserSessions}); the page
  * returns to where the person was sent from ({@code next}, a path of this server only). {@code POST /logout} ends
  * the session; it needs the session's CSRF token, so another site cannot sign a person out either.
+ *
+ * <p>Both take only a URL-encoded form (415 for anything else, a multipart body included, before any of it is read)
+ * and read it through {@link RequestBody}, bounded by {@code --max-body} and {@code --request-timeout} like every
+ * other body: the door is open to anyone, so it must cost no more than a door.
  */
 final class SignInPage {
 
     private final BrowserSessions sessions;
     private final Templates templates;
+    private final RequestBody body;
 
-    SignInPage(BrowserSessions sessions, Templates templates) {
+    SignInPage(BrowserSessions sessions, Templates templates, RequestBody body) {
         this.sessions = sessions;
         this.templates = templates;
+        this.body = body;
     }
 
     void form(Context ctx) {
@@ -25,12 +32,13 @@ final class SignInPage {
     }
 
     void signIn(Context ctx) {
-        String next = ctx.formParam("next");
-        if (BrowserSessions.fromAnotherSite(ctx)) {
+        Map<String, String> form = body.form(ctx);
+        String next = form.get("next");
+        if (sessions.fromAnotherSite(ctx)) {
             show(ctx, 403, next, "This sign-in came from another site's page.");
             return;
         }
-        if (sessions.signIn(ctx, ctx.formParam("token")).isEmpty()) {
+        if (sessions.signIn(ctx, form.get("token")).isEmpty()) {
             show(ctx, 401, next, "That token is not valid.");
             return;
         }
@@ -38,7 +46,7 @@ final class SignInPage {
     }
 
     void signOut(Context ctx) {
-        sessions.signOut(ctx, ctx.formParam("csrf"));
+        sessions.signOut(ctx, body.form(ctx).get("csrf"));
         ctx.status(303).header("Location", "/login").result("");
     }
 

@@ -54,4 +54,19 @@ class RateBucketsTest {
         }
         assertThat(r.size()).isZero();
     }
+
+    @Test
+    void perMinuteAllowsItsBurstThenOneAttemptPerItsShareOfAMinute() {
+        RateBuckets r = RateBuckets.perMinute(10, now::get, 100);
+        for (int i = 0; i < 10; i++) {
+            assertThat(r.acquire("127.0.0.1")).as("attempt " + (i + 1)).isZero();
+        }
+        long wait = r.acquire("127.0.0.1");
+        assertThat(wait).isEqualTo(TimeUnit.SECONDS.toNanos(6));
+        assertThat(RateBuckets.retryAfterSeconds(wait)).isEqualTo(6);
+        assertThat(r.acquire("127.0.0.2")).isZero();
+        now.addAndGet(TimeUnit.SECONDS.toNanos(6));
+        assertThat(r.acquire("127.0.0.1")).isZero();
+        assertThat(r.acquire("127.0.0.1")).isPositive();
+    }
 }
