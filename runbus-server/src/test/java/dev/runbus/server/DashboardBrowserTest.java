@@ -30,7 +30,8 @@ import org.openqa.selenium.WebElement;
 /**
  * The dashboard in a real browser (headless Chromium) on a real serve, Redis and PostgreSQL: sign in with a token,
  * see the counts, a dead letter's reason, replay it through the page and watch its run complete, cancel a
- * scheduled run, and a read-only token that cannot replay. Screenshots go to {@code target/screenshots}.
+ * scheduled run, a read-only token that cannot replay, and a run's page following the run live, a pending one
+ * included. Screenshots go to {@code target/screenshots}.
  * The tests run in order: each builds on what the one before left (the dead letter, then its replay).
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -242,6 +243,25 @@ class DashboardBrowserTest {
         Wait.until("the page shows the run done", WAIT,
                 () -> d.findElement(By.id("run-status")).getText().equals("done")
                         && d.findElement(By.id("replies")).getText().contains("handled soon"));
+    }
+
+    @Test
+    @Order(9)
+    void aPendingRunsPageIsLiveBeforeTheRunIsDue() throws Exception {
+        String later = submit("{\"session_id\":\"s5\",\"user_id\":\"fay\",\"input\":\"much later\",\"delay\":\"PT1H\"}");
+        WebDriver d = browser.driver;
+        d.get(serve.base() + "/runs/" + later);
+        // "live" shows once the run's event stream has delivered its first event (the run's status); the run is due
+        // in an hour, so that event must come on its own, not with the run's end.
+        Wait.until("the page receiving the pending run's events", WAIT, () -> d.findElement(By.id("live")).isDisplayed());
+        assertThat(status(later)).isEqualTo("pending");
+        // A cancel made elsewhere reaches the page through the stream.
+        HttpResponse<String> cancelled = serve.send(serve.request("/v1/runs/" + later + "/cancel")
+                .header("Authorization", "Bearer " + ADMIN).header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString("{}")));
+        assertThat(cancelled.statusCode()).as(cancelled.body()).isEqualTo(200);
+        Wait.until("the page shows the run cancelled", WAIT,
+                () -> d.findElement(By.id("run-status")).getText().equals("cancelled"));
     }
 
     /** The run a dead letter of the runs topic belongs to. */

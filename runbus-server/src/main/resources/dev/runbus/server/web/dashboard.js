@@ -76,9 +76,10 @@
   if (run && run.dataset.follow && window.EventSource) {
     var live = document.getElementById('live');
     var es = new EventSource(run.dataset.follow);
-    es.onopen = function () { if (live) { live.hidden = false; } };
+    // "live" once events arrive (a stream begins with the run's status), not as soon as the stream opens.
     es.addEventListener('status', function (ev) {
       var d = JSON.parse(ev.data);
+      if (live) { live.hidden = false; }
       var s = document.getElementById('run-status');
       s.textContent = d.status;
       s.className = 'status status-' + d.status;
