@@ -29,9 +29,9 @@ import org.openqa.selenium.WebElement;
 
 /**
  * The dashboard in a real browser (headless Chromium) on a real serve, Redis and PostgreSQL: sign in with a token,
- * see the counts, a dead letter's reason, replay it through the page and watch its run complete, cancel a
- * scheduled run, a read-only token that cannot replay, and a run's page following the run live, a pending one
- * included. Screenshots go to {@code target/screenshots}.
+ * see the counts and the rate chart's last ten minutes, a dead letter's reason, replay it through the page and watch
+ * its run complete, cancel a scheduled run, a read-only token that cannot replay, and a run's page following the run
+ * live, a pending one included. Screenshots go to {@code target/screenshots}.
  * The tests run in order: each builds on what the one before left (the dead letter, then its replay).
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -110,6 +110,7 @@ class DashboardBrowserTest {
         assertThat(d.findElement(By.id("total-dead-letters")).getText()).isEqualTo("1");
         // the chart draws once the rates have a sample or two
         Wait.until("the rate chart drawn", WAIT, () -> !d.findElements(By.cssSelector("#rates-chart canvas")).isEmpty());
+        assertTheTimeAxisSpansTenMinutes(d);
         browser.screenshot("overview");
 
         d.findElement(By.linkText("runs")).click();
@@ -262,6 +263,27 @@ class DashboardBrowserTest {
         assertThat(cancelled.statusCode()).as(cancelled.body()).isEqualTo(200);
         Wait.until("the page shows the run cancelled", WAIT,
                 () -> d.findElement(By.id("run-status")).getText().equals("cancelled"));
+    }
+
+    /**
+     * The overview's rate chart labels its time axis with the last ten minutes, however few samples there are a few
+     * seconds after the start (a lone sample once spanned 1000 days, labelled by month from 2027 to 2029; two, five
+     * seconds). The labels are those uPlot drew on its canvas, from its axis ({@code _values}, uPlot 1.6).
+     */
+    @SuppressWarnings("unchecked")
+    private static void assertTheTimeAxisSpansTenMinutes(WebDriver d) {
+        Map<String, Object> axis = Wait.until("the chart's time axis labelled", WAIT,
+                () -> (Map<String, Object>) ((JavascriptExecutor) d).executeScript(
+                        "var u = document.getElementById('rates-chart').uplot;"
+                                + " return u && u.axes[0]._values ? {min: u.scales.x.min, max: u.scales.x.max,"
+                                + " labels: u.axes[0]._values} : null;"),
+                a -> a != null);
+        double from = ((Number) axis.get("min")).doubleValue();
+        double to = ((Number) axis.get("max")).doubleValue();
+        assertThat(to - from).as("the axis's span in seconds, " + axis).isEqualTo(600.0);
+        List<String> labels = (List<String>) axis.get("labels");
+        assertThat(labels).as("times of day, a minute apart").isNotEmpty()
+                .allSatisfy(l -> assertThat(l.split("\n")[0]).matches("\\d{1,2}:\\d{2}(am|pm)"));
     }
 
     /** The run a dead letter of the runs topic belongs to. */
