@@ -7,6 +7,7 @@ import dev.runbus.Tracing;
 import dev.runbus.server.embedded.EmbeddedPasswords;
 import dev.runbus.server.embedded.EmbeddedPostgresServer;
 import dev.runbus.server.embedded.EmbeddedRedis;
+import dev.runbus.server.embedded.OwnFolders;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -80,8 +81,7 @@ public final class Infrastructure implements AutoCloseable {
         try {
             Path dataDir;
             if (s.isSet(Setting.DATA_DIR)) {
-                dataDir = Path.of(s.get(Setting.DATA_DIR));
-                Files.createDirectories(dataDir);
+                dataDir = OwnFolders.dataFolder(Path.of(s.get(Setting.DATA_DIR)));
             } else if (!s.isSet(Setting.REDIS_URL) || needDatabase && !s.isSet(Setting.DATABASE_URL)) {
                 tempDir = Files.createTempDirectory("runbus-");
                 dataDir = tempDir;
@@ -93,7 +93,7 @@ public final class Infrastructure implements AutoCloseable {
             String databasePassword = null;
             if (redisUri.isEmpty()) {
                 int port = freePort();
-                Path dir = Files.createDirectories(dataDir.resolve("redis"));
+                Path dir = OwnFolders.dataFolder(dataDir.resolve("redis"));
                 String password = EmbeddedPasswords.random();
                 redisPassword = password.toCharArray();
                 redis = EmbeddedRedis.start(port, dir, password);

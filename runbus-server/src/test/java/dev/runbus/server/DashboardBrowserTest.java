@@ -29,8 +29,9 @@ import org.openqa.selenium.WebElement;
 
 /**
  * The dashboard in a real browser (headless Chromium) on a real serve, Redis and PostgreSQL: sign in with a token,
- * see the counts, a dead letter's reason, replay it through the page and watch its run complete, cancel a
- * scheduled run, and a read-only token that cannot replay. Screenshots go to {@code target/screenshots}.
+ * see the counts and the rate chart's last ten minutes, a dead letter's reason, replay it through the page and watch
+ * its run complete, cancel a scheduled run, a read-only token that cannot replay, and a run's page following the run
+ * live, a pending one included. Screenshots go to {@code target/screenshots}.
  * The tests run in order: each builds on what the one before left (the dead letter, then its replay).
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -109,6 +110,7 @@ class DashboardBrowserTest {
         assertThat(d.findElement(By.id("total-dead-letters")).getText()).isEqualTo("1");
         // the chart draws once the rates have a sample or two
         Wait.until("the rate chart drawn", WAIT, () -> !d.findElements(By.cssSelector("#rates-chart canvas")).isEmpty());
+        assertTheTimeAxisSpansTenMinutes(d);
         browser.screenshot("overview");
 
         d.findElement(By.linkText("runs")).click();
@@ -242,6 +244,46 @@ class DashboardBrowserTest {
         Wait.until("the page shows the run done", WAIT,
                 () -> d.findElement(By.id("run-status")).getText().equals("done")
                         && d.findElement(By.id("replies")).getText().contains("handled soon"));
+    }
+
+    @Test
+    @Order(9)
+    void aPendingRunsPageIsLiveBeforeTheRunIsDue() throws Exception {
+        String later = submit("{\"session_id\":\"s5\",\"user_id\":\"fay\",\"input\":\"much later\",\"delay\":\"PT1H\"}");
+        WebDriver d = browser.driver;
+        d.get(serve.base() + "/runs/" + later);
+        // "live" shows once the run's event stream has delivered its first event (the run's status); the run is due
+        // in an hour, so that event must come on its own, not with the run's end.
+        Wait.until("the page receiving the pending run's events", WAIT, () -> d.findElement(By.id("live")).isDisplayed());
+        assertThat(status(later)).isEqualTo("pending");
+        // A cancel made elsewhere reaches the page through the stream.
+        HttpResponse<String> cancelled = serve.send(serve.request("/v1/runs/" + later + "/cancel")
+                .header("Authorization", "Bearer " + ADMIN).header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString("{}")));
+        assertThat(cancelled.statusCode()).as(cancelled.body()).isEqualTo(200);
+        Wait.until("the page shows the run cancelled", WAIT,
+                () -> d.findElement(By.id("run-status")).getText().equals("cancelled"));
+    }
+
+    /**
+     * The overview's rate chart labels its time axis with the last ten minutes, however few samples there are a few
+     * seconds after the start (a lone sample once spanned 1000 days, labelled by month from 2027 to 2029; two, five
+     * seconds). The labels are those uPlot drew on its canvas, from its axis ({@code _values}, uPlot 1.6).
+     */
+    @SuppressWarnings("unchecked")
+    private static void assertTheTimeAxisSpansTenMinutes(WebDriver d) {
+        Map<String, Object> axis = Wait.until("the chart's time axis labelled", WAIT,
+                () -> (Map<String, Object>) ((JavascriptExecutor) d).executeScript(
+                        "var u = document.getElementById('rates-chart').uplot;"
+                                + " return u && u.axes[0]._values ? {min: u.scales.x.min, max: u.scales.x.max,"
+                                + " labels: u.axes[0]._values} : null;"),
+                a -> a != null);
+        double from = ((Number) axis.get("min")).doubleValue();
+        double to = ((Number) axis.get("max")).doubleValue();
+        assertThat(to - from).as("the axis's span in seconds, " + axis).isEqualTo(600.0);
+        List<String> labels = (List<String>) axis.get("labels");
+        assertThat(labels).as("times of day, a minute apart").isNotEmpty()
+                .allSatisfy(l -> assertThat(l.split("\n")[0]).matches("\\d{1,2}:\\d{2}(am|pm)"));
     }
 
     /** The run a dead letter of the runs topic belongs to. */

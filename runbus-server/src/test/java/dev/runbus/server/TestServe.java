@@ -21,9 +21,9 @@ import java.util.UUID;
  * A {@code serve} in this JVM on the test Redis and PostgreSQL, in a key prefix and schema of its own, with
  * HTTP helpers and the counts a test checks to see that a refused request wrote nothing.
  */
-final class TestServe implements AutoCloseable {
+public final class TestServe implements AutoCloseable {
 
-    final RunbusServer server;
+    public final RunbusServer server;
     final String schema;
     final String prefix;
     final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
@@ -37,7 +37,7 @@ final class TestServe implements AutoCloseable {
     }
 
     /** A server on 127.0.0.1, a free port, with {@code extra} over the test defaults. */
-    static TestServe start(Map<Setting, String> extra) {
+    public static TestServe start(Map<Setting, String> extra) {
         String schema = "serve_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
         String prefix = "rbserve-" + UUID.randomUUID().toString().substring(0, 8);
         Map<Setting, String> flags = new EnumMap<>(Setting.class);

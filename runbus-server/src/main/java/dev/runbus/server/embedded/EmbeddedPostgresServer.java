@@ -8,10 +8,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.util.EnumSet;
-import java.util.Set;
 
 /**
  * The embedded PostgreSQL of demo and serve, started so that another account on this host gets nothing from it:
@@ -31,11 +28,6 @@ public final class EmbeddedPostgresServer {
 
     /** Beside the data folder: the superuser's password, first line. */
     public static final String PASSWORD_FILE = "postgres.password";
-
-    private static final Set<PosixFilePermission> PRIVATE = PosixFilePermissions.fromString("rwx------");
-    private static final Set<PosixFilePermission> OTHERS = EnumSet.of(PosixFilePermission.GROUP_READ,
-            PosixFilePermission.GROUP_WRITE, PosixFilePermission.GROUP_EXECUTE, PosixFilePermission.OTHERS_READ,
-            PosixFilePermission.OTHERS_WRITE, PosixFilePermission.OTHERS_EXECUTE);
 
     /**
      * zonky remembers, per resolver, where it unpacked the binaries in this JVM, whatever working directory a later
@@ -92,7 +84,7 @@ public final class EmbeddedPostgresServer {
                 .start();
         // zonky makes the folder it unpacks into writable by everyone; the private folder around it is what keeps
         // others out, and this keeps the folder itself as private as it was made.
-        Files.setPosixFilePermissions(binaries, PRIVATE);
+        Files.setPosixFilePermissions(binaries, OwnFolders.PRIVATE);
         return new Started(pg, password);
     }
 
@@ -109,7 +101,7 @@ public final class EmbeddedPostgresServer {
             dir = Path.of(System.getProperty("user.home"), ".cache", "runbus");
             Files.createDirectories(dir.getParent());
             if (!Files.isDirectory(dir)) {
-                Files.createDirectory(dir, PosixFilePermissions.asFileAttribute(PRIVATE));
+                Files.createDirectory(dir, PosixFilePermissions.asFileAttribute(OwnFolders.PRIVATE));
             }
         } catch (IOException | RuntimeException noHome) {
             dir = Files.createTempDirectory("runbus-postgres-"); // 0700, as Java makes temporary folders
@@ -128,18 +120,8 @@ public final class EmbeddedPostgresServer {
 
     /** @throws IllegalStateException when {@code dir} belongs to another user or others may enter or change it */
     public static void checkPrivate(Path dir) throws IOException {
-        String owner = Files.getOwner(dir).getName();
-        String me = System.getProperty("user.name");
-        if (!owner.equals(me)) {
-            throw new IllegalStateException(dir + " belongs to " + owner + ", not to " + me + ": runbus unpacks and runs"
-                    + " the embedded PostgreSQL from there only when it is this user's own. Remove it");
-        }
-        Set<PosixFilePermission> perms = Files.getPosixFilePermissions(dir);
-        if (perms.stream().anyMatch(OTHERS::contains)) {
-            throw new IllegalStateException(dir + " is open to other accounts (" + PosixFilePermissions.toString(perms)
-                    + "): one could plant the PostgreSQL binaries the embedded server runs. chmod 700 " + dir
-                    + " if nothing there was changed by another account, or remove it");
-        }
+        OwnFolders.check(dir, OwnFolders.Closed.TO_ALL, "another account could plant the PostgreSQL binaries the"
+                + " embedded server runs", "remove it");
     }
 
     private static String writePassword(Path file) throws IOException {

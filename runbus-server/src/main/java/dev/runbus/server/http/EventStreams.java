@@ -10,6 +10,7 @@ import jakarta.servlet.WriteListener;
 import jakarta.servlet.http.HttpServletRequest;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -27,7 +28,9 @@ import org.slf4j.LoggerFactory;
  * {@code GET /v1/runs/{id}/events}: server-sent events of runs, read from PostgreSQL (so they are right whichever
  * process executes the run). Events: {@code status} (status, attempts, error, next_attempt_at) on every change,
  * {@code reply} (seq, role, content) for each new reply, and {@code end} when the run is done or failed.
- * A comment line every 15 s keeps proxies from closing the connection; a stream ends after 10 minutes.
+ * A comment line after 15 s without an event keeps proxies from closing the connection; a stream ends after 10
+ * minutes. Each event and each comment is flushed as it is written: Jetty would otherwise keep them in its response
+ * buffer until that filled, and a follower would hear of its run only at the end.
  *
  * <p>No thread waits per follower: the request goes asynchronous, and one thread polls every followed run
  * every 100 ms, asking PostgreSQL for its status and the replies after the last one sent. Writes do not block
@@ -41,13 +44,15 @@ final class EventStreams implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(EventStreams.class);
     private static final long POLL_MILLIS = 100;
-    private static final long HEARTBEAT_MILLIS = 15_000;
+    /** How long a stream may go without a write before a keep-alive comment goes out. */
+    static final Duration KEEP_ALIVE = Duration.ofSeconds(15);
     private static final long MAX_MILLIS = 600_000;
     private static final long STALL_MILLIS = 30_000;
     private static final int MAX_PENDING_BYTES = 1 << 20;
 
     private final Runs runs;
     private final int perCaller;
+    private final long keepAliveMillis;
     private final Set<Follower> followers = ConcurrentHashMap.newKeySet();
     /** Streams open per caller; an entry only while its caller has one, so addresses that come and go leave none. */
     private final RequestsInFlight open;
@@ -55,8 +60,14 @@ final class EventStreams implements AutoCloseable {
     private volatile boolean closed;
 
     EventStreams(Runs runs, int perCaller) {
+        this(runs, perCaller, KEEP_ALIVE);
+    }
+
+    /** @param keepAlive how long a stream may stay silent before a keep-alive comment (a test's is short) */
+    EventStreams(Runs runs, int perCaller, Duration keepAlive) {
         this.runs = runs;
         this.perCaller = perCaller;
+        this.keepAliveMillis = keepAlive.toMillis();
         this.open = new RequestsInFlight(perCaller, Integer.MAX_VALUE);
         this.poller = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "runbus-event-streams");
@@ -219,7 +230,7 @@ final class EventStreams implements AutoCloseable {
                 data.put("status", run.status().sql());
                 event("end", data);
                 ended = true;
-            } else if (pending.length() == 0 && System.currentTimeMillis() - lastWrite > HEARTBEAT_MILLIS) {
+            } else if (pending.length() == 0 && System.currentTimeMillis() - lastWrite >= keepAliveMillis) {
                 pending.append(": keep-alive\n\n");
             }
         }
@@ -244,6 +255,11 @@ final class EventStreams implements AutoCloseable {
             out.write(pending.toString().getBytes(StandardCharsets.UTF_8));
             pending.setLength(0);
             lastWrite = System.currentTimeMillis();
+            // A write smaller than Jetty's buffer only fills the buffer: flush it so that the client has the event
+            // now. isReady() is false when the write went out by itself and is still under way: nothing to flush.
+            if (out.isReady()) {
+                out.flush();
+            }
             // Over once the end went out; the response completes when its last write has.
             return ended;
         }

@@ -79,16 +79,21 @@ final class RateHistory implements AutoCloseable {
         return sum;
     }
 
-    /** The chart's series: {@code t} (epoch seconds), {@code published} and {@code acked} (per second). */
+    /**
+     * The chart's series: {@code t} (epoch seconds), {@code published} and {@code acked} (per second); and the window
+     * they belong to, the {@code window_seconds} up to {@code until} (now, in epoch seconds), which the chart's time
+     * axis spans however few samples there are yet.
+     */
     synchronized Map<String, Object> series() {
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("interval_seconds", INTERVAL_SECONDS);
+        out.put("window_seconds", INTERVAL_SECONDS * SAMPLES);
+        out.put("until", System.currentTimeMillis() / 1000);
         out.put("t", samples.stream().map(Sample::epochSecond).toList());
         out.put("published", samples.stream().map(Sample::published).toList());
         out.put("acked", samples.stream().map(Sample::acked).toList());
         return out;
     }
-
 
     @Override
     public void close() {

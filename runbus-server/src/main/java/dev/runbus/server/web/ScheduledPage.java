@@ -11,12 +11,16 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
 
 /**
  * {@code /scheduled?topic=}: a topic's delayed entries and retries waiting in its delay sets, soonest first, with
- * due time and attempts; for a caller with {@code admin}, cancel. A run's trigger is cancelled as the run
+ * due time and attempts; for a caller with {@code admin}, cancel. A delayed run's trigger is cancelled as the run
  * ({@code POST /v1/runs/{id}/cancel}: the run becomes cancelled and its trigger leaves the delay set), any other
- * entry as itself ({@code DELETE /v1/scheduled/{id}}).
+ * entry as itself ({@code DELETE /v1/scheduled/{id}}). A run's retry has no cancel: its run is running (an attempt
+ * failed), which only a pending run can leave for cancelled, so the run's cancel answers 409; and deleting the entry
+ * would not stop the run, whose retry the sweeper publishes again. The row says so and links to the run.
  */
 final class ScheduledPage {
 
@@ -55,8 +59,15 @@ final class ScheduledPage {
             r.put("for_group", e.forGroup() == null || e.forGroup().isEmpty() ? "all groups" : e.forGroup());
             r.put("type", String.valueOf(e.message().type()));
             r.put("message_id", String.valueOf(e.message().id()));
-            if (topic.equals(runsTopic)) {
-                Runs.runIdOf(e.message()).ifPresent(id -> r.put("run_id", id.toString()));
+            Optional<UUID> run = topic.equals(runsTopic) ? Runs.runIdOf(e.message())
+                    : Optional.empty();
+            run.ifPresent(id -> r.put("run_id", id.toString()));
+            if (run.isEmpty()) {
+                r.put("cancel_entry", true);
+            } else if (e.attempts() == 0) {
+                r.put("cancel_run", true);
+            } else {
+                r.put("retry_of_run", true);
             }
             rows.add(r);
         }

@@ -76,9 +76,10 @@
   if (run && run.dataset.follow && window.EventSource) {
     var live = document.getElementById('live');
     var es = new EventSource(run.dataset.follow);
-    es.onopen = function () { if (live) { live.hidden = false; } };
+    // "live" once events arrive (a stream begins with the run's status), not as soon as the stream opens.
     es.addEventListener('status', function (ev) {
       var d = JSON.parse(ev.data);
+      if (live) { live.hidden = false; }
       var s = document.getElementById('run-status');
       s.textContent = d.status;
       s.className = 'status status-' + d.status;
@@ -101,18 +102,25 @@
     es.onerror = function () { if (live) { live.hidden = true; } };
   }
 
-  // The overview's chart: this server's publish and ack rates, redrawn every 5 s.
+  // The overview's chart: this server's publish and ack rates, redrawn every 5 s. Its time axis spans the window the
+  // server names (the last ten minutes), whatever the samples: from the samples alone uPlot spans a lone one with
+  // 1000 days (its one-point range is a day counted in milliseconds, and these times are seconds), and a few with
+  // as many seconds.
   var chart = document.getElementById('rates-chart');
   if (chart && window.uPlot) {
-    var plot = null;
+    var plot = null, latest = null;
     var draw = function () {
       call('GET', chart.dataset.src).then(function (d) {
         var data = [d.t, d.published, d.acked];
+        latest = d;
         if (!plot) {
           plot = new uPlot({ width: Math.min(940, chart.clientWidth - 16), height: 240,
+            scales: { x: { time: true,
+              range: function () { return [latest.until - latest.window_seconds, latest.until]; } } },
             series: [{}, { label: 'published/s', stroke: '#2952cc', width: 2 },
                      { label: 'acked/s', stroke: '#2e7d32', width: 2 }],
             axes: [{}, { label: 'messages/s' }] }, data, chart);
+          chart.uplot = plot; // for the browser's console and the dashboard's tests
         } else {
           plot.setData(data);
         }
