@@ -120,6 +120,47 @@ class DashboardAccessTest {
     }
 
     @Test
+    void signOutEndsTheSessionsEventStreams_andABearerTokensStreamGoesOn() throws Exception {
+        String body = "{\"session_id\":\"s\",\"user_id\":\"u\",\"input\":\"later\",\"delay\":\"PT1H\"}";
+        HttpResponse<String> created = serve.send(serve.request("/v1/runs").header("Authorization", "Bearer " + ADMIN)
+                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)));
+        String run = TestServe.json(created).get("run_id").asText();
+        HttpResponse<String> session = signIn(ADMIN, "/", null);
+        String csrf = csrfOf(session);
+        HttpResponse<java.io.InputStream> bySession = serve.http.send(serve.request("/v1/runs/" + run + "/events")
+                .header("Cookie", cookieOf(session)).build(), HttpResponse.BodyHandlers.ofInputStream());
+        HttpResponse<java.io.InputStream> byToken = serve.http.send(serve.request("/v1/runs/" + run + "/events")
+                .header("Authorization", "Bearer " + ADMIN).build(), HttpResponse.BodyHandlers.ofInputStream());
+        try (java.io.InputStream sessionStream = bySession.body(); java.io.InputStream tokenStream = byToken.body()) {
+            assertThat(new ServerSentEvents(sessionStream).next(WAIT)).contains("\"status\":\"pending\"");
+            ServerSentEvents tokenEvents = new ServerSentEvents(tokenStream);
+            assertThat(tokenEvents.next(WAIT)).contains("\"status\":\"pending\"");
+
+            assertThat(serve.send(serve.request("/logout").header("Cookie", cookieOf(session))
+                    .header("Content-Type", "application/x-www-form-urlencoded")
+                    .POST(HttpRequest.BodyPublishers.ofString("csrf=" + csrf))).statusCode()).isEqualTo(303);
+            // The session's stream ends (its run still pending, an hour from due); the token's goes on.
+            java.util.concurrent.CompletableFuture<Void> end = java.util.concurrent.CompletableFuture.runAsync(
+                    () -> drain(sessionStream));
+            Wait.until("the signed-out session's stream ended", WAIT, end::isDone);
+            assertThat(status(run)).isEqualTo("pending");
+            serve.send(serve.request("/v1/runs/" + run + "/cancel").header("Authorization", "Bearer " + ADMIN)
+                    .POST(HttpRequest.BodyPublishers.noBody()));
+            assertThat(tokenEvents.next(WAIT)).as("the token's stream still follows the run")
+                    .contains("\"status\":\"cancelled\"");
+        }
+    }
+
+    /** Reads what is left of a stream, returning when it ends. */
+    private static void drain(java.io.InputStream in) {
+        try {
+            in.readAllBytes();
+        } catch (java.io.IOException ended) {
+            // closed: ended too
+        }
+    }
+
+    @Test
     void textFromTheRunIsEscaped_andPurgeDeletesTheDeadLetterLeavingTheRunFailed() throws Exception {
         String input = "gated <img src=x onerror=alert(1)>";
         HttpResponse<String> submitted = serve.send(serve.request("/v1/runs").header("Authorization", "Bearer " + ADMIN)

@@ -44,6 +44,8 @@ public final class BrowserSessions implements Authenticator {
 
     private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(BrowserSessions.class);
 
+    /** The request attribute naming the session a request was authenticated by. */
+    private static final String SESSION = "runbus.session";
     private static final Set<HandlerType> SAFE = Set.of(HandlerType.GET, HandlerType.HEAD, HandlerType.OPTIONS);
     private static final SecureRandom RANDOM = new SecureRandom();
 
@@ -183,7 +185,25 @@ public final class BrowserSessions implements Authenticator {
         if (!SAFE.contains(ctx.method()) && !sameToken(s.get().csrf, ctx.header(CSRF_HEADER))) {
             return Optional.empty();
         }
+        ctx.attribute(SESSION, ctx.cookie(COOKIE));
         return Optional.of(s.get().caller);
+    }
+
+    /**
+     * Whether the credentials of {@code ctx} still hold, for a request that outlives its answer's start (an event
+     * stream): the session it was authenticated by is still live; always true for a request authenticated
+     * otherwise (a bearer token).
+     */
+    java.util.function.BooleanSupplier stillSignedIn(Context ctx) {
+        String id = ctx.attribute(SESSION);
+        return id == null ? () -> true : () -> isLive(id);
+    }
+
+    /** Session {@code id} has not ended (signed out, evicted, expired), without counting this as a use. */
+    boolean isLive(String id) {
+        Session s = sessions.get(id);
+        long now = nanoTime.getAsLong();
+        return s != null && now - s.lastUsedNanos <= IDLE.toNanos() && now - s.signedInNanos <= LIFETIME.toNanos();
     }
 
     int size() {

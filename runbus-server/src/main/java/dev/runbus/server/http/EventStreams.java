@@ -77,8 +77,14 @@ final class EventStreams implements AutoCloseable {
         poller.scheduleWithFixedDelay(this::pollAll, POLL_MILLIS, POLL_MILLIS, TimeUnit.MILLISECONDS);
     }
 
-    /** Answers the request with the run's events, or refuses it (404 unknown run, 503 too many streams). */
-    void follow(Context ctx, UUID id, Caller caller) throws IOException {
+    /**
+     * Answers the request with the run's events, or refuses it (404 unknown run, 503 too many streams).
+     *
+     * @param allowed whether the credentials the stream was opened with still hold, asked at every poll: a stream
+     *                opened by a dashboard session ends when the session does (sign-out, expiry), so that a
+     *                signed-out browser hears nothing more
+     */
+    void follow(Context ctx, UUID id, Caller caller, java.util.function.BooleanSupplier allowed) throws IOException {
         if (closed) {
             throw new ApiError(503, "the server is stopping: try again", null, 1);
         }
@@ -97,7 +103,7 @@ final class EventStreams implements AutoCloseable {
             ctx.res().setHeader("Cache-Control", "no-cache");
             ctx.res().setHeader("X-Accel-Buffering", "no");
             ctx.res().flushBuffer();
-            f = new Follower(id, ctx.req(), ctx.res().getOutputStream(), key);
+            f = new Follower(id, ctx.req(), ctx.res().getOutputStream(), key, allowed);
         } catch (RuntimeException | IOException e) {
             open.release(key);
             throw e;
@@ -151,6 +157,7 @@ final class EventStreams implements AutoCloseable {
         final HttpServletRequest request;
         final ServletOutputStream out;
         final String callerKey;
+        final java.util.function.BooleanSupplier allowed;
         final CompletableFuture<Void> done = new CompletableFuture<>();
         final long start = System.currentTimeMillis();
         final StringBuilder pending = new StringBuilder();
@@ -162,16 +169,18 @@ final class EventStreams implements AutoCloseable {
         String lastStatus;
         int lastSeq;
 
-        Follower(UUID id, HttpServletRequest request, ServletOutputStream out, String callerKey) {
+        Follower(UUID id, HttpServletRequest request, ServletOutputStream out, String callerKey,
+                 java.util.function.BooleanSupplier allowed) {
             this.id = id;
             this.request = request;
             this.out = out;
             this.callerKey = callerKey;
+            this.allowed = allowed;
         }
 
         /** Reads what changed and sends what the socket takes; returns whether the stream is over. */
         boolean poll() throws IOException {
-            if (failed || System.currentTimeMillis() - start > MAX_MILLIS) {
+            if (failed || System.currentTimeMillis() - start > MAX_MILLIS || !allowed.getAsBoolean()) {
                 return true;
             }
             if (!nonBlocking) {

@@ -221,7 +221,7 @@ public final class HttpApi implements AutoCloseable {
                 : new AccessLayer(List.of(new BearerTokens(access.tokens()), access.sessions()));
         RequestBody body = RequestBody.of(settings);
         RunEndpoints runRoutes = new RunEndpoints(runs, body, new SubmissionRate(
-                settings.integer(Setting.SUBMIT_RATE, 0), System::nanoTime), events);
+                settings.integer(Setting.SUBMIT_RATE, 0), System::nanoTime), events, access.sessions());
         BusEndpoints busRoutes = new BusEndpoints(runs, bus, settings);
 
         app.before(ctx -> {

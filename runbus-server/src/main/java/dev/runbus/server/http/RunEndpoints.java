@@ -24,12 +24,15 @@ final class RunEndpoints {
     private final RequestBody body;
     private final SubmissionRate rate;
     private final EventStreams events;
+    private final BrowserSessions sessions;
 
-    RunEndpoints(Runs runs, RequestBody body, SubmissionRate rate, EventStreams events) {
+    /** @param sessions the dashboard's sessions, whose end ends their event streams; null without tokens */
+    RunEndpoints(Runs runs, RequestBody body, SubmissionRate rate, EventStreams events, BrowserSessions sessions) {
         this.runs = runs;
         this.body = body;
         this.rate = rate;
         this.events = events;
+        this.sessions = sessions;
     }
 
     /** Checks everything before anything is written: a refused submission leaves no row and no stream entry. */
@@ -93,7 +96,8 @@ final class RunEndpoints {
     }
 
     void events(Context ctx) throws IOException {
-        events.follow(ctx, runId(ctx), AccessLayer.caller(ctx));
+        events.follow(ctx, runId(ctx), AccessLayer.caller(ctx),
+                sessions == null ? () -> true : sessions.stillSignedIn(ctx));
     }
 
     private static UUID runId(Context ctx) {

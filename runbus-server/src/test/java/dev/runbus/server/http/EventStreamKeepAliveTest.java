@@ -37,7 +37,7 @@ class EventStreamKeepAliveTest {
         streams = new EventStreams(serve.server.runs(), 4, Duration.ofSeconds(1));
         app = Javalin.create(config -> config.showJavalinBanner = false)
                 .get("/events/{id}", ctx -> streams.follow(ctx, UUID.fromString(ctx.pathParam("id")),
-                        Caller.anonymous("127.0.0.1")))
+                        Caller.anonymous("127.0.0.1"), () -> true))
                 .start("127.0.0.1", 0);
     }
 
