@@ -137,6 +137,9 @@ class DashboardBrowserTest {
         rows.get(0).findElement(By.cssSelector("button.replay")).click();
         d.switchTo().alert().accept();
         Wait.until("the replayed run done", WAIT, () -> "done".equals(status(gatedRun)));
+        // The page reloads 400 ms after the replay's call returns: wait for that reload (the row says what it was
+        // replayed as), or it lands after the navigation below and leaves the browser here (seen on a busy host).
+        Wait.until("the page after the replay", WAIT, () -> !d.findElements(By.cssSelector("span.replayed")).isEmpty());
 
         d.get(serve.base() + "/runs/" + gatedRun);
         assertThat(d.findElement(By.id("run-status")).getText()).isEqualTo("done");
@@ -244,6 +247,11 @@ class DashboardBrowserTest {
         Wait.until("the page shows the run done", WAIT,
                 () -> d.findElement(By.id("run-status")).getText().equals("done")
                         && d.findElement(By.id("replies")).getText().contains("handled soon"));
+        // The stream's end reloads the page 300 ms later: wait for that reload, or it could land after the next
+        // case's navigation and leave the browser on this run.
+        Wait.until("the page reloaded after the stream's end", WAIT, () -> "reload".equals(
+                ((org.openqa.selenium.JavascriptExecutor) d).executeScript(
+                        "return performance.getEntriesByType('navigation')[0].type")));
     }
 
     @Test
