@@ -3,8 +3,9 @@ package dev.runbus.runs;
 /**
  * A submission that this runs layer cannot take, refused before anything is written: {@link #field()} names the
  * component of {@link NewRun} that is wrong (e.g. {@code userId}), {@link #problem()} says what is wrong with it.
- * Values that are wrong whatever the configuration are refused by {@link NewRun}'s constructor instead; this is for
- * those the configuration decides (a user id too long to key an ordered run's trigger).
+ * {@link NewRun}'s constructor throws it for a text PostgreSQL cannot store as it is (a NUL, a lone surrogate) and an
+ * id longer than its index holds; {@link Runs#submit} for what the configuration decides (a user id too long to key
+ * an ordered run's trigger, a delay).
  */
 public class InvalidRunException extends IllegalArgumentException {
     private static final long serialVersionUID = 1L;

@@ -3,10 +3,13 @@ package dev.runbus.runs;
 import java.util.Objects;
 
 /**
- * A run to submit.
+ * A run to submit. Its texts are what PostgreSQL stores, so each is refused here ({@link InvalidRunException}
+ * naming the component) when PostgreSQL would refuse or change it: a NUL character, which a text column cannot
+ * hold, and a lone UTF-16 surrogate (half of a pair), which has no UTF-8 form and would be stored as {@code ?},
+ * so that two different ids became one.
  *
- * @param sessionId      the conversation or session it belongs to; required
- * @param userId         who asked; required
+ * @param sessionId      the conversation or session it belongs to; required, at most {@link #MAX_ID_BYTES} bytes
+ * @param userId         who asked; required, at most {@link #MAX_ID_BYTES} bytes
  * @param input          the input, typically JSON text; required
  * @param idempotencyKey minted once by the client and reused on its retries; {@code null} lets the server
  *                       derive one from session, user, input and the current epoch second, which absorbs
@@ -24,13 +27,24 @@ public record NewRun(String sessionId, String userId, String input, String idemp
      */
     public static final int MAX_ORDERED_USER_ID_LENGTH = 1000;
 
+    /**
+     * The most bytes a {@code sessionId} or {@code userId} has in UTF-8: 2000 ASCII characters, 500 of four bytes.
+     * Each is indexed with the creation time for the runs listing ({@link Runs#list}), and an entry of a PostgreSQL
+     * btree index holds at most about 2,700 bytes: a longer id of incompressible text could never be inserted.
+     */
+    public static final int MAX_ID_BYTES = 2000;
+
     public NewRun {
-        requireText("sessionId", sessionId);
-        requireText("userId", userId);
+        requireId("sessionId", sessionId);
+        requireId("userId", userId);
         Objects.requireNonNull(input, "input");
+        requireStorable("input", input);
         if (idempotencyKey != null && (idempotencyKey.isBlank() || idempotencyKey.length() > MAX_KEY_LENGTH)) {
             throw new IllegalArgumentException("idempotencyKey must have 1 to " + MAX_KEY_LENGTH
                     + " non-blank characters");
+        }
+        if (idempotencyKey != null) {
+            requireStorable("idempotencyKey", idempotencyKey);
         }
     }
 
@@ -42,9 +56,61 @@ public record NewRun(String sessionId, String userId, String input, String idemp
         return new NewRun(sessionId, userId, input, key);
     }
 
-    private static void requireText(String name, String value) {
+    private static void requireId(String name, String value) {
         if (value == null || value.isBlank()) {
             throw new IllegalArgumentException(name + " is required");
+        }
+        requireStorable(name, value);
+        int bytes = utf8Length(value);
+        if (bytes > MAX_ID_BYTES) {
+            throw new InvalidRunException(name, "has " + bytes + " bytes in UTF-8, more than the " + MAX_ID_BYTES
+                    + " allowed");
+        }
+    }
+
+    /**
+     * What {@link InvalidRunException#problem()} says of {@code value}, or null when PostgreSQL stores it as it is:
+     * no NUL, no lone surrogate. Also for filters that are compared with stored texts ({@link RunQuery}).
+     */
+    static String unstorable(String value) {
+        for (int i = 0; i < value.length(); i++) {
+            char c = value.charAt(i);
+            if (c == '\u0000') {
+                return "must not contain the NUL character";
+            }
+            if (Character.isHighSurrogate(c) && i + 1 < value.length() && Character.isLowSurrogate(value.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                return "must not contain a lone UTF-16 surrogate (\\u" + Integer.toHexString(c)
+                        + " at character " + i + "): it has no UTF-8 form";
+            }
+        }
+        return null;
+    }
+
+    /** {@code value.getBytes(UTF_8).length}, without the copy; valid only for text without lone surrogates. */
+    static int utf8Length(String value) {
+        int n = 0;
+        for (int i = 0; i < value.length(); i++) {
+            char c = value.charAt(i);
+            if (c < 0x80) {
+                n += 1;
+            } else if (c < 0x800) {
+                n += 2;
+            } else if (Character.isHighSurrogate(c)) {
+                n += 4;
+                i++;
+            } else {
+                n += 3;
+            }
+        }
+        return n;
+    }
+
+    private static void requireStorable(String name, String value) {
+        String problem = unstorable(value);
+        if (problem != null) {
+            throw new InvalidRunException(name, problem);
         }
     }
 }

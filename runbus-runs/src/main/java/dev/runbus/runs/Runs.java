@@ -17,6 +17,7 @@ import dev.runbus.runs.internal.worker.RunAttempts;
 import dev.runbus.runs.internal.worker.RunCommits;
 import dev.runbus.runs.internal.worker.RunFailures;
 import dev.runbus.runs.internal.store.RunListing;
+import dev.runbus.runs.internal.store.TimedReads;
 import dev.runbus.runs.internal.store.RunStore;
 import dev.runbus.runs.internal.worker.RunWorker;
 import dev.runbus.runs.internal.sweep.Sweeper;
@@ -93,7 +94,7 @@ public final class Runs implements AutoCloseable {
         this.sweeper = new Sweeper(store.dataSource(), failures, bus, config);
         this.marker = new FailedRunMarker(failures, config.topic(), config.group());
         this.listenerHandle = bus.addListener(marker);
-        this.listing = new RunListing(store.dataSource(), config.schema());
+        this.listing = new RunListing(new TimedReads(store.dataSource(), config.readTimeout()), config.schema());
         this.cancels = new RunCancels(store.dataSource(), config.schema());
     }
 
@@ -117,7 +118,7 @@ public final class Runs implements AutoCloseable {
         } else {
             RunsSchema.check(dataSource, config.schema(), config.ordered());
         }
-        return new Runs(bus, config, new RunStore(dataSource, config.schema(), config.ordered()));
+        return new Runs(bus, config, new RunStore(dataSource, config.schema(), config.ordered(), config.readTimeout()));
     }
 
     /**
@@ -238,7 +239,12 @@ public final class Runs implements AutoCloseable {
 
     /**
      * A page of runs matching {@code query}, newest first; {@link RunPage#next()} continues it. Every page reads
-     * about {@code limit} rows of an index, however deep it is (keyset pagination on creation time and id).
+     * about {@code limit} rows of an index, however deep it is (keyset pagination on creation time and id). A listed
+     * run carries neither its input nor its idempotency key (both empty texts: a page reads no more than a listing
+     * shows); {@link #get} has them.
+     *
+     * @throws RunStoreException when PostgreSQL fails, or the read takes longer than
+     *                           {@link RunsConfig#readTimeout()}
      */
     public RunPage list(RunQuery query) {
         Objects.requireNonNull(query, "query");

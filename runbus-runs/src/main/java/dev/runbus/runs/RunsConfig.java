@@ -59,11 +59,17 @@ import java.util.regex.Pattern;
  *                        ({@code micrometer-core} is an optional dependency). Default null: no meters
  * @param meterRefreshInterval how often the run counts are read from PostgreSQL for the gauges, on a thread of their
  *                        own (a scrape never waits for PostgreSQL). Default 10 s
+ * @param readTimeout     the longest one of {@link Runs#list}, {@link Runs#get}, {@link Runs#replies} and
+ *                        {@link Runs#effects} may take in PostgreSQL, lock waits included ({@code statement_timeout},
+ *                        set for that read only); past it the call throws {@link RunStoreException}. These reads run
+ *                        on the pool the workers use: an API that lists runs for anyone who asks should bound them.
+ *                        Default {@link Duration#ZERO}: none of the runs layer's own ({@code runbus serve} sets 5 s,
+ *                        {@code --api-statement-timeout})
  */
 public record RunsConfig(String schema, String topic, String group, String consumer, SubscribeOptions workerOptions,
                          Duration sweepInterval, Duration sweepThreshold, int sweepBatch, boolean ordered,
                          RetryPolicy retryPolicy, boolean migrate, Object meterRegistry,
-                         Duration meterRefreshInterval) {
+                         Duration meterRefreshInterval, Duration readTimeout) {
 
     public static final String DEFAULT_SCHEMA = "runbus";
     public static final String DEFAULT_TOPIC = "runs";
@@ -101,6 +107,10 @@ public record RunsConfig(String schema, String topic, String group, String consu
         requirePositive("sweepInterval", sweepInterval);
         requirePositive("sweepThreshold", sweepThreshold);
         requirePositive("meterRefreshInterval", meterRefreshInterval);
+        Objects.requireNonNull(readTimeout, "readTimeout");
+        if (readTimeout.isNegative() || !readTimeout.isZero() && readTimeout.toMillis() < 1) {
+            throw new IllegalArgumentException("readTimeout must be zero (none) or at least 1 ms, got " + readTimeout);
+        }
         if (meterRegistry != null && !isMeterRegistry(meterRegistry.getClass())) {
             throw new IllegalArgumentException("meterRegistry must be a io.micrometer.core.instrument.MeterRegistry, got "
                     + meterRegistry.getClass().getName());
@@ -190,6 +200,7 @@ public record RunsConfig(String schema, String topic, String group, String consu
         private boolean migrate = true;
         private Object meterRegistry;
         private Duration meterRefreshInterval = DEFAULT_METER_REFRESH_INTERVAL;
+        private Duration readTimeout = Duration.ZERO;
 
         private Builder() {
         }
@@ -268,10 +279,16 @@ public record RunsConfig(String schema, String topic, String group, String consu
             return this;
         }
 
+        /** How long each of the callers' reads may take; see {@link RunsConfig#readTimeout()}. Default none. */
+        public Builder readTimeout(Duration v) {
+            readTimeout = v;
+            return this;
+        }
+
         public RunsConfig build() {
             return new RunsConfig(schema, topic, group, consumer == null ? hostName() : consumer, workerOptions,
                     sweepInterval, sweepThreshold, sweepBatch, ordered, retryPolicy, migrate, meterRegistry,
-                    meterRefreshInterval);
+                    meterRefreshInterval, readTimeout);
         }
     }
 }

@@ -243,11 +243,11 @@ class OrderedRunsTest extends RunsTestSupport {
                 .satisfies(m -> assertThat(m.getBody().get("key")).isEqualTo(longest));
     }
 
-    /** Unordered runs' triggers carry no key, so their user ids have no such limit. */
+    /** Unordered runs' triggers carry no key, so their user ids have only the bound of every id (in bytes). */
     @Test
     void unorderedRunsTakeAUserIdLongerThanAMessageKey() {
         Runs runs = runs(bus(), "w1", workerOptions().build());
-        assertThat(runs.submit(NewRun.of("s", "u".repeat(5000), "x")).created()).isTrue();
+        assertThat(runs.submit(NewRun.of("s", "u".repeat(NewRun.MAX_ID_BYTES), "x")).created()).isTrue();
         assertThat(redis.redis().xlen(stream())).isEqualTo(1);
     }
 

@@ -73,12 +73,47 @@ class RunListingTest extends RunsTestSupport {
                 .hasSize(9);
     }
 
+    /** A listing shows neither input nor key, so it does not read them: an input may be 64 KiB a run. */
     @Test
-    void aSubmittedRunIsListedWithWhatGetShows() {
+    void aSubmittedRunIsListedWithWhatGetShows_butItsInputAndKey() {
         UUID id = runs.submit(new NewRun("s", "u", "hello", "key-1")).runId();
         RunPage page = runs.list(RunQuery.newest());
-        assertThat(page.runs()).containsExactly(runs.get(id).orElseThrow());
+        Run got = runs.get(id).orElseThrow();
+        assertThat(got.input()).isEqualTo("hello");
+        assertThat(page.runs()).containsExactly(new Run(got.id(), "", got.sessionId(), got.userId(), "", got.status(),
+                got.attempts(), got.error(), got.deadLetterId(), got.republished(), got.createdAt(), got.updatedAt(),
+                got.nextAttemptAt()));
         assertThat(page.next()).isEmpty();
+    }
+
+    /**
+     * Filters PostgreSQL would refuse (a NUL; a time outside timestamptz's range, which Java reads) or that no run can
+     * match (an id longer than a run's) are refused before it is asked: they were RunStoreExceptions, the
+     * HTTP API's 503.
+     */
+    @Test
+    void filtersPostgresWouldRefuse_areRefusedBeforeItIsAsked() {
+        assertThatThrownBy(() -> runs.list(RunQuery.newest().withUser("\u0000")))
+                .isInstanceOf(IllegalArgumentException.class).isNotInstanceOf(RunStoreException.class)
+                .hasMessageContaining("userId").hasMessageContaining("NUL");
+        assertThatThrownBy(() -> runs.list(RunQuery.newest().withSession("s\u0000")))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("sessionId");
+        assertThatThrownBy(() -> runs.list(RunQuery.newest().withUser("u".repeat(NewRun.MAX_ID_BYTES + 1))))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("2001 bytes");
+        for (Instant t : List.of(Instant.parse("-4714-01-01T00:00:00Z"), Instant.parse("+300000-01-01T00:00:00Z"))) {
+            assertThatThrownBy(() -> runs.list(RunQuery.newest().createdBetween(t, null)))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("createdAfter");
+            assertThatThrownBy(() -> runs.list(RunQuery.newest().createdBetween(null, t)))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("createdBefore");
+            assertThatThrownBy(() -> runs.list(RunQuery.newest().after(new RunPosition(t, UUID.randomUUID()))))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("after");
+        }
+        // The ends of the range are PostgreSQL's to answer, and they answer: nothing before year 1, all before 9999.
+        insert(2, T0, "done", "u1", "s1");
+        assertThat(runs.list(RunQuery.newest().createdBetween(null, RunQuery.EARLIEST)).runs()).isEmpty();
+        assertThat(runs.list(RunQuery.newest().createdBetween(RunQuery.EARLIEST, RunQuery.LATEST)).runs()).hasSize(2);
+        assertThat(runs.list(RunQuery.newest().after(new RunPosition(RunQuery.LATEST, UUID.randomUUID()))).runs())
+                .hasSize(2);
     }
 
     @Test

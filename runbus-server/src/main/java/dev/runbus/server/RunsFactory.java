@@ -45,7 +45,8 @@ public final class RunsFactory {
                 .sweepInterval(s.duration(Setting.SWEEP_INTERVAL)).sweepThreshold(s.duration(Setting.SWEEP_THRESHOLD))
                 .ordered(s.bool(Setting.ORDERED)).retryPolicy(s.retryPolicy(Setting.RETRY))
                 .migrate(s.bool(Setting.MIGRATE)).meterRegistry(meterRegistry)
-                .meterRefreshInterval(s.duration(Setting.METER_REFRESH));
+                .meterRefreshInterval(s.duration(Setting.METER_REFRESH))
+                .readTimeout(s.duration(Setting.API_STATEMENT_TIMEOUT));
         if (consumerOverride != null) {
             b.consumer(consumerOverride);
         } else if (s.isSet(Setting.CONSUMER)) {

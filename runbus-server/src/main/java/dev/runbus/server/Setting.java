@@ -78,6 +78,9 @@ public enum Setting {
     REQUEST_TIMEOUT("request-timeout", "10s", "a request body must arrive within this (from its first read), and"
             + " no single read of it waits longer", false),
     IDLE_TIMEOUT("idle-timeout", "30s", "a connection idle this long is closed", false),
+    API_STATEMENT_TIMEOUT("api-statement-timeout", "5s", "the longest PostgreSQL may take over one read of runs"
+            + " for the API and the dashboard (a listing, a run, its replies); past it the request answers 503 with"
+            + " Retry-After. 0s: no limit", false),
     MAX_EVENT_STREAMS("max-event-streams", "16", "event streams open at once per token (per client address"
             + " without tokens); more answer 503", false),
     SUBMIT_RATE("submit-rate", "1000", "run submissions per second per token (per client address without tokens),"

@@ -64,6 +64,10 @@ final class ServeCommand extends BaseCommand {
             + "this; default 30s")
     String idleTimeout;
 
+    @Option(names = "--api-statement-timeout", paramLabel = "DURATION", description = "the longest PostgreSQL may "
+            + "take over one read of runs for the API and the dashboard; more answers 503; 0s: no limit; default 5s")
+    String apiStatementTimeout;
+
     @Option(names = "--max-event-streams", paramLabel = "N", description = "event streams open at once per token "
             + "(per address without tokens); default 16")
     Integer maxEventStreams;
@@ -107,6 +111,7 @@ final class ServeCommand extends BaseCommand {
         ConnectionOptions.put(flags, Setting.MAX_HEADER_SIZE, maxHeaderSize);
         ConnectionOptions.put(flags, Setting.REQUEST_TIMEOUT, requestTimeout);
         ConnectionOptions.put(flags, Setting.IDLE_TIMEOUT, idleTimeout);
+        ConnectionOptions.put(flags, Setting.API_STATEMENT_TIMEOUT, apiStatementTimeout);
         ConnectionOptions.put(flags, Setting.MAX_EVENT_STREAMS, maxEventStreams);
         ConnectionOptions.put(flags, Setting.SUBMIT_RATE, submitRate);
         ConnectionOptions.put(flags, Setting.READ_RATE, readRate);

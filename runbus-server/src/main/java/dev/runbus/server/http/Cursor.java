@@ -8,6 +8,13 @@ import java.util.Base64;
  * (a dead letter's id, a topic name) under the listing's name, in base64url. Opaque so that clients pass it back
  * as it is and the position can change form later; named so that a cursor of one listing given to another is the
  * client's mistake (400) rather than a position read the wrong way.
+ *
+ * <p>Not signed: a cursor made by hand is read like one handed out, and each listing checks the position in it as it
+ * checks its other parameters (a run's time and id, a stream id, a topic name), so nothing a cursor holds reaches
+ * Redis or PostgreSQL unchecked. All it chooses is where a page starts, as {@code created_before} of the runs and
+ * {@code after} of the dead letters do too, and the page shows nothing the caller's scope does not. Signing with a
+ * key of each process would turn a page 2 into a 400 after a restart or on another {@code serve} behind the same
+ * address, for no protection gained.
  */
 final class Cursor {
 

@@ -9,20 +9,18 @@ import java.time.OffsetDateTime;
 import java.time.format.DateTimeParseException;
 import java.util.Arrays;
 import java.util.Locale;
-import java.util.UUID;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 
 /**
  * The query parameters of {@code GET /v1/runs}, checked: each one that cannot be used is a 400 naming it, before
- * PostgreSQL is asked anything. The cursor carries the last run's position ({@code <created_at>,<id>}) under the
+ * PostgreSQL is asked anything (an id PostgreSQL cannot hold or compare, a NUL, a time outside its range answered
+ * 503 from PostgreSQL's error). The cursor carries the last run's position ({@code <created_at>,<id>}) under the
  * listing's name (see {@link Cursor}).
  */
 public final class RunListRequest {
 
     static final String LISTING = "runs";
-    /** Longer than any user or session id a client could look for is a mistake, not a search. */
-    private static final int MAX_ID_LENGTH = 1000;
     private static final String STATUSES = Arrays.stream(RunStatus.values()).map(RunStatus::sql)
             .collect(Collectors.joining(", "));
 
@@ -77,40 +75,58 @@ public final class RunListRequest {
         throw ApiError.badRequest("query parameter 'status' must be one of " + STATUSES, "status");
     }
 
+    /** An id a run can have ({@link RunQuery#idProblem}): a longer one, or one with a NUL, finds nothing anyway. */
     private static String id(String value, String field) {
-        if (value != null && (value.isEmpty() || value.length() > MAX_ID_LENGTH)) {
-            throw ApiError.badRequest("query parameter '" + field + "' must have 1 to " + MAX_ID_LENGTH
-                    + " characters", field);
+        String problem = value == null ? null : RunQuery.idProblem(value);
+        if (problem != null) {
+            throw ApiError.badRequest("query parameter '" + field + "' " + problem, field);
         }
         return value;
     }
 
-    /** RFC 3339: a date, a time and an offset ({@code 2026-01-01T12:00:00Z}, {@code …+02:00}). */
+    /**
+     * RFC 3339: a date, a time and an offset ({@code 2026-01-01T12:00:00Z}, {@code …+02:00}), in the years 1 to 9999
+     * ({@link RunQuery#EARLIEST}, {@link RunQuery#LATEST}); Java would also read {@code +300000-01-01T00:00:00Z}.
+     */
     private static Instant instant(String value, String field) {
         if (value == null) {
             return null;
         }
+        Instant t;
         try {
-            return OffsetDateTime.parse(value).toInstant();
+            t = OffsetDateTime.parse(value).toInstant();
         } catch (DateTimeParseException e) {
-            throw ApiError.badRequest("query parameter '" + field + "' must be an RFC 3339 time with an offset, like"
-                    + " 2026-01-01T12:00:00Z", field);
+            t = null;
         }
+        if (t == null || !RunQuery.inRange(t)) {
+            throw ApiError.badRequest("query parameter '" + field + "' must be an RFC 3339 time with an offset in the"
+                    + " years 0001 to 9999, like 2026-01-01T12:00:00Z", field);
+        }
+        return t;
     }
 
-    /** A position this listing handed out; anything else in a well-formed cursor is still the client's mistake. */
+    /**
+     * A position this listing could have handed out, written as {@link #cursor} writes it: a time in the range of
+     * {@link RunQuery#inRange} and a run id in its canonical form. Anything else in a well-formed cursor is the
+     * client's mistake, refused before PostgreSQL sees it.
+     */
     private static RunPosition position(String text) {
         if (text == null) {
             return null;
         }
         int comma = text.indexOf(',');
+        RunPosition p;
         try {
             if (comma < 0) {
                 throw new IllegalArgumentException("no comma");
             }
-            return new RunPosition(Instant.parse(text.substring(0, comma)), UUID.fromString(text.substring(comma + 1)));
-        } catch (IllegalArgumentException | DateTimeParseException e) {
+            p = new RunPosition(Instant.parse(text.substring(0, comma)), Inputs.runId(text.substring(comma + 1), "cursor"));
+        } catch (IllegalArgumentException | DateTimeParseException | ApiError e) {
+            p = null;
+        }
+        if (p == null || !RunQuery.inRange(p.createdAt())) {
             throw ApiError.badRequest("cursor must be a next_cursor as this listing returned it", "cursor");
         }
+        return p;
     }
 }

@@ -15,6 +15,13 @@ final class RunRows {
     static final String COLUMNS = "id, idempotency_key, session_id, user_id, input, status, attempts, error,"
             + " dead_letter_id, republished, created_at, updated_at, next_attempt_at";
 
+    /**
+     * {@link #COLUMNS} for a listing: the input (up to the body limit, 64 KiB over HTTP) and the idempotency key
+     * are read as empty texts, since no listing shows them, so a page costs what it shows.
+     */
+    static final String LISTED_COLUMNS = "id, '' AS idempotency_key, session_id, user_id, '' AS input, status, attempts,"
+            + " error, dead_letter_id, republished, created_at, updated_at, next_attempt_at";
+
     private RunRows() {
     }
 

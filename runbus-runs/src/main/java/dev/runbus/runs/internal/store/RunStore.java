@@ -10,6 +10,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -40,6 +41,7 @@ public final class RunStore {
     private final String runs;
     private final String messages;
     private final boolean ordered;
+    private final TimedReads reads;
     private final String insertSql;
     private final String lookupSql;
     private final String completeSql;
@@ -53,7 +55,13 @@ public final class RunStore {
      *                within one user submission numbers follow commit order
      */
     public RunStore(DataSource dataSource, String schema, boolean ordered) {
+        this(dataSource, schema, ordered, Duration.ZERO);
+    }
+
+    /** @param readTimeout how long each of the callers' reads (get, replies, effects) may take; zero: no limit */
+    public RunStore(DataSource dataSource, String schema, boolean ordered, Duration readTimeout) {
         this.dataSource = AutoCommitDataSource.of(dataSource);
+        this.reads = new TimedReads(this.dataSource, readTimeout);
         this.schema = schema;
         this.runs = schema + ".runs";
         this.messages = schema + ".messages";
@@ -318,17 +326,18 @@ public final class RunStore {
     // ------------------------------------------------------------------ reads
 
     public Optional<Run> get(UUID id) throws SQLException {
-        try (Connection c = dataSource.getConnection();
-             PreparedStatement ps = c.prepareStatement("SELECT " + RunRows.COLUMNS
-                     + " FROM " + runs + " WHERE id = ?")) {
-            ps.setObject(1, id);
-            try (ResultSet rs = ps.executeQuery()) {
-                if (!rs.next()) {
-                    return Optional.empty();
+        return reads.read(c -> {
+            try (PreparedStatement ps = c.prepareStatement("SELECT " + RunRows.COLUMNS
+                    + " FROM " + runs + " WHERE id = ?")) {
+                ps.setObject(1, id);
+                try (ResultSet rs = ps.executeQuery()) {
+                    if (!rs.next()) {
+                        return Optional.empty();
+                    }
+                    return Optional.of(RunRows.read(rs));
                 }
-                return Optional.of(RunRows.read(rs));
             }
-        }
+        });
     }
 
     public List<StoredReply> replies(UUID id) throws SQLException {
@@ -337,40 +346,42 @@ public final class RunStore {
 
     /** Replies with {@code seq} above {@code afterSeq}, in order (the unique (run_id, seq) index serves it). */
     public List<StoredReply> repliesAfter(UUID id, int afterSeq) throws SQLException {
-        try (Connection c = dataSource.getConnection();
-             PreparedStatement ps = c.prepareStatement("SELECT seq, role, content, created_at FROM " + messages
-                     + " WHERE run_id = ? AND seq > ? ORDER BY seq")) {
-            ps.setObject(1, id);
-            ps.setInt(2, afterSeq);
-            List<StoredReply> out = new ArrayList<>();
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    out.add(new StoredReply(rs.getInt(1), rs.getString(2), rs.getString(3),
-                            rs.getTimestamp(4).toInstant()));
+        return reads.read(c -> {
+            try (PreparedStatement ps = c.prepareStatement("SELECT seq, role, content, created_at FROM " + messages
+                    + " WHERE run_id = ? AND seq > ? ORDER BY seq")) {
+                ps.setObject(1, id);
+                ps.setInt(2, afterSeq);
+                List<StoredReply> out = new ArrayList<>();
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        out.add(new StoredReply(rs.getInt(1), rs.getString(2), rs.getString(3),
+                                rs.getTimestamp(4).toInstant()));
+                    }
                 }
+                return out;
             }
-            return out;
-        }
+        });
     }
 
     /** The run's recorded effects, in the order they were initiated. */
     public List<RecordedEffect> effects(UUID id) throws SQLException {
-        try (Connection c = dataSource.getConnection();
-             PreparedStatement ps = c.prepareStatement("SELECT name, idempotency_key, result, initiated_at, completed_at"
-                     + " FROM " + schema + ".run_effects WHERE run_id = ? ORDER BY initiated_at, name")) {
-            ps.setObject(1, id);
-            List<RecordedEffect> out = new ArrayList<>();
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    java.sql.Timestamp completed = rs.getTimestamp(5);
-                    out.add(new RecordedEffect(rs.getString(1), rs.getString(2),
-                            completed == null ? Optional.empty() : Optional.ofNullable(rs.getString(3)),
-                            rs.getTimestamp(4).toInstant(),
-                            completed == null ? Optional.empty() : Optional.of(completed.toInstant())));
+        return reads.read(c -> {
+            try (PreparedStatement ps = c.prepareStatement("SELECT name, idempotency_key, result, initiated_at,"
+                    + " completed_at FROM " + schema + ".run_effects WHERE run_id = ? ORDER BY initiated_at, name")) {
+                ps.setObject(1, id);
+                List<RecordedEffect> out = new ArrayList<>();
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        java.sql.Timestamp completed = rs.getTimestamp(5);
+                        out.add(new RecordedEffect(rs.getString(1), rs.getString(2),
+                                completed == null ? Optional.empty() : Optional.ofNullable(rs.getString(3)),
+                                rs.getTimestamp(4).toInstant(),
+                                completed == null ? Optional.empty() : Optional.of(completed.toInstant())));
+                    }
                 }
+                return out;
             }
-            return out;
-        }
+        });
     }
 
     public static String sources(RunStatus target) {
