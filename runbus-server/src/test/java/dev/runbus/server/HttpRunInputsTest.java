@@ -90,6 +90,8 @@ class HttpRunInputsTest {
                 HttpResponse<String> r = serve.get("/v1/runs", null); // 20 s for the answer, 40 times the timeout
                 assertThat(r.statusCode()).as(r.body()).isEqualTo(503);
                 assertThat(r.headers().firstValue("Retry-After")).contains("1");
+                // Said as what it is: the database answered, the read was too long.
+                assertThat(TestServe.json(r).get("error").asText()).contains("took longer than the server allows");
             } finally {
                 locker.rollback();
             }

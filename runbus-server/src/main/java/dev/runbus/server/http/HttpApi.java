@@ -273,7 +273,17 @@ public final class HttpApi implements AutoCloseable {
             error(ctx, 400, "field '" + field + "' " + e.problem(), field);
         });
         app.exception(IllegalArgumentException.class, (e, ctx) -> error(ctx, 400, e.getMessage(), null));
-        app.exception(RunStoreException.class, (e, ctx) -> unavailable(ctx, "the database", e));
+        app.exception(RunStoreException.class, (e, ctx) -> {
+            if (tookTooLong(e)) {
+                // --api-statement-timeout: the database is up, the read was too costly; one line is enough.
+                log.warn("{} {}: the read passed --api-statement-timeout [request {}]", ctx.method(), ctx.path(),
+                        requestId(ctx));
+                ctx.header("Retry-After", "1");
+                error(ctx, 503, "the read took longer than the server allows: narrow it or try again", null);
+                return;
+            }
+            unavailable(ctx, "the database", e);
+        });
         app.exception(RunbusException.class, (e, ctx) -> unavailable(ctx, "Redis", e));
         app.exception(io.lettuce.core.RedisConnectionException.class, (e, ctx) -> unavailable(ctx, "Redis", e));
         app.exception(io.lettuce.core.RedisCommandTimeoutException.class, (e, ctx) -> unavailable(ctx, "Redis", e));
@@ -324,6 +334,16 @@ public final class HttpApi implements AutoCloseable {
             }
         }
         return out;
+    }
+
+    /** PostgreSQL cancelled the statement at its statement_timeout (SQLSTATE 57014, query_canceled). */
+    private static boolean tookTooLong(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof java.sql.SQLException sql && "57014".equals(sql.getSQLState())) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** A server runbus needs failed: a fixed message for the caller, the details in the log. */
