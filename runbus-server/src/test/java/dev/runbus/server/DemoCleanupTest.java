@@ -74,23 +74,25 @@ class DemoCleanupTest {
     }
 
     /**
-     * Given only --database-url, with an embedded Redis: a submission PostgreSQL rejects (text with a NUL
-     * character) fails the demo at once, naming the cause, instead of leaving it to wait out --timeout for runs
-     * that were never submitted; and the demo's schema on the shared database is gone.
+     * Given only --database-url, with an embedded Redis: a submission the runs layer refuses (in per-user order, a
+     * user id longer than an ordered trigger can carry) fails the demo at once, naming the cause, instead of leaving
+     * it to wait out --timeout for runs that were never submitted; and the demo's schema on the shared database is
+     * gone. (A NUL in the input, used before, is now refused when the NewRun is made, before any submission.)
      */
     @Test
     void aFailedSubmissionFailsTheDemoAtOnceAndItsSchemaIsRemoved() {
         List<DemoPlan.Submission> submissions = new ArrayList<>(DemoPlan.create(200, 10, 0, 0, 0, 1).submissions());
-        submissions.set(100, new DemoPlan.Submission(new NewRun("s", "u", "bad\u0000input", "demo-bad"), false,
-                false, false));
+        submissions.set(100, new DemoPlan.Submission(new NewRun("s", "u".repeat(NewRun.MAX_ORDERED_USER_ID_LENGTH + 1),
+                "bad input", "demo-bad"), false, false, false));
         Duration timeout = Duration.ofMinutes(3);
         StringWriter out = new StringWriter();
-        Demo demo = new Demo(settings(Setting.DATABASE_URL, DATABASE), new Demo.Options(200, 10, 2, 0, 0, 0, false,
+        Demo demo = new Demo(settings(Map.of(Setting.DATABASE_URL, DATABASE, Setting.ORDERED, "true")),
+                new Demo.Options(200, 10, 2, 0, 0, 0, false,
                 timeout, false, 1), Hermetic.environment(), new PrintWriter(out, true), new DemoHandler(),
                 new DemoPlan(submissions, 0));
         long start = System.nanoTime();
         assertThatThrownBy(demo::run).hasMessageContaining("submitting demo run demo-bad failed")
-                .hasMessageContaining("0x00");
+                .hasMessageContaining(NewRun.MAX_ORDERED_USER_ID_LENGTH + " characters");
         assertThat(Duration.ofNanos(System.nanoTime() - start)).as("failed well within its --timeout")
                 .isLessThan(timeout.dividedBy(3));
         assertThat(out.toString()).contains("started embedded Redis").doesNotContain("started embedded PostgreSQL");
@@ -127,8 +129,13 @@ class DemoCleanupTest {
     }
 
     private static Settings settings(Setting url, String value) {
-        return DemoNamespace.isolated(Settings.resolve(Map.of(url, value, Setting.MIN_IDLE, "2s"), Map.of(), null),
-                System.currentTimeMillis() * 1000 + 7);
+        return settings(Map.of(url, value));
+    }
+
+    private static Settings settings(Map<Setting, String> given) {
+        Map<Setting, String> flags = new java.util.EnumMap<>(given);
+        flags.put(Setting.MIN_IDLE, "2s");
+        return DemoNamespace.isolated(Settings.resolve(flags, Map.of(), null), System.currentTimeMillis() * 1000 + 7);
     }
 
     private static void assertLeftNothing(String output) {
