@@ -16,8 +16,8 @@ import java.util.UUID;
  *                      (one more for a trigger that runs alone after worker processes died on it, docs/runs.md)
  * @param nextAttemptAt when the next attempt of a failing run is due by {@link RunsConfig#retryPolicy()}: set when
  *                      an attempt fails with attempts left, empty while an attempt runs, when none is left and
- *                      once the run is done or failed. Informative: the bus schedules the retry, and a retry may
- *                      come later (a busy worker) or sooner (a republished trigger)
+ *                      once the run is finished (done, failed or cancelled). Informative: the bus schedules the
+ *                      retry, and a retry may come later (a busy worker) or sooner (a republished trigger)
  */
 public record Run(UUID id, String idempotencyKey, String sessionId, String userId, String input, RunStatus status,
                   int attempts, Optional<String> error, Optional<String> deadLetterId, int republished,
