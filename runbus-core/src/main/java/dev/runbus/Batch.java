@@ -34,7 +34,9 @@ public interface Batch {
     void succeed(Delivery delivery);
 
     /**
-     * The work of this delivery failed: it stays pending and is delivered again, or at
+     * The work of this delivery failed: it is delivered again as the subscription's
+     * {@link SubscribeOptions#retryPolicy() retry policy} says (pending until idle for {@code minIdle} with
+     * {@link RetryPolicy#onIdle()}, else acknowledged with a copy scheduled after the policy's delay), or at
      * {@code maxDeliveries} is moved to the dead-letter stream (with {@link AckMode#BEFORE_WORK} the entry was
      * acknowledged before the call, and the failure is only reported).
      *

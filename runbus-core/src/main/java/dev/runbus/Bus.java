@@ -9,10 +9,16 @@ import java.util.Map;
  * the inspector. Thread-safe. Create with {@link #connect(BusConfig)} and close when done.
  *
  * <pre>{@code
- * try (Bus bus = Bus.connect(BusConfig.builder("redis://127.0.0.1:6379").build())) {
- *     bus.subscribe("orders", "billing", "billing-1", d -> bill(d.message()));
- *     bus.publisher().publish("orders", Message.of("order.created", json));
- * }
+ * CountDownLatch handled = new CountDownLatch(1);
+ * try (Bus bus = Bus.connect(BusConfig.builder("redis://127.0.0.1:6379").build());
+ *      Subscription billing = bus.subscribe("orders", "billing", "billing-1", d -> {
+ *          System.out.println(new String(d.message().payload(), StandardCharsets.UTF_8));
+ *          handled.countDown();
+ *      })) {
+ *     byte[] order = "{\"order\":1}".getBytes(StandardCharsets.UTF_8);
+ *     bus.publisher().publish("orders", Message.of("order.created", order));
+ *     handled.await(30, TimeUnit.SECONDS);   // a service keeps its subscription open until it stops
+ * }   // closes the subscription (its running handlers finish, their acks are sent), then the bus
  * }</pre>
  *
  * <h2>Shutdown order</h2>

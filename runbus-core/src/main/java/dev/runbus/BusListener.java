@@ -20,8 +20,10 @@ public interface BusListener {
     }
 
     /**
-     * A handler failed. {@code outcome} is {@link Outcome#RETRY} when the entry stays pending for another
-     * delivery, {@link Outcome#DEAD_LETTER} when this was the last allowed one.
+     * A handler failed. {@code outcome} is {@link Outcome#RETRY} when the entry will be delivered again (when the
+     * subscription's {@link SubscribeOptions#retryPolicy() retry policy} says), {@link Outcome#DEAD_LETTER} when this
+     * was the last allowed delivery, and {@link Outcome#ACK} with {@link AckMode#BEFORE_WORK}, whose entry was
+     * acknowledged before the handler ran.
      */
     default void onHandlerFailure(Delivery delivery, Throwable failure, Outcome outcome) {
     }

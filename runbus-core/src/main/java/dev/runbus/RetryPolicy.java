@@ -18,8 +18,9 @@ import java.util.SplittableRandom;
  *       entry is retried in place after the delay instead, holding its partition, so that no later entry of the
  *       partition runs before it.</li>
  * </ul>
- * Either way an entry runs at most {@code maxDeliveries} times in all ({@link Delivery#attempt()} counts across
- * reschedules) and is then dead-lettered.
+ * Either way {@code maxDeliveries} counts every attempt ({@link Delivery#attempt()} counts across reschedules): a
+ * failure at that attempt dead-letters the entry. The runs past the limit that remain (an entry whose processes died
+ * on it runs once more, alone; a start whose record was lost is not counted) are in docs/architecture.md.
  */
 public final class RetryPolicy {
 

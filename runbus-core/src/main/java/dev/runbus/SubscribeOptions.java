@@ -16,9 +16,11 @@ import java.util.concurrent.Executor;
  *                          also how many entries may wait locally for a free handler
  * @param blockTime         how long one XREADGROUP waits for new entries
  * @param minIdle           how long an entry must be idle in the PEL before another consumer may take
- *                          it over; also about the retry delay after a failed handler (idle time counts
- *                          from the delivery or the last keep-alive, so a retry after a long handler can
- *                          come sooner)
+ *                          it over: a dead consumer's entries are taken over between {@code minIdle − 1.5 ×
+ *                          keepAliveInterval} (about {@code minIdle / 2} by default) and
+ *                          {@code minIdle + claimInterval} after its death, as idle time counts from the delivery
+ *                          or the last keep-alive. With {@link RetryPolicy#onIdle()} it is also about
+ *                          the retry delay after a failed handler (a retry after a long handler can come sooner)
  * @param maxDeliveries     deliveries after which a failing entry is moved to the dead-letter stream
  * @param claimInterval     how often the reclaimer looks for idle entries
  * @param keepAliveInterval how often a running handler's claim is refreshed; at most half of {@code minIdle}
@@ -31,16 +33,18 @@ import java.util.concurrent.Executor;
  * @param ordered           per-partition order (default false): each partition of the topic is owned by one
  *                          consumer of the group at a time, through a lease, and its owner handles its entries one
  *                          at a time in stream order; partitions run in parallel up to {@code concurrency}. A
- *                          failed entry is retried in place after {@code minIdle} and holds its partition until it
- *                          succeeds or is dead-lettered at {@code maxDeliveries}. Every consumer of a group must
- *                          use the same mode. See docs/architecture.md, "Partitions and order"
+ *                          failed entry is retried in place after {@link #retryDelay its retry delay} (the retry
+ *                          policy's, or {@code minIdle} with {@link RetryPolicy#onIdle()}) and holds its partition
+ *                          until it succeeds or is dead-lettered at {@code maxDeliveries}. Every consumer of a
+ *                          group must use the same mode. See docs/architecture.md, "Partitions and order"
  * @param leaseTime         ordered only: how long a partition's lease lasts without renewal, so how long a
  *                          partition of a crashed consumer waits before another takes it over; renewed every
  *                          {@code min(leaseTime / 3, 1 s)}, so three times per lease or more. Default
  *                          {@value #DEFAULT_LEASE_SECONDS} s
  * @param retryPolicy       when a failed delivery is tried again: {@link RetryPolicy#onIdle()} (default) after
  *                          {@code minIdle}, or after a delay of its own ({@link RetryPolicy#fixed},
- *                          {@link RetryPolicy#exponential}) through the stream's delay set
+ *                          {@link RetryPolicy#exponential}) through the stream's delay set (on an ordered
+ *                          subscription, in place)
  */
 public record SubscribeOptions(int concurrency, int batchSize, Duration blockTime, Duration minIdle,
                                int maxDeliveries, Duration claimInterval, Duration keepAliveInterval,

@@ -12,12 +12,12 @@ import java.util.UUID;
  *                      tab. A handler's exception message is shown to every reader of the run, so it is kept
  *                      bounded and printable where it is stored, which also spares PostgreSQL megabyte messages
  *                      and NULs it would refuse
- * @param attempts      attempts started, replays included; a run has at most {@code maxDeliveries} attempts
- *                      between two replays
+ * @param attempts      attempts started, replays included; between two replays at most {@code maxDeliveries}
+ *                      (one more for a trigger that runs alone after worker processes died on it, docs/runs.md)
  * @param nextAttemptAt when the next attempt of a failing run is due by {@link RunsConfig#retryPolicy()}: set when
  *                      an attempt fails with attempts left, empty while an attempt runs, when none is left and
- *                      once the run is done or failed. Informative: the bus schedules the retry, and a retry may
- *                      come later (a busy worker) or sooner (a republished trigger)
+ *                      once the run is finished (done, failed or cancelled). Informative: the bus schedules the
+ *                      retry, and a retry may come later (a busy worker) or sooner (a republished trigger)
  */
 public record Run(UUID id, String idempotencyKey, String sessionId, String userId, String input, RunStatus status,
                   int attempts, Optional<String> error, Optional<String> deadLetterId, int republished,

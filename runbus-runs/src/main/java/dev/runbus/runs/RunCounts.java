@@ -15,7 +15,7 @@ import javax.sql.DataSource;
  * attempts in PostgreSQL's count while their trigger was not at the bus's limit (a trigger republished by the
  * sweeper, or lost with Redis's data, starts its delivery count afresh), runs failed by hand, and, for a moment,
  * an ordered run its worker failed before the bus named the dead letter. An alert on dead letters does not see
- * these: alert on this count too (docs/runs.md, "When a run fails").
+ * these: alert on this count too (docs/runs.md, "Status").
  */
 public record RunCounts(long pending, long running, long done, long failed, long failedWithoutDeadLetter,
                         long cancelled) {

@@ -16,8 +16,12 @@ import java.util.Set;
  *
  * Only a pending run can be cancelled: a running one has a handler at work whose effects cannot be called back.
  *
- * A run fails only when the stream entry of its current attempt is dead-lettered, so a pending run (which
- * has no attempt in progress) cannot fail. The store writes each transition with {@code WHERE status IN (sources)}, so an illegal one changes nothing.
+ * A running run fails in one of two ways: the stream entry of its current attempt is dead-lettered (an ordered
+ * run's worker fails it just before the bus moves that entry), or a trigger finds that it has used the attempts it
+ * is allowed since its last replay by PostgreSQL's count ({@code maxDeliveries}), and it fails without a dead
+ * letter (docs/runs.md, "Status"). A pending run has no attempt in progress and none used since its last replay, so it
+ * cannot fail. The store writes each transition with {@code WHERE status IN (sources)}, so an illegal one changes
+ * nothing.
  */
 public enum RunStatus {
     PENDING, RUNNING, DONE, FAILED, CANCELLED;

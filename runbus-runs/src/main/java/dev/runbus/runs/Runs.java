@@ -52,8 +52,8 @@ import org.slf4j.LoggerFactory;
  *
  * Guarantees: one run per idempotency key (a duplicate submission publishes nothing); one set of replies per
  * run however many times it executes; effects through {@link RunContext#effects()} initiated at most once;
- * every run ends done or failed, whatever crashes or Redis data loss happen on the way (the sweeper
- * republishes what the stream forgot).
+ * every run ends done, failed or (cancelled by {@link #cancel} before it started) cancelled, whatever crashes or
+ * Redis data loss happen on the way (the sweeper republishes what the stream forgot).
  */
 public final class Runs implements AutoCloseable {
 

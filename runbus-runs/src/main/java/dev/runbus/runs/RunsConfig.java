@@ -29,11 +29,11 @@ import java.util.regex.Pattern;
  *                        examined; default 500
  * @param ordered         runs in per-user order (default false): the runs of one user execute one at a time, in
  *                        submission order. PostgreSQL decides: an attempt of a run starts only when every run of
- *                        the same user submitted before it is done or failed, however its triggers arrive (a
- *                        trigger the sweeper republished lands behind later ones). Triggers are published keyed by
- *                        the user id, so one user's runs share a partition of {@code topic}, and the worker
- *                        consumes with {@link SubscribeOptions#ordered() ordered} consumption, one run at a time
- *                        per partition: the partitions are the parallelism. Give the topic several partitions
+ *                        the same user submitted before it is done, failed or cancelled, however its triggers
+ *                        arrive (a trigger the sweeper republished lands behind later ones). Triggers are
+ *                        published keyed by the user id, so one user's runs share a partition of {@code topic}, and
+ *                        the worker consumes with {@link SubscribeOptions#ordered() ordered} consumption, one run at
+ *                        a time per partition: the partitions are the parallelism. Give the topic several partitions
  *                        with {@code BusConfig.builder(..).partitions(topic, n)} (the count lives in the bus's
  *                        configuration only, where the bus checks it against Redis; with 1 partition every run
  *                        waits for the one before it). Per user rather than per session: a user's runs may

@@ -102,6 +102,93 @@ class DocsMatchTheCodeTest {
         assertThat(documented).as("commands in docs/cli.md").isEqualTo(commands);
     }
 
+    /**
+     * Every flag of every command, walked in picocli's own tree, is documented: a setting's flag by its row under
+     * "Options" (the tests above), any other by a row of "Flags of the commands" that names the command (or its
+     * parent, for all its subcommands; or "every command") and shows the flag's default. Each such row is a flag
+     * of each command it names, so a row cannot outlive its flag either.
+     */
+    @Test
+    void everyFlagOfEveryCommandHasARowNamingTheCommand_andEveryRowIsTrue() throws IOException {
+        Map<String, String[]> rows = rows(section(read("cli.md"), "### Flags of the commands"));
+        Set<String> settingFlags = new TreeSet<>();
+        for (Setting s : Setting.all()) {
+            settingFlags.add("--" + s.key());
+            settingFlags.add("--no-" + s.key());
+        }
+        Map<String, CommandLine> commands = new LinkedHashMap<>();
+        collectCommands(Commands.commandLine(Hermetic.environment()), "runbus", commands);
+        List<String> wrong = new ArrayList<>();
+        for (Map.Entry<String, CommandLine> command : commands.entrySet()) {
+            for (CommandLine.Model.OptionSpec o : command.getValue().getCommandSpec().options()) {
+                List<String> names = List.of(o.names());
+                if (o.hidden() || names.stream().anyMatch(settingFlags::contains)) {
+                    continue;
+                }
+                Map.Entry<String, String[]> row = rows.entrySet().stream()
+                        .filter(r -> List.of(r.getKey().split("`, `")).containsAll(names)).findFirst().orElse(null);
+                if (row == null) {
+                    wrong.add(command.getKey() + " " + String.join(", ", names) + ": no row names it");
+                } else if (!covers(row.getValue()[0], command.getKey())) {
+                    wrong.add(command.getKey() + " " + o.longestName() + ": its row does not name the command");
+                } else if (o.defaultValue() != null && !row.getValue()[1].contains(o.defaultValue())) {
+                    wrong.add(command.getKey() + " " + o.longestName() + ": its row does not show the default "
+                            + o.defaultValue());
+                }
+            }
+        }
+        for (Map.Entry<String, String[]> row : rows.entrySet()) {
+            List<String> names = List.of(row.getKey().split("`, `"));
+            List<String> named = commandsNamed(row.getValue()[0]);
+            boolean every = row.getValue()[0].contains("every command");
+            if (named.isEmpty() && !every) {
+                wrong.add(row.getKey() + ": its row names no command");
+            }
+            for (Map.Entry<String, CommandLine> command : commands.entrySet()) {
+                boolean has = command.getValue().getCommandSpec().options().stream()
+                        .anyMatch(o -> List.of(o.names()).containsAll(names));
+                boolean leaf = command.getValue().getSubcommands().keySet().stream().allMatch("help"::equals);
+                if (!has && (every || leaf && covers(row.getValue()[0], command.getKey()))) {
+                    wrong.add(row.getKey() + ": documented for " + command.getKey() + ", which has no such flag");
+                }
+            }
+            for (String c : named) {
+                if (!commands.containsKey("runbus " + c)) {
+                    wrong.add(row.getKey() + ": names `" + c + "`, which is not a command");
+                }
+            }
+        }
+        assertThat(wrong).as("flags of the commands in docs/cli.md").isEmpty();
+    }
+
+    /** Whether a row's commands cell names {@code command} ("runbus dlq list"), its parent, or every command. */
+    private static boolean covers(String cell, String command) {
+        if (cell.contains("every command")) {
+            return true;
+        }
+        String path = command.substring("runbus".length()).trim();
+        return commandsNamed(cell).stream().anyMatch(c -> path.equals(c) || path.startsWith(c + " "));
+    }
+
+    /** The commands a cell names, each in backticks without "runbus": `dlq list`. */
+    private static List<String> commandsNamed(String cell) {
+        List<String> out = new ArrayList<>();
+        Matcher m = Pattern.compile("`([a-z][a-z ]*)`").matcher(cell);
+        while (m.find()) {
+            out.add(m.group(1));
+        }
+        return out;
+    }
+
+    private static void collectCommands(CommandLine command, String path, Map<String, CommandLine> into) {
+        into.put(path, command);
+        command.getSubcommands().forEach((name, sub) -> {
+            if (!name.equals("help")) {
+                collectCommands(sub, path + " " + name, into);
+            }
+        });
+    }
+
     @Test
     void everyRouteHasARowWithItsScope_andEveryRowIsARoute() throws Exception {
         Map<String, String[]> rows = rows(section(read("http-api.md"), "# HTTP API"));

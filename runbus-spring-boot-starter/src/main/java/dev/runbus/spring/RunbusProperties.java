@@ -195,7 +195,10 @@ public class RunbusProperties {
         /** How long one read waits for new entries. */
         private Duration blockTime = Duration.ofSeconds(2);
 
-        /** How long an entry stays idle before another consumer may take it over (more than the slowest handler). */
+        /**
+         * How long an entry stays idle before another consumer may take it over (a running handler's entry is kept
+         * alive, however long it runs).
+         */
         private Duration minIdle = Duration.ofSeconds(30);
 
         /** Deliveries after which a failing entry goes to the dead-letter stream. */

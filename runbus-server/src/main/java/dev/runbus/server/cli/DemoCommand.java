@@ -24,8 +24,8 @@ import picocli.CommandLine.Option;
                         + "an earlier run of its user finished (order_violations, measured in PostgreSQL).",
                 "The demo works in a namespace of its own, whatever RUNBUS_* variables or a config file say: a fresh "
                         + "key prefix and schema (removed afterwards, on any server), topic demo-runs, group "
-                        + "demo-workers and its own handler; --key-prefix, --schema, --topic, --group and --handler "
-                        + "are refused."})
+                        + "demo-workers and its own handler; --key-prefix, --schema, --topic, --group, --handler "
+                        + "and --handler-path are refused."})
 final class DemoCommand extends BaseCommand {
 
     /** Short times so that poison runs use up their deliveries in seconds, not minutes; flags still win. */

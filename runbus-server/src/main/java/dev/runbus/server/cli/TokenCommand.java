@@ -26,8 +26,9 @@ final class TokenCommand implements Runnable {
     @Command(name = "create", mixinStandardHelpOptions = true,
             description = {"Make a new token: prints the token (shown this once; runbus keeps only its hash) and the "
                     + "line to add to the --api-tokens-file of serve.",
-                    "Scopes: submit (POST /v1/runs), read (runs, events, streams, dead letters, scheduled entries, "
-                            + "metrics), admin (replay dead letters, cancel scheduled entries)."})
+                    "Scopes: submit (POST /v1/runs), read (runs, events, streams, partitions, dead letters, "
+                            + "scheduled entries, metrics), admin (replay and purge dead letters, cancel pending runs "
+                            + "and scheduled entries)."})
     static final class Create implements Callable<Integer> {
 
         @Spec

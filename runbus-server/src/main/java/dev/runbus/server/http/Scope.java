@@ -11,7 +11,7 @@ import java.util.Set;
  * <ul>
  *   <li>{@link #SUBMIT}: {@code POST /v1/runs};</li>
  *   <li>{@link #READ}: runs, their events, streams, partitions, dead letters, scheduled entries, metrics;</li>
- *   <li>{@link #ADMIN}: replaying dead letters, cancelling scheduled entries.</li>
+ *   <li>{@link #ADMIN}: replaying and purging dead letters, cancelling pending runs and scheduled entries.</li>
  * </ul>
  * Scopes do not imply each other: a token that submits and follows its runs has {@code submit,read}.
  */
