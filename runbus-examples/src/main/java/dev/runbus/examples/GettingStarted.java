@@ -14,7 +14,8 @@ import java.util.concurrent.TimeUnit;
  * The README's first program: connect, consume in a group, publish three orders, wait until they are handled,
  * close. What is between the snippet markers is what the README shows (a test keeps the two the same).
  *
- * <p>Usage: {@code GettingStarted} (Redis at {@code RUNBUS_REDIS_URL}, default {@code redis://127.0.0.1:6379}).
+ * <p>Usage: {@code GettingStarted} (Redis at {@code RUNBUS_REDIS_URL}, default {@code redis://127.0.0.1:6379}; {@code
+ * ./runbus dev} starts one and prints the variable: {@link ExampleServers}).
  */
 public final class GettingStarted {
 
@@ -22,7 +23,7 @@ public final class GettingStarted {
     }
 
     public static void main(String[] args) throws Exception {
-        String redisUri = System.getenv().getOrDefault("RUNBUS_REDIS_URL", "redis://127.0.0.1:6379");
+        String redisUri = ExampleServers.redisUrl();
         String keyPrefix = "runbus-example-" + ProcessHandle.current().pid();
         try {
             System.out.println("handled: " + run(redisUri, keyPrefix));

@@ -6,6 +6,7 @@ import dev.runbus.BusListener;
 import dev.runbus.DeadLetter;
 import dev.runbus.Inspector;
 import dev.runbus.Message;
+import dev.runbus.Secrets;
 import dev.runbus.SubscribeOptions;
 import dev.runbus.Subscription;
 import java.nio.charset.StandardCharsets;
@@ -21,12 +22,13 @@ import java.util.concurrent.atomic.AtomicLong;
  * (fan-out), a poison message that ends in the dead-letter stream after three deliveries, and a replay.
  * Prints what happened and the throughput of publish → handler → ack.
  *
- * <p>Usage: {@code QuickStart [--redis redis://127.0.0.1:6379] [--messages 100000]}
+ * <p>Usage: {@code QuickStart [--redis URI] [--messages 100000]}; the URI defaults to {@code RUNBUS_REDIS_URL}, else
+ * {@code redis://127.0.0.1:6379} ({@code ./runbus dev} starts a Redis and prints the variable: {@link ExampleServers}).
  */
 public final class QuickStart {
 
     public static void main(String[] args) throws Exception {
-        String redis = System.getenv().getOrDefault("RUNBUS_REDIS_URL", "redis://127.0.0.1:6379");
+        String redis = ExampleServers.redisUrl();
         int messages = 100_000;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
@@ -50,7 +52,8 @@ public final class QuickStart {
                 deadLetters.incrementAndGet();
             }
         };
-        System.out.printf("runbus quick start: %,d messages on %s (key prefix %s)%n", messages, redis, prefix);
+        System.out.printf("runbus quick start: %,d messages on %s (key prefix %s)%n", messages,
+                Secrets.mask(redis), prefix);
         try (Bus bus = Bus.connect(BusConfig.builder(redis).keyPrefix(prefix).listener(listener).build())) {
             Set<String> workDone = ConcurrentHashMap.newKeySet();
             AtomicLong auditSeen = new AtomicLong();

@@ -23,7 +23,8 @@ import java.util.UUID;
  *
  * <p>Usage: {@code RunsGettingStarted} (Redis at {@code RUNBUS_REDIS_URL}, default
  * {@code redis://127.0.0.1:6379}; PostgreSQL at {@code RUNBUS_DATABASE_URL}, default
- * {@code jdbc:postgresql://127.0.0.1:5432/test?user=postgres}). It works in a schema of its own and drops it.
+ * {@code jdbc:postgresql://127.0.0.1:5432/test?user=postgres}; {@code ./runbus dev} starts both and prints the
+ * variables: {@link ExampleServers}). It works in a schema of its own and drops it.
  */
 public final class RunsGettingStarted {
 
@@ -31,9 +32,8 @@ public final class RunsGettingStarted {
     }
 
     public static void main(String[] args) throws Exception {
-        String redisUri = System.getenv().getOrDefault("RUNBUS_REDIS_URL", "redis://127.0.0.1:6379");
-        String databaseUrl = System.getenv().getOrDefault("RUNBUS_DATABASE_URL",
-                "jdbc:postgresql://127.0.0.1:5432/test?user=postgres");
+        String redisUri = ExampleServers.redisUrl();
+        String databaseUrl = ExampleServers.databaseUrl();
         long pid = ProcessHandle.current().pid();
         String keyPrefix = "runbus-example-" + pid;
         String schema = "runbus_example_" + pid;

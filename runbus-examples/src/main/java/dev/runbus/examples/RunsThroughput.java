@@ -26,14 +26,13 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>Usage: {@code RunsThroughput [--redis URI] [--database JDBC-URL] [--runs 20000] [--concurrency 16]
  * [--submitters 8] [--preload]}; --preload submits everything before the worker starts, to measure the worker
- * alone.
+ * alone. The URLs default as {@link ExampleServers} says.
  */
 public final class RunsThroughput {
 
     public static void main(String[] args) throws Exception {
-        String redis = System.getenv().getOrDefault("RUNBUS_REDIS_URL", "redis://127.0.0.1:6379");
-        String database = System.getenv().getOrDefault("RUNBUS_DATABASE_URL",
-                "jdbc:postgresql://127.0.0.1:5432/test?user=postgres");
+        String redis = ExampleServers.redisUrl();
+        String database = ExampleServers.databaseUrl();
         int total = 20_000;
         int concurrency = 16;
         int submitters = 8;

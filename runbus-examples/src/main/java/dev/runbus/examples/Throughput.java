@@ -15,12 +15,13 @@ import java.util.concurrent.atomic.AtomicLong;
  * libraries): publish N messages of about 200 bytes in pipelined batches, then drain them with C consumers
  * of one group and a no-op handler. Prints publish rate and drain rate (first read to last ack).
  *
- * <p>Usage: {@code Throughput [--redis URI] [--messages 200000] [--consumers 4] [--concurrency 1]}
+ * <p>Usage: {@code Throughput [--redis URI] [--messages 200000] [--consumers 4] [--concurrency 1]}; the URI defaults
+ * as {@link ExampleServers} says.
  */
 public final class Throughput {
 
     public static void main(String[] args) throws Exception {
-        String redis = System.getenv().getOrDefault("RUNBUS_REDIS_URL", "redis://127.0.0.1:6379");
+        String redis = ExampleServers.redisUrl();
         int messages = 200_000;
         int consumers = 4;
         int concurrency = 1;

@@ -4,26 +4,21 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.runbus.Bus;
 import dev.runbus.BusConfig;
 import dev.runbus.Tracing;
-import dev.runbus.server.embedded.EmbeddedPasswords;
 import dev.runbus.server.embedded.EmbeddedPostgresServer;
 import dev.runbus.server.embedded.EmbeddedRedis;
-import dev.runbus.server.embedded.OwnFolders;
-import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import dev.runbus.server.embedded.EmbeddedServers;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.net.ServerSocket;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
 import java.util.EnumMap;
 import java.util.Map;
-import java.util.stream.Stream;
+import java.util.Optional;
 import javax.sql.DataSource;
 
 /**
  * The servers runbus talks to: the ones the URLs name, or, when a URL is empty, an embedded Redis and an
- * embedded PostgreSQL on free ports with their data under {@code --data-dir} (or a temporary folder deleted
- * on close). Closing stops what was started here, in reverse order, and only then: the embedded servers
+ * embedded PostgreSQL ({@link EmbeddedServers}: free ports, data under {@code --data-dir} or a temporary folder
+ * deleted on close). Closing stops what was started here, in reverse order, and only then: the embedded servers
  * register no JVM shutdown hook of their own (see {@link EmbeddedRedis}), so nothing stops them while the
  * command that owns them is still draining into them. Every error leaving here has its passwords masked.
  *
@@ -34,30 +29,23 @@ public final class Infrastructure implements AutoCloseable {
 
     private final String redisUri;
     private final String jdbcUrl;
-    private final EmbeddedRedis embeddedRedis;
-    private final EmbeddedPostgres embeddedPostgres;
+    private final EmbeddedServers embedded;
     private final HikariDataSource dataSource;
-    private final Path tempDir;
     private final char[] embeddedRedisPassword;
     private final String embeddedDatabasePassword;
     private final Bus bus;
-    private final PrintWriter out;
     private final Metrics metrics;
     private boolean closed;
 
-    private Infrastructure(String redisUri, String jdbcUrl, EmbeddedRedis embeddedRedis, EmbeddedPostgres embeddedPostgres,
-                           HikariDataSource dataSource, Path tempDir, char[] embeddedRedisPassword,
-                           String embeddedDatabasePassword, Bus bus, PrintWriter out, Metrics metrics) {
+    private Infrastructure(String redisUri, String jdbcUrl, EmbeddedServers embedded, HikariDataSource dataSource,
+                           Bus bus, Metrics metrics) {
         this.redisUri = redisUri;
         this.jdbcUrl = jdbcUrl;
-        this.embeddedRedis = embeddedRedis;
-        this.embeddedPostgres = embeddedPostgres;
+        this.embedded = embedded;
         this.dataSource = dataSource;
-        this.tempDir = tempDir;
-        this.embeddedRedisPassword = embeddedRedisPassword;
-        this.embeddedDatabasePassword = embeddedDatabasePassword;
+        this.embeddedRedisPassword = embedded.hasRedis() ? embedded.redisPassword().toCharArray() : null;
+        this.embeddedDatabasePassword = embedded.hasPostgres() ? embedded.postgresPassword() : null;
         this.bus = bus;
-        this.out = out;
         this.metrics = metrics;
     }
 
@@ -74,43 +62,19 @@ public final class Infrastructure implements AutoCloseable {
                     + " (or RUNBUS_REDIS_URL" + (needDatabase ? ", RUNBUS_DATABASE_URL" : "")
                     + "): embedded servers live only inside demo and serve");
         }
-        Path tempDir = null;
-        EmbeddedRedis redis = null;
-        EmbeddedPostgres postgres = null;
+        EmbeddedServers embedded = null;
         HikariDataSource ds = null;
         try {
-            Path dataDir;
-            if (s.isSet(Setting.DATA_DIR)) {
-                dataDir = OwnFolders.dataFolder(Path.of(s.get(Setting.DATA_DIR)));
-            } else if (!s.isSet(Setting.REDIS_URL) || needDatabase && !s.isSet(Setting.DATABASE_URL)) {
-                tempDir = Files.createTempDirectory("runbus-");
-                dataDir = tempDir;
-            } else {
-                dataDir = null;
-            }
-            String redisUri = s.get(Setting.REDIS_URL);
-            char[] redisPassword = null;
-            String databasePassword = null;
-            if (redisUri.isEmpty()) {
-                int port = freePort();
-                Path dir = OwnFolders.dataFolder(dataDir.resolve("redis"));
-                String password = EmbeddedPasswords.random();
-                redisPassword = password.toCharArray();
-                redis = EmbeddedRedis.start(port, dir, password);
-                redisUri = "redis://127.0.0.1:" + port;
-                out.println("started embedded Redis on " + redisUri);
-            }
-            String jdbcUrl = s.get(Setting.DATABASE_URL);
+            boolean embeddedRedis = s.get(Setting.REDIS_URL).isEmpty();
+            boolean embeddedPostgres = needDatabase && s.get(Setting.DATABASE_URL).isEmpty();
+            embedded = EmbeddedServers.start(s.isSet(Setting.DATA_DIR) ? Path.of(s.get(Setting.DATA_DIR)) : null,
+                    embeddedRedis, embeddedPostgres, out);
+            String redisUri = embeddedRedis ? embedded.redisUri() : s.get(Setting.REDIS_URL);
+            char[] redisPassword = embeddedRedis ? embedded.redisPassword().toCharArray() : null;
+            String jdbcUrl = embeddedPostgres ? embedded.jdbcUrl() : s.get(Setting.DATABASE_URL);
             if (needDatabase) {
-                if (jdbcUrl.isEmpty()) {
-                    EmbeddedPostgresServer.Started started = EmbeddedPostgresServer.start(dataDir.resolve("postgres"));
-                    postgres = started.postgres();
-                    databasePassword = started.password();
-                    jdbcUrl = postgres.getJdbcUrl("postgres", "postgres");
-                    out.println("started embedded PostgreSQL on port " + postgres.getPort());
-                }
-                ds = databasePassword == null ? DatabasePool.open(s, jdbcUrl, poolSize)
-                        : DatabasePool.open(jdbcUrl, java.util.Optional.of(databasePassword), poolSize);
+                ds = embeddedPostgres ? DatabasePool.open(jdbcUrl, Optional.of(embedded.postgresPassword()), poolSize)
+                        : DatabasePool.open(s, jdbcUrl, poolSize);
             }
             // The runs topic's partition count, which Redis records on first use and checks on every later one.
             Bus bus = Bus.connect(redisConfig(s, redisUri, redisPassword).keyPrefix(s.get(Setting.KEY_PREFIX))
@@ -120,10 +84,14 @@ public final class Infrastructure implements AutoCloseable {
                     .retentionAge(s.duration(Setting.RETENTION_AGE))
                     .deadLetterRetention(s.optionalDuration(Setting.DEAD_LETTER_RETENTION).orElse(null))
                     .tracing(Tracing.global()).build());
-            return new Infrastructure(redisUri, jdbcUrl, redis, postgres, ds, tempDir, redisPassword, databasePassword,
-                    bus, out, metrics);
+            return new Infrastructure(redisUri, jdbcUrl, embedded, ds, bus, metrics);
         } catch (IOException | RuntimeException e) {
-            stopQuietly(redis, postgres, ds, tempDir, null);
+            if (ds != null) {
+                ds.close();
+            }
+            if (embedded != null) {
+                embedded.close();
+            }
             throw masked(e);
         }
     }
@@ -171,8 +139,8 @@ public final class Infrastructure implements AutoCloseable {
 
     /** Which servers are embedded, for the serve banner: "Redis and PostgreSQL", "Redis", "PostgreSQL" or "". */
     public String embeddedServers() {
-        return embeddedRedis != null && embeddedPostgres != null ? "Redis and PostgreSQL"
-                : embeddedRedis != null ? "Redis" : embeddedPostgres != null ? "PostgreSQL" : "";
+        return embedded.hasRedis() && embedded.hasPostgres() ? "Redis and PostgreSQL"
+                : embedded.hasRedis() ? "Redis" : embedded.hasPostgres() ? "PostgreSQL" : "";
     }
 
     /** The registry of the bus's and the runs layer's meters; null when nothing is measured. */
@@ -204,7 +172,7 @@ public final class Infrastructure implements AutoCloseable {
     }
 
     public boolean isEmbedded() {
-        return embeddedRedis != null || embeddedPostgres != null;
+        return embedded.hasRedis() || embedded.hasPostgres();
     }
 
     /**
@@ -219,7 +187,7 @@ public final class Infrastructure implements AutoCloseable {
         return out;
     }
 
-    /** Once: the bus, the pool, then the embedded servers, each reported on {@code out} as it stops. */
+    /** Once: the bus, the pool, then the embedded servers, each reported on the output given at start as it stops. */
     @Override
     public synchronized void close() {
         if (closed) {
@@ -227,45 +195,9 @@ public final class Infrastructure implements AutoCloseable {
         }
         closed = true;
         bus.close();
-        stopQuietly(embeddedRedis, embeddedPostgres, dataSource, tempDir, out);
-    }
-
-    private static void stopQuietly(EmbeddedRedis redis, EmbeddedPostgres postgres, HikariDataSource ds, Path tempDir,
-                                    PrintWriter out) {
-        if (ds != null) {
-            ds.close();
+        if (dataSource != null) {
+            dataSource.close();
         }
-        if (postgres != null) {
-            try {
-                postgres.close();
-                report(out, "stopped embedded PostgreSQL");
-            } catch (IOException ignored) {
-                // stopping anyway
-            }
-        }
-        if (redis != null) {
-            redis.close();
-            report(out, "stopped embedded Redis");
-        }
-        if (tempDir != null) {
-            try (Stream<Path> files = Files.walk(tempDir)) {
-                files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-            } catch (IOException ignored) {
-                // a temporary folder left behind
-            }
-        }
-    }
-
-    private static void report(PrintWriter out, String line) {
-        if (out != null) {
-            out.println(line);
-            out.flush();
-        }
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket socket = new ServerSocket(0)) {
-            return socket.getLocalPort();
-        }
+        embedded.close();
     }
 }

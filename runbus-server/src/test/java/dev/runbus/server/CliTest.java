@@ -12,7 +12,7 @@ class CliTest {
         Cli v = Cli.run("--version");
         assertThat(v.exitCode).isZero();
         assertThat(v.out).startsWith("runbus ");
-        for (String command : new String[] {"demo", "serve", "worker", "config", "pending", "dlq", "consumers", "stats",
+        for (String command : new String[] {"demo", "dev", "serve", "worker", "config", "pending", "dlq", "consumers", "stats",
                 "partitions", "scheduled", "groups", "runs"}) {
             Cli h = Cli.run(command, "--help");
             assertThat(h.exitCode).as(command).isZero();

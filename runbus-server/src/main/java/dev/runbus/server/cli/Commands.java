@@ -9,7 +9,7 @@ import picocli.CommandLine.Command;
 /** The command tree and how errors become exit codes and messages. */
 @Command(name = "runbus", mixinStandardHelpOptions = true, versionProvider = Commands.Version.class,
         description = "A reliable message bus on Redis Streams with PostgreSQL as the source of truth.",
-        subcommands = {DemoCommand.class, ServeCommand.class, WorkerCommand.class, ConfigCommand.class,
+        subcommands = {DemoCommand.class, DevCommand.class, ServeCommand.class, WorkerCommand.class, ConfigCommand.class,
                 PendingCommand.class, DlqCommand.class, ConsumersCommand.class, StatsCommand.class,
                 PartitionsCommand.class, ScheduledCommand.class, GroupsCommand.class, RunsCommand.class,
                 MigrateCommand.class, TokenCommand.class,

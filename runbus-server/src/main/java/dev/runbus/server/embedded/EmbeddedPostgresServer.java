@@ -3,6 +3,7 @@ package dev.runbus.server.embedded;
 import io.zonky.test.db.postgres.embedded.DefaultPostgresBinaryResolver;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import io.zonky.test.db.postgres.embedded.PgBinaryResolver;
+import io.zonky.test.db.postgres.util.LinuxUtils;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -23,6 +24,10 @@ import java.nio.file.attribute.PosixFilePermissions;
  *   default is {@code embedded-pg} under the system temp folder, which it makes world-writable and trusts by a
  *   marker file, so another account could plant the binaries that the next start runs.</li>
  * </ul>
+ *
+ * <p>PostgreSQL's programs refuse to run as root. As root, zonky runs them in a user namespace of their own
+ * ({@code unshare -U}), where they are nobody; where the system allows no user namespace (a container's default
+ * seccomp profile, {@code user.max_user_namespaces=0}), {@link #checkCanRunHere()} says so before anything starts.
  */
 public final class EmbeddedPostgresServer {
 
@@ -49,6 +54,31 @@ public final class EmbeddedPostgresServer {
 
     /** A started server and its superuser's password. */
     public record Started(EmbeddedPostgres postgres, String password) {
+    }
+
+    /**
+     * Refuses, naming the ways out, to start PostgreSQL as root where zonky cannot run it in a user namespace: initdb
+     * would fail with only "Process [initdb ...] failed", its own reason in a log line nobody sees.
+     *
+     * @throws IllegalStateException as root without a user namespace to run PostgreSQL in
+     */
+    public static void checkCanRunHere() {
+        if (isRoot() && !LinuxUtils.isUnshareAvailable()) {
+            throw new IllegalStateException("the embedded PostgreSQL cannot start as root here: PostgreSQL refuses to"
+                    + " run as root, and runbus runs it as root only in a user namespace of its own ('unshare -U'),"
+                    + " which this system does not allow. Run runbus as a user other than root (in a container:"
+                    + " docker run --user 1000), or allow user namespaces (util-linux's unshare installed, sysctl"
+                    + " user.max_user_namespaces above 0, a container seccomp profile that permits unshare), or, for"
+                    + " demo and serve, give --database-url of a PostgreSQL of your own");
+        }
+    }
+
+    private static boolean isRoot() {
+        try {
+            return new com.sun.security.auth.module.UnixSystem().getUid() == 0;
+        } catch (LinkageError | RuntimeException notUnix) {
+            return false;
+        }
     }
 
     /**

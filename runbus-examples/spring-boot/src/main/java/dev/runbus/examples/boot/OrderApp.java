@@ -15,7 +15,8 @@ import org.springframework.context.ConfigurableApplicationContext;
 /**
  * The whole flow in one process: the shop publishes three placed orders, the billing listener submits a run for
  * each, the run handler charges once per order. Prints the runs and exits. Redis and PostgreSQL come from
- * RUNBUS_REDIS_URL and RUNBUS_DATABASE_URL (application.properties has the defaults).
+ * RUNBUS_REDIS_URL and RUNBUS_DATABASE_URL, which {@code ./runbus dev} prints for the embedded servers it starts
+ * (application.properties has the defaults: the local servers).
  */
 @SpringBootApplication
 public class OrderApp {
