@@ -6,9 +6,7 @@ import dev.runbus.server.http.ApiToken;
 import dev.runbus.server.http.ApiTokens;
 import dev.runbus.server.http.Scope;
 import dev.runbus.testkit.Wait;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
@@ -152,7 +150,7 @@ class SignInDoorTest {
     private static final class OpenRequest implements AutoCloseable {
         private final Socket socket = new Socket();
         private final OutputStream out;
-        private final ByteArrayOutputStream answer = new ByteArrayOutputStream();
+        private final SocketAnswer answer;
 
         OpenRequest(String localAddress, String path, String contentType) throws IOException {
             socket.bind(new InetSocketAddress(localAddress, 0));
@@ -160,9 +158,7 @@ class SignInDoorTest {
             out = socket.getOutputStream();
             out.write(("POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1:" + serve.server.port() + "\r\nContent-Type: "
                     + contentType + "\r\nTransfer-Encoding: chunked\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
-            Thread reader = new Thread(this::read, "open-request-reader");
-            reader.setDaemon(true);
-            reader.start();
+            answer = new SocketAnswer(socket, "open-request-reader");
         }
 
         void chunk(String text) throws IOException {
@@ -185,28 +181,8 @@ class SignInDoorTest {
         /** The answer, once its head has arrived (within 30 s: a server still reading the body has not). */
         String awaitAnswer() {
             Wait.until("an answer to " + socket.getLocalAddress(), Duration.ofSeconds(30),
-                    () -> text().contains("\r\n\r\n"));
-            return text();
-        }
-
-        private String text() {
-            synchronized (answer) {
-                return answer.toString(StandardCharsets.ISO_8859_1);
-            }
-        }
-
-        private void read() {
-            byte[] buffer = new byte[4096];
-            try (InputStream in = socket.getInputStream()) {
-                int n;
-                while ((n = in.read(buffer)) >= 0) {
-                    synchronized (answer) {
-                        answer.write(buffer, 0, n);
-                    }
-                }
-            } catch (IOException closed) {
-                // closed by either side: what arrived stays
-            }
+                    () -> answer.text().contains("\r\n\r\n"));
+            return answer.text();
         }
 
         @Override

@@ -1,8 +1,6 @@
 package dev.runbus.server;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
@@ -31,7 +29,7 @@ final class SlowClient implements AutoCloseable {
 
     private final Socket socket;
     private final OutputStream out;
-    private final ByteArrayOutputStream answer = new ByteArrayOutputStream();
+    private final SocketAnswer answer;
     private final ScheduledFuture<?> dribble;
     private final int bodyBytes;
     private int sent;
@@ -67,9 +65,7 @@ final class SlowClient implements AutoCloseable {
         out.write(head.append("\r\n").append(firstBytes).toString().getBytes(StandardCharsets.US_ASCII));
         out.flush();
         sent = firstBytes.length();
-        Thread reader = new Thread(this::readAnswer, "slow-client-reader");
-        reader.setDaemon(true);
-        reader.start();
+        answer = new SocketAnswer(socket, "slow-client-reader");
         dribble = DRIBBLER.scheduleWithFixedDelay(this::sendOneByte, 200, 200, TimeUnit.MILLISECONDS);
     }
 
@@ -85,25 +81,9 @@ final class SlowClient implements AutoCloseable {
         }
     }
 
-    private void readAnswer() {
-        byte[] buffer = new byte[4096];
-        try (InputStream in = socket.getInputStream()) {
-            int n;
-            while ((n = in.read(buffer)) >= 0) {
-                synchronized (answer) {
-                    answer.write(buffer, 0, n);
-                }
-            }
-        } catch (IOException closed) {
-            // the test closed it, or the server did: what arrived stays in answer
-        }
-    }
-
     /** What the server answered so far: empty while the request is still being read. */
     String answer() {
-        synchronized (answer) {
-            return answer.toString(StandardCharsets.ISO_8859_1);
-        }
+        return answer.text();
     }
 
     /**
