@@ -15,12 +15,14 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Measurement only: tells when Redis confirmed runbus's acknowledgement of an entry. runbus acknowledges on
- * its own acker thread, in batches, after the handler returned, and its public API does not say when; so the
+ * Measurement only: tells when Redis confirmed runbus's acknowledgement of an entry. runbus acknowledges in
+ * batches through its acker (from the thread that finished a handler, or from Lettuce's I/O thread in the reply
+ * callback of the XACK before), after the handler returned, and its public API does not say when; so the
  * benchmark wraps the acker's Lettuce command interface in a proxy that, when the reply of an ack (ack.lua by
  * EVAL or FCALL: XACK and the start records' HDEL; or a plain XACK) arrives (on Lettuce's event loop, before
- * the acker thread even wakes up), reports the entries it covered. Nothing about what runbus sends changes. The other contenders are stamped alike where their client lets the reply be
- * seen on its event loop ({@link AckStamp}).
+ * any future waiting on it completes), reports the entries it covered. Nothing about what runbus sends changes.
+ * The other contenders are stamped alike where their client lets the reply be seen on its event loop
+ * ({@link AckStamp}).
  *
  * <p>Reflection on internals: if their shape changes, {@link #install} returns false and the scenario
  * reports that it measured up to the handler's return instead.

@@ -22,8 +22,9 @@ final class MethodSection {
         md.line("- Every entry is written by the same producer in runbus's wire format (`id`, `type`, `payload`,"
                 + " `published_at`); the payload is " + Payloads.SIZE + " ASCII bytes starting with the enqueue time.");
         md.line("- Every contender's ack is stamped the same way: when the client has Redis's reply to the XACK in"
-                + " hand, on the thread that read it from the socket. runbus acknowledges on its own acker thread;"
-                + " the benchmark wraps that thread's Lettuce command interface and notes when each ack's reply"
+                + " hand, on the thread that read it from the socket. runbus acknowledges in batches through its acker,"
+                + " from the thread that finished a handler or from Lettuce's I/O thread (there is no acker thread);"
+                + " the benchmark wraps the acker's Lettuce command interface and notes when each ack's reply"
                 + " arrives on Lettuce's event loop (measurement only, nothing sent changes). The Lettuce loop's"
                 + " asynchronous XACK and Redisson's `ackAsync` are stamped in their reply's callback, Spring's"
                 + " template by a command listener on its Lettuce client, and naive Jedis, which reads the socket on"

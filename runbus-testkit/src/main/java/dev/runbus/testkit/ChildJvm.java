@@ -63,10 +63,40 @@ public final class ChildJvm implements AutoCloseable {
 
     /** Waits for an output line starting with the prefix that also satisfies {@code ok}, and returns it. */
     public String awaitLine(String prefix, Duration timeout, java.util.function.Predicate<String> ok) {
-        Wait.until("child output line starting with '" + prefix + "' that matches (output so far: " + lines + ")",
-                timeout.compareTo(PATIENCE) < 0 ? PATIENCE : timeout,
-                () -> lines.stream().anyMatch(l -> l.startsWith(prefix) && ok.test(l)));
+        try {
+            Wait.until("child output line starting with '" + prefix + "' that matches",
+                    timeout.compareTo(PATIENCE) < 0 ? PATIENCE : timeout,
+                    () -> lines.stream().anyMatch(l -> l.startsWith(prefix) && ok.test(l)));
+        } catch (AssertionError timedOut) {
+            throw new AssertionError(timedOut.getMessage() + "; " + whereItIs(), timedOut);
+        }
         return lines.stream().filter(l -> l.startsWith(prefix) && ok.test(l)).findFirst().orElseThrow();
+    }
+
+    /**
+     * The child's output so far and, if it is still running, its threads: SIGQUIT makes a JVM print a dump of every
+     * thread on its standard output and go on, so a child that is stuck says where.
+     */
+    private String whereItIs() {
+        if (!process.isAlive()) {
+            return "the child exited with " + process.exitValue() + "; its output: " + String.join("\n", lines);
+        }
+        int before = lines.size();
+        try {
+            signal("-QUIT");
+            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            int seen = -1;
+            // the dump ends with the JNI and heap summary; wait until lines stop coming, or 10 s
+            while (System.nanoTime() < deadline && lines.size() != seen) {
+                seen = lines.size();
+                Thread.sleep(500);
+            }
+        } catch (IOException | InterruptedException e) {
+            return "the child is running; its output: " + String.join("\n", lines) + " (no thread dump: " + e + ")";
+        }
+        List<String> all = lines();
+        return "the child is running; its output before the dump: " + all.subList(0, before)
+                + "\nits threads:\n" + String.join("\n", all.subList(before, all.size()));
     }
 
     public boolean isAlive() {
