@@ -19,8 +19,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.Parameter;
 
 /**
@@ -34,6 +36,9 @@ import org.junit.jupiter.params.Parameter;
  * one partition at once, except that one in-flight handler, and its effect was fenced off.
  */
 @OnDeployments({LOCAL, REDIS_62})
+// Child JVMs started one after another, each awaited with ChildJvm's patience: past the suite's 3 minutes on a
+// machine running much else (once at a load average of 37). The deadline only bounds how long a failure takes to show.
+@Timeout(value = 8, unit = TimeUnit.MINUTES)
 class OrderedFaultsTest {
 
     private static final int PARTITIONS = 8;
