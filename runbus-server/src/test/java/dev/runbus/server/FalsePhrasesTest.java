@@ -86,7 +86,9 @@ class FalsePhrasesTest {
                     "admin also purges dead letters and cancels pending runs"),
             Map.entry("replaying dead letters, cancelling scheduled entries.",
                     "admin also purges dead letters and cancels pending runs"),
-            Map.entry("`admin` (replay, cancel)", "admin also purges dead letters and cancels pending runs"));
+            Map.entry("`admin` (replay, cancel)", "admin also purges dead letters and cancels pending runs"),
+            Map.entry("`FUNCTION LIST LIBRARYNAME runbus_` lists",
+                    "LIBRARYNAME takes a glob pattern: 'runbus_*' lists runbus's libraries, 'runbus_' none"));
 
     @Test
     void noKnownFalsePhraseIsBack() throws IOException {
