@@ -20,9 +20,27 @@ import java.util.function.LongSupplier;
  */
 final class RedisSizing {
 
-    /** One measured figure: bytes per message, by the keys' MEMORY USAGE and by the server's used_memory. */
-    record Row(String what, int messages, double keyBytes, double serverBytes) {
+    /**
+     * One measured figure: bytes per message, by the keys' MEMORY USAGE and by the server's used_memory, the median
+     * of {@link #REPEATS} measurements, with the least and the most used_memory measured.
+     */
+    record Row(String what, int messages, double keyBytes, double serverBytes, double serverMin, double serverMax) {
+
+        Row(String what, int messages, double keyBytes, double serverBytes) {
+            this(what, messages, keyBytes, serverBytes, serverBytes, serverBytes);
+        }
+
+        /** The medians of measurements of one thing. */
+        static Row median(List<Row> rows) {
+            List<Double> keys = rows.stream().map(Row::keyBytes).sorted().toList();
+            List<Double> server = rows.stream().map(Row::serverBytes).sorted().toList();
+            return new Row(rows.get(0).what(), rows.get(0).messages(), keys.get(keys.size() / 2),
+                    server.get(server.size() / 2), server.get(0), server.get(server.size() - 1));
+        }
     }
+
+    /** Measurements of each figure, on topics of their own; the median is reported (another client may write). */
+    static final int REPEATS = 3;
 
     static final String GROUP = "sizing";
     static final Duration WAIT = Duration.ofMinutes(5);
@@ -39,27 +57,42 @@ final class RedisSizing {
     }
 
     List<Row> measure(int n) throws Exception {
-        List<Row> rows = new ArrayList<>();
-        rows.add(streamEntries("entries-100", 100, n));
-        rows.add(streamEntries("entries-1k", 1024, n));
-        rows.add(streamEntries("entries-10k", 10 * 1024, n / 5));
-        rows.add(scheduled("scheduled-100", 100, n));
-        rows.add(scheduled("scheduled-1k", 1024, n));
-        rows.add(pending("pending", n));
-        rows.addAll(deadLetters("dead", n));
-        return rows;
+        List<List<Row>> rounds = new ArrayList<>();
+        for (int r = 1; r <= REPEATS; r++) {
+            Progress.say("Redis: measurement %d of %d", r, REPEATS);
+            List<Row> rows = new ArrayList<>();
+            rows.add(streamEntries("entries-100-" + r, 100, n));
+            rows.add(streamEntries("entries-1k-" + r, 1024, n));
+            rows.add(streamEntries("entries-10k-" + r, 10 * 1024, n / 5));
+            rows.add(scheduled("scheduled-100-" + r, 100, n));
+            rows.add(scheduled("scheduled-1k-" + r, 1024, n));
+            rows.add(pending("pending-" + r, n));
+            rows.addAll(deadLetters("dead-" + r, n));
+            rounds.add(rows);
+        }
+        return medians(rounds);
+    }
+
+    /** Row by row, the median of the rounds. */
+    static List<Row> medians(List<List<Row>> rounds) {
+        List<Row> out = new ArrayList<>();
+        for (int i = 0; i < rounds.get(0).size(); i++) {
+            int row = i;
+            out.add(Row.median(rounds.stream().map(r -> r.get(row)).toList()));
+        }
+        return out;
     }
 
     /** Published messages of {@code size} payload bytes, in batches of 500, waiting in the stream. */
     private Row streamEntries(String topic, int size, int n) throws Exception {
-        Progress.say("Redis: %,d stream entries with %,d-byte payloads", n, size);
+        Progress.say("  %,d stream entries with %,d-byte payloads", n, size);
         return measure("stream entry, " + size(size) + " payload", n,
                 () -> admin.memoryUsage(stream(topic)), () -> publish(topic, size, n));
     }
 
     /** Messages published with a delay of an hour: a member of the delay set and the entry's fields beside it. */
     private Row scheduled(String topic, int size, int n) throws Exception {
-        Progress.say("Redis: %,d scheduled entries with %,d-byte payloads", n, size);
+        Progress.say("  %,d scheduled entries with %,d-byte payloads", n, size);
         return measure("scheduled entry (delayed publish or retry), " + size(size) + " payload", n,
                 () -> admin.memoryUsage(key(topic, "delayed")) + admin.memoryUsage(key(topic, "delayed:entries")),
                 () -> {
@@ -77,7 +110,7 @@ final class RedisSizing {
      */
     private Row pending(String topic, int n) throws Exception {
         publish(topic, 100, n);
-        Progress.say("Redis: %,d pending entries", n);
+        Progress.say("  %,d pending entries", n);
         return measure("pending entry (delivered, not acknowledged), beside its stream entry", n,
                 () -> admin.memoryUsage(stream(topic)) + admin.memoryUsage(key(topic, "starts:" + GROUP)),
                 () -> {
@@ -98,7 +131,7 @@ final class RedisSizing {
      */
     private List<Row> deadLetters(String topic, int n) throws Exception {
         publish(topic, 100, n);
-        Progress.say("Redis: %,d dead letters", n);
+        Progress.say("  %,d dead letters", n);
         String records = key(topic, "dead:call:*");
         long keys0 = admin.memoryUsage(key(topic, "dead"));
         long server0 = admin.settledUsedMemory();

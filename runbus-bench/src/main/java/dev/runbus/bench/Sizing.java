@@ -61,8 +61,10 @@ public final class Sizing {
 
     private static void print(String redisVersion, List<RedisSizing.Row> redisRows, RunsSizing.Result runs) {
         StringBuilder md = new StringBuilder();
-        md.append("\n### Redis ").append(redisVersion).append(": bytes per message\n\n")
-                .append("| what | messages | MEMORY USAGE of its keys | used_memory of the server |\n")
+        md.append("\n### Redis ").append(redisVersion).append(": bytes per message (median of ")
+                .append(RedisSizing.REPEATS).append(" measurements)\n\n")
+                .append("| what | messages per measurement | MEMORY USAGE of its keys | used_memory of the server"
+                        + " (least–most) |\n")
                 .append("|---|---:|---:|---:|\n");
         for (RedisSizing.Row r : redisRows) {
             row(md, r);
@@ -103,8 +105,8 @@ public final class Sizing {
     }
 
     private static void row(StringBuilder md, RedisSizing.Row r) {
-        md.append(String.format(Locale.ROOT, "| %s | %,d | %,.0f | %,.0f |%n", r.what(), r.messages(), r.keyBytes(),
-                r.serverBytes()));
+        md.append(String.format(Locale.ROOT, "| %s | %,d | %,.0f | %,.0f (%,.0f–%,.0f) |%n", r.what(), r.messages(),
+                r.keyBytes(), r.serverBytes(), r.serverMin(), r.serverMax()));
     }
 
     /** Bytes in MB or GB (10^6, 10^9), as a server's memory is read. */
