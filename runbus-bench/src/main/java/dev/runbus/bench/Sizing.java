@@ -53,7 +53,7 @@ public final class Sizing {
                 redisRows = new RedisSizing(bus, admin, prefix).measure(options.entries());
                 runs = new RunsSizing(bus, admin, options.databaseUrl(), prefix).measure(options.runs());
             } finally {
-                Progress.say("removed %,d keys under %s:", admin.deleteMatching(prefix + ":*"), prefix);
+                Progress.say("removed %,d keys under %s", admin.deleteMatching(prefix + ":*"), prefix);
             }
         }
         print(redisVersion, redisRows, runs);
