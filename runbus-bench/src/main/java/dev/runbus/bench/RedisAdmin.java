@@ -9,6 +9,10 @@ import io.lettuce.core.XGroupCreateArgs;
 import io.lettuce.core.XReadArgs;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.output.IntegerOutput;
+import io.lettuce.core.protocol.CommandArgs;
+import io.lettuce.core.protocol.CommandType;
 
 /**
  * The scenarios' own Redis connection: creates groups, watches pending counts, trims and deletes keys.
@@ -79,6 +83,47 @@ public final class RedisAdmin implements AutoCloseable {
             }
         }
         throw new IllegalStateException("INFO memory has no used_memory");
+    }
+
+    /**
+     * {@code MEMORY USAGE key SAMPLES 0}: the bytes Redis counts for the key with every nested value looked at (a
+     * stream's listpacks, groups and pending lists); 0 when the key does not exist.
+     */
+    public long memoryUsage(String key) {
+        Long bytes = redis.dispatch(CommandType.MEMORY, new IntegerOutput<>(StringCodec.UTF8),
+                new CommandArgs<>(StringCodec.UTF8).add("USAGE").addKey(key).add("SAMPLES").add(0));
+        return bytes == null ? 0 : bytes;
+    }
+
+    /** {@link #memoryUsage} summed over the keys matching the glob pattern. */
+    public long memoryUsageMatching(String pattern) {
+        long bytes = 0;
+        ScanCursor cursor = ScanCursor.INITIAL;
+        do {
+            KeyScanCursor<String> page = redis.scan(cursor, ScanArgs.Builder.matches(pattern).limit(1000));
+            for (String key : page.getKeys()) {
+                bytes += memoryUsage(key);
+            }
+            cursor = page;
+        } while (!cursor.isFinished());
+        return bytes;
+    }
+
+    /**
+     * {@link #usedMemory} once two reads 100 ms apart agree (at most ten reads): what the server holds, without the
+     * buffers of a reply still on its way.
+     */
+    public long settledUsedMemory() throws InterruptedException {
+        long last = usedMemory();
+        for (int i = 0; i < 10; i++) {
+            Thread.sleep(100);
+            long now = usedMemory();
+            if (now == last) {
+                return now;
+            }
+            last = now;
+        }
+        return last;
     }
 
     /** The server's clock (TIME): microseconds since the epoch. */
