@@ -361,7 +361,10 @@ public class RunbusProperties {
         /** Whether to create the runs layer (needs runbus-runs and a DataSource). */
         private boolean enabled = false;
 
-        /** Whether the runs layer creates and upgrades its tables; false for a schema managed by Flyway or Liquibase. */
+        /**
+         * Whether the runs layer creates and upgrades its tables; false for a schema a migration tool builds from
+         * RunsSchema.scripts (then the schema's version is checked at start).
+         */
         private boolean migrate = true;
 
         /** PostgreSQL schema of the runs tables. */
