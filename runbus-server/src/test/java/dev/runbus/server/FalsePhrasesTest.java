@@ -94,7 +94,7 @@ class FalsePhrasesTest {
             Map.entry("written for the schema `runbus`:",
                     "the migration files are ${schema} templates; RunsSchema.scripts writes them for a schema"),
             Map.entry("Liquibase users include them as `sqlFile` changes",
-                    "only the Flyway recipe is tested, with RunsSchema.scripts"),
+                    "the exported files, each a sqlFile change with splitStatements false (LiquibaseScriptsTest)"),
             Map.entry("false for a schema managed by Flyway or Liquibase",
                     "false for a schema a migration tool builds from RunsSchema.scripts"));
 
