@@ -2,9 +2,9 @@ package dev.runbus.runs;
 
 import dev.runbus.RetryPolicy;
 import dev.runbus.SubscribeOptions;
+import dev.runbus.runs.internal.store.SqlIdentifier;
 import java.time.Duration;
 import java.util.Objects;
-import java.util.regex.Pattern;
 
 /**
  * How the runs layer stores and triggers runs. Immutable; build with {@link #builder()}.
@@ -83,19 +83,12 @@ public record RunsConfig(String schema, String topic, String group, String consu
     public static final RetryPolicy DEFAULT_RETRY_POLICY =
             RetryPolicy.exponential(Duration.ofSeconds(1), 2, Duration.ofSeconds(30), 0.2);
 
-    private static final Pattern IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
-
     /**
      * {@code value} if it is a lower-case SQL identifier, as runbus writes schema and role names into SQL
      * unquoted; otherwise an error naming {@code what}.
      */
     static String identifier(String what, String value) {
-        Objects.requireNonNull(value, what);
-        if (!IDENTIFIER.matcher(value).matches()) {
-            throw new IllegalArgumentException(what + " must be a lower-case SQL identifier ([a-z_][a-z0-9_]*, at most "
-                    + "63 characters): '" + value + "'");
-        }
-        return value;
+        return SqlIdentifier.check(what, value);
     }
 
     public RunsConfig {

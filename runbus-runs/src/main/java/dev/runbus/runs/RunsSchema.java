@@ -1,7 +1,11 @@
 package dev.runbus.runs;
 
+import dev.runbus.runs.internal.store.MigrationFiles;
 import dev.runbus.runs.internal.store.Migrations;
 import dev.runbus.runs.internal.store.SchemaCheck;
+import dev.runbus.runs.internal.store.SqlIdentifier;
+import dev.runbus.runs.internal.store.ToolScript;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import javax.sql.DataSource;
@@ -10,7 +14,8 @@ import javax.sql.DataSource;
  * The runs tables, for deployments that keep two database roles: a migration role that owns the schema and
  * creates and upgrades the tables ({@link #migrate}), and a runtime role that only reads and writes rows
  * ({@link #runtimeGrants}) and starts its runs layer with {@link RunsConfig#migrate() migrate(false)}. A process
- * that serves requests then cannot change the schema, however it is misused.
+ * that serves requests then cannot change the schema, however it is misused. The migration role may also be a
+ * migration tool's: {@link #scripts} are the migrations as plain SQL for it to apply.
  */
 public final class RunsSchema {
 
@@ -58,5 +63,40 @@ public final class RunsSchema {
      */
     public static String runtimeGrants(String schema, String role) {
         return Migrations.runtimeGrants(RunsConfig.identifier("schema", schema), RunsConfig.identifier("role", role));
+    }
+
+    /**
+     * One migration as plain SQL for one schema, for a migration tool to apply in {@link #scripts}' order.
+     *
+     * @param version runbus's number of the migration, the one recorded in {@code schema_migrations}
+     * @param name    runbus's file name of it, such as {@code V001__runs.sql}
+     * @param sql     the statements, with the schema written in; dollar-quoted function bodies included
+     */
+    public record Script(int version, String name, String sql) {
+    }
+
+    /**
+     * The migrations as plain SQL for {@code schema}, in the order to apply them, for a migration tool (Flyway,
+     * Liquibase, psql) that builds the tables instead of runbus ({@code ExportMigrations} writes them as files).
+     * Each script creates the schema and {@code schema_migrations} when they are missing and records its own
+     * version there in the same transaction: what {@link #check}, and a runs layer with migrate off, read. A schema
+     * that runbus's own migration built has the same records, so either may carry on after the other.
+     */
+    public static List<Script> scripts(String schema) {
+        String s = SqlIdentifier.check("schema", schema);
+        List<Script> scripts = new ArrayList<>();
+        for (String file : MigrationFiles.index()) {
+            scripts.add(new Script(MigrationFiles.versionOf(file), file, ToolScript.of(file, s)));
+        }
+        return List.copyOf(scripts);
+    }
+
+    /**
+     * The index of runs in per-user order as plain SQL for {@code schema}, for a migration tool to apply after
+     * {@link #scripts} when the runs are ordered ({@link RunsConfig#ordered()}): a runs layer with migrate off
+     * checks for it. Applying it again changes nothing.
+     */
+    public static String orderedIndexScript(String schema) {
+        return ToolScript.orderedIndex(SqlIdentifier.check("schema", schema));
     }
 }

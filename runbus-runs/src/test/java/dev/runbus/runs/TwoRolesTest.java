@@ -152,7 +152,8 @@ class TwoRolesTest extends RunsTestSupport {
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessage("schema " + schema + " has no runs tables (no " + schema + ".schema_migrations), this"
                         + " runbus needs version " + RunsSchema.version() + ": run the migration with a role that may"
-                        + " create tables — runbus migrate, or serve without --no-migrate (RunsConfig.migrate(true))");
+                        + " create tables — runbus migrate, or serve without --no-migrate (RunsConfig.migrate(true)),"
+                        + " or have a migration tool apply RunsSchema.scripts (ExportMigrations writes them as files)");
     }
 
     @Test

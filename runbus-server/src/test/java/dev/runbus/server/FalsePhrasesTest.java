@@ -88,7 +88,15 @@ class FalsePhrasesTest {
                     "admin also purges dead letters and cancels pending runs"),
             Map.entry("`admin` (replay, cancel)", "admin also purges dead letters and cancels pending runs"),
             Map.entry("`FUNCTION LIST LIBRARYNAME runbus_` lists",
-                    "LIBRARYNAME takes a glob pattern: 'runbus_*' lists runbus's libraries, 'runbus_' none"));
+                    "LIBRARYNAME takes a glob pattern: 'runbus_*' lists runbus's libraries, 'runbus_' none"),
+            Map.entry("a check waits at most `runbus.command-timeout`",
+                    "a health check takes at most runbus.health.timeout, one command timeout per read otherwise"),
+            Map.entry("written for the schema `runbus`:",
+                    "the migration files are ${schema} templates; RunsSchema.scripts writes them for a schema"),
+            Map.entry("Liquibase users include them as `sqlFile` changes",
+                    "the exported files, each a sqlFile change with splitStatements false (LiquibaseScriptsTest)"),
+            Map.entry("false for a schema managed by Flyway or Liquibase",
+                    "false for a schema a migration tool builds from RunsSchema.scripts"));
 
     @Test
     void noKnownFalsePhraseIsBack() throws IOException {

@@ -15,7 +15,9 @@ public class RunbusHealthAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean(name = "runbusHealthIndicator")
-    public RunbusHealthIndicator runbusHealthIndicator(Bus bus, RunbusListenerContainer listeners) {
-        return new RunbusHealthIndicator(new RunbusHealthCheck(bus, listeners));
+    public RunbusHealthIndicator runbusHealthIndicator(Bus bus, RunbusListenerContainer listeners,
+                                                       RunbusProperties properties) {
+        return new RunbusHealthIndicator(new RunbusHealthCheck(bus, listeners,
+                properties.getHealth().getTimeout()));
     }
 }

@@ -1,6 +1,7 @@
 package dev.runbus.spring;
 
 import dev.runbus.BusConfig;
+import dev.runbus.Tracing;
 
 /** The {@link BusConfig} that the {@code runbus.*} properties describe. */
 final class BusConfigFactory {
@@ -8,8 +9,11 @@ final class BusConfigFactory {
     private BusConfigFactory() {
     }
 
-    /** {@code meterRegistry}: a Micrometer registry, or null for no meters. */
-    static BusConfig of(RunbusProperties p, RedisTarget target, Object meterRegistry) {
+    /**
+     * {@code meterRegistry}: a Micrometer registry, or null for no meters; {@code tracing}: what
+     * {@code runbus.tracing} names ({@link TracingChoice}).
+     */
+    static BusConfig of(RunbusProperties p, RedisTarget target, Object meterRegistry, Tracing tracing) {
         BusConfig.Builder b = BusConfig.builder(target.url())
                 .keyPrefix(p.getKeyPrefix())
                 .commandTimeout(p.getCommandTimeout())
@@ -22,7 +26,9 @@ final class BusConfigFactory {
                 .retentionAge(p.getRetention().getAge())
                 .retentionKeepLast(p.getRetention().getKeepLast())
                 .retentionInterval(p.getRetention().getInterval())
-                .meterRefreshInterval(p.getMeterRefreshInterval());
+                .meterRefreshInterval(p.getMeterRefreshInterval())
+                .redisTlsCa(p.getRedisTlsCa())
+                .tracing(tracing);
         if (p.getRetention().getDeadLetters() != null) {
             b.deadLetterRetention(p.getRetention().getDeadLetters());
         }

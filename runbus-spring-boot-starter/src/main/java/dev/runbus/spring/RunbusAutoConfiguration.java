@@ -31,7 +31,8 @@ public class RunbusAutoConfiguration {
     public Bus runbusBus(RunbusProperties properties, Environment env, BeanFactory beans) {
         RedisTarget target = RedisTarget.of(properties, env);
         log.info("runbus: connecting to {} with key prefix {}", target.describe(), properties.getKeyPrefix());
-        return Bus.connect(BusConfigFactory.of(properties, target, meterRegistry(beans)));
+        return Bus.connect(BusConfigFactory.of(properties, target, meterRegistry(beans),
+                TracingChoice.of(properties.getTracing(), beans)));
     }
 
     /** The application's MeterRegistry, without loading Micrometer when it is absent (it is optional). */

@@ -3,8 +3,13 @@ package dev.runbus.spring;
 import dev.runbus.Bus;
 import dev.runbus.Inspector;
 import dev.runbus.Subscription;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * What the {@code runbus} health indicator reports, apart from Actuator's types (whose package differs between
@@ -13,6 +18,12 @@ import java.util.Map;
  * and the last error of each background loop that failed is shown with its time (the loops keep trying).
  * Dead letters are a detail, not DOWN: the application is healthy, some messages are not, and the operator's
  * alert for them is {@code BusListener.onDeadLetterDepthRaised} / the dead-letter gauge.
+ *
+ * <p>A check takes at most its timeout ({@code runbus.health.timeout}): the Redis reads run on a thread of their
+ * own, and a check that does not get their answer in time reports DOWN instead of waiting for each command's
+ * timeout in turn (one per listener and more). The reads go on until Redis answers or their commands time out; a
+ * check made meanwhile waits for those same reads rather than starting more, so a stalled Redis holds one thread,
+ * however often the health is asked for. PostgreSQL is not read.
  */
 public final class RunbusHealthCheck {
 
@@ -22,13 +33,58 @@ public final class RunbusHealthCheck {
 
     private final Bus bus;
     private final RunbusListenerContainer listeners;
+    private final Duration timeout;
+    /** The reads of the last check; still running when Redis has not answered them yet. */
+    private CompletableFuture<Report> reads;
 
+    /** A check bounded by the default {@code runbus.health.timeout}. */
     public RunbusHealthCheck(Bus bus, RunbusListenerContainer listeners) {
+        this(bus, listeners, new RunbusProperties.Health().getTimeout());
+    }
+
+    public RunbusHealthCheck(Bus bus, RunbusListenerContainer listeners, Duration timeout) {
+        if (timeout == null || timeout.isNegative() || timeout.isZero()) {
+            throw new IllegalArgumentException("runbus.health.timeout must be positive, got " + timeout);
+        }
         this.bus = bus;
         this.listeners = listeners;
+        this.timeout = timeout;
     }
 
     public Report check() {
+        CompletableFuture<Report> pending;
+        synchronized (this) {
+            if (reads == null || reads.isDone()) {
+                reads = CompletableFuture.supplyAsync(this::read, RunbusHealthCheck::onOwnThread);
+            }
+            pending = reads;
+        }
+        try {
+            return pending.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            return down("Redis did not answer within " + timeout.toMillis() + " ms (runbus.health.timeout)");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return down("interrupted while waiting for Redis");
+        } catch (ExecutionException e) {
+            return down(e.getCause().getClass().getName() + ": " + e.getCause().getMessage());
+        }
+    }
+
+    private static void onOwnThread(Runnable reads) {
+        Thread t = new Thread(reads, "runbus-health");
+        t.setDaemon(true);
+        t.start();
+    }
+
+    private Report down(String error) {
+        Map<String, Object> details = new LinkedHashMap<>();
+        details.put("error", error);
+        addLoopErrors(details);
+        return new Report(false, details);
+    }
+
+    private Report read() {
         Map<String, Object> details = new LinkedHashMap<>();
         try {
             // One read that needs Redis even when nothing is subscribed.

@@ -2,6 +2,7 @@ package dev.runbus.spring;
 
 import dev.runbus.AckMode;
 import dev.runbus.ScriptMode;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -20,6 +21,12 @@ public class RunbusProperties {
      * URL is made from Spring Boot's spring.data.redis.* settings.
      */
     private String redisUrl;
+
+    /**
+     * PEM file of the CA certificates that sign the Redis servers' certificates, for rediss:// and
+     * rediss-cluster:// URLs (the host name is still verified). When unset: the JVM's trust store.
+     */
+    private Path redisTlsCa;
 
     /** First part of every Redis key the bus writes: no whitespace, braces, glob characters or colon. */
     private String keyPrefix = "runbus";
@@ -53,6 +60,14 @@ public class RunbusProperties {
 
     /** How often the gauges that need Redis are read (when a MeterRegistry is present). */
     private Duration meterRefreshInterval = Duration.ofSeconds(10);
+
+    /**
+     * OpenTelemetry trace context on publishes and deliveries: OFF, GLOBAL (GlobalOpenTelemetry, as the Java agent
+     * sets it, read when the bus connects) or BEAN (the application's OpenTelemetry bean). Needs opentelemetry-api.
+     */
+    private TracingKind tracing = TracingKind.OFF;
+
+    private final Health health = new Health();
 
     private final Retention retention = new Retention();
 
@@ -175,6 +190,29 @@ public class RunbusProperties {
 
         public void setJitter(double jitter) {
             this.jitter = jitter;
+        }
+    }
+
+    /** Where the bus's trace context goes through, if anywhere. */
+    public enum TracingKind {
+        OFF, GLOBAL, BEAN
+    }
+
+    /** The runbus health indicator. */
+    public static class Health {
+
+        /**
+         * The longest a health check takes: past it the runbus component is DOWN, saying Redis did not answer in
+         * time, and the check stops waiting (a stalled Redis never holds /actuator/health longer).
+         */
+        private Duration timeout = Duration.ofSeconds(2);
+
+        public Duration getTimeout() {
+            return timeout;
+        }
+
+        public void setTimeout(Duration timeout) {
+            this.timeout = timeout;
         }
     }
 
@@ -323,7 +361,10 @@ public class RunbusProperties {
         /** Whether to create the runs layer (needs runbus-runs and a DataSource). */
         private boolean enabled = false;
 
-        /** Whether the runs layer creates and upgrades its tables; false for a schema managed by Flyway or Liquibase. */
+        /**
+         * Whether the runs layer creates and upgrades its tables; false for a schema a migration tool builds from
+         * RunsSchema.scripts (then the schema's version is checked at start).
+         */
         private boolean migrate = true;
 
         /** PostgreSQL schema of the runs tables. */
@@ -355,6 +396,27 @@ public class RunbusProperties {
 
         /** Runs examined per sweep. */
         private int sweepBatch = 500;
+
+        /** How long a run's trigger stays idle before another worker may take it over (a running run's is kept alive). */
+        private Duration minIdle = Duration.ofSeconds(30);
+
+        /** How often the worker's reclaimer looks for idle triggers. */
+        private Duration claimInterval = Duration.ofSeconds(5);
+
+        /** Triggers per read, and the most that wait locally for a free run handler. */
+        private int batchSize = 100;
+
+        /** How long the worker's stop waits for running run handlers. */
+        private Duration shutdownTimeout = Duration.ofSeconds(30);
+
+        /**
+         * The longest Runs.list, get, replies and effects may take in PostgreSQL (statement_timeout for that read);
+         * 0 for none.
+         */
+        private Duration readTimeout = Duration.ofSeconds(0);
+
+        /** How often the run counts are read from PostgreSQL for the gauges (when a MeterRegistry is present). */
+        private Duration meterRefreshInterval = Duration.ofSeconds(10);
 
         /** When a failed attempt is tried again; the runs layer's default is exponential from 1 s. */
         private final Retry retry = runsRetry();
@@ -464,6 +526,54 @@ public class RunbusProperties {
         public Retry getRetry() {
             return retry;
         }
+
+        public Duration getMinIdle() {
+            return minIdle;
+        }
+
+        public void setMinIdle(Duration minIdle) {
+            this.minIdle = minIdle;
+        }
+
+        public Duration getClaimInterval() {
+            return claimInterval;
+        }
+
+        public void setClaimInterval(Duration claimInterval) {
+            this.claimInterval = claimInterval;
+        }
+
+        public int getBatchSize() {
+            return batchSize;
+        }
+
+        public void setBatchSize(int batchSize) {
+            this.batchSize = batchSize;
+        }
+
+        public Duration getShutdownTimeout() {
+            return shutdownTimeout;
+        }
+
+        public void setShutdownTimeout(Duration shutdownTimeout) {
+            this.shutdownTimeout = shutdownTimeout;
+        }
+
+        public Duration getReadTimeout() {
+            return readTimeout;
+        }
+
+        public void setReadTimeout(Duration readTimeout) {
+            this.readTimeout = readTimeout;
+        }
+
+        public Duration getMeterRefreshInterval() {
+            return meterRefreshInterval;
+        }
+
+        public void setMeterRefreshInterval(Duration meterRefreshInterval) {
+            this.meterRefreshInterval = meterRefreshInterval;
+        }
     }
 
     public String getRedisUrl() {
@@ -552,6 +662,26 @@ public class RunbusProperties {
 
     public void setMeterRefreshInterval(Duration meterRefreshInterval) {
         this.meterRefreshInterval = meterRefreshInterval;
+    }
+
+    public Path getRedisTlsCa() {
+        return redisTlsCa;
+    }
+
+    public void setRedisTlsCa(Path redisTlsCa) {
+        this.redisTlsCa = redisTlsCa;
+    }
+
+    public TracingKind getTracing() {
+        return tracing;
+    }
+
+    public void setTracing(TracingKind tracing) {
+        this.tracing = tracing;
+    }
+
+    public Health getHealth() {
+        return health;
     }
 
     public Retention getRetention() {

@@ -12,13 +12,16 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitialization;
 import org.springframework.context.annotation.Bean;
 import org.springframework.core.env.Environment;
 import org.springframework.util.ClassUtils;
 
 /**
  * The runs layer, when {@code runbus.runs.enabled=true}, runbus-runs is on the classpath and the application has a
- * DataSource; and its worker, when the application defines a {@link RunHandler} bean.
+ * DataSource; and its worker, when the application defines a {@link RunHandler} bean. The runs layer is made after
+ * the application's database initializers (Flyway, Liquibase, SQL scripts): with {@code runbus.runs.migrate=false}
+ * it checks a schema that one of them builds.
  */
 @AutoConfiguration(after = RunbusAutoConfiguration.class, afterName = {
         "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration",
@@ -30,6 +33,7 @@ public class RunbusRunsAutoConfiguration {
 
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
+    @DependsOnDatabaseInitialization
     public Runs runbusRuns(Bus bus, DataSource dataSource, RunbusProperties properties, Environment env,
                            BeanFactory beans) {
         Object registry = ClassUtils.isPresent("io.micrometer.core.instrument.MeterRegistry",

@@ -16,13 +16,17 @@ final class RunsConfigFactory {
                 .group(p.getGroup())
                 .consumer(consumer)
                 .workerOptions(SubscribeOptions.builder().concurrency(p.getConcurrency())
-                        .maxDeliveries(p.getMaxDeliveries()).build())
+                        .maxDeliveries(p.getMaxDeliveries()).minIdle(p.getMinIdle())
+                        .claimInterval(p.getClaimInterval()).batchSize(p.getBatchSize())
+                        .shutdownTimeout(p.getShutdownTimeout()).build())
                 .ordered(p.isOrdered())
                 .retryPolicy(RetryPolicies.of(p.getRetry()))
                 .migrate(p.isMigrate())
                 .sweepInterval(p.getSweepInterval())
                 .sweepThreshold(p.getSweepThreshold())
-                .sweepBatch(p.getSweepBatch());
+                .sweepBatch(p.getSweepBatch())
+                .readTimeout(p.getReadTimeout())
+                .meterRefreshInterval(p.getMeterRefreshInterval());
         if (meterRegistry != null) {
             b.meterRegistry(meterRegistry);
         }

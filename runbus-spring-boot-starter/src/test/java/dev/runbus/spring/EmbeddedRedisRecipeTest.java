@@ -45,6 +45,7 @@ class EmbeddedRedisRecipeTest {
         registry.add("runbus.key-prefix", () -> "test-" + UUID.randomUUID().toString().substring(0, 8));
         // Not part of the recipe: this module's tests have JDBC on the class path, so Boot wants a data source.
         registry.add("spring.datasource.url", TestServers::databaseUrl);
+        registry.add("spring.flyway.enabled", () -> "false");
     }
 
     /**

@@ -9,16 +9,25 @@ import dev.runbus.Message;
 import dev.runbus.SubscribeOptions;
 import dev.runbus.runs.Runs;
 import dev.runbus.testkit.OwnRedis;
+import dev.runbus.testkit.TcpProxy;
 import dev.runbus.testkit.TestServers;
 import dev.runbus.testkit.Wait;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -51,7 +60,8 @@ class RunbusAutoConfigurationTest {
                             .hasSingleBean(RunbusListenerContainer.class).hasSingleBean(RunbusEndpoint.class)
                             .hasBean("runbusHealthIndicator").doesNotHaveBean(Runs.class);
                     RunbusProperties p = context.getBean(RunbusProperties.class);
-                    BusConfig bus = BusConfigFactory.of(p, RedisTarget.of(p, context.getEnvironment()), null);
+                    BusConfig bus = BusConfigFactory.of(p, RedisTarget.of(p, context.getEnvironment()), null,
+                            dev.runbus.Tracing.OFF);
                     assertThat(bus.commandTimeout()).isEqualTo(Duration.ofSeconds(3));
                     assertThat(bus.partitionsOf("orders")).isEqualTo(4);
                     assertThat(bus.retentionAge()).isEqualTo(Duration.ofMinutes(5));
@@ -68,14 +78,70 @@ class RunbusAutoConfigurationTest {
     @Test
     void theDefaultsOfThePropertiesAreTheLibrarys() {
         RunbusProperties p = new RunbusProperties();
-        BusConfig mine = BusConfigFactory.of(p, new RedisTarget("redis://h:1", null), null);
+        BusConfig mine = BusConfigFactory.of(p, new RedisTarget("redis://h:1", null), null,
+                TracingChoice.of(p.getTracing(), null));
         BusConfig library = BusConfig.builder("redis://h:1").build();
-        assertThat(mine).usingRecursiveComparison().ignoringFields("clock", "listener", "tracing")
-                .isEqualTo(library);
+        assertThat(mine).usingRecursiveComparison().ignoringFields("clock", "listener").isEqualTo(library);
+        assertThat(mine.tracing()).isSameAs(dev.runbus.Tracing.OFF);
         assertThat(SubscribeOptionsFactory.of(p.getListener()).build()).isEqualTo(SubscribeOptions.defaults());
         dev.runbus.runs.RunsConfig runs = RunsConfigFactory.of(p.getRuns(), "c", null);
         dev.runbus.runs.RunsConfig libraryRuns = dev.runbus.runs.RunsConfig.builder().consumer("c").build();
         assertThat(runs).usingRecursiveComparison().isEqualTo(libraryRuns);
+    }
+
+    @Test
+    void theTlsTracingHealthAndRunsWorkerPropertiesReachTheBuiltConfigs(@TempDir Path dir) throws Exception {
+        Path pem = Files.writeString(dir.resolve("ca.pem"), "-----BEGIN CERTIFICATE-----\n");
+        RunbusProperties p = new Binder(new MapConfigurationPropertySource(Map.of(
+                "runbus.redis-tls-ca", pem.toString(), "runbus.tracing", "global", "runbus.health.timeout", "750ms",
+                "runbus.runs.min-idle", "45s", "runbus.runs.claim-interval", "7s", "runbus.runs.batch-size", "20",
+                "runbus.runs.shutdown-timeout", "12s", "runbus.runs.read-timeout", "3s",
+                "runbus.runs.meter-refresh-interval", "20s"))).bind("runbus", RunbusProperties.class).get();
+
+        BusConfig bus = BusConfigFactory.of(p, new RedisTarget("rediss://h:1", null), null,
+                TracingChoice.of(p.getTracing(), null));
+        assertThat(bus.redisTlsCa()).isEqualTo(pem);
+        assertThat(bus.tracing()).hasToString(dev.runbus.Tracing.global().toString());
+        assertThat(p.getHealth().getTimeout()).isEqualTo(Duration.ofMillis(750));
+
+        dev.runbus.runs.RunsConfig runs = RunsConfigFactory.of(p.getRuns(), "c", null);
+        SubscribeOptions worker = runs.workerSubscription();
+        assertThat(worker.minIdle()).isEqualTo(Duration.ofSeconds(45));
+        assertThat(worker.claimInterval()).isEqualTo(Duration.ofSeconds(7));
+        assertThat(worker.batchSize()).isEqualTo(20);
+        assertThat(worker.shutdownTimeout()).isEqualTo(Duration.ofSeconds(12));
+        assertThat(runs.readTimeout()).isEqualTo(Duration.ofSeconds(3));
+        assertThat(runs.meterRefreshInterval()).isEqualTo(Duration.ofSeconds(20));
+    }
+
+    @Test
+    void tracingThroughTheApplicationsOpenTelemetryBeanCarriesTheContextToTheListener() {
+        Traced traced = new Traced();
+        io.opentelemetry.api.OpenTelemetry propagating = io.opentelemetry.api.OpenTelemetry.propagating(
+                io.opentelemetry.context.propagation.ContextPropagators.create(
+                        io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator.getInstance()));
+        String traceId = "0af7651916cd43dd8448eb211c80319c";
+        runner.withPropertyValues("runbus.tracing=bean")
+                .withBean(io.opentelemetry.api.OpenTelemetry.class, () -> propagating)
+                .withBean(Traced.class, () -> traced).run(context -> {
+                    assertThat(context).hasNotFailed();
+                    io.opentelemetry.api.trace.Span parent = io.opentelemetry.api.trace.Span.wrap(
+                            io.opentelemetry.api.trace.SpanContext.create(traceId, "b7ad6b7169203331",
+                                    io.opentelemetry.api.trace.TraceFlags.getSampled(),
+                                    io.opentelemetry.api.trace.TraceState.getDefault()));
+                    try (io.opentelemetry.context.Scope ignored = parent.makeCurrent()) {
+                        context.getBean(RunbusTemplate.class).publish("traced", "t", Map.of("a", 1));
+                    }
+                    Wait.until("received", Duration.ofSeconds(20), () -> !traced.headers.isEmpty());
+                    assertThat(traced.headers.get(0).get("traceparent")).contains(traceId);
+                });
+    }
+
+    @Test
+    void tracingThroughABeanTheApplicationLacksFailsSayingSo() {
+        runner.withPropertyValues("runbus.tracing=bean").run(context -> assertThat(context).hasFailed()
+                .getFailure().rootCause().hasMessageContaining("runbus.tracing=bean needs one "
+                        + "io.opentelemetry.api.OpenTelemetry bean"));
     }
 
     @Test
@@ -192,6 +258,34 @@ class RunbusAutoConfigurationTest {
         }
     }
 
+    @Test
+    void healthAnswersDownWithinItsTimeoutWhileRedisStalls() {
+        TcpProxy proxy = TcpProxy.before(TestServers.redisUri());
+        try {
+            // Each Redis command may wait a minute: only the health timeout can make the check answer sooner.
+            runner.withPropertyValues("runbus.redis-url=" + proxy.uri(), "runbus.command-timeout=60s",
+                    "runbus.health.timeout=500ms").withBean(Handled.class, Handled::new).run(context -> {
+                        RunbusHealthIndicator indicator = context.getBean(RunbusHealthIndicator.class);
+                        assertThat(indicator.health().getStatus().getCode()).isEqualTo("UP");
+                        proxy.pause(); // accepts, forwards nothing, answers nothing
+                        for (int i = 0; i < 3; i++) {
+                            var health = CompletableFuture.supplyAsync(indicator::health).get(20, TimeUnit.SECONDS);
+                            assertThat(health.getStatus().getCode()).isEqualTo("DOWN");
+                            assertThat(health.getDetails().get("error")).asString()
+                                    .isEqualTo("Redis did not answer within 500 ms (runbus.health.timeout)");
+                        }
+                        // The checks made while the first one's reads wait join them rather than start more.
+                        assertThat(Thread.getAllStackTraces().keySet().stream()
+                                .filter(t -> t.getName().equals("runbus-health") && t.isAlive())).hasSize(1);
+                        proxy.resume();
+                        Wait.until("UP again", Duration.ofSeconds(20),
+                                () -> indicator.health().getStatus().getCode().equals("UP"));
+                    });
+        } finally {
+            proxy.close();
+        }
+    }
+
     /** Handles the "acks" topic and remembers what it handled. */
     static class Handled {
         final List<String> entries = new CopyOnWriteArrayList<>();
@@ -199,6 +293,16 @@ class RunbusAutoConfigurationTest {
         @RunbusListener(topic = "acks", group = "g")
         void handle(Delivery d) {
             entries.add(d.streamId());
+        }
+    }
+
+    /** Remembers the headers of what the "traced" topic delivers. */
+    static class Traced {
+        final List<Map<String, String>> headers = new CopyOnWriteArrayList<>();
+
+        @RunbusListener(topic = "traced", group = "g")
+        void handle(Message m) {
+            headers.add(m.headers());
         }
     }
 

@@ -53,6 +53,8 @@ class RunbusStarterSpringBootTest {
         registry.add("runbus.runs.enabled", () -> "true");
         registry.add("runbus.runs.schema", () -> SCHEMA);
         registry.add("spring.datasource.url", TestServers::databaseUrl);
+        // Flyway is on this module's test class path for FlywayRecipeTest; this application has no migrations.
+        registry.add("spring.flyway.enabled", () -> "false");
     }
 
     /**

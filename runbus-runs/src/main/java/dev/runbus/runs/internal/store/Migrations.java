@@ -1,8 +1,5 @@
 package dev.runbus.runs.internal.store;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -17,7 +14,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Applies the numbered SQL files of {@code dev/runbus/runs/migrations} (listed in order in its index.txt)
+ * Applies the numbered SQL files of {@code dev/runbus/runs/migrations} ({@link MigrationFiles})
  * that the schema has not seen, each in its own transaction, recording them in
  * {@code <schema>.schema_migrations}. Safe to run twice and from several processes at once: a
  * transaction-scoped advisory lock lets one process migrate at a time, and applied versions are skipped.
@@ -25,7 +22,6 @@ import org.slf4j.LoggerFactory;
 public final class Migrations {
 
     private static final Logger log = LoggerFactory.getLogger(Migrations.class);
-    private static final String FOLDER = "/dev/runbus/runs/migrations/";
 
     private Migrations() {
     }
@@ -33,7 +29,7 @@ public final class Migrations {
     /** Returns the names of the migrations applied by this call. */
     public static List<String> apply(DataSource dataSource, String schema) {
         List<String> applied = new ArrayList<>();
-        for (String file : index()) {
+        for (String file : MigrationFiles.index()) {
             try (Connection c = dataSource.getConnection()) {
                 c.setAutoCommit(false);
                 untimed(c);
@@ -44,14 +40,13 @@ public final class Migrations {
                         // which a migration role that owns an existing schema need not have.
                         st.execute("CREATE SCHEMA IF NOT EXISTS " + schema);
                     }
-                    st.execute("CREATE TABLE IF NOT EXISTS " + schema + ".schema_migrations (version INTEGER PRIMARY KEY,"
-                            + " name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())");
-                    int version = versionOf(file);
+                    st.execute(MigrationFiles.historyTable(schema));
+                    int version = MigrationFiles.versionOf(file);
                     if (appliedVersions(c, schema).contains(version)) {
                         c.rollback();
                         continue;
                     }
-                    st.execute(read(file).replace("${schema}", schema));
+                    st.execute(MigrationFiles.migration(file, schema));
                     try (PreparedStatement ps = c.prepareStatement(
                             "INSERT INTO " + schema + ".schema_migrations (version, name) VALUES (?, ?)")) {
                         ps.setInt(1, version);
@@ -72,8 +67,7 @@ public final class Migrations {
 
     /** The version of the last migration this runbus knows: the one a schema must be at to be used. */
     public static int latestVersion() {
-        List<String> files = index();
-        return versionOf(files.get(files.size() - 1));
+        return MigrationFiles.latestVersion();
     }
 
     /** For "permission denied" (SQLState 42501): which role to use instead. */
@@ -97,7 +91,7 @@ public final class Migrations {
             untimed(c);
             try (Statement st = c.createStatement()) {
                 st.execute("SELECT pg_advisory_xact_lock(hashtext('runbus.migrations'))");
-                st.execute(readResource("/dev/runbus/runs/ordered_index.sql").replace("${schema}", schema));
+                st.execute(MigrationFiles.orderedIndex(schema));
             }
             c.commit();
         } catch (SQLException e) {
@@ -139,42 +133,8 @@ public final class Migrations {
         return versions;
     }
 
-    static List<String> index() {
-        List<String> files = new ArrayList<>();
-        for (String line : read("index.txt").split("\n")) {
-            String l = line.trim();
-            if (!l.isEmpty() && !l.startsWith("#")) {
-                files.add(l);
-            }
-        }
-        return files;
-    }
-
-    /** {@code V001__runs.sql} is version 1. */
-    static int versionOf(String file) {
-        if (!file.matches("V\\d+__.+\\.sql")) {
-            throw new IllegalStateException("migration file name must look like V001__name.sql: " + file);
-        }
-        return Integer.parseInt(file.substring(1, file.indexOf("__")));
-    }
-
     /** The GRANT statements of {@code grants.sql}, for the schema and role; see {@code RunsSchema#runtimeGrants}. */
     public static String runtimeGrants(String schema, String role) {
-        return readResource("/dev/runbus/runs/grants.sql").replace("${schema}", schema).replace("${role}", role);
-    }
-
-    private static String read(String name) {
-        return readResource(FOLDER + name);
-    }
-
-    private static String readResource(String path) {
-        try (InputStream in = Migrations.class.getResourceAsStream(path)) {
-            if (in == null) {
-                throw new IllegalStateException("missing migration resource " + path);
-            }
-            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new IllegalStateException("cannot read " + path, e);
-        }
+        return MigrationFiles.grants(schema, role);
     }
 }

@@ -37,8 +37,8 @@ public final class SchemaCheck {
                     + e.getMessage() + Migrations.hintIfNotAllowed(e), e);
         }
         int at = applied.stream().mapToInt(Integer::intValue).max().orElse(0);
-        for (String file : Migrations.index()) {
-            if (!applied.contains(Migrations.versionOf(file))) {
+        for (String file : MigrationFiles.index()) {
+            if (!applied.contains(MigrationFiles.versionOf(file))) {
                 throw new IllegalStateException("schema " + schema + " is at version " + at + ", this runbus needs "
                         + needed + " (" + file + " is not applied): " + RUN_THE_MIGRATION);
             }
@@ -51,7 +51,8 @@ public final class SchemaCheck {
     }
 
     private static final String RUN_THE_MIGRATION = "run the migration with a role that may create tables — runbus"
-            + " migrate, or serve without --no-migrate (RunsConfig.migrate(true))";
+            + " migrate, or serve without --no-migrate (RunsConfig.migrate(true)), or have a migration tool apply"
+            + " RunsSchema.scripts (ExportMigrations writes them as files)";
 
     private static boolean hasOrderedIndex(DataSource dataSource, String schema) {
         try (Connection c = dataSource.getConnection();
