@@ -11,7 +11,7 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 /**
  * Every {@code runbus.*} property. The defaults written here are the library's own ({@code BusConfig},
  * {@code SubscribeOptions}, {@code RunsConfig}); they are literals so that the configuration processor can show
- * them to an IDE, and {@code PropertyDefaultsTest} keeps them equal to the library's constants.
+ * them to an IDE, and {@code RunbusAutoConfigurationTest.theDefaultsOfThePropertiesAreTheLibrarys} keeps them equal to the library's constants.
  */
 @ConfigurationProperties(prefix = "runbus")
 public class RunbusProperties {
