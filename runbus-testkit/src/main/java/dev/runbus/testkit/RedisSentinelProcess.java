@@ -13,8 +13,8 @@ import java.util.stream.Collectors;
 
 /**
  * A master, its replica and three Sentinels of a test's own, on free loopback ports: the master set is named
- * {@value #MASTER_NAME}, a quorum of two, a master judged down after one second. {@link #start} returns once
- * every Sentinel names the master and knows the replica, and the replica is linked.
+ * {@value #MASTER_NAME}, a quorum of two, a master judged down after one second unless told otherwise.
+ * {@link #start} returns once every Sentinel names the master and knows the replica, and the replica is linked.
  */
 public final class RedisSentinelProcess implements AutoCloseable {
 
@@ -32,6 +32,17 @@ public final class RedisSentinelProcess implements AutoCloseable {
     }
 
     public static RedisSentinelProcess start() {
+        return start(Duration.ofSeconds(1));
+    }
+
+    /**
+     * A set whose Sentinels judge the master down after {@code downAfter} without an answer. The sets of failover
+     * tests take a second, so that a killed master is replaced quickly; a set shared by tests that do not test
+     * failover takes much longer, since on a busy machine a Sentinel that got no answer for a second would fail over
+     * a master that is alive, and the replica, behind by what was not yet replicated, would lose acknowledged writes
+     * (Redis replicates asynchronously) under tests that do not expect it.
+     */
+    public static RedisSentinelProcess start(Duration downAfter) {
         // No 5 s wait for more replicas before a full sync (repl-diskless-sync-delay), on either side of a failover.
         RedisServerProcess master = RedisServerProcess.start("--repl-diskless-sync-delay", "0");
         RedisSentinelProcess set = null;
@@ -40,7 +51,7 @@ public final class RedisSentinelProcess implements AutoCloseable {
                     "127.0.0.1", String.valueOf(master.port()));
             set = new RedisSentinelProcess(master, replica);
             for (int i = 0; i < 3; i++) {
-                set.sentinels.add(set.startSentinel());
+                set.sentinels.add(set.startSentinel(downAfter));
             }
             set.awaitReady();
             return set;
@@ -55,12 +66,12 @@ public final class RedisSentinelProcess implements AutoCloseable {
     }
 
     /** A Sentinel reads and rewrites its configuration file, so each gets one of its own. */
-    private RedisServerProcess startSentinel() throws IOException {
+    private RedisServerProcess startSentinel(Duration downAfter) throws IOException {
         Path config = Files.createTempFile("runbus-test-sentinel-", ".conf");
         configs.add(config);
         Files.writeString(config, String.join("\n",
                 "sentinel monitor " + MASTER_NAME + " 127.0.0.1 " + master.port() + " 2",
-                "sentinel down-after-milliseconds " + MASTER_NAME + " 1000",
+                "sentinel down-after-milliseconds " + MASTER_NAME + " " + downAfter.toMillis(),
                 "sentinel failover-timeout " + MASTER_NAME + " 5000",
                 "sentinel parallel-syncs " + MASTER_NAME + " 1", ""));
         return RedisServerProcess.startWith(config.toString(), "--sentinel");

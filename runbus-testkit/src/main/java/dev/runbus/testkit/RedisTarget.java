@@ -7,6 +7,7 @@ import io.lettuce.core.ScanArgs;
 import io.lettuce.core.ScanIterator;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -84,7 +85,8 @@ public final class RedisTarget {
      */
     public static synchronized RedisTarget sentinel() {
         if (sentinel == null) {
-            sentinelProcess = RedisSentinelProcess.start();
+            // Shared by tests that do not test failover: no failover of a master that is merely slow to answer.
+            sentinelProcess = RedisSentinelProcess.start(Duration.ofMinutes(1));
             Runtime.getRuntime().addShutdownHook(new Thread(sentinelProcess::close));
             sentinel = new RedisTarget("redis-sentinel", "redis-sentinel://" + sentinelProcess.sentinelAddresses()
                     + "#" + RedisSentinelProcess.MASTER_NAME);
