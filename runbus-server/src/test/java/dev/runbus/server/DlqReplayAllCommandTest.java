@@ -120,10 +120,11 @@ class DlqReplayAllCommandTest {
 
     /**
      * A run's dead letter is replayed as {@code dlq replay ID} replays it, through the runs layer: the run goes back to
-     * pending and runs again. Without {@code --database-url} nothing at all is replayed.
+     * pending and runs again; a dead letter the run no longer names is left, as the API leaves it. Without
+     * {@code --database-url} nothing at all is replayed.
      */
     @Test
-    void runsDeadLettersGoBackToPendingThroughTheRunsLayer_andNeedTheDatabase() {
+    void runsDeadLettersGoBackToPendingThroughTheRunsLayer_andNeedTheDatabase() throws Exception {
         String schema = TestServers.newSchema("dlqall");
         org.postgresql.ds.PGSimpleDataSource db = new org.postgresql.ds.PGSimpleDataSource();
         db.setURL(TestServers.databaseUrl());
@@ -154,13 +155,31 @@ class DlqReplayAllCommandTest {
                     .contains("--database-url").contains("nothing was replayed");
             assertThat(bus.deadLetters().list("runs", null, 10)).allMatch(d -> d.replayedAs().isEmpty());
 
-            Cli replayed = Cli.run(concat(new String[] {"dlq", "replay", "--all", "--database-url",
-                    TestServers.databaseUrl(), "--schema", schema}, at));
+            // As after the run died again on a newer trigger: the run names another dead letter than its first.
+            String stale = bus.deadLetters().list("runs", null, 10).stream()
+                    .filter(d -> d.message().id().equals(ids.get(0).toString())).findFirst().orElseThrow().id();
+            try (java.sql.Connection c = db.getConnection(); java.sql.Statement st = c.createStatement()) {
+                st.execute("UPDATE " + schema + ".runs SET dead_letter_id = '1-0' WHERE id = '" + ids.get(0) + "'");
+            }
+            String[] withDatabase = concat(at, new String[] {"--database-url", TestServers.databaseUrl(), "--schema",
+                    schema});
+            Cli notCurrent = Cli.run(concat(new String[] {"dlq", "replay", stale}, withDatabase));
+            assertThat(notCurrent.exitCode).isEqualTo(2);
+            assertThat(notCurrent.err).contains("dead letter " + stale + " is not the current one of run " + ids.get(0));
+
+            Cli replayed = Cli.run(concat(new String[] {"dlq", "replay", "--all", "--json"}, withDatabase));
             assertThat(replayed.exitCode).as(replayed.err).isZero();
-            Wait.until("runs done", WAIT, () -> ids.stream()
+            JsonNode json = new ObjectMapper().readTree(replayed.out);
+            assertThat(json.get("replayed").asLong()).isEqualTo(2);
+            assertThat(json.get("not_replayed").get(0).get("id").asText()).isEqualTo(stale);
+            assertThat(replayed.err).contains("not replayed: " + stale + ": dead letter " + stale
+                    + " is not the current one of run " + ids.get(0));
+            Wait.until("runs done", WAIT, () -> ids.subList(1, 3).stream()
                     .allMatch(id -> runs.get(id).orElseThrow().status() == RunStatus.DONE));
-            assertThat(ids).allMatch(id -> runs.replies(id).size() == 1);
-            assertThat(bus.deadLetters().list("runs", null, 10)).allMatch(d -> d.replayedAs().isPresent());
+            assertThat(ids.subList(1, 3)).allMatch(id -> runs.replies(id).size() == 1);
+            assertThat(runs.get(ids.get(0)).orElseThrow().status()).isEqualTo(RunStatus.FAILED);
+            assertThat(bus.deadLetters().list("runs", null, 10)).filteredOn(d -> d.replayedAs().isPresent())
+                    .hasSize(2);
         } finally {
             TestServers.dropSchema(schema);
         }

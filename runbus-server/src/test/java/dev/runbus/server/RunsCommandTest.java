@@ -90,6 +90,29 @@ class RunsCommandTest {
         assertBad("--after must be a next_cursor as this listing returned it", "--after", "nonsense");
     }
 
+    /** A run failed by PostgreSQL's count has no dead letter: replayed, it is pending with a new trigger. */
+    @Test
+    void replaySendsAFailedRunWithoutADeadLetterBackWithANewTrigger_andRefusesAnyOther() throws Exception {
+        insert(1, "2026-01-01T00:00:00Z", "failed", "u1", "s1", "2026-01-01T00:00:01Z");
+        String id = string("SELECT id FROM " + schema + ".runs");
+
+        Cli replay = cli("runs", "replay", id, "--json");
+        assertThat(replay.exitCode).as(replay.err).isZero();
+        assertThat(JSON.readTree(replay.out).get("status").asText()).isEqualTo("pending");
+        assertThat(string("SELECT status FROM " + schema + ".runs")).isEqualTo("pending");
+        assertThat(RedisTarget.local().redis().xlen(prefix + ":{runs}:stream")).isEqualTo(1); // the new trigger
+
+        Cli again = cli("runs", "replay", id);
+        assertThat(again.exitCode).isEqualTo(2);
+        assertThat(again.err).contains("run " + id + " is pending and cannot become pending");
+        Cli unknown = cli("runs", "replay", UUID.randomUUID().toString());
+        assertThat(unknown.exitCode).isEqualTo(2);
+        assertThat(unknown.err).contains("no run ");
+        Cli malformed = cli("runs", "replay", "run-1");
+        assertThat(malformed.exitCode).isEqualTo(2);
+        assertThat(malformed.err).contains("run id must be a UUID: run-1");
+    }
+
     @Test
     void pruneDeletesFinishedRunsBeforeTheTimeInBatches_neverAnUnfinishedOne() throws Exception {
         insert(3, "2026-01-01T00:00:00Z", "done", "u1", "s1", "2026-01-01T00:00:01Z");
@@ -171,6 +194,14 @@ class RunsCommandTest {
     private static void sql(String statement) throws Exception {
         try (Connection c = DriverManager.getConnection(TestServers.databaseUrl()); Statement st = c.createStatement()) {
             st.execute(statement);
+        }
+    }
+
+    private static String string(String query) throws Exception {
+        try (Connection c = DriverManager.getConnection(TestServers.databaseUrl()); Statement st = c.createStatement();
+             ResultSet rs = st.executeQuery(query)) {
+            rs.next();
+            return rs.getString(1);
         }
     }
 

@@ -36,7 +36,8 @@ final class DeadLetterReplays {
     interface OneReplay {
         /**
          * @throws DeadLetterAlreadyReplayedException, NoSuchDeadLetterException, IllegalRunTransitionException,
-         *                                             RunNotFoundException: skipped, with the reason
+         *                                             RunNotFoundException, DlqCommand.NotTheRunsDeadLetter: skipped,
+         *                                             with the reason
          */
         String replay(DeadLetter d);
     }
@@ -145,7 +146,7 @@ final class DeadLetterReplays {
             one.replay(d);
             return null;
         } catch (DeadLetterAlreadyReplayedException | NoSuchDeadLetterException | IllegalRunTransitionException
-                 | RunNotFoundException e) {
+                 | RunNotFoundException | DlqCommand.NotTheRunsDeadLetter e) {
             return e.getMessage();
         }
     }

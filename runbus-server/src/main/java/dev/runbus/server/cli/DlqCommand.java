@@ -1,6 +1,7 @@
 package dev.runbus.server.cli;
 
 import dev.runbus.DeadLetter;
+import dev.runbus.runs.Run;
 import dev.runbus.runs.Runs;
 import dev.runbus.server.Infrastructure;
 import dev.runbus.server.RunsFactory;
@@ -83,6 +84,15 @@ final class DlqCommand implements Runnable {
             m.forEach(t::row);
             print(t, m);
             return 0;
+        }
+    }
+
+    /** A run's dead letter that is not the one the run names: the run's own is replayed, not this one. */
+    static final class NotTheRunsDeadLetter extends IllegalArgumentException {
+        private static final long serialVersionUID = 1L;
+
+        NotTheRunsDeadLetter(String message) {
+            super(message);
         }
     }
 
@@ -169,6 +179,13 @@ final class DlqCommand implements Runnable {
         private static String replay(Infrastructure infra, Runs runs, String topic, DeadLetter d) {
             Optional<UUID> runId = runOf(d);
             if (runId.isPresent()) {
+                // As the API does: an older dead letter of a run that died again names the run, but replaying it
+                // would replay the run's current one.
+                Optional<String> current = runs.get(runId.get()).flatMap(Run::deadLetterId);
+                if (current.isPresent() && !current.get().equals(d.id())) {
+                    throw new NotTheRunsDeadLetter("dead letter " + d.id() + " is not the current one of run "
+                            + runId.get() + " (" + current.get() + "): replay that one");
+                }
                 runs.replay(runId.get());
                 return runId.get().toString();
             }

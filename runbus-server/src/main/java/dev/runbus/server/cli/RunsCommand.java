@@ -1,6 +1,8 @@
 package dev.runbus.server.cli;
 
+import dev.runbus.runs.IllegalRunTransitionException;
 import dev.runbus.runs.Run;
+import dev.runbus.runs.RunNotFoundException;
 import dev.runbus.runs.RunPage;
 import dev.runbus.runs.RunQuery;
 import dev.runbus.runs.Runs;
@@ -25,8 +27,9 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 @Command(name = "runs", mixinStandardHelpOptions = true,
-        description = "Runs in PostgreSQL: list them, show one, prune finished ones.",
-        subcommands = {RunsCommand.ListRuns.class, RunsCommand.Show.class, RunsCommand.Prune.class})
+        description = "Runs in PostgreSQL: list them, show one, replay a failed one, prune finished ones.",
+        subcommands = {RunsCommand.ListRuns.class, RunsCommand.Show.class, RunsCommand.Replay.class,
+                RunsCommand.Prune.class})
 final class RunsCommand implements Runnable {
 
     @picocli.CommandLine.Spec
@@ -34,7 +37,7 @@ final class RunsCommand implements Runnable {
 
     @Override
     public void run() {
-        throw new picocli.CommandLine.ParameterException(spec.commandLine(), "missing subcommand: list, show or prune");
+        throw new picocli.CommandLine.ParameterException(spec.commandLine(), "missing subcommand: list, show, replay or prune");
     }
 
     @Command(name = "list", mixinStandardHelpOptions = true,
@@ -141,12 +144,7 @@ final class RunsCommand implements Runnable {
 
         @Override
         int run(Infrastructure infra, Settings s) {
-            UUID runId;
-            try {
-                runId = UUID.fromString(id);
-            } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("run id must be a UUID: " + id);
-            }
+            UUID runId = runId(id);
             try (Runs runs = RunsFactory.create(infra, s, "admin")) {
                 Run run = runs.get(runId).orElseThrow(() -> new IllegalArgumentException("no run " + id));
                 Map<String, Object> m = Views.run(run);
@@ -161,6 +159,48 @@ final class RunsCommand implements Runnable {
                 print(t, m);
             }
             return 0;
+        }
+    }
+
+    @Command(name = "replay", mixinStandardHelpOptions = true,
+            description = {"Send a failed run back to pending (Runs.replay): its dead letter is replayed to its "
+                    + "partition, or, when it has none (it failed by PostgreSQL's count of its attempts, or its dead "
+                    + "letter was purged), a new trigger is published."})
+    static final class Replay extends AdminCommand {
+        @Parameters(paramLabel = "ID", description = "run id")
+        String id;
+
+        @Override
+        boolean needsDatabase() {
+            return true;
+        }
+
+        @Override
+        int run(Infrastructure infra, Settings s) {
+            UUID runId = runId(id);
+            try (Runs runs = RunsFactory.create(infra, s, "admin")) {
+                try {
+                    runs.replay(runId);
+                } catch (RunNotFoundException | IllegalRunTransitionException e) {
+                    throw new IllegalArgumentException(e.getMessage());
+                }
+                Map<String, Object> out = new LinkedHashMap<>();
+                out.put("run_id", runId.toString());
+                out.put("status", "pending");
+                Table t = new Table("field", "value");
+                out.forEach(t::row);
+                print(t, out);
+            }
+            return 0;
+        }
+    }
+
+    /** A run id from the command line, or a usage error naming it. */
+    static UUID runId(String id) {
+        try {
+            return UUID.fromString(id);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("run id must be a UUID: " + id);
         }
     }
 
