@@ -17,6 +17,7 @@ import dev.runbus.runs.internal.worker.RunAttempts;
 import dev.runbus.runs.internal.worker.RunCommits;
 import dev.runbus.runs.internal.worker.RunFailures;
 import dev.runbus.runs.internal.store.RunListing;
+import dev.runbus.runs.internal.store.RunPruning;
 import dev.runbus.runs.internal.store.TimedReads;
 import dev.runbus.runs.internal.store.RunStore;
 import dev.runbus.runs.internal.worker.RunWorker;
@@ -36,6 +37,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongConsumer;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -76,6 +78,7 @@ public final class Runs implements AutoCloseable {
     private final RunMeters meters;
     private final RunListing listing;
     private final RunCancels cancels;
+    private final RunPruning pruning;
     private Subscription worker;
     /** Where the worker's run handlers run, when this layer owns the threads. */
     private ExecutorService ownedHandlers;
@@ -96,6 +99,7 @@ public final class Runs implements AutoCloseable {
         this.listenerHandle = bus.addListener(marker);
         this.listing = new RunListing(new TimedReads(store.dataSource(), config.readTimeout()), config.schema());
         this.cancels = new RunCancels(store.dataSource(), config.schema());
+        this.pruning = new RunPruning(store.dataSource(), config.schema());
     }
 
     /**
@@ -316,6 +320,70 @@ public final class Runs implements AutoCloseable {
         } catch (RuntimeException e) {
             log.info("run {} is cancelled; its scheduled trigger {} could not be removed ({}) and will be acked when"
                     + " due", runId, scheduledId, e.getMessage());
+        }
+    }
+
+    /** The largest batch of {@link #deleteFinished}: one statement deletes and locks at most this many runs. */
+    public static final int MAX_DELETE_BATCH = 10_000;
+
+    /**
+     * How many runs finished (done, failed or cancelled) before {@code finishedBefore}: what {@link #deleteFinished}
+     * would delete now. Reads every such run's index entry: seconds on millions of runs.
+     *
+     * @throws RunStoreException when PostgreSQL fails
+     */
+    public long countFinished(Instant finishedBefore) {
+        checkBound(finishedBefore);
+        try {
+            return pruning.count(finishedBefore);
+        } catch (SQLException e) {
+            throw new RunStoreException("counting finished runs failed: " + e.getMessage(), e);
+        }
+    }
+
+    /** {@link #deleteFinished(Instant, int, LongConsumer)} without progress. */
+    public long deleteFinished(Instant finishedBefore, int batchSize) {
+        return deleteFinished(finishedBefore, batchSize, deleted -> { });
+    }
+
+    /**
+     * Deletes the runs that finished (done, failed or cancelled) before {@code finishedBefore}, with their replies and
+     * effects, and returns how many. Never a pending run (a delayed one included) nor a running one: the status is
+     * checked again as each row is deleted, so a failed run replayed meanwhile stays. In batches of {@code batchSize}
+     * runs, each one statement that commits on its own: only the batch's rows are locked, and only while it runs, so
+     * the workers and the API go on; a call that stops half-way (PostgreSQL failed) leaves the batches before deleted,
+     * and can simply be made again. {@code afterEachBatch} is told the number deleted so far after each batch. The
+     * counts of {@link #counts()} go down by the runs deleted. A dead letter of a deleted run stays in Redis;
+     * replayed, its trigger finds no run and is acknowledged.
+     *
+     * <p>The database role needs {@code DELETE} on the runs tables, which the runtime role of {@link
+     * RunsSchema#runtimeGrants} does not have: run it as the migration role, or as a role given
+     * {@link RunsSchema#pruneGrants}.
+     *
+     * @param batchSize 1 to {@link #MAX_DELETE_BATCH}
+     * @throws IllegalArgumentException when {@code batchSize} is out of range or {@code finishedBefore} is outside
+     *                                  {@link RunQuery#EARLIEST} to {@link RunQuery#LATEST}
+     * @throws RunStoreException        when PostgreSQL fails
+     */
+    public long deleteFinished(Instant finishedBefore, int batchSize, LongConsumer afterEachBatch) {
+        checkBound(finishedBefore);
+        Objects.requireNonNull(afterEachBatch, "afterEachBatch");
+        if (batchSize < 1 || batchSize > MAX_DELETE_BATCH) {
+            throw new IllegalArgumentException("batchSize must be between 1 and " + MAX_DELETE_BATCH + ", not "
+                    + batchSize);
+        }
+        try {
+            return pruning.delete(finishedBefore, batchSize, afterEachBatch);
+        } catch (SQLException e) {
+            throw new RunStoreException("deleting finished runs failed: " + e.getMessage(), e);
+        }
+    }
+
+    private static void checkBound(Instant finishedBefore) {
+        Objects.requireNonNull(finishedBefore, "finishedBefore");
+        if (!RunQuery.inRange(finishedBefore)) {
+            throw new IllegalArgumentException("finishedBefore must be between " + RunQuery.EARLIEST + " and "
+                    + RunQuery.LATEST + ", not " + finishedBefore);
         }
     }
 

@@ -99,4 +99,16 @@ public final class RunsSchema {
     public static String orderedIndexScript(String schema) {
         return ToolScript.orderedIndex(SqlIdentifier.check("schema", schema));
     }
+
+    /**
+     * The GRANT statements that let {@code role} delete finished runs ({@link Runs#deleteFinished}, {@code runbus runs
+     * prune}) and do nothing else: USAGE on the schema, SELECT on the migrations table (to check the version), SELECT
+     * and DELETE on the runs, their replies and their effects. The runtime role has no DELETE; give this to the role
+     * of the job that prunes, and run them as the migration role after each migration.
+     *
+     * @param role a lower-case SQL identifier, like the schema
+     */
+    public static String pruneGrants(String schema, String role) {
+        return Migrations.pruneGrants(RunsConfig.identifier("schema", schema), RunsConfig.identifier("role", role));
+    }
 }

@@ -1,7 +1,8 @@
 -- What the runtime role of a runs layer needs, and nothing more: ${schema} and ${role} are replaced
 -- (RunsSchema.runtimeGrants). Run it as the role that owns the schema (the migration role) after each migration:
 -- a new migration may add a table. The runtime role then starts with RunsConfig.migrate(false) (--no-migrate).
--- No DELETE: nothing in the runs layer deletes. No CREATE: the runtime role cannot change the schema.
+-- No DELETE: serving and working delete nothing (deleting finished runs is another role's: grants_prune.sql).
+-- No CREATE: the runtime role cannot change the schema.
 GRANT USAGE ON SCHEMA ${schema} TO ${role};
 GRANT SELECT ON ${schema}.schema_migrations TO ${role};
 GRANT SELECT, INSERT, UPDATE ON ${schema}.runs, ${schema}.messages, ${schema}.run_effects,

@@ -134,6 +134,47 @@ class TwoRolesTest extends RunsTestSupport {
                 .hasMessageContaining("permission denied for table run_counts");
     }
 
+    /**
+     * A third role with only {@link RunsSchema#pruneGrants} deletes finished runs (their replies and effects, and the
+     * counts follow through the trigger, which writes them with its owner's rights), and can do nothing else.
+     */
+    @Test
+    void pruneRoleDeletesFinishedRuns_andCanNeitherWriteRunsNorChangeTheSchema() throws Exception {
+        migrateAndGrant();
+        String pruner = "rbpr_" + migrator.substring("rbmig_".length());
+        execute("CREATE ROLE " + pruner + " LOGIN");
+        try (HikariDataSource prunerPool = poolAs(pruner)) {
+            run(migratorPool, RunsSchema.pruneGrants(schema, pruner));
+            Runs runs = runsAs(runtimePool, bus(), config(false).build());
+            runs.startWorker(run -> List.of(Reply.assistant("echo:" + run.input()),
+                    new Reply("tool", run.effects().once("notify", key -> "sent"))));
+            UUID done = runs.submit(NewRun.of("s", "u", "old")).runId();
+            Wait.until("done", WAIT, () -> runs.get(done).orElseThrow().status() == RunStatus.DONE);
+            UUID pending = lostRun("waiting", Duration.ofDays(2));
+
+            Runs pruning = runsAs(prunerPool, bus(), config(false).build());
+            assertThat(pruning.deleteFinished(java.time.Instant.now().plusSeconds(1), 100)).isEqualTo(1);
+            assertThat(runs.get(done)).isEmpty();
+            assertThat(runs.get(pending)).isPresent();
+            assertThat(runs.counts()).isEqualTo(new RunCounts(1, 0, 0, 0));
+            assertThat(TestDatabase.count("SELECT count(*) FROM " + schema + ".run_effects")).isZero();
+
+            assertThatThrownBy(() -> run(prunerPool, "UPDATE " + schema + ".runs SET status = 'done'"))
+                    .hasMessageContaining("permission denied for table runs");
+            assertThatThrownBy(() -> pruning.submit(NewRun.of("s", "u", "not mine")))
+                    .hasMessageContaining("permission denied");
+            assertThatThrownBy(() -> run(prunerPool, "CREATE TABLE " + schema + ".intruder (x int)"))
+                    .hasMessageContaining("permission denied for schema " + schema);
+        } finally {
+            for (int i = closeables.size() - 1; i >= 0; i--) {
+                closeables.get(i).close();
+            }
+            closeables.clear();
+            execute("DROP OWNED BY " + pruner + " CASCADE");
+            execute("DROP ROLE " + pruner);
+        }
+    }
+
     @Test
     void runtimeRoleWithMigrateOn_failsSayingWhichRoleToUse() {
         migrateAndGrant();

@@ -2,6 +2,7 @@ package dev.runbus.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.runbus.runs.RunsSchema;
 import dev.runbus.server.cli.Commands;
 import dev.runbus.server.http.HttpApi;
 import java.io.IOException;
@@ -16,13 +17,15 @@ import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
 
 /**
  * The reference docs say what the program does: docs/cli.md's tables of commands and options against the
  * command's own definitions ({@link Setting} and the picocli tree: names, defaults, which settings have a flag),
- * and docs/http-api.md's table of routes against the routes a running server registers, with their scopes.
+ * docs/http-api.md's table of routes against the routes a running server registers, with their scopes, and the
+ * commands docs/runbook.md tells an operator to run against the picocli tree.
  */
 class DocsMatchTheCodeTest {
 
@@ -159,6 +162,156 @@ class DocsMatchTheCodeTest {
             }
         }
         assertThat(wrong).as("flags of the commands in docs/cli.md").isEmpty();
+    }
+
+    /**
+     * Every {@code runbus} command docs/runbook.md quotes (a line of a {@code sh} block, or a code span that starts with
+     * {@code runbus}, after any {@code VAR=value} in front) parses with the program's own definitions and names a
+     * command that runs (not a group of subcommands): a flag renamed or removed, or a subcommand that went, fails here.
+     */
+    @Test
+    void everyCommandTheRunbookQuotesParses() throws IOException {
+        List<String> commands = runbookCommands(read("runbook.md"));
+        assertThat(commands).as("commands quoted in docs/runbook.md").hasSizeGreaterThan(20);
+        List<String> wrong = new ArrayList<>();
+        for (String command : commands) {
+            List<String> words = words(command);
+            try {
+                CommandLine.ParseResult parsed = Commands.commandLine(Hermetic.environment())
+                        .parseArgs(words.subList(1, words.size()).toArray(new String[0]));
+                while (parsed.hasSubcommand()) {
+                    parsed = parsed.subcommand();
+                }
+                if (parsed.commandSpec().subcommands().keySet().stream().anyMatch(n -> !n.equals("help"))) {
+                    wrong.add(command + ": names no command that runs, only a group of them");
+                }
+            } catch (CommandLine.ParameterException e) {
+                wrong.add(command + ": " + e.getMessage());
+            }
+        }
+        assertThat(wrong).as("commands of docs/runbook.md").isEmpty();
+    }
+
+    /**
+     * docs/runbook.md has a section for every alert of docs/prometheus-alerts.yml, named by the alert, which its
+     * {@code runbook} annotation names; and every link to a section of the runbook, from the runbook itself, the other
+     * docs or the README, names a heading that exists.
+     */
+    @Test
+    void everyAlertHasItsRunbookSection_andEveryLinkToOneArrives() throws IOException {
+        String runbook = read("runbook.md");
+        Set<String> anchors = new TreeSet<>();
+        Matcher heading = Pattern.compile("(?m)^#+ (.+)$").matcher(runbook);
+        while (heading.find()) {
+            anchors.add(heading.group(1).toLowerCase(java.util.Locale.ROOT).replaceAll("[^a-z0-9 -]", "")
+                    .replace(' ', '-'));
+        }
+        List<String> wrong = new ArrayList<>();
+        String alerts = read("prometheus-alerts.yml");
+        Matcher alert = Pattern.compile("- alert: (\\w+)\\n(?:(?!- alert:)[\\s\\S])*?runbook: docs/runbook\\.md#(\\S+)")
+                .matcher(alerts);
+        Set<String> covered = new TreeSet<>();
+        while (alert.find()) {
+            covered.add(alert.group(1));
+            if (!alert.group(2).equals(alert.group(1).toLowerCase(java.util.Locale.ROOT))) {
+                wrong.add(alert.group(1) + ": its runbook annotation names #" + alert.group(2));
+            }
+        }
+        Matcher named = Pattern.compile("- alert: (\\w+)").matcher(alerts);
+        while (named.find()) {
+            if (!covered.contains(named.group(1))) {
+                wrong.add(named.group(1) + ": no runbook annotation");
+            }
+            if (!runbook.contains("\n### " + named.group(1) + "\n")) {
+                wrong.add(named.group(1) + ": no section ### " + named.group(1) + " in docs/runbook.md");
+            }
+        }
+        Map<String, String> texts = new LinkedHashMap<>();
+        try (Stream<Path> docs = Files.list(DOCS)) {
+            for (Path p : docs.filter(f -> f.toString().endsWith(".md") || f.toString().endsWith(".yml")).toList()) {
+                texts.put(p.getFileName().toString(), Files.readString(p));
+            }
+        }
+        texts.put("README.md", Files.readString(DOCS.resolveSibling("README.md")));
+        for (Map.Entry<String, String> text : texts.entrySet()) {
+            String prefix = text.getKey().equals("runbook.md") ? "\\]\\(" : "runbook\\.md";
+            Matcher link = Pattern.compile(prefix + "#([a-z0-9-]+)").matcher(text.getValue());
+            while (link.find()) {
+                if (!anchors.contains(link.group(1))) {
+                    wrong.add(text.getKey() + " links to runbook.md#" + link.group(1) + ", which is no heading");
+                }
+            }
+        }
+        assertThat(wrong).as("the runbook's sections and the links to them").isEmpty();
+    }
+
+    /**
+     * The grants docs/security.md shows, for the runtime role and for a pruning role, are the statements
+     * {@link RunsSchema#runtimeGrants} and {@link RunsSchema#pruneGrants} make (for schema runbus), comments aside.
+     */
+    @Test
+    void theGrantsOfSecurityMdAreTheOnesTheCodeMakes() throws IOException {
+        String security = read("security.md");
+        List<String> blocks = new ArrayList<>();
+        Matcher sql = Pattern.compile("```sql\\n([\\s\\S]*?)```").matcher(security);
+        while (sql.find()) {
+            blocks.add(sql.group(1).strip());
+        }
+        assertThat(blocks).as("SQL blocks of docs/security.md")
+                .contains(statements(RunsSchema.runtimeGrants("runbus", "runbus_app")))
+                .contains(statements(RunsSchema.pruneGrants("runbus", "runbus_prune")));
+    }
+
+    /** SQL without its comment lines. */
+    private static String statements(String sql) {
+        return sql.lines().filter(l -> !l.startsWith("--")).collect(Collectors.joining("\n")).strip();
+    }
+
+    /** The {@code runbus} commands of {@code sh} blocks and code spans, comments and variables in front taken off. */
+    static List<String> runbookCommands(String text) {
+        List<String> out = new ArrayList<>();
+        StringBuilder prose = new StringBuilder(); // a code span may go on over a line break
+        boolean inShell = false;
+        boolean inOther = false;
+        for (String line : text.split("\n")) {
+            if (line.startsWith("```")) {
+                if (inShell || inOther) {
+                    inShell = false;
+                    inOther = false;
+                } else if (line.equals("```sh")) {
+                    inShell = true;
+                } else {
+                    inOther = true; // messages runbus prints: they quote commands in prose
+                }
+                continue;
+            }
+            if (inShell) {
+                String command = line.replaceAll("\\s+#.*$", "").replaceAll("^([A-Z_]+=\\S+ )+", "").strip();
+                if (command.startsWith("runbus ")) {
+                    out.add(command);
+                }
+            } else if (!inOther) {
+                prose.append(line).append(' ');
+            }
+        }
+        Matcher span = Pattern.compile("`([^`]+)`").matcher(prose);
+        while (span.find()) {
+            String command = span.group(1).replaceAll("^([A-Z_]+=\\S+ )+", "").strip();
+            if (command.startsWith("runbus ")) {
+                out.add(command);
+            }
+        }
+        return out;
+    }
+
+    /** A command line's words, as a shell splits them: on spaces, single-quoted words kept whole. */
+    private static List<String> words(String command) {
+        List<String> out = new ArrayList<>();
+        Matcher m = Pattern.compile("'([^']*)'|(\\S+)").matcher(command);
+        while (m.find()) {
+            out.add(m.group(1) != null ? m.group(1) : m.group(2));
+        }
+        return out;
     }
 
     /** Whether a row's commands cell names {@code command} ("runbus dlq list"), its parent, or every command. */

@@ -74,6 +74,8 @@ class FalsePhrasesTest {
             Map.entry("\"When a run fails\"", "the section is docs/runs.md, \"Status\""),
             Map.entry("`--topic`, `--group` and `--handler`", "demo refuses --handler-path too: six options"),
             Map.entry("--topic, --group and --handler are refused", "demo refuses --handler-path too: six options"),
+            Map.entry("nothing in the runs layer deletes a row",
+                    "Runs.deleteFinished deletes finished runs; the runtime role still has no DELETE"),
             Map.entry("every run ends done or failed", "or cancelled"),
             Map.entry("Runs converge to `done` or `failed`", "or cancelled"),
             Map.entry("every run still ends `done` or `failed`", "or cancelled"),

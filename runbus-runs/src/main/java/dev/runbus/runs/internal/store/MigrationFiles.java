@@ -9,7 +9,7 @@ import java.util.List;
 /**
  * The SQL templates in this jar, each with {@code ${schema}} (and the grants {@code ${role}}) to replace: the
  * numbered migrations of {@code dev/runbus/runs/migrations} in the order of its {@code index.txt}, the index of
- * ordered runs and the runtime grants. Loads nothing but this jar's resources.
+ * ordered runs, the runtime grants and a pruning role's grants. Loads nothing but this jar's resources.
  */
 public final class MigrationFiles {
 
@@ -81,6 +81,11 @@ public final class MigrationFiles {
     /** {@code grants.sql} written for {@code schema} and {@code role}. */
     public static String grants(String schema, String role) {
         return readResource("/dev/runbus/runs/grants.sql").replace("${schema}", schema).replace("${role}", role);
+    }
+
+    /** {@code grants_prune.sql} written for {@code schema} and {@code role}. */
+    public static String pruneGrants(String schema, String role) {
+        return readResource("/dev/runbus/runs/grants_prune.sql").replace("${schema}", schema).replace("${role}", role);
     }
 
     private static String readResource(String path) {

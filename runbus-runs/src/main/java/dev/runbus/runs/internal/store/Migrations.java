@@ -137,4 +137,9 @@ public final class Migrations {
     public static String runtimeGrants(String schema, String role) {
         return MigrationFiles.grants(schema, role);
     }
+
+    /** The GRANT statements of {@code grants_prune.sql}; see {@code RunsSchema#pruneGrants}. */
+    public static String pruneGrants(String schema, String role) {
+        return MigrationFiles.pruneGrants(schema, role);
+    }
 }
