@@ -15,10 +15,12 @@ public final class ChildJvm implements AutoCloseable {
 
     private final Process process;
     private final List<String> lines = new CopyOnWriteArrayList<>();
+    /** Reads the child's output into {@link #lines}; it ends once the child has ended and its output is read. */
+    private final Thread reader;
 
     private ChildJvm(Process process) {
         this.process = process;
-        Thread reader = new Thread(() -> {
+        this.reader = new Thread(() -> {
             try (BufferedReader r = new BufferedReader(
                     new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
                 String line;
@@ -146,10 +148,15 @@ public final class ChildJvm implements AutoCloseable {
         }
     }
 
-    /** SIGKILL: no shutdown hook, no graceful close, nothing acked. */
+    /**
+     * SIGKILL: no shutdown hook, no graceful close, nothing acked. Returns once the child has ended and everything it
+     * wrote has been read, so that {@link #lines} then holds its whole output: a line written just before it died (or
+     * before a condition the test saw held) may still be in the pipe when the process is already gone.
+     */
     public void kill() throws InterruptedException {
         process.destroyForcibly();
         process.waitFor();
+        reader.join(PATIENCE.toMillis());
     }
 
     @Override

@@ -38,9 +38,12 @@ public final class Supervisor {
             ChildJvm c = start.call();
             started.accept(c);
             Wait.until("the child died, or got done", patience, () -> !c.isAlive() || done.getAsBoolean());
+            boolean gotDone = c.isAlive();
+            // Ends the one that got done, and reads any child's output to its end before it is counted: what a
+            // child wrote before acking may still be in the pipe when its acks already made the test's condition hold.
+            c.kill();
             lines.addAll(c.lines());
-            if (c.isAlive()) {
-                c.kill();
+            if (gotDone) {
                 return new Run(deaths, lines);
             }
             deaths++;
