@@ -284,6 +284,11 @@ public final class RedisBus implements Bus {
         return consumers.pruneDead(topic, group);
     }
 
+    /**
+     * One pass of the janitor. Each group is pruned on its own: one that fails (say a group gone from under its
+     * subscription, deleted by another tool or lost by Redis, until its read loop creates it again) is reported and
+     * holds back neither the other groups nor the sweep of the start records, which removes a gone group's whole.
+     */
     private void prune() {
         Set<String> groups = new java.util.HashSet<>();
         Map<String, Partitions> unordered = new java.util.HashMap<>();
@@ -295,7 +300,11 @@ public final class RedisBus implements Bus {
         }
         for (String key : groups) {
             String[] tg = key.split("\n", 2);
-            consumers.pruneDead(tg[0], tg[1]);
+            try {
+                consumers.pruneDead(tg[0], tg[1]);
+            } catch (RuntimeException e) {
+                listener.onLoopError("runbus-janitor: pruning the dead consumers of " + tg[0] + "/" + tg[1], e);
+            }
         }
         unordered.forEach((key, partitions) -> startRecords.sweep(partitions, key.split("\n", 2)[0]));
     }

@@ -5,8 +5,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The least-privilege Redis ACLs of runbus's clients, the one copy the tests use (REDIS-SECURITY-DOCS.md repeats
- * them for operators). Commands are listed by name, so that an audit can read them; scripts run with the caller's
+ * The least-privilege Redis ACLs of runbus's clients, the tests' copy of the lines docs/security.md gives
+ * operators ({@code DocumentedAclTest} checks that they are the same). Commands are listed by name, so that an audit can read them; scripts run with the caller's
  * rights, so the commands the Lua scripts call are listed as well as the ones sent directly.
  */
 public final class RedisAcl {
@@ -54,7 +54,7 @@ public final class RedisAcl {
         return "+xreadgroup +xread +xack +xclaim +xautoclaim +xpending +xrange +xrevrange +xlen +xtrim"
                 + " +xgroup|create +xgroup|delconsumer +xinfo|groups +xinfo|consumers +xinfo|stream"
                 + " +client|id +client|unblock"
-                + " +type +incr +del +pexpire +pttl +hget +hset +hdel +hmget +hincrby +hscan +zrange +zrangebyscore +zrem +zremrangebyscore"
+                + " +type +del +pexpire +pttl +hget +hset +hdel +hmget +hlen +hscan +zrange +zrangebyscore +zrem +zremrangebyscore"
                 + " +zcard +smembers";
     }
 

@@ -16,8 +16,10 @@ import io.lettuce.core.Consumer;
 import io.lettuce.core.XReadArgs;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -101,6 +103,54 @@ class StartRecordSweepTest {
             assertThat(one.redis.hgetall(starts)).containsOnlyKeys(id);
             release.countDown();
         } finally {
+            RedisTarget.local().deleteKeys(prefix);
+        }
+    }
+
+    /**
+     * A group deleted from under its subscription (XGROUP DESTROY by another tool) while its handler runs: the
+     * janitor's pass reports the group it cannot prune and goes on, deleting another group's consumer that left and
+     * removing the gone group's start record whole. The subscription's room is full (its one handler holds the first
+     * entry, the other two wait), so its read loop does not create the group again meanwhile.
+     */
+    @Test
+    void aGroupGoneFromUnderItsSubscriptionHoldsBackNoneOfTheJanitorsWork() throws Exception {
+        String prefix = "test-janitor-gone-" + UUID.randomUUID();
+        String starts = prefix + ":{jobs}:starts:doomed";
+        CountDownLatch release = new CountDownLatch(1);
+        CountDownLatch running = new CountDownLatch(1);
+        List<String> loopErrors = new CopyOnWriteArrayList<>();
+        try (Bus bus = Bus.connect(BusConfig.builder(RedisTarget.local().uri()).keyPrefix(prefix)
+                .janitorInterval(Duration.ofMillis(200)).heartbeatInterval(Duration.ofMillis(200))
+                .consumerDeadAfter(Duration.ofSeconds(1)).listener(new BusListener() {
+                    @Override
+                    public void onLoopError(String loop, Throwable error) {
+                        loopErrors.add(loop + ": " + error.getMessage());
+                    }
+                }).build())) {
+            Subscription held = bus.subscribe("jobs", "doomed", "c1", d -> {
+                running.countDown();
+                release.await();
+            }, SubscribeOptions.builder().concurrency(1).batchSize(1).minIdle(Duration.ofMinutes(1)).build());
+            bus.subscribe("jobs", "other", "stays", d -> { });
+            bus.subscribe("jobs", "other", "leaves", d -> { }).close();
+            for (int i = 0; i < 3; i++) {
+                bus.publisher().publish("jobs", Message.of("job", "x".getBytes(StandardCharsets.UTF_8)));
+            }
+            running.await();
+            Wait.until("the running entry's start recorded", Duration.ofSeconds(20), () -> one.redis.exists(starts) == 1);
+            Wait.until("all three read: no room for more", Duration.ofSeconds(20), () -> held.inFlight() == 3);
+            one.redis.xgroupDestroy(prefix + ":{jobs}:stream", "doomed");
+
+            Wait.until("the gone group's start record removed", Duration.ofSeconds(20),
+                    () -> one.redis.exists(starts) == 0);
+            Wait.until("the consumer that left the other group deleted", Duration.ofSeconds(20),
+                    () -> bus.inspector().consumers("jobs", "other").stream().noneMatch(c -> c.name().equals("leaves")));
+            assertThat(loopErrors).as("the gone group reported").anyMatch(e -> e.contains("jobs/doomed")
+                    && e.contains("NOGROUP"));
+            release.countDown();
+        } finally {
+            release.countDown();
             RedisTarget.local().deleteKeys(prefix);
         }
     }
