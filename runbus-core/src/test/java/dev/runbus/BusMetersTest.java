@@ -3,6 +3,7 @@ package dev.runbus;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.runbus.internal.redis.Keys;
+import dev.runbus.internal.redis.Replies;
 import dev.runbus.testkit.RedisTarget;
 import dev.runbus.testkit.TcpProxy;
 import dev.runbus.testkit.Wait;
@@ -157,6 +158,61 @@ class BusMetersTest {
                 () -> registry.find("runbus.group.lag").tags("group", "audit").gauge() == null
                         && registry.find("runbus.group.pending").tags("group", "audit").gauge() == null);
         assertThat(gauge("runbus.group.lag", "topic", "audited", "group", "g")).isZero();
+    }
+
+    /**
+     * A lag Redis cannot tell is shown as unknown, not as 0: the audit group read the first of three entries, and the
+     * third was deleted (XDEL) past its position, so XINFO GROUPS answers no lag for it while the second waits. The
+     * lag gauge is NaN and runbus.group.lag.unknown 1; once the group has read the stream's newest entry, the lag is
+     * known again.
+     */
+    @Test
+    void aLagRedisCannotTellIsNaNAndFlaggedNotZero() {
+        String stream = new Keys(prefix).stream("audited");
+        var redis = RedisTarget.local().redis();
+        redis.xgroupCreate(XReadArgs.StreamOffset.from(stream, "0"), "audit", XGroupCreateArgs.Builder.mkstream(true));
+        Bus bus = bus(BusConfig.builder(RedisTarget.local().uri()));
+        bus.subscribe("audited", "g", "c", d -> {
+        }, SubscribeOptions.builder().blockTime(Duration.ofMillis(200)).build());
+        List<String> ids = List.of(bus.publisher().publish("audited", message("one")),
+                bus.publisher().publish("audited", message("two")), bus.publisher().publish("audited", message("three")));
+        var first = redis.xreadgroup(Consumer.from("audit", "gone"), XReadArgs.Builder.count(1),
+                XReadArgs.StreamOffset.lastConsumed(stream));
+        redis.xack(stream, "audit", first.get(0).getId());
+        Wait.until("g handled the three", WAIT, () -> count("runbus.acks", "topic", "audited", "group", "g") == 3);
+        redis.xdel(stream, ids.get(2));
+        assertThat(lagOf(redis.xinfoGroups(stream), "audit")).as("XINFO GROUPS: no lag for audit").isNull();
+
+        // One reading reads the groups one after the other: wait for one that has read both since the deletion.
+        Wait.until("audit's lag read as unknown, g's as 0", WAIT,
+                () -> gauge("runbus.group.lag.unknown", "topic", "audited", "group", "audit") == 1
+                        && gauge("runbus.group.lag", "topic", "audited", "group", "g") == 0);
+        assertThat(registry.find("runbus.group.lag").tags("topic", "audited", "group", "audit").gauge())
+                .as("the lag gauge is there").isNotNull();
+        assertThat(gauge("runbus.group.lag", "topic", "audited", "group", "audit")).as("unknown, not 0").isNaN();
+        assertThat(gauge("runbus.group.pending", "topic", "audited", "group", "audit")).isZero();
+        assertThat(gauge("runbus.group.lag", "topic", "audited", "group", "g")).as("g read everything").isZero();
+        assertThat(gauge("runbus.group.lag.unknown", "topic", "audited", "group", "g")).isZero();
+
+        // Redis counts again from the stream's newest entry: the deleted third was the newest until a fourth came.
+        bus.publisher().publish("audited", message("four"));
+        assertThat(redis.xreadgroup(Consumer.from("audit", "gone"), XReadArgs.StreamOffset.lastConsumed(stream)))
+                .hasSize(2);
+        Wait.until("audit's lag known again", WAIT,
+                () -> gauge("runbus.group.lag.unknown", "topic", "audited", "group", "audit") == 0);
+        assertThat(gauge("runbus.group.lag", "topic", "audited", "group", "audit")).isZero();
+    }
+
+    /** The lag field of {@code group} in an XINFO GROUPS reply (null when Redis cannot tell it). */
+    private static Object lagOf(List<Object> groups, String group) {
+        for (Object g : groups) {
+            java.util.Map<String, Object> info = Replies.info(g);
+            if (group.equals(Replies.str(info.get("name")))) {
+                assertThat(info).as("XINFO GROUPS of %s has a lag field", group).containsKey("lag");
+                return info.get("lag");
+            }
+        }
+        throw new AssertionError("no group " + group);
     }
 
     @Test

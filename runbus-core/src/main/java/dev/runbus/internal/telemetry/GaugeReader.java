@@ -26,7 +26,10 @@ public final class GaugeReader implements Runnable {
     static final String DEAD_LETTERS = "dead_letters";
     static final String SCHEDULED = "scheduled";
     static final String PENDING = "pending";
+    /** A group's lag; -1 when Redis cannot tell it, which the gauge shows as NaN, never as 0. */
     static final String LAG = "lag";
+    /** 1 while Redis cannot tell a group's lag, else 0: so that an alert can name the unknown case. */
+    static final String LAG_UNKNOWN = "lag_unknown";
     static final String CONSUMERS_ALIVE = "consumers_alive";
     static final String OLDEST_PENDING_AGE = "oldest_pending_age";
     static final String UNOWNED = "unowned";
@@ -87,7 +90,10 @@ public final class GaugeReader implements Runnable {
         for (Inspector.GroupInfo g : inspector.groups(topic)) {
             groups.add(g.name());
             set(new Key(PENDING, topic, g.name()), g.pending());
-            set(new Key(LAG, topic, g.name()), Math.max(g.lag(), 0));
+            // XINFO GROUPS answers no lag after entries past the group's position were deleted, and Redis 6.2 has
+            // none: reported as 0, such a group would look caught up while entries wait.
+            set(new Key(LAG, topic, g.name()), g.lag() < 0 ? -1 : g.lag());
+            set(new Key(LAG_UNKNOWN, topic, g.name()), g.lag() < 0 ? 1 : 0);
             set(new Key(CONSUMERS_ALIVE, topic, g.name()),
                     inspector.consumers(topic, g.name()).stream().filter(Inspector.ConsumerInfo::alive).count());
             set(new Key(OLDEST_PENDING_AGE, topic, g.name()), oldestPendingAgeMillis(topic, g));

@@ -75,7 +75,10 @@ final class MicrometerBusMeters implements BusMeters {
                     "Entries waiting in the topic's delay sets (delayed publishes and retries)"),
             GaugeReader.PENDING, new GaugeName("runbus.group.pending",
                     "Entries delivered to the group and not yet acknowledged"),
-            GaugeReader.LAG, new GaugeName("runbus.group.lag", "Entries not yet delivered to the group"),
+            GaugeReader.LAG, new GaugeName("runbus.group.lag",
+                    "Entries not yet delivered to the group; NaN when Redis cannot tell (runbus.group.lag.unknown)"),
+            GaugeReader.LAG_UNKNOWN, new GaugeName("runbus.group.lag.unknown",
+                    "1 when Redis cannot tell the group's lag (entries deleted past its position; Redis 6.2)"),
             GaugeReader.CONSUMERS_ALIVE, new GaugeName("runbus.group.consumers.alive",
                     "Consumers of the group with a recent heartbeat"),
             GaugeReader.OLDEST_PENDING_AGE, new GaugeName("runbus.group.oldest.pending.age",
@@ -93,7 +96,9 @@ final class MicrometerBusMeters implements BusMeters {
         String help = g.help();
         Tags tags = key.group() == null ? Tags.of("topic", key.topic()) : Tags.of("topic", key.topic(), "group", key.group());
         boolean millis = key.figure().equals(GaugeReader.OLDEST_PENDING_AGE);
-        gauges.put(key, Gauge.builder(name, value, v -> millis ? v.doubleValue() / 1000 : v.doubleValue())
+        boolean lag = key.figure().equals(GaugeReader.LAG);
+        gauges.put(key, Gauge.builder(name, value, v -> millis ? v.doubleValue() / 1000
+                        : lag && v.get() < 0 ? Double.NaN : v.doubleValue())
                 .description(help).tags(tags).baseUnit(millis ? "seconds" : null).register(registry));
     }
 
