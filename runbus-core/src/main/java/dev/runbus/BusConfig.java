@@ -109,6 +109,7 @@ public record BusConfig(String redisUri, String keyPrefix, Duration commandTimeo
         if (redisUri.isBlank()) {
             throw new IllegalArgumentException("redisUri must not be blank");
         }
+        dev.runbus.internal.redis.RedisLink.checkUrl(redisUri);
         Objects.requireNonNull(keyPrefix, "keyPrefix");
         KeyPrefix.check(keyPrefix);
         for (var d : new Object[][] {{"commandTimeout", commandTimeout}, {"heartbeatInterval", heartbeatInterval},

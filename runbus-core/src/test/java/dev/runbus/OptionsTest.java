@@ -56,6 +56,11 @@ class OptionsTest {
     @Test
     void busConfigValidation() {
         assertThatThrownBy(() -> BusConfig.builder(" ").build()).hasMessageContaining("redisUri");
+        // A URL runbus cannot read is refused when the configuration is built, not at connect, password masked.
+        assertThatThrownBy(() -> BusConfig.builder("redis://u:p@ss@127.0.0.1").build())
+                .hasMessageContaining("percent-encode").hasMessageNotContaining("p@ss");
+        assertThatThrownBy(() -> BusConfig.builder("127.0.0.1:6379").build())
+                .hasMessageContaining("not a Redis URL runbus reads");
         assertThatThrownBy(() -> BusConfig.builder("redis://x").keyPrefix("a{b}").build())
                 .hasMessageContaining("keyPrefix");
         assertThatThrownBy(() -> BusConfig.builder("redis://x").heartbeatInterval(Duration.ofSeconds(10))

@@ -32,6 +32,13 @@ public final class DatabasePool {
      * the URL wins.
      */
     public static final Duration SOCKET_TIMEOUT = Duration.ofSeconds(30);
+    /**
+     * pgjdbc reads "user:password@" as part of the host and fails as if the server were unreachable. Neither "://"
+     * nor "@" in this text: every message is masked on its way out, from the URL's "://" to the message's last "@".
+     */
+    private static final String USER_INFO_REFUSED = "a JDBC URL takes the user and password as parameters "
+            + "(?user=NAME, the password in RUNBUS_DATABASE_PASSWORD or --database-password-file), not before the "
+            + "host";
     /** How long checking an idle connection before handing it out may take; below the connection timeout. */
     static final Duration VALIDATION_TIMEOUT = Duration.ofSeconds(2);
     /**
@@ -55,10 +62,8 @@ public final class DatabasePool {
     /** Opens the pool with {@code password} (the embedded server's) in place of the settings' one. */
     static HikariDataSource open(String jdbcUrl, Optional<String> password, int poolSize) {
         if (hasUserInfo(jdbcUrl)) {
-            // pgjdbc reads "user:password@" as part of the host and fails as if the server were unreachable.
-            throw new IllegalStateException("cannot connect to PostgreSQL at " + Settings.mask(jdbcUrl) + ": a JDBC "
-                    + "URL takes the user and password as parameters (jdbc:postgresql://host:port/database?user=NAME, "
-                    + "the password in RUNBUS_DATABASE_PASSWORD or --database-password-file), not as user:password@");
+            throw new IllegalStateException("cannot connect to PostgreSQL at " + Settings.mask(jdbcUrl) + ": "
+                    + USER_INFO_REFUSED);
         }
         HikariConfig hc = new HikariConfig();
         // The password given apart replaces the URL's: the driver would prefer the URL's.
@@ -84,6 +89,13 @@ public final class DatabasePool {
                 }
                 pauseBeforeRetry();
             }
+        }
+    }
+
+    /** @throws IllegalArgumentException naming {@code --database-url} (masked) when it holds user:password@ */
+    static void checkUrl(String jdbcUrl) {
+        if (hasUserInfo(jdbcUrl)) {
+            throw new IllegalArgumentException("--database-url " + Settings.mask(jdbcUrl) + ": " + USER_INFO_REFUSED);
         }
     }
 

@@ -76,14 +76,8 @@ public final class Infrastructure implements AutoCloseable {
                 ds = embeddedPostgres ? DatabasePool.open(jdbcUrl, Optional.of(embedded.postgresPassword()), poolSize)
                         : DatabasePool.open(s, jdbcUrl, poolSize);
             }
-            // The runs topic's partition count, which Redis records on first use and checks on every later one.
-            Bus bus = Bus.connect(redisConfig(s, redisUri, redisPassword).keyPrefix(s.get(Setting.KEY_PREFIX))
-                    .meterRegistry(metrics == null ? null : metrics.registry())
-                    .meterRefreshInterval(s.duration(Setting.METER_REFRESH))
-                    .partitions(s.get(Setting.TOPIC), s.integer(Setting.PARTITIONS, 1))
-                    .retentionAge(s.duration(Setting.RETENTION_AGE))
-                    .deadLetterRetention(s.optionalDuration(Setting.DEAD_LETTER_RETENTION).orElse(null))
-                    .tracing(Tracing.global()).build());
+            Bus bus = Bus.connect(busConfig(s, redisUri, redisPassword)
+                    .meterRegistry(metrics == null ? null : metrics.registry()).tracing(Tracing.global()).build());
             return new Infrastructure(redisUri, jdbcUrl, embedded, ds, bus, metrics);
         } catch (IOException | RuntimeException e) {
             if (ds != null) {
@@ -94,6 +88,19 @@ public final class Infrastructure implements AutoCloseable {
             }
             throw masked(e);
         }
+    }
+
+    /**
+     * The bus the settings describe on {@code redisUri}, but for its meters and tracing; {@link Settings#validate()}
+     * builds it too, so that a bad value is refused before any server starts.
+     */
+    static BusConfig.Builder busConfig(Settings s, String redisUri, char[] embeddedPassword) {
+        // The runs topic's partition count, which Redis records on first use and checks on every later one.
+        return redisConfig(s, redisUri, embeddedPassword).keyPrefix(s.get(Setting.KEY_PREFIX))
+                .meterRefreshInterval(s.duration(Setting.METER_REFRESH))
+                .partitions(s.get(Setting.TOPIC), s.integer(Setting.PARTITIONS, 1))
+                .retentionAge(s.duration(Setting.RETENTION_AGE))
+                .deadLetterRetention(s.optionalDuration(Setting.DEAD_LETTER_RETENTION).orElse(null));
     }
 
     /** The Redis connection the settings give, with the embedded Redis's password when it is the embedded one. */

@@ -37,7 +37,7 @@ public final class RedisAccess {
                 return m;
             }
         }
-        throw new IllegalArgumentException("redis-scripts must be auto, eval or functions, got '" + value + "'");
+        throw new IllegalArgumentException("--redis-scripts must be auto, eval or functions, got '" + value + "'");
     }
 
     /** The password file's first line, or the password setting; empty: the URL's (if it holds one). */

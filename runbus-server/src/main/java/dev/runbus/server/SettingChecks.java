@@ -73,13 +73,20 @@ final class SettingChecks {
             errors.add("--key-prefix: " + e.getMessage());
         }
         for (Setting f : FILES) {
-            if (s.isSet(f) && !Files.isReadable(Path.of(s.get(f)))) {
-                errors.add("--" + f.key() + " " + s.get(f) + ": no such readable file");
+            if (s.isSet(f)) {
+                String problem = fileProblem(Path.of(s.get(f)), "file");
+                if (problem == null && Files.isDirectory(Path.of(s.get(f)))) {
+                    problem = "is a folder, not a file";
+                }
+                if (problem != null) {
+                    errors.add("--" + f.key() + " " + s.get(f) + ": " + problem);
+                }
             }
         }
         for (String entry : HandlerPath.entries(s.get(Setting.HANDLER_PATH))) {
-            if (!Files.isReadable(Path.of(entry))) {
-                errors.add("--handler-path: " + entry + " is no readable jar or folder");
+            String problem = fileProblem(Path.of(entry), "jar or folder");
+            if (problem != null) {
+                errors.add("--handler-path " + entry + ": " + problem);
             }
         }
         if (s.isSet(Setting.PUBLIC_URL)) {
@@ -88,9 +95,47 @@ final class SettingChecks {
         if (s.isSet(Setting.TLS_CERT) != s.isSet(Setting.TLS_KEY)) {
             errors.add("--tls-cert and --tls-key go together: give both or neither");
         }
+        if (errors.isEmpty()) {
+            readLater(s, errors);
+        }
         if (!errors.isEmpty()) {
             throw new IllegalArgumentException(String.join(System.lineSeparator() + "runbus: ", errors));
         }
+    }
+
+    /**
+     * What the commands read only once they have servers, read here by the same code: the bus's configuration (the
+     * Redis URL, its password, how to run scripts, the TLS CA, the runs topic), the database's password and URL, the
+     * runs layer's configuration. Found later, a bad value would cost an embedded server's start. After the checks
+     * above, whose values these readers read again.
+     */
+    private static void readLater(Settings s, List<String> errors) {
+        String redisUrl = s.get(Setting.REDIS_URL);
+        // Without a URL the embedded Redis serves, on 127.0.0.1 without TLS.
+        check(errors, () -> Infrastructure.busConfig(s, redisUrl.isEmpty() ? "redis://127.0.0.1" : redisUrl, null)
+                .build());
+        check(errors, () -> DatabasePool.password(s));
+        if (s.isSet(Setting.DATABASE_URL)) {
+            check(errors, () -> DatabasePool.checkUrl(s.get(Setting.DATABASE_URL)));
+        }
+        check(errors, () -> RunsFactory.config(s, null));
+    }
+
+    /**
+     * Why {@code path} cannot be read, in words (missing, out of reach, not readable by this user), or null when
+     * it can; {@code what} names what it should be ("file", "jar or folder").
+     */
+    private static String fileProblem(Path path, String what) {
+        if (Files.notExists(path)) {
+            return "no such " + what;
+        }
+        if (!Files.exists(path)) {
+            return "cannot be reached: a folder on its way may not be searched by this user";
+        }
+        if (!Files.isReadable(path)) {
+            return "exists, but this user may not read it";
+        }
+        return null;
     }
 
     /** Refuses zero; a value that is no duration at all is left to the check of {@code DURATIONS}, said once. */

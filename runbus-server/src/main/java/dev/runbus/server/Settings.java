@@ -201,9 +201,10 @@ public final class Settings {
     }
 
     /**
-     * Reads every typed setting (numbers, durations, booleans, the retry policy, files that must exist) and
-     * throws one {@link IllegalArgumentException} naming all that are wrong. Commands call it before they start
-     * anything, so that a typo costs nothing.
+     * Reads every typed setting (numbers, durations, booleans, the retry policy, files that must exist) and, once
+     * those pass, what the commands read only when they have servers (the Redis URL and access, the passwords, the
+     * database URL, the runs layer's configuration); throws one {@link IllegalArgumentException} naming all that
+     * are wrong. Commands call it before they start anything, so that a typo costs nothing.
      */
     public void validate() {
         SettingChecks.validate(this);

@@ -2,7 +2,10 @@ package dev.runbus.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -69,6 +72,56 @@ class StartupChecksTest {
                 .contains("--submit-rate").contains("--tls-cert /nonexistent/cert.pem")
                 .contains("--tls-key /nonexistent/key.pem").contains("--redis-password-file /nonexistent/redis-password")
                 .doesNotContain("--ordered");
+    }
+
+    /**
+     * What serve reads only once it has servers (the Redis URL and access, the password files, the database URL, the
+     * runs layer's configuration) is checked with the rest, before an embedded Redis or PostgreSQL starts: each bad
+     * value is refused naming what is wrong, and no server process was started for it.
+     */
+    @Test
+    void settingsReadLateAreCheckedBeforeAnyServerProcessStarts(@org.junit.jupiter.api.io.TempDir Path dir)
+            throws Exception {
+        Path empty = Files.writeString(dir.resolve("empty-password"), "\n");
+        Path password = Files.writeString(dir.resolve("password"), "secret\n");
+        Map<List<String>, String> cases = new LinkedHashMap<>();
+        cases.put(List.of("--redis-scripts", "sometimes"), "--redis-scripts must be auto, eval or functions");
+        cases.put(List.of("--redis-password-file", empty.toString()), "--redis-password-file " + empty + " is empty");
+        cases.put(List.of("--database-password-file", empty.toString()),
+                "--database-password-file " + empty + " is empty");
+        cases.put(List.of("--redis-password-file", dir.toString()), "--redis-password-file " + dir + ": is a folder");
+        cases.put(List.of("--redis-url", "127.0.0.1:6379"), "not a Redis URL runbus reads");
+        cases.put(List.of("--database-url", "jdbc:postgresql://app:hunter2@127.0.0.1:5432/app"),
+                "a JDBC URL takes the user and password as parameters");
+        cases.put(List.of("--schema", "Not-An-Identifier"), "schema must be a lower-case SQL identifier");
+        cases.put(List.of("--topic", "two words"), "topic must not contain whitespace");
+        cases.put(List.of("--ordered", "--max-deliveries", "1"), "ordered runs need workerOptions.maxDeliveries");
+        for (var c : cases.entrySet()) {
+            List<String> args = new ArrayList<>(List.of("serve", "--port", "0"));
+            args.addAll(c.getKey());
+            Started started = watchingChildProcesses(() -> Cli.run(args.toArray(String[]::new)));
+            assertThat(started.cli.exitCode).as("%s: %s", c.getKey(), started.cli.err).isEqualTo(2);
+            assertThat(started.cli.err).as("%s", c.getKey()).contains(c.getValue()).doesNotContain("hunter2");
+            assertThat(started.processes).as("%s: processes started", c.getKey()).isEmpty();
+        }
+        // A password given twice: in the environment and in a file.
+        Started twice = watchingChildProcesses(() -> Cli.run(new Environment(Map.of("RUNBUS_REDIS_PASSWORD", "x"),
+                Hermetic.environment().workingDirectory()), "serve", "--port", "0", "--redis-password-file",
+                password.toString()));
+        assertThat(twice.cli.exitCode).as(twice.cli.err).isEqualTo(2);
+        assertThat(twice.cli.err).contains("given twice");
+        assertThat(twice.processes).as("processes started").isEmpty();
+    }
+
+    @Test
+    void aFileSettingSaysWhetherTheFileIsMissingOrAFolder(@org.junit.jupiter.api.io.TempDir Path dir) {
+        Cli missing = Cli.run("serve", "--tls-cert", dir.resolve("cert.pem").toString(), "--tls-key",
+                dir.toString(), "--handler-path", dir.resolve("handlers.jar").toString());
+        assertThat(missing.exitCode).isEqualTo(2);
+        assertThat(missing.err).contains("--tls-cert " + dir.resolve("cert.pem") + ": no such file")
+                .contains("--tls-key " + dir + ": is a folder, not a file")
+                .contains("--handler-path " + dir.resolve("handlers.jar") + ": no such jar or folder")
+                .doesNotContain("readable");
     }
 
     @Test

@@ -70,6 +70,16 @@ public abstract class RedisLink implements AutoCloseable {
     }
 
     /**
+     * Reads {@code url} as {@link #open} will, connecting to nothing: {@link BusConfig} refuses a URL runbus cannot
+     * read when it is built, not at connect.
+     *
+     * @throws IllegalArgumentException if the URL is not one runbus reads (the message never holds a password)
+     */
+    public static void checkUrl(String url) {
+        RedisUris.parse(url);
+    }
+
+    /**
      * Opens a link to the deployment {@code url} names, with the URL's credentials and the JVM's trust store,
      * and checks the server's version.
      *
