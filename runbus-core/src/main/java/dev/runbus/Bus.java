@@ -8,6 +8,7 @@ import java.util.Map;
  * The entry point: one connection to Redis shared by publishers, subscriptions, the dead-letter store and
  * the inspector. Thread-safe. Create with {@link #connect(BusConfig)} and close when done.
  *
+ * <!-- snippet: runbus-examples/src/main/java/dev/runbus/examples/JavadocExamples.java#bus -->
  * <pre>{@code
  * CountDownLatch handled = new CountDownLatch(1);
  * try (Bus bus = Bus.connect(BusConfig.builder("redis://127.0.0.1:6379").build());

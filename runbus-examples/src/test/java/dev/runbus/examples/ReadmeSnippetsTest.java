@@ -15,13 +15,15 @@ import org.junit.jupiter.api.Test;
  * Every Java block in the README is a region of a program in this module that compiles (and that
  * {@link GettingStartedTest} runs): the block follows a {@code <!-- snippet: FILE#NAME -->} line, and its text is
  * what lies between {@code // snippet:start NAME} and {@code // snippet:end} in FILE, less the common indent. So
- * a renamed method breaks the build, not the reader.
+ * a renamed method breaks the build, not the reader. The examples of the public javadoc are held to the same.
  */
 class ReadmeSnippetsTest {
 
     private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
     private static final Pattern BLOCK = Pattern.compile(
             "(?:<!-- snippet: (\\S+)#(\\S+) -->\\n)?```java\\n(.*?)```", Pattern.DOTALL);
+    private static final Pattern JAVADOC_BLOCK = Pattern.compile(
+            "<!-- snippet: (\\S+)#(\\S+) -->\\n[ \\t]*\\* <pre>\\{@code\\n(.*?)[ \\t]*\\* }</pre>", Pattern.DOTALL);
 
     @Test
     void everyJavaBlockOfTheReadmeIsASnippetOfACompiledExample() throws IOException {
@@ -36,6 +38,29 @@ class ReadmeSnippetsTest {
             checked.add(m.group(2));
         }
         assertThat(checked).contains("getting-started", "runs");
+    }
+
+    /**
+     * The examples of the public javadoc likewise: a {@code <pre>{@code …}</pre>} block after a {@code <!-- snippet:
+     * FILE#NAME -->} line of a comment is the region of FILE, less the comment's {@code * } margin.
+     */
+    @Test
+    void everyMarkedJavadocExampleIsASnippetOfACompiledExample() throws IOException {
+        List<String> checked = new ArrayList<>();
+        for (String module : List.of("runbus-core", "runbus-runs", "runbus-server", "runbus-spring-boot-starter")) {
+            try (var sources = Files.walk(ROOT.resolve(module).resolve("src/main/java"))) {
+                for (Path file : sources.filter(f -> f.toString().endsWith(".java")).toList()) {
+                    Matcher m = JAVADOC_BLOCK.matcher(Files.readString(file));
+                    while (m.find()) {
+                        String example = m.group(3).replaceAll("(?m)^[ \\t]*\\* ?", "");
+                        assertThat(example).as("%s: javadoc example %s#%s", ROOT.relativize(file), m.group(1),
+                                m.group(2)).isEqualTo(region(ROOT.resolve(m.group(1)), m.group(2)));
+                        checked.add(file.getFileName() + "#" + m.group(2));
+                    }
+                }
+            }
+        }
+        assertThat(checked).contains("Bus.java#bus", "Runs.java#runs");
     }
 
     static String region(Path file, String name) throws IOException {

@@ -43,13 +43,18 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Runs with exactly-once effects: PostgreSQL holds every run and its replies; the bus only triggers work.
+ * Runs with exactly-once effects: PostgreSQL holds every run and its replies; the bus only triggers work. On a
+ * {@link Bus} {@code bus} and a pooled {@link DataSource} {@code dataSource}:
  *
+ * <!-- snippet: runbus-examples/src/main/java/dev/runbus/examples/JavadocExamples.java#runs -->
  * <pre>{@code
- * Runs runs = Runs.create(bus, dataSource, RunsConfig.builder().build());   // applies migrations
- * runs.startWorker(run -> List.of(Reply.assistant(answer(run.input()))));
- * runs.startSweeper();
- * SubmitResult r = runs.submit(new NewRun(session, user, input, clientKey));
+ * try (Runs runs = Runs.create(bus, dataSource, RunsConfig.builder().build())) {   // applies migrations
+ *     runs.startWorker(run -> List.of(Reply.assistant("you said: " + run.input())));
+ *     runs.startSweeper();   // republishes runs whose trigger Redis lost
+ *     // The same idempotency key again finds the same run (created() false) and publishes nothing.
+ *     SubmitResult submitted = runs.submit(new NewRun("session-1", "user-1", "hello", "hello-1"));
+ *     System.out.println("run " + submitted.runId() + " " + submitted.status());   // a service keeps runs open
+ * }   // stops the sweeper and the worker (running handlers finish); the bus stays open
  * }</pre>
  *
  * Guarantees: one run per idempotency key (a duplicate submission publishes nothing); one set of replies per

@@ -98,7 +98,16 @@ class FalsePhrasesTest {
             Map.entry("Liquibase users include them as `sqlFile` changes",
                     "the exported files, each a sqlFile change with splitStatements false (LiquibaseScriptsTest)"),
             Map.entry("false for a schema managed by Flyway or Liquibase",
-                    "false for a schema a migration tool builds from RunsSchema.scripts"));
+                    "false for a schema a migration tool builds from RunsSchema.scripts"),
+            Map.entry(": no such readable file", "the message says whether the file is missing, a folder or unreadable"),
+            Map.entry("is no readable jar or folder", "the message says whether the entry is missing or unreadable"),
+            Map.entry("Reply.assistant(answer(run.input()))", "the Runs example is compiled (JavadocExamples)"),
+            Map.entry("new NewRun(session, user, input, clientKey)", "the Runs example is compiled (JavadocExamples)"),
+            Map.entry("{@code end} when the run is done or failed.", "or cancelled"),
+            Map.entry("earlier-submitted run of its user is done or failed", "or cancelled: a cancelled run holds up none"),
+            Map.entry("+hincrby", "nothing sends HINCRBY: the worker's ACL line does not grant it (DocumentedAclTest)"),
+            Map.entry(" +incr ", "nothing sends INCR: the worker's ACL line does not grant it (DocumentedAclTest)"),
+            Map.entry("not as user:password@", "masked on output from the URL to the last @: the reason holds none"));
 
     @Test
     void noKnownFalsePhraseIsBack() throws IOException {

@@ -19,7 +19,7 @@ import org.slf4j.LoggerFactory;
 /**
  * Executes runs in per-user order, as the handler of an ordered subscription: the bus hands it one trigger of a
  * partition at a time, and {@link OrderedAttempts} starts the run only when every earlier-submitted run of its
- * user is done or failed. PostgreSQL decides, not the stream: a trigger the sweeper republished (or a replay)
+ * user is finished (done, failed or cancelled). PostgreSQL decides, not the stream: a trigger the sweeper republished (or a replay)
  * lands behind the triggers of later runs, so a trigger can arrive for a run whose predecessor is unfinished.
  * What happens then depends on the predecessor, the blocker:
  *
