@@ -248,8 +248,10 @@ public final class Demo {
      */
     private Process startVictim(Infrastructure infra) throws IOException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> cmd = List.of(java, "-cp", System.getProperty("java.class.path"), RunbusCli.class.getName(),
-                "worker", "--consumer", "demo-victim");
+        // It lives for seconds, until the demo kills it: the client compiler alone and the serial collector start it
+        // in about a quarter of the time on a busy machine, and leave the cores to the demo's own workers.
+        List<String> cmd = List.of(java, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp",
+                System.getProperty("java.class.path"), RunbusCli.class.getName(), "worker", "--consumer", "demo-victim");
         // In a folder of its own: a runbus.properties where the demo was started must not fill in what the
         // demo's settings leave empty.
         java.io.File folder = Files.createTempDirectory("runbus-demo-victim").toFile();
