@@ -16,9 +16,11 @@ import java.util.function.BooleanSupplier;
  * {@code maxDeliveries} times without an outcome runs once more, alone: if the process dies then, it was that entry.
  *
  * <p>Every other handler passes through {@link #enter}/{@link #exit}: one compare-and-set each way while nobody waits
- * to run alone. A delivery that waits to run alone stops new handlers from starting and waits for the running ones to
- * finish, up to a bound (a handler that waits for another one to start would otherwise wait for good); past it, it
- * runs beside them.
+ * to run alone. Deliveries that must run alone take turns, one after another, for as long as the turns before take
+ * (each runs one handler, as long as it runs): after a death several may be due at once, the poison among them, and a
+ * bound on that wait would let the last ones run beside the poison, which would count their starts again. The one
+ * whose turn it is stops new handlers from starting and waits for the running ones to finish, up to a bound (a handler
+ * that waits for another one to start would otherwise wait for good); past it, it runs beside them.
  */
 public final class HandlerGate {
 
@@ -62,15 +64,16 @@ public final class HandlerGate {
     }
 
     /**
-     * Waits, up to {@code maxWaitNanos}, until no other handler runs, and keeps new ones from starting until
-     * {@link #exitAlone}. Returns true if the caller runs alone; false if the wait ran out (it then runs beside
-     * the others, counted as by {@link #enter}). Returns null, having taken nothing, if {@code giveUp} turned true.
+     * Waits for its turn among the deliveries that run alone (without a bound), then, up to {@code maxWaitNanos},
+     * until no other handler runs, and keeps new ones from starting until {@link #exitAlone}. Returns true if the
+     * caller runs alone; false if the wait for the running handlers ran out (it then runs beside them, counted as by
+     * {@link #enter}). Returns null, having taken nothing, if {@code giveUp} turned true.
      */
     public Boolean enterAlone(long maxWaitNanos, BooleanSupplier giveUp) {
-        long deadline = System.nanoTime() + maxWaitNanos;
-        if (!takeTurn(deadline, giveUp)) {
-            return giveUp.getAsBoolean() ? null : enterBeside(giveUp);
+        if (!takeTurn(giveUp)) {
+            return null;
         }
+        long deadline = System.nanoTime() + maxWaitNanos;
         int s;
         do {
             s = state.get();
@@ -92,14 +95,11 @@ public final class HandlerGate {
         return enter(giveUp) ? Boolean.FALSE : null;
     }
 
-    private boolean takeTurn(long deadline, BooleanSupplier giveUp) {
+    /** Waits for the turn to run alone; false if {@code giveUp} turned true first. */
+    private boolean takeTurn(BooleanSupplier giveUp) {
         while (!giveUp.getAsBoolean()) {
-            long left = deadline - System.nanoTime();
-            if (left <= 0) {
-                return false;
-            }
             try {
-                if (aloneTurn.tryAcquire(Math.min(left, SLICE_NANOS), TimeUnit.NANOSECONDS)) {
+                if (aloneTurn.tryAcquire(SLICE_NANOS, TimeUnit.NANOSECONDS)) {
                     return true;
                 }
             } catch (InterruptedException e) {
