@@ -104,10 +104,8 @@ class DemoCleanupTest {
     void ctrlCRemovesTheDemosData() throws Exception {
         Path log = Files.createTempFile("runbus-demo", ".log");
         log.toFile().deleteOnExit();
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> command = new ArrayList<>(List.of(java, "-cp", System.getProperty("java.class.path"),
-                RunbusCli.class.getName(), "demo", "--runs", "20000", "--no-progress", "--redis-url",
-                RedisTarget.local().uri(), "--database-url", DATABASE));
+        List<String> command = Hermetic.runbus("demo", "--runs", "20000", "--no-progress", "--redis-url",
+                RedisTarget.local().uri(), "--database-url", DATABASE);
         Process demo = Hermetic.child(new ProcessBuilder(sigintNotIgnored(command))).redirectErrorStream(true)
                 .redirectOutput(log.toFile()).start();
         try {

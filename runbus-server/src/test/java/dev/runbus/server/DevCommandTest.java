@@ -177,10 +177,7 @@ class DevCommandTest {
 
         /** With {@code path} as PATH (null: the test's). */
         static Dev startWithPath(DevCommandTest test, String path, String... args) throws IOException {
-            String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-            List<String> command = new ArrayList<>(List.of(java, "-cp", System.getProperty("java.class.path"),
-                    RunbusCli.class.getName()));
-            command.addAll(List.of(args));
+            List<String> command = Hermetic.runbus(args);
             Path out = Files.createTempFile(test.root, "out", ".txt");
             Path err = Files.createTempFile(test.root, "err", ".txt");
             ProcessBuilder b = Hermetic.child(new ProcessBuilder(command)).redirectOutput(out.toFile())

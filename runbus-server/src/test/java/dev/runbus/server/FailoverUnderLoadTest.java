@@ -580,12 +580,10 @@ class FailoverUnderLoadTest {
     // ------------------------------------------------------------------------------------------------ children
 
     private Child start(String name, List<String> common, String command, String... more) throws IOException {
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> cmd = new ArrayList<>(List.of(java, "-Xmx512m", "-XX:+UseSerialGC",
+        List<String> cmd = new ArrayList<>(Hermetic.runbus(List.of("-Xmx512m",
                 "-Dorg.slf4j.simpleLogger.log.dev.runbus=info",
                 "-Dorg.slf4j.simpleLogger.log.io.lettuce.core.protocol.ConnectionWatchdog=info",
-                "-Dorg.slf4j.simpleLogger.log.io.lettuce.core.protocol.ReconnectionHandler=info", "-cp",
-                System.getProperty("java.class.path"), RunbusCli.class.getName(), command));
+                "-Dorg.slf4j.simpleLogger.log.io.lettuce.core.protocol.ReconnectionHandler=info"), command));
         cmd.addAll(common);
         cmd.addAll(List.of(more));
         Path log = Files.createDirectories(Path.of("target", "failover-logs")).resolve(schema + "-" + name + ".log");

@@ -1,9 +1,12 @@
 package dev.runbus.server;
 
+import dev.runbus.testkit.ChildJvm;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -26,6 +29,21 @@ final class Hermetic {
     static ProcessBuilder child(ProcessBuilder builder) {
         builder.environment().keySet().removeIf(name -> name.startsWith("RUNBUS_"));
         return builder.directory(EMPTY_DIRECTORY.toFile());
+    }
+
+    /**
+     * The command line of {@code runbus args} in a child JVM on the test's class path, started quickly (the client
+     * compiler alone, the serial collector: {@link ChildJvm}), with {@code jvmOptions} before the class path.
+     */
+    static List<String> runbus(List<String> jvmOptions, String... args) {
+        List<String> command = new ArrayList<>(ChildJvm.javaCommand(jvmOptions.toArray(String[]::new)));
+        command.add(RunbusCli.class.getName());
+        command.addAll(List.of(args));
+        return command;
+    }
+
+    static List<String> runbus(String... args) {
+        return runbus(List.of(), args);
     }
 
     private static Path emptyDirectory() {

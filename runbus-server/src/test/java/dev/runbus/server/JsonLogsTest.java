@@ -38,12 +38,10 @@ class JsonLogsTest {
     void everyStderrLineOfAServeRunIsAJsonObject_andTheHandlersLineNamesItsRun() throws Exception {
         Path out = Files.createTempFile("runbus-serve", ".out");
         Path err = Files.createTempFile("runbus-serve", ".err");
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        ProcessBuilder pb = Hermetic.child(new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
-                RunbusCli.class.getName(), "serve", "--log-format", "json", "--port", "0", "--host", "127.0.0.1",
+        ProcessBuilder pb = Hermetic.child(new ProcessBuilder(Hermetic.runbus("serve", "--log-format", "json", "--port", "0", "--host", "127.0.0.1",
                 "--redis-url", RedisTarget.local().uri(), "--database-url", DemoEndToEndTest.DATABASE,
                 "--schema", schema, "--key-prefix", prefix, "--handler", LoggingHandler.class.getName(),
-                "--consumer", "json-1", "--shutdown-timeout", "10s"))
+                "--consumer", "json-1", "--shutdown-timeout", "10s")))
                 .redirectOutput(out.toFile()).redirectError(err.toFile());
         pb.environment().put("RUNBUS_LOG_LEVEL", "info");
         Process serve = pb.start();

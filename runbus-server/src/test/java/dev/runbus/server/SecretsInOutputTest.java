@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -86,10 +85,7 @@ class SecretsInOutputTest {
     }
 
     private static Process start(String... args) throws IOException {
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> cmd = new ArrayList<>(List.of(java, "-Dorg.slf4j.simpleLogger.defaultLogLevel=info", "-cp",
-                System.getProperty("java.class.path"), RunbusCli.class.getName()));
-        cmd.addAll(List.of(args));
+        List<String> cmd = Hermetic.runbus(List.of("-Dorg.slf4j.simpleLogger.defaultLogLevel=info"), args);
         return Hermetic.child(new ProcessBuilder(cmd)).redirectErrorStream(true).start();
     }
 

@@ -135,11 +135,9 @@ class ShutdownOrderTest {
     }
 
     private static Process startServe(Path dataDir, Path log) throws IOException {
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        ProcessBuilder b = Hermetic.child(new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
-                RunbusCli.class.getName(), "serve", "--port", "0", "--data-dir", dataDir.toString(), "--handler",
+        ProcessBuilder b = Hermetic.child(new ProcessBuilder(Hermetic.runbus("serve", "--port", "0", "--data-dir", dataDir.toString(), "--handler",
                 SlowHandler.class.getName(), "--concurrency", "4", "--consumer", "serve-1", "--shutdown-timeout",
-                "60s"));
+                "60s")));
         // Load, not abuse: no per-client submission limit.
         b.environment().put("RUNBUS_SUBMIT_RATE", "0");
         return b.redirectErrorStream(true).redirectOutput(log.toFile()).start();

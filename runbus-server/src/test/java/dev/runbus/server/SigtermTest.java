@@ -111,12 +111,10 @@ class SigtermTest {
     }
 
     private Process startServe() throws IOException {
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        ProcessBuilder b = Hermetic.child(new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
-                RunbusCli.class.getName(), "serve", "--port", "0", "--host", "127.0.0.1", "--redis-url",
+        ProcessBuilder b = Hermetic.child(new ProcessBuilder(Hermetic.runbus("serve", "--port", "0", "--host", "127.0.0.1", "--redis-url",
                 RedisTarget.local().uri(), "--database-url", DemoEndToEndTest.DATABASE, "--schema", schema,
                 "--key-prefix", prefix, "--handler", SlowHandler.class.getName(), "--concurrency", "4", "--consumer",
-                CONSUMER, "--min-idle", "10s", "--shutdown-timeout", "60s", "--submit-rate", "0"));
+                CONSUMER, "--min-idle", "10s", "--shutdown-timeout", "60s", "--submit-rate", "0")));
         b.environment().put(SlowHandler.GATE_VARIABLE, gate.toString());
         return b.redirectErrorStream(true).redirectOutput(log.toFile()).start();
     }

@@ -49,12 +49,28 @@ public final class ChildJvm implements AutoCloseable {
 
     /** Like {@link #start(Class, String...)} on {@code classpath} instead of the test's. */
     public static ChildJvm start(String classpath, Class<?> main, String... args) throws IOException {
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> command = new ArrayList<>(List.of(java, "-cp", classpath));
-        command.addAll(QUICK_START);
+        List<String> command = javaCommandOn(classpath);
         command.add(main.getName());
         command.addAll(List.of(args));
         return new ChildJvm(new ProcessBuilder(command).redirectErrorStream(true).start());
+    }
+
+    /**
+     * The start of a command line that runs a child JVM as {@link #start} does (this JVM's {@code java}, started
+     * quickly) on the test's class path, with {@code options} before it; the caller adds the main class and its
+     * arguments. For a child a test runs through a {@link ProcessBuilder} of its own.
+     */
+    public static List<String> javaCommand(String... options) {
+        return javaCommandOn(System.getProperty("java.class.path"), options);
+    }
+
+    private static List<String> javaCommandOn(String classpath, String... options) {
+        List<String> command = new ArrayList<>();
+        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        command.addAll(QUICK_START);
+        command.addAll(List.of(options));
+        command.addAll(List.of("-cp", classpath));
+        return command;
     }
 
     /** The output lines so far. */
