@@ -89,6 +89,8 @@ public final class RedisBus implements Bus {
     private final PeriodicLoop retentionLoop;
     private final TraceHooks tracing;
     private final BusMeters meters;
+    /** XADD's IDMP for every publisher of this bus, when the server has it. */
+    private final IdempotentAppends appends;
     /** What every subscription takes from this bus. */
     private final BusServices services;
     /** Reads the gauges that need Redis; null without a meter registry. */
@@ -100,6 +102,7 @@ public final class RedisBus implements Bus {
         this.link = link;
         this.calls = calls;
         this.batches = new BatchConnection(link);
+        this.appends = new IdempotentAppends(link.version().hasIdempotentAppends());
         this.keys = new Keys(config.keyPrefix());
         this.listener = new SafeListener(config.listener());
         this.scripts = new Scripts(calls, link.sync(), link.async(), keys);
@@ -173,7 +176,8 @@ public final class RedisBus implements Bus {
     public Publisher publisher(PublishOptions options) {
         requireOpen();
         return tracing.publisher(meters.timed(new RedisPublisher(link.async(), batches, keys, topics,
-                Objects.requireNonNull(options, "options"), config.commandTimeout().toMillis(), scripts, delays)));
+                Objects.requireNonNull(options, "options"), config.commandTimeout().toMillis(), scripts, delays,
+                appends)));
     }
 
     @Override

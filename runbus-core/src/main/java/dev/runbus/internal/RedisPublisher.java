@@ -28,7 +28,8 @@ import org.slf4j.LoggerFactory;
 /**
  * XADD of encoded messages. A batch is pipelined on a connection reserved for batches: its commands are
  * queued with auto-flush off and written to the socket in one flush, then the replies are awaited. One
- * write for the whole batch instead of one per message is what makes batch publishing fast.
+ * write for the whole batch instead of one per message is what makes batch publishing fast. On Redis 8.6 each
+ * XADD carries {@code IDMP} ({@link IdempotentAppends}).
  */
 final class RedisPublisher implements Publisher {
 
@@ -42,10 +43,22 @@ final class RedisPublisher implements Publisher {
     private final long timeoutMillis;
     private final Scripts scripts;
     private final DelayMover mover;
+    /** The bus's, shared by its publishers: one producer id per connection, not one per publisher. */
+    private final IdempotentAppends appends;
+    private final boolean idempotent;
+    private final long maxLenApprox;
+
+    /** The producer-id suffixes of the bus's shared connection and of its batch connection. */
+    private static final String SHARED = "";
+    private static final String BATCH = ":b";
 
     RedisPublisher(RedisClusterAsyncCommands<String, byte[]> redis, BatchConnection batches, Keys keys, TopicRegistry topics,
-                   PublishOptions options, long timeoutMillis, Scripts scripts, DelayMover mover) {
+                   PublishOptions options, long timeoutMillis, Scripts scripts, DelayMover mover,
+                   IdempotentAppends appends) {
         this.redis = redis;
+        this.appends = appends;
+        this.idempotent = options.idempotentAppends();
+        this.maxLenApprox = options.maxLenApprox();
         this.scripts = scripts;
         this.mover = mover;
         this.batches = batches;
@@ -66,8 +79,21 @@ final class RedisPublisher implements Publisher {
         Objects.requireNonNull(message, "message");
         Partitions partitions = prepare(topic);
         int p = partitions.partitionFor(message.key());
-        return partitions.qualify(p, Calls.await("publishing to " + topic,
-                add(redis, keys.stream(partitions.name(p)), message), timeoutMillis));
+        return partitions.qualify(p, append("publishing to " + topic, keys.stream(partitions.name(p)),
+                WireFormat.encode(message)));
+    }
+
+    /** One XADD on the shared connection, awaited; sent again without IDMP if the server refuses it. */
+    private String append(String what, String stream, Map<String, byte[]> fields) {
+        boolean idmp = idempotent && appends.on();
+        try {
+            return Calls.await(what, add(redis, stream, fields, SHARED, idmp), timeoutMillis);
+        } catch (RunbusException e) {
+            if (idmp && appends.refusedBy(e)) {
+                return Calls.await(what, add(redis, stream, fields, SHARED, false), timeoutMillis);
+            }
+            throw e;
+        }
     }
 
     @Override
@@ -79,18 +105,32 @@ final class RedisPublisher implements Publisher {
         for (int i = 0; i < partitionOf.length; i++) {
             partitionOf[i] = partitions.partitionFor(messages.get(i).key());
         }
+        List<Map<String, byte[]>> fields = new ArrayList<>(messages.size());
+        messages.forEach(m -> fields.add(WireFormat.encode(m)));
+        boolean idmp = idempotent && appends.on();
         List<RedisFuture<String>> sent = batches.pipeline(async -> {
             List<RedisFuture<String>> futures = new ArrayList<>(messages.size());
             for (int i = 0; i < partitionOf.length; i++) {
-                futures.add(add(async, keys.stream(partitions.name(partitionOf[i])), messages.get(i)));
+                futures.add(add(async, keys.stream(partitions.name(partitionOf[i])), fields.get(i), BATCH, idmp));
             }
             return futures;
         });
         List<String> ids = new ArrayList<>(messages.size());
         for (RedisFuture<String> f : sent) {
+            int i = ids.size();
+            String what = "publishing to " + topic;
             try {
-                ids.add(partitions.qualify(partitionOf[ids.size()],
-                        Calls.await("publishing to " + topic, f, timeoutMillis)));
+                String id;
+                try {
+                    id = Calls.await(what, f, timeoutMillis);
+                } catch (RunbusException e) {
+                    if (!idmp || !appends.refusedBy(e)) {
+                        throw e;
+                    }
+                    // Refused, so not appended: this one again, plainly (the rest of the batch as it comes).
+                    id = append(what, keys.stream(partitions.name(partitionOf[i])), fields.get(i));
+                }
+                ids.add(partitions.qualify(partitionOf[i], id));
             } catch (RunbusException e) {
                 throw new RunbusException("publishing a batch to " + topic + " failed after " + ids.size() + " of "
                         + messages.size() + " messages were appended (later ones may have been too): "
@@ -143,8 +183,11 @@ final class RedisPublisher implements Publisher {
         return topics.register(topic);
     }
 
-    private RedisFuture<String> add(RedisClusterAsyncCommands<String, byte[]> async, String stream, Message m) {
-        return addArgs == null ? async.xadd(stream, WireFormat.encode(m)) : async.xadd(stream, addArgs,
-                WireFormat.encode(m));
+    private RedisFuture<String> add(RedisClusterAsyncCommands<String, byte[]> async, String stream,
+                                    Map<String, byte[]> fields, String connection, boolean idmp) {
+        if (idmp) {
+            return async.xadd(stream, appends.next(connection, maxLenApprox), fields);
+        }
+        return addArgs == null ? async.xadd(stream, fields) : async.xadd(stream, addArgs, fields);
     }
 }

@@ -25,8 +25,8 @@ import java.util.function.Predicate;
  */
 public final class TcpProxy implements AutoCloseable {
 
-    private final String targetHost;
-    private final int targetPort;
+    /** Where new connections go: "host:port" ({@link #forwardTo}). */
+    private volatile String target;
     private final ServerSocket server;
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
     private final List<Connection> connections = new CopyOnWriteArrayList<>();
@@ -43,8 +43,7 @@ public final class TcpProxy implements AutoCloseable {
     private final AtomicInteger matched = new AtomicInteger();
 
     private TcpProxy(String targetHost, int targetPort) throws IOException {
-        this.targetHost = targetHost;
-        this.targetPort = targetPort;
+        this.target = targetHost + ":" + targetPort;
         this.server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
         Thread acceptor = new Thread(this::accept, "tcp-proxy-accept-" + server.getLocalPort());
         acceptor.setDaemon(true);
@@ -64,6 +63,16 @@ public final class TcpProxy implements AutoCloseable {
     public static TcpProxy before(String redisUri) {
         RedisURI server = RedisURI.create(redisUri);
         return start(server.getHost(), server.getPort());
+    }
+
+    /**
+     * Sends the connections opened from now on to the Redis server at {@code redisUri}; open ones stay where they
+     * are ({@link #dropConnections} closes them): a server replaced behind the same address, as a failover or an
+     * upgrade does.
+     */
+    public void forwardTo(String redisUri) {
+        RedisURI server = RedisURI.create(redisUri);
+        target = server.getHost() + ":" + server.getPort();
     }
 
     public int port() {
@@ -156,7 +165,9 @@ public final class TcpProxy implements AutoCloseable {
                 Socket client = server.accept();
                 Socket upstream;
                 try {
-                    upstream = new Socket(targetHost, targetPort);
+                    String to = target;
+                    int colon = to.lastIndexOf(':');
+                    upstream = new Socket(to.substring(0, colon), Integer.parseInt(to.substring(colon + 1)));
                 } catch (IOException e) {
                     closeQuietly(client);
                     continue;

@@ -46,6 +46,14 @@ public record RedisVersion(String product, String version, String redisCompatibl
         return redisCompatible == null || atLeast(redisCompatible, 7, 0);
     }
 
+    /**
+     * Whether XADD takes {@code IDMP} (idempotent appends): Redis 8.6 and later; no Valkey so far (Valkey 8 says
+     * redis_version 7.2.4). A server that does not say its version is taken not to.
+     */
+    public boolean hasIdempotentAppends() {
+        return "Redis".equals(product) && redisCompatible != null && atLeast(redisCompatible, 8, 6);
+    }
+
     /** Major, minor and patch of {@code version}; missing or unreadable parts are 0. */
     public static int[] numbers(String version) {
         int[] out = new int[3];
