@@ -114,7 +114,7 @@ public final class RedisBus implements Bus {
         listener.add(alarm);
         this.deadLetters = new RedisDeadLetters(link.sync(), scripts, keys, topics, alarm::depthMayHaveFallen);
         this.retention = new Retention(calls, link.sync(), keys, config.retentionAge(), config.retentionKeepLast(),
-                config.deadLetterRetention(), listener);
+                config.deadLetterRetention(), listener, link.version().hasAckedTrim());
         this.inspector = new RedisInspector(link.sync(), keys, topics, consumers, retention);
         this.heartbeats = new Heartbeats(scripts, link.async(), keys, config.heartbeatInterval(),
                 config.commandTimeout().toMillis(), listener);

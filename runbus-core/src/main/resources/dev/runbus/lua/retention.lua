@@ -17,6 +17,7 @@
 -- ARGV[1]  retention age, milliseconds; 0 keeps nothing for its age alone
 -- ARGV[2]  'trim' to trim, 'peek' to only compute (the inspector)
 -- ARGV[3]  entries to keep at the end of the stream whatever their age (the newest n); 0 or absent: none
+-- ARGV[4]  'acked' when the server has XTRIM … ACKED (Redis 8.2 and later): then a trim without ARGV[3] uses it
 -- Returns  { entries trimmed, the trim bound ('' when nothing may be trimmed), the group holding
 --            retention back (the one with the oldest bound; '' without groups), that group's bound }
 local stream, age, mode = KEYS[1], tonumber(ARGV[1]), ARGV[2]
@@ -72,6 +73,40 @@ if redis.call('TYPE', stream).ok ~= 'stream' then
   return {0, '', '', ''}
 end
 
+-- The id before which entries are older than the retention age, on the Redis clock: nil with no age, false when
+-- no entry can be that old yet.
+local function ageBound()
+  if age <= 0 then
+    return nil
+  end
+  local t = redis.call('TIME')
+  local cutoff = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) - age
+  if cutoff <= 0 then
+    return false
+  end
+  return string.format('%.0f', cutoff) .. '-0'
+end
+
+-- Redis 8.2 and later, trimming without keeping the newest n: XTRIM … ACKED trims only entries that every group
+-- has read and acknowledged, so no group's bound need be read (one XINFO GROUPS, for the count alone: a stream
+-- without groups is never trimmed, and ACKED would take its entries as acknowledged by all). It also trims the
+-- acknowledged entries behind a pending one, which the bound below keeps: an entry stuck pending holds back only
+-- itself. A server that refuses ACKED (older than 8.2: a replica of an older version promoted) gets the scan below.
+if ARGV[4] == 'acked' and mode == 'trim' and tonumber(ARGV[3] or '0') == 0 then
+  if #redis.call('XINFO', 'GROUPS', stream) == 0 then
+    return {0, '', '', ''}
+  end
+  local byAge = ageBound()
+  if byAge == false then
+    return {0, '', '', ''}
+  end
+  local trimTo = byAge or (MAX .. '-' .. MAX)
+  local n = redis.pcall('XTRIM', stream, 'MINID', trimTo, 'ACKED')
+  if type(n) == 'number' then
+    return {n, trimTo, '', ''}
+  end
+end
+
 local holder, bound = '', nil
 for _, g in ipairs(redis.call('XINFO', 'GROUPS', stream)) do
   local info = {}
@@ -94,16 +129,12 @@ if bound == nil then
 end
 
 local trimTo = bound
-if age > 0 then
-  local t = redis.call('TIME')
-  local cutoff = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) - age
-  if cutoff <= 0 then
-    return {0, '', holder, bound}
-  end
-  local byAge = string.format('%.0f', cutoff) .. '-0'
-  if older(byAge, trimTo) then
-    trimTo = byAge
-  end
+local byAge = ageBound()
+if byAge == false then
+  return {0, '', holder, bound}
+end
+if byAge and older(byAge, trimTo) then
+  trimTo = byAge
 end
 
 -- Keeping the newest n: trim only the entries that both the bound above and "all but the newest n"

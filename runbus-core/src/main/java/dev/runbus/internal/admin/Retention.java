@@ -19,7 +19,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Safe retention: trims each partition stream of the topics this bus subscribes to down to the oldest entry one
  * of its groups still needs, keeping entries younger than the retention age and the newest {@code retentionKeepLast} ({@code retention.lua} decides and
- * trims in one step), and, when opted in, dead letters older than their age ({@code trim_by_age.lua}). Each
+ * trims in one step; on Redis 8.2 and later, without a newest n to keep, with {@code XTRIM … ACKED}, which also
+ * trims what every group acknowledged behind an entry still pending), and, when opted in, dead letters older than their age ({@code trim_by_age.lua}). Each
  * round is idempotent, so every bus of a deployment may run it at once. A partition that fails is reported and
  * the round goes on with the next: one bad stream must not stop the others from being trimmed.
  */
@@ -49,10 +50,16 @@ public final class Retention {
     private final int keepLast;
     private final Duration deadLetterAge;
     private final SafeListener listener;
+    /** Whether the server has XTRIM … ACKED (Redis 8.2): the script trims with it when no newest n are kept. */
+    private final boolean ackedTrim;
 
-    /** {@code deadLetterAge} null: dead letters are kept. */
+    /**
+     * {@code deadLetterAge} null: dead letters are kept. {@code ackedTrim}: the server said at connect that it has
+     * {@code XTRIM … ACKED}; one that refuses it later gets the script's group scan.
+     */
     public Retention(ScriptCalls calls, RedisClusterCommands<String, byte[]> redis, Keys keys, Duration age, int keepLast,
-              Duration deadLetterAge, SafeListener listener) {
+              Duration deadLetterAge, SafeListener listener, boolean ackedTrim) {
+        this.ackedTrim = ackedTrim;
         this.calls = calls;
         this.redis = redis;
         this.keepLast = keepLast;
@@ -102,7 +109,7 @@ public final class Retention {
 
     private Result retain(String name, long age, int keep, boolean trim) {
         List<Object> r = calls.run(RETAIN, redis, ScriptOutputType.MULTI, new String[] {keys.stream(name)},
-                LuaScript.args(age, trim ? "trim" : "peek", keep));
+                LuaScript.args(age, trim ? "trim" : "peek", keep, ackedTrim ? "acked" : "scan"));
         return new Result(Replies.num(r.get(0)), blankAsNull(r.get(1)), blankAsNull(r.get(2)), blankAsNull(r.get(3)));
     }
 

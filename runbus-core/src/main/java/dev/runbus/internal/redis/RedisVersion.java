@@ -54,6 +54,14 @@ public record RedisVersion(String product, String version, String redisCompatibl
         return "Redis".equals(product) && redisCompatible != null && atLeast(redisCompatible, 8, 6);
     }
 
+    /**
+     * Whether XTRIM and XADD take {@code ACKED} (trim only what every group acknowledged): Redis 8.2 and later; no
+     * Valkey so far.
+     */
+    public boolean hasAckedTrim() {
+        return "Redis".equals(product) && redisCompatible != null && atLeast(redisCompatible, 8, 2);
+    }
+
     /** Major, minor and patch of {@code version}; missing or unreadable parts are 0. */
     public static int[] numbers(String version) {
         int[] out = new int[3];

@@ -58,7 +58,7 @@ class RetentionKeepLastCostTest {
             redis.xgroupCreate(XReadArgs.StreamOffset.from(stream, "0"), "g", XGroupCreateArgs.Builder.mkstream(true));
             publishAndAck(redis, stream, KEEP + 2_000);
             Retention retention = new Retention(ScriptCalls.auto(redis), redis, keys, Duration.ZERO, KEEP, null,
-                    new SafeListener(BusListener.NONE));
+                    new SafeListener(BusListener.NONE), link.version().hasAckedTrim());
 
             long first = timedRound(retention, redis, stream);
             assertThat(redis.xlen(stream)).isEqualTo(KEEP);

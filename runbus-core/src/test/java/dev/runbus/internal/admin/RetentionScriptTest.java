@@ -66,6 +66,11 @@ class RetentionScriptTest {
     }
 
     private Retention retention(Duration age, int keepLast, Duration deadLetterAge) {
+        return retention(age, keepLast, deadLetterAge, link.version().hasAckedTrim());
+    }
+
+    /** {@code ackedTrim}: the server's {@code XTRIM … ACKED} (Redis 8.2) where it has it; false: the group scan. */
+    private Retention retention(Duration age, int keepLast, Duration deadLetterAge, boolean ackedTrim) {
         return new Retention(ScriptCalls.auto(link.sync()), link.sync(), keys, age, keepLast, deadLetterAge, new SafeListener(new BusListener() {
             @Override
             public void onRetentionTrimmed(String topic, long entries) {
@@ -76,7 +81,7 @@ class RetentionScriptTest {
             public void onDeadLettersTrimmed(String topic, long entries) {
                 trimmedEvents.add(-entries);
             }
-        }));
+        }), ackedTrim);
     }
 
     private String stream(String topic) {
@@ -127,6 +132,53 @@ class RetentionScriptTest {
         retention(Duration.ZERO, null).round(List.of(Partitions.single("orders")), true);
 
         assertThat(ids(key)).containsExactly("1000-2", "1000-3", "1000-4", "1000-5");
+        assertThat(trimmedEvents).containsExactly(1L);
+    }
+
+    /**
+     * Entries every group acknowledged behind one still pending: the group scan keeps them (the stream begins at the
+     * oldest entry a group needs); {@code XTRIM … ACKED} on Redis 8.2 and later trims them, so an entry stuck
+     * pending holds back only itself. Either way the pending entry and the unread ones stay.
+     */
+    @Test
+    void acknowledgedEntriesBehindAPendingOne_goWhereTheServerTrimsWhatWasAcked() {
+        String key = stream("orders");
+        add(key, "1000-1", "1000-2", "1000-3", "1000-4", "1000-5");
+        group(key, "fast", "0");
+        group(key, "slow", "0");
+        redis.xack(key, "fast", read(key, "fast", 5).toArray(new String[0]));
+        read(key, "slow", 4);
+        redis.xack(key, "slow", "1000-1", "1000-3", "1000-4"); // 1000-2 pending, 1000-5 not read
+
+        retention(Duration.ZERO, null).round(List.of(Partitions.single("orders")), true);
+
+        if (link.version().hasAckedTrim()) {
+            assertThat(ids(key)).containsExactly("1000-2", "1000-5");
+            assertThat(trimmedEvents).containsExactly(3L);
+        } else {
+            assertThat(ids(key)).containsExactly("1000-2", "1000-3", "1000-4", "1000-5");
+            assertThat(trimmedEvents).containsExactly(1L);
+        }
+        // The scan, on every server: the same stream, nothing more to trim.
+        retention(Duration.ZERO, 0, null, false).round(List.of(Partitions.single("orders")), true);
+        assertThat(ids(key)).startsWith("1000-2").endsWith("1000-5");
+    }
+
+    /**
+     * Told the server has {@code XTRIM … ACKED} when it does not (a replica of an older version promoted after the
+     * connect): the script's call is refused and it scans the groups instead, trimming what they allow.
+     */
+    @Test
+    void aServerThatRefusesAckedTrimIsScanned() {
+        String key = stream("orders");
+        add(key, "1000-1", "1000-2", "1000-3");
+        group(key, "g", "0");
+        read(key, "g", 2);
+        redis.xack(key, "g", "1000-1");
+
+        retention(Duration.ZERO, 0, null, true).round(List.of(Partitions.single("orders")), true);
+
+        assertThat(ids(key)).containsExactly("1000-2", "1000-3");
         assertThat(trimmedEvents).containsExactly(1L);
     }
 
@@ -327,7 +379,7 @@ class RetentionScriptTest {
                 public void onLoopError(String loop, Throwable error) {
                     errors.add(loop + ": " + error.getMessage());
                 }
-            })).round(List.of(topic), true);
+            }), limited.version().hasAckedTrim()).round(List.of(topic), true);
         } finally {
             redis.aclDeluser(user);
         }

@@ -87,7 +87,7 @@ class FunctionCallsTest {
         try {
             assertThat(scripts.ack(link.async(), "t", "g", ids).get(5, TimeUnit.SECONDS)).isEqualTo(3L);
             Retention retention = new Retention(ScriptCalls.auto(link.sync()), link.sync(), keys, Duration.ZERO, 0,
-                    null, new SafeListener(dev.runbus.BusListener.NONE));
+                    null, new SafeListener(dev.runbus.BusListener.NONE), link.version().hasAckedTrim());
             retention.round(List.of(Partitions.single("t")), true);
             assertThat(server.redis().xlen(stream)).as("retention trimmed what the group acked").isZero();
             assertThat(scripts.scheduled("t", 10)).isEmpty();
