@@ -50,9 +50,9 @@ final class IdempotentAppends {
     }
 
     /**
-     * The arguments of one append on the connection named {@code connection}: {@code base} (a cap; may be null)
-     * with {@code IDMP} and a fresh number. A new object each time: Lettuce keeps the arguments with the command
-     * it may re-send, which must carry the same number.
+     * The arguments of one append on the connection named {@code connection}: {@code IDMP} with a fresh number,
+     * and a cap of about {@code maxLenApprox} entries when positive. A new object each time: Lettuce keeps the
+     * arguments with the command it may re-send, which must carry the same number.
      */
     XAddArgs next(String connection, long maxLenApprox) {
         XAddArgs args = new XAddArgs().idmp(producer + connection, Long.toString(next.incrementAndGet(), 36));
