@@ -52,10 +52,11 @@ public final class Wait {
         return Duration.ofNanos((long) (timeout.toNanos() * stretch));
     }
 
+    /** The deadline as it was set: the stretch is derived from the two, not read again from a load that moved on. */
     private static String describe(Duration timeout, Duration patience) {
         return patience.equals(timeout) ? timeout.toString()
-                : patience + " (" + timeout + " stretched for a machine load of " + String.format("%.1f", loadPerCore()
-                        * Runtime.getRuntime().availableProcessors()) + ")";
+                : patience + " (" + timeout + " × " + String.format("%.1f", (double) patience.toNanos()
+                        / timeout.toNanos()) + " for the machine's load)";
     }
 
     /** The one-minute load average per core; 0 where it cannot be read (not Linux). */
