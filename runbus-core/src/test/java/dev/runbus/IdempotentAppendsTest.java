@@ -146,7 +146,8 @@ class IdempotentAppendsTest {
         Path redis86 = redis86();
         assumeTrue(redis86 != null, "no Redis 8.6 build (RUNBUS_TEST_REDIS_SERVER or shared/redis-servers)");
         OwnRedis newer = opened(OwnRedis.of(RedisServerProcess.startWithEnvironment(redis86, java.util.Map.of())));
-        assertThat(hasIdmp(newer)).as("the build found takes IDMP").isTrue();
+        // Under -Drunbus.redis.commandsUpTo=8.0 (CI's older path on 8.6) the bus never sends IDMP, here either.
+        boolean idmp = hasIdmp(newer);
         OwnRedis older = opened(OwnRedis.embedded62());
         TcpProxy proxy = opened(TcpProxy.before(newer.uri()));
         Bus bus = opened(Bus.connect(BusConfig.builder(proxy.uri()).keyPrefix(prefix).commandTimeout(PATIENCE)
@@ -155,7 +156,7 @@ class IdempotentAppendsTest {
         String first = publisher.publish(TOPIC, message("on 8.6"));
         List<Object> info = newer.redis().xinfoStream(stream());
         assertThat(info.get(info.indexOf("iids-added") + 1)).as("appends with IDMP on the first server (XINFO STREAM)")
-                .isEqualTo(1L);
+                .isEqualTo(idmp ? 1L : 0L);
 
         proxy.forwardTo(older.uri());
         proxy.dropConnections();

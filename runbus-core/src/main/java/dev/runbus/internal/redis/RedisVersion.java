@@ -14,6 +14,14 @@ import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
  */
 public record RedisVersion(String product, String version, String redisCompatible) {
 
+    /**
+     * System property: the newest Redis version whose commands the bus may use, e.g. {@code 8.0}; unset, it uses what
+     * the server has. A server newer than this is treated as this version for every choice made by version
+     * (functions from 7.0, {@code XTRIM … ACKED} from 8.2, {@code XADD … IDMP} from 8.6), so the older path runs on a
+     * newer server: to hold a feature back through a rolling upgrade, or to test the older path there.
+     */
+    public static final String COMMANDS_UP_TO = "runbus.redis.commandsUpTo";
+
     /** A server that does not say its version: its commands speak for themselves. */
     static final RedisVersion UNKNOWN = new RedisVersion("Redis", null, null);
 
@@ -27,7 +35,34 @@ public record RedisVersion(String product, String version, String redisCompatibl
         return v;
     }
 
+    /** The version {@code INFO server} gives, capped by {@value #COMMANDS_UP_TO} when that is set. */
     public static RedisVersion parse(String info) {
+        return parse(info, System.getProperty(COMMANDS_UP_TO));
+    }
+
+    /**
+     * The version {@code INFO server} gives; a {@code commandsUpTo} older than the server's Redis version takes its
+     * place as the version the server answers as (the product's own version stays, for messages); a server that
+     * does not say its version stays unknown.
+     *
+     * @param commandsUpTo a version such as "8.0", or null or blank for no cap
+     * @throws RunbusException when {@code commandsUpTo} is not a version
+     */
+    static RedisVersion parse(String info, String commandsUpTo) {
+        RedisVersion v = parseUncapped(info);
+        if (commandsUpTo == null || commandsUpTo.isBlank()) {
+            return v;
+        }
+        if (!commandsUpTo.strip().matches("\\d+(\\.\\d+){0,2}")) {
+            throw new RunbusException(COMMANDS_UP_TO + " must be a Redis version such as 8.0, not '"
+                    + commandsUpTo + "'");
+        }
+        String cap = commandsUpTo.strip();
+        boolean newer = v.redisCompatible != null && compare(numbers(v.redisCompatible), numbers(cap)) > 0;
+        return newer ? new RedisVersion(v.product, v.version, cap) : v;
+    }
+
+    private static RedisVersion parseUncapped(String info) {
         String redis = null;
         String valkey = null;
         for (String line : info.split("\r?\n")) {
@@ -71,6 +106,15 @@ public record RedisVersion(String product, String version, String redisCompatibl
             out[i] = digits.isEmpty() ? 0 : Integer.parseInt(digits);
         }
         return out;
+    }
+
+    private static int compare(int[] a, int[] b) {
+        for (int i = 0; i < a.length; i++) {
+            if (a[i] != b[i]) {
+                return Integer.compare(a[i], b[i]);
+            }
+        }
+        return 0;
     }
 
     private boolean atLeast(String version, int major, int minor) {
