@@ -50,6 +50,9 @@ final class Env implements AutoCloseable {
         List<Contender> list = new ArrayList<>();
         String uri = options.redisUri();
         list.add(new RunbusContender(uri, prefix("runbus")));
+        if (admin.hasRedis8Commands()) {
+            list.add(RunbusContender.olderPath(uri, prefix("runbus-80")));
+        }
         list.add(new LettuceLoopContender(uri, prefix("lettuce")));
         list.add(new RedissonContender(uri, prefix("redisson")));
         list.add(new SpringContender(uri, prefix("spring")));

@@ -132,6 +132,21 @@ public final class RedisAdmin implements AutoCloseable {
         return Long.parseLong(t.get(0)) * 1_000_000L + Long.parseLong(t.get(1));
     }
 
+    /**
+     * Whether the server is Redis 8.2 or later (Valkey answers redis_version 7.2.4): it then has commands runbus
+     * uses only there, and the benchmark measures runbus also on the path older servers get.
+     */
+    public boolean hasRedis8Commands() {
+        String[] v = serverVersion().split("\\.");
+        try {
+            int major = Integer.parseInt(v[0]);
+            int minor = v.length > 1 ? Integer.parseInt(v[1]) : 0;
+            return major > 8 || major == 8 && minor >= 2;
+        } catch (NumberFormatException e) {
+            return false;
+        }
+    }
+
     public String serverVersion() {
         String info = redis.info("server");
         for (String line : info.split("\r?\n")) {

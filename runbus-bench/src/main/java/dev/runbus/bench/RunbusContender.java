@@ -14,12 +14,19 @@ import java.util.List;
  * C consumers run C handlers at once, as the other contenders' C loops do; otherwise the defaults
  * (batch 100, ack after work, acks group-committed by the acker) with a short block time. The variant
  * {@link #oneSubscription} runs C handlers as one subscription of {@code concurrency} C instead: one read
- * loop and one acker for all of them, the way a user with many handler threads would rather subscribe.
+ * loop and one acker for all of them, the way a user with many handler threads would rather subscribe. The
+ * variant {@link #olderPath} is runbus with {@code runbus.redis.commandsUpTo=8.0}: on a Redis 8.2 or later server,
+ * the path older servers get, measured beside the server's own in the same rounds.
  */
 final class RunbusContender implements Contender {
 
     static final String NAME = "runbus";
     static final String ONE_SUBSCRIPTION = "runbus, 1 subscription";
+    static final String OLDER_PATH = "runbus, Redis 8.0 path";
+    /** The version {@link #olderPath} caps the server at. */
+    static final String OLDER_PATH_VERSION = "8.0";
+    /** The system property the bus reads at connect (README, "Configuration"). */
+    private static final String COMMANDS_UP_TO = "runbus.redis.commandsUpTo";
 
     private final String redisUri;
     private final String prefix;
@@ -28,6 +35,8 @@ final class RunbusContender implements Contender {
     private final java.util.function.Consumer<BusConfig.Builder> config;
     /** One subscription of concurrency C instead of C subscriptions of concurrency 1. */
     private final boolean single;
+    /** runbus.redis.commandsUpTo for this contender's bus; null: the server's own version. */
+    private final String commandsUpTo;
     private Bus bus;
     private volatile boolean ackObserved = true;
 
@@ -44,6 +53,13 @@ final class RunbusContender implements Contender {
 
     private RunbusContender(String redisUri, String prefix, boolean poisonAware, int maxDeliveries,
                             java.util.function.Consumer<BusConfig.Builder> config, boolean single) {
+        this(redisUri, prefix, poisonAware, maxDeliveries, config, single, null);
+    }
+
+    private RunbusContender(String redisUri, String prefix, boolean poisonAware, int maxDeliveries,
+                            java.util.function.Consumer<BusConfig.Builder> config, boolean single,
+                            String commandsUpTo) {
+        this.commandsUpTo = commandsUpTo;
         this.single = single;
         this.config = config;
         this.redisUri = redisUri;
@@ -61,13 +77,23 @@ final class RunbusContender implements Contender {
         return new RunbusContender(redisUri, prefix, false, SubscribeOptions.DEFAULT_MAX_DELIVERIES, b -> { }, true);
     }
 
+    /** runbus on the path older servers get: what a Redis 8 server's own commands are measured against. */
+    static RunbusContender olderPath(String redisUri, String prefix) {
+        return new RunbusContender(redisUri, prefix, false, SubscribeOptions.DEFAULT_MAX_DELIVERIES, b -> { }, false,
+                OLDER_PATH_VERSION);
+    }
+
     @Override
     public String name() {
-        return single ? ONE_SUBSCRIPTION : NAME;
+        return commandsUpTo != null ? OLDER_PATH : single ? ONE_SUBSCRIPTION : NAME;
     }
 
     @Override
     public String describe() {
+        if (commandsUpTo != null) {
+            return "as runbus, with -Drunbus.redis.commandsUpTo=" + commandsUpTo + " while its bus connects: no XADD"
+                    + " … IDMP, no XTRIM … ACKED (docs/architecture.md, \"What each server gets\")";
+        }
         return single ? "one subscription of concurrency C on one bus (one read loop and one acker for the C"
                 + " handlers), batch 100, ack after work, block 100 ms"
                 : "one subscription per consumer, concurrency 1, batch 100, ack after work (the acker group-commits"
@@ -88,7 +114,7 @@ final class RunbusContender implements Contender {
         if (bus == null) {
             BusConfig.Builder b = BusConfig.builder(redisUri).keyPrefix(prefix);
             config.accept(b);
-            bus = Bus.connect(b.build());
+            bus = commandsUpTo == null ? Bus.connect(b.build()) : connectCapped(b.build(), commandsUpTo);
         }
         return bus;
     }
@@ -137,6 +163,26 @@ final class RunbusContender implements Contender {
         if (bus != null) {
             bus.close();
             bus = null;
+        }
+    }
+
+    /**
+     * Connects with the system property set: the bus reads it once, at connect. The contenders connect one after
+     * another on the scenario's thread, so no other bus connects meanwhile.
+     */
+    private static Bus connectCapped(BusConfig config, String commandsUpTo) {
+        synchronized (RunbusContender.class) {
+            String before = System.getProperty(COMMANDS_UP_TO);
+            System.setProperty(COMMANDS_UP_TO, commandsUpTo);
+            try {
+                return Bus.connect(config);
+            } finally {
+                if (before == null) {
+                    System.clearProperty(COMMANDS_UP_TO);
+                } else {
+                    System.setProperty(COMMANDS_UP_TO, before);
+                }
+            }
         }
     }
 }

@@ -14,6 +14,9 @@ final class Targets {
     record Check(String target, String measured, Verdict verdict) {
     }
 
+    /** On Redis 8.2 and later, runbus's drain on the server's own commands ÷ on the path older servers get. */
+    static final double REDIS8_PATH_DRAIN = 1.15;
+
     /** The drain on the local cluster may not fall below this share of the drain on one node. */
     static final double CLUSTER_VS_SINGLE = 0.7;
 
@@ -91,6 +94,10 @@ final class Targets {
         drainVs(out, d, RunbusContender.NAME, 4, RedissonContender.NAME, 1.0);
         drainVs(out, d, RunbusContender.NAME, 4, SpringContender.NAME, 4.0);
         drainVs(out, d, RunbusContender.NAME, 4, JedisNaiveContender.NAME, 6.0);
+        // On Redis 8.2 and later: the server's own commands against the path older servers get (issue target 1.15×).
+        for (int c : d.consumerCounts()) {
+            drainVs(out, d, RunbusContender.NAME, c, RunbusContender.OLDER_PATH, REDIS8_PATH_DRAIN);
+        }
     }
 
     private static void drainEveryRound(List<Check> out, DrainScenario.Result d, String mine, int c, double factor) {
@@ -130,6 +137,16 @@ final class Targets {
             out.add(new Check(String.format(Locale.ROOT, "latency at %,d msg/s: runbus p99 ÷ Lettuce loop p99 ≤ 1.00×"
                     + " (every round)", rate), Fmt.summary(ratio, Fmt::ratio),
                     Verdict.everyRound(ratio, mine.size(), false, 1.0)));
+        }
+        for (int rate : l.rates()) {
+            if (!l.contenders().contains(RunbusContender.OLDER_PATH)) {
+                break;
+            }
+            Stats.Summary ratio = Stats.pairedRatio(l.values(rate, RunbusContender.NAME, LatencyScenario.Sample::p99),
+                    l.values(rate, RunbusContender.OLDER_PATH, LatencyScenario.Sample::p99));
+            out.add(new Check(String.format(Locale.ROOT, "latency at %,d msg/s: runbus p99 ÷ its Redis 8.0 path's"
+                    + " ≤ 1.00× (no worse on Redis 8)", rate), Fmt.summary(ratio, Fmt::ratio),
+                    Verdict.atMost(ratio, 1.0)));
         }
     }
 
