@@ -139,6 +139,9 @@ public final class Bench {
             case "hung-master":
                 results.hungMaster = HungMasterScenario.run(env);
                 break;
+            case "redis8":
+                results.redis8 = Redis8Scenario.run(env);
+                break;
             default:
                 throw new IllegalArgumentException(scenario);
         }

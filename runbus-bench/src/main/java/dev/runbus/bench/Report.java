@@ -66,6 +66,9 @@ final class Report {
         if (r.hungMaster != null) {
             new HungMasterSection(md).write(r.hungMaster);
         }
+        if (r.redis8 != null) {
+            new Redis8Section(md).write(r.redis8);
+        }
         failures();
         new MethodSection(md).write(r);
         new Analysis(md).write(r);

@@ -41,6 +41,8 @@ final class Results implements Serializable {
     DelayScenario.Result delay;
     /** Null in results saved before the hung-master scenario existed. */
     HungMasterScenario.Result hungMaster;
+    /** Null in results saved before the redis8 scenario existed, and on servers older than Redis 8.2. */
+    Redis8Scenario.Result redis8;
     /** Scenario name → why it could not be measured. */
     final Map<String, String> failures = new LinkedHashMap<>();
 

@@ -170,7 +170,7 @@ final class RunbusContender implements Contender {
      * Connects with the system property set: the bus reads it once, at connect. The contenders connect one after
      * another on the scenario's thread, so no other bus connects meanwhile.
      */
-    private static Bus connectCapped(BusConfig config, String commandsUpTo) {
+    static Bus connectCapped(BusConfig config, String commandsUpTo) {
         synchronized (RunbusContender.class) {
             String before = System.getProperty(COMMANDS_UP_TO);
             System.setProperty(COMMANDS_UP_TO, commandsUpTo);

@@ -16,6 +16,8 @@ final class Targets {
 
     /** On Redis 8.2 and later, runbus's drain on the server's own commands ÷ on the path older servers get. */
     static final double REDIS8_PATH_DRAIN = 1.15;
+    /** On Redis 8.2 and later, the other figures on the server's own path ÷ on the older path: no worse. */
+    static final double REDIS8_PATH_NO_WORSE = 1.0;
 
     /** The drain on the local cluster may not fall below this share of the drain on one node. */
     static final double CLUSTER_VS_SINGLE = 0.7;
@@ -82,7 +84,26 @@ final class Targets {
         if (r.hungMaster != null) {
             hungMaster(out, r.hungMaster);
         }
+        if (r.redis8 != null) {
+            redis8(out, r.redis8);
+        }
         return out;
+    }
+
+    private static void redis8(List<Check> out, Redis8Scenario.Result x) {
+        Stats.Summary batch = Stats.pairedRatio(x.batchRates().get(Redis8Scenario.OWN),
+                x.batchRates().get(Redis8Scenario.OLDER));
+        out.add(new Check("publishAll on Redis 8's path ≥ " + Fmt.ratio(REDIS8_PATH_NO_WORSE) + " the 8.0 path's",
+                Fmt.summary(batch, Fmt::ratio), Verdict.atLeast(batch, REDIS8_PATH_NO_WORSE)));
+        Stats.Summary single = Stats.pairedRatio(x.singleRates().get(Redis8Scenario.OWN),
+                x.singleRates().get(Redis8Scenario.OLDER));
+        out.add(new Check("publish one at a time on Redis 8's path ≥ " + Fmt.ratio(REDIS8_PATH_NO_WORSE)
+                + " the 8.0 path's", Fmt.summary(single, Fmt::ratio), Verdict.atLeast(single, REDIS8_PATH_NO_WORSE)));
+        Stats.Summary retention = Stats.pairedRatio(x.retentionMillis().get(Redis8Scenario.OWN),
+                x.retentionMillis().get(Redis8Scenario.OLDER));
+        out.add(new Check("retention round's time on Redis 8's path ≤ " + Fmt.ratio(1 / REDIS8_PATH_NO_WORSE)
+                + " the 8.0 path's", Fmt.summary(retention, Fmt::ratio),
+                Verdict.atMost(retention, 1 / REDIS8_PATH_NO_WORSE)));
     }
 
     private static void drain(List<Check> out, DrainScenario.Result d) {
