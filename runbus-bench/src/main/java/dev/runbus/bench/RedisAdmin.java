@@ -134,9 +134,14 @@ public final class RedisAdmin implements AutoCloseable {
 
     /**
      * Whether the server is Redis 8.2 or later (Valkey answers redis_version 7.2.4): it then has commands runbus
-     * uses only there, and the benchmark measures runbus also on the path older servers get.
+     * uses only there, and the benchmark measures runbus also on the path older servers get. False when the whole
+     * benchmark runs with {@code -Drunbus.redis.commandsUpTo}: every bus is capped then, and both "paths" would be
+     * the same one.
      */
     public boolean hasRedis8Commands() {
+        if (System.getProperty("runbus.redis.commandsUpTo") != null) {
+            return false;
+        }
         String[] v = serverVersion().split("\\.");
         try {
             int major = Integer.parseInt(v[0]);
