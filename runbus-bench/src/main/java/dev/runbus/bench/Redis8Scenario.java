@@ -20,8 +20,9 @@ import java.util.Map;
  * the server's own path and on the path older servers get ({@code runbus.redis.commandsUpTo=8.0}), in a random
  * order within each round. A publish: {@code XADD … IDMP} on 8.6, plain {@code XADD} otherwise, in batches of
  * {@value #BATCH} ({@code publishAll}) and one at a time from one thread. A retention round: {@code retention.lua}
- * on one stream of acknowledged entries with {@value #GROUPS} groups, {@code XTRIM … ACKED} on 8.2, the group scan
- * and {@code XTRIM MINID} otherwise. A delivery and a takeover send the same commands on both paths (the drain and
+ * on one stream of acknowledged entries with {@value #GROUPS} groups: the group scan and {@code XTRIM MINID} on both
+ * paths; and on the same stream with its oldest entry stuck pending in one group, where the script adds {@code XTRIM
+ * … ACKED} on 8.2 (trimming every entry but the stuck one) and the older path trims nothing. A delivery and a takeover send the same commands on both paths (the drain and
  * latency scenarios measure the delivery with the contender "runbus, Redis 8.0 path").
  */
 final class Redis8Scenario {
@@ -33,11 +34,12 @@ final class Redis8Scenario {
 
     /**
      * Per path ({@link #OWN}, {@link #OLDER}), one value per round: batch and single publishes in messages per second,
-     * and the retention round's time in milliseconds.
+     * and the retention round's time in milliseconds, with nothing pending and with the oldest entry stuck pending.
      */
     record Result(String server, int batchMessages, int singleMessages, int retentionEntries, int groups,
                   Map<String, List<Double>> batchRates, Map<String, List<Double>> singleRates,
-                  Map<String, List<Double>> retentionMillis) implements java.io.Serializable {
+                  Map<String, List<Double>> retentionMillis, Map<String, List<Double>> stuckRetentionMillis)
+            implements java.io.Serializable {
     }
 
     private Redis8Scenario() {
@@ -58,10 +60,12 @@ final class Redis8Scenario {
         Map<String, List<Double>> batch = new LinkedHashMap<>();
         Map<String, List<Double>> single = new LinkedHashMap<>();
         Map<String, List<Double>> retention = new LinkedHashMap<>();
+        Map<String, List<Double>> stuck = new LinkedHashMap<>();
         for (String path : List.of(OWN, OLDER)) {
             batch.put(path, new ArrayList<>());
             single.put(path, new ArrayList<>());
             retention.put(path, new ArrayList<>());
+            stuck.put(path, new ArrayList<>());
         }
         try (StatefulRedisConnection<String, String> connection = env.admin.client().connect()) {
             RedisCommands<String, String> redis = connection.sync();
@@ -76,7 +80,8 @@ final class Redis8Scenario {
                 for (String path : buses.keySet()) {
                     publishBatches(buses.get(path), "warmup", batchMessages / 4);
                     publishOneByOne(buses.get(path), "warmup", singleMessages / 4);
-                    retentionRound(env, redis, script, path, "warmup", retentionEntries / 4);
+                    retentionRound(env, redis, script, path, "warmup", retentionEntries / 4, false);
+                    retentionRound(env, redis, script, path, "warmup-stuck", retentionEntries / 4, true);
                 }
                 deleteStreams(env);
             }
@@ -85,13 +90,16 @@ final class Redis8Scenario {
                     Bus bus = buses.get(path);
                     double b = publishBatches(bus, "batch-" + round, batchMessages);
                     double s = publishOneByOne(bus, "single-" + round, singleMessages);
-                    double r = retentionRound(env, redis, script, path, "retention-" + round, retentionEntries);
+                    double r = retentionRound(env, redis, script, path, "retention-" + round, retentionEntries,
+                            false);
+                    double st = retentionRound(env, redis, script, path, "stuck-" + round, retentionEntries, true);
                     batch.get(path).add(b);
                     single.get(path).add(s);
                     retention.get(path).add(r);
+                    stuck.get(path).add(st);
                     Progress.say("redis8 round %d/%d, %-14s publishAll %,9.0f msg/s, publish %,7.0f msg/s,"
-                            + " retention of %,d entries (%d groups) %,.1f ms", round + 1, env.options.repeats(),
-                            path, b, s, retentionEntries, GROUPS, r);
+                            + " retention of %,d entries (%d groups) %,.1f ms, with one stuck %,.1f ms", round + 1,
+                            env.options.repeats(), path, b, s, retentionEntries, GROUPS, r, st);
                     deleteStreams(env);
                 }
             }
@@ -102,7 +110,7 @@ final class Redis8Scenario {
             deleteStreams(env);
         }
         return new Result(env.admin.serverVersion(), batchMessages, singleMessages, retentionEntries, GROUPS, batch,
-                single, retention);
+                single, retention, stuck);
     }
 
     /** Messages per second of {@code publishAll} in batches of {@value #BATCH}, from one thread. */
@@ -130,23 +138,30 @@ final class Redis8Scenario {
 
     /**
      * Milliseconds of one retention round ({@code retention.lua}, retention age 0, nothing kept by count) on a stream
-     * of {@code entries} entries that {@value #GROUPS} groups have all read and acknowledged (created at its end).
+     * of {@code entries} entries that {@value #GROUPS} groups have all read and acknowledged (created at its end),
+     * except, when {@code stuck}, the oldest entry, which one group has read and not acknowledged.
      */
     private static double retentionRound(Env env, RedisCommands<String, String> redis, String script, String path,
-                                         String name, int entries) {
+                                         String name, int entries, boolean stuck) {
         String key = env.prefix("redis8-retention") + ":" + name + ":" + (path.equals(OWN) ? "own" : "80");
         env.producer.publish(key, 0, entries, i -> false);
         for (int g = 0; g < GROUPS; g++) {
-            redis.xgroupCreate(XReadArgs.StreamOffset.from(key, "$"), "g" + g);
+            redis.xgroupCreate(XReadArgs.StreamOffset.from(key, stuck && g == 0 ? "0" : "$"), "g" + g);
         }
+        if (stuck) { // g0 reads the oldest entry, then moves on to the end; the entry stays in its pending list
+            redis.xreadgroup(io.lettuce.core.Consumer.from("g0", "c"), XReadArgs.Builder.count(1),
+                    XReadArgs.StreamOffset.lastConsumed(key));
+            redis.xgroupSetid(XReadArgs.StreamOffset.from(key, "$"), "g0");
+        }
+        long expected = !stuck ? entries : path.equals(OWN) ? entries - 1 : 0;
         long began = System.nanoTime();
         List<Object> reply = redis.eval(script, ScriptOutputType.MULTI, new String[] {key}, "0", "trim", "0",
                 path.equals(OWN) ? "acked" : "scan");
         double millis = (System.nanoTime() - began) / 1e6;
         long trimmed = ((Number) reply.get(0)).longValue();
-        if (trimmed != entries) {
-            throw new IllegalStateException("retention on the " + path + " trimmed " + trimmed + " of " + entries
-                    + " entries");
+        if (trimmed != expected) {
+            throw new IllegalStateException("retention on the " + path + (stuck ? " with one entry stuck" : "")
+                    + " trimmed " + trimmed + " of " + entries + " entries, not " + expected);
         }
         redis.unlink(key);
         return millis;

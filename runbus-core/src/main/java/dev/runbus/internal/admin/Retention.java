@@ -19,8 +19,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Safe retention: trims each partition stream of the topics this bus subscribes to down to the oldest entry one
  * of its groups still needs, keeping entries younger than the retention age and the newest {@code retentionKeepLast} ({@code retention.lua} decides and
- * trims in one step; on Redis 8.2 and later, without a newest n to keep, with {@code XTRIM … ACKED}, which also
- * trims what every group acknowledged behind an entry still pending), and, when opted in, dead letters older than their age ({@code trim_by_age.lua}). Each
+ * trims in one step; on Redis 8.2 and later, without a newest n to keep, when an entry still pending holds the stream
+ * back, it also trims what every group acknowledged behind that entry with {@code XTRIM … ACKED}), and, when opted in, dead letters older than their age ({@code trim_by_age.lua}). Each
  * round is idempotent, so every bus of a deployment may run it at once. A partition that fails is reported and
  * the round goes on with the next: one bad stream must not stop the others from being trimmed.
  */
@@ -50,7 +50,7 @@ public final class Retention {
     private final int keepLast;
     private final Duration deadLetterAge;
     private final SafeListener listener;
-    /** Whether the server has XTRIM … ACKED (Redis 8.2): the script trims with it when no newest n are kept. */
+    /** Whether the server has XTRIM … ACKED (Redis 8.2): the script trims behind a stuck entry with it. */
     private final boolean ackedTrim;
 
     /**

@@ -165,6 +165,49 @@ class RetentionScriptTest {
     }
 
     /**
+     * An entry stuck pending and the retention age together: on Redis 8.2 and later the acknowledged entries behind
+     * the stuck one go only as far as the age allows; the young ones stay, acknowledged or not.
+     */
+    @Test
+    void behindAPendingEntryTheRetentionAgeStillKeepsYoungEntries() {
+        String key = stream("orders");
+        String young1 = now(-60_000, 0);
+        String young2 = now(-60_000, 1);
+        add(key, "1000-1", "1000-2", "1000-3", young1, young2);
+        group(key, "g", "0");
+        read(key, "g", 5);
+        redis.xack(key, "g", "1000-2", "1000-3", young1, young2); // 1000-1 stuck pending
+
+        retention(Duration.ofMinutes(10), null).round(List.of(Partitions.single("orders")), true);
+
+        if (link.version().hasAckedTrim()) {
+            assertThat(ids(key)).containsExactly("1000-1", young1, young2);
+            assertThat(trimmedEvents).containsExactly(2L);
+        } else {
+            assertThat(ids(key)).containsExactly("1000-1", "1000-2", "1000-3", young1, young2);
+            assertThat(trimmedEvents).isEmpty();
+        }
+    }
+
+    /**
+     * With {@code retentionKeepLast}, every server gets the group scan: the entries behind a stuck one stay even where
+     * the server has {@code XTRIM … ACKED}, and the newest n are kept.
+     */
+    @Test
+    void keepingTheNewestTrimsNothingBehindAPendingEntryOnAnyServer() {
+        String key = stream("orders");
+        add(key, "1000-1", "1000-2", "1000-3", "1000-4", "1000-5", "1000-6");
+        group(key, "g", "0");
+        read(key, "g", 6);
+        redis.xack(key, "g", "1000-1", "1000-3", "1000-4", "1000-5", "1000-6"); // 1000-2 stuck pending
+
+        retention(Duration.ZERO, 2, null).round(List.of(Partitions.single("orders")), true);
+
+        assertThat(ids(key)).containsExactly("1000-2", "1000-3", "1000-4", "1000-5", "1000-6");
+        assertThat(trimmedEvents).containsExactly(1L);
+    }
+
+    /**
      * Told the server has {@code XTRIM … ACKED} when it does not (a replica of an older version promoted after the
      * connect): the script's call is refused and it scans the groups instead, trimming what they allow.
      */
