@@ -24,17 +24,24 @@ import java.util.concurrent.TimeoutException;
  * {@code minIdle + claimInterval}, the bound the design promises (an entry waits {@code minIdle} after the
  * dead consumer's last keep-alive, plus up to one claim interval). Where the kill falls in the victim's
  * keep-alive cycle decides how long its entries have already been idle, so each round kills at a random
- * moment within one keep-alive interval (seeded with the run's order seed), and the report gives the range.
+ * moment within one keep-alive interval (seeded with the run's order seed), and the report gives the range. On
+ * Redis 8.2 or later each round also kills and takes over on the path older servers get (victim and survivor with
+ * {@code runbus.redis.commandsUpTo=8.0}), at the same phase, the two in a random order.
  */
 final class RecoveryScenario {
 
-    /** {@code killPhaseMillis}: per round, the random wait added before the kill, within {@code keepAliveMillis}. */
+    /**
+     * {@code killPhaseMillis}: per round, the random wait added before the kill, within {@code keepAliveMillis}.
+     * {@code olderPathSeconds}: per round, the same on the Redis 8.0 path; empty on a server older than 8.2.
+     */
     record Result(int inFlight, long minIdleMillis, long claimIntervalMillis, long keepAliveMillis,
-                  List<Double> seconds, List<Double> killPhaseMillis) implements java.io.Serializable {
+                  List<Double> seconds, List<Double> killPhaseMillis, List<Double> olderPathSeconds)
+            implements java.io.Serializable {
 
-        /** Results saved before the kill's phase was drawn have none ({@code --report-from}). */
+        /** Results saved before the kill's phase was drawn, or before the older path was measured, have none. */
         Result {
             killPhaseMillis = killPhaseMillis == null ? List.of() : killPhaseMillis;
+            olderPathSeconds = olderPathSeconds == null ? List.of() : olderPathSeconds;
         }
     }
 
@@ -45,26 +52,36 @@ final class RecoveryScenario {
         BenchOptions.Sizes s = env.sizes;
         List<Double> seconds = new ArrayList<>();
         List<Double> phases = new ArrayList<>();
+        List<Double> olderSeconds = new ArrayList<>();
+        boolean bothPaths = env.admin.hasRedis8Commands();
         // the victim's default keep-alive interval (SubscribeOptions: minIdle / 3)
         long keepAlive = s.recoveryMinIdleMillis() / 3;
         java.util.Random random = new java.util.Random(env.order.seed());
         RunbusContender runbus = new RunbusContender(env.options.redisUri(), env.prefix("recovery"));
+        RunbusContender older = bothPaths ? RunbusContender.olderPath(env.options.redisUri(),
+                env.prefix("recovery-80")) : null;
         try {
             for (int round = 0; round < env.options.repeats(); round++) {
                 long phase = (long) (random.nextDouble() * keepAlive);
-                double t = once(env, runbus, phase);
-                seconds.add(t);
                 phases.add((double) phase);
-                Progress.say("recovery round %d/%d: %d in-flight entries recovered %.3f s after a kill %d ms into"
-                        + " the keep-alive interval (minIdle %d ms, claim interval %d ms)", round + 1,
-                        env.options.repeats(), s.recoveryInFlight(), t, phase, s.recoveryMinIdleMillis(),
-                        s.recoveryClaimIntervalMillis());
+                List<RunbusContender> paths = bothPaths ? List.of(runbus, older) : List.of(runbus);
+                for (RunbusContender c : env.order.of(paths, "recovery", round, RunbusContender::name)) {
+                    double t = once(env, c, phase);
+                    (c == runbus ? seconds : olderSeconds).add(t);
+                    Progress.say("recovery round %d/%d, %s: %d in-flight entries recovered %.3f s after a kill %d ms"
+                            + " into the keep-alive interval (minIdle %d ms, claim interval %d ms)", round + 1,
+                            env.options.repeats(), c.name(), s.recoveryInFlight(), t, phase,
+                            s.recoveryMinIdleMillis(), s.recoveryClaimIntervalMillis());
+                }
             }
         } finally {
             runbus.close();
+            if (older != null) {
+                older.close();
+            }
         }
         return new Result(s.recoveryInFlight(), s.recoveryMinIdleMillis(), s.recoveryClaimIntervalMillis(), keepAlive,
-                seconds, phases);
+                seconds, phases, olderSeconds);
     }
 
     private static double once(Env env, RunbusContender runbus, long phaseMillis) throws Exception {
@@ -73,11 +90,14 @@ final class RecoveryScenario {
         env.admin.createGroup(t.streamKey(), t.group());
         env.producer.publish(t.streamKey(), 0, s.recoveryInFlight(), i -> false);
         Path log = Files.createTempFile("runbus-bench-recovery", ".log");
-        Process child = new ProcessBuilder(javaExecutable(), "-Xmx256m", "-cp", classPath(),
-                RecoveryChild.class.getName(), env.options.redisUri(), t.prefix(), t.topic(), t.group(),
+        List<String> command = new ArrayList<>(List.of(javaExecutable(), "-Xmx256m"));
+        if (runbus.commandsUpTo() != null) {
+            command.add("-Drunbus.redis.commandsUpTo=" + runbus.commandsUpTo());
+        }
+        command.addAll(List.of("-cp", classPath(), RecoveryChild.class.getName(), env.options.redisUri(), t.prefix(), t.topic(), t.group(),
                 Integer.toString(s.recoveryInFlight()), Long.toString(s.recoveryMinIdleMillis()),
-                Long.toString(s.recoveryClaimIntervalMillis()))
-                .redirectError(log.toFile()).start();
+                Long.toString(s.recoveryClaimIntervalMillis())));
+        Process child = new ProcessBuilder(command).redirectError(log.toFile()).start();
         Subscription survivor = null;
         try {
             awaitHolding(child, log);

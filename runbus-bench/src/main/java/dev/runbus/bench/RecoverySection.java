@@ -29,6 +29,12 @@ final class RecoverySection {
         md.line("| minIdle + claim interval | " + Fmt.seconds(bound) + " |");
         md.line("| the kill's phase in the keep-alive interval, ms | "
                 + Fmt.summary(Stats.of(x.killPhaseMillis()), v -> String.format(Locale.ROOT, "%.0f", v)) + " |");
+        if (!x.olderPathSeconds().isEmpty()) {
+            md.line("| the same on the Redis 8.0 path (`runbus.redis.commandsUpTo=8.0`, victim and survivor) | "
+                    + Fmt.summary(Stats.of(x.olderPathSeconds()), Fmt::seconds) + " |");
+            md.line("| the server's own path ÷ the 8.0 path, per round | "
+                    + Fmt.summary(Stats.pairedRatio(x.seconds(), x.olderPathSeconds()), Fmt::ratio) + " |");
+        }
         md.line("| target: minIdle + 2 × claim interval | "
                 + Fmt.seconds((x.minIdleMillis() + 2 * x.claimIntervalMillis()) / 1000.0) + " |");
         md.line();
@@ -43,7 +49,9 @@ final class RecoverySection {
         java.util.List<String> out = new java.util.ArrayList<>();
         for (int i = 0; i < x.seconds().size(); i++) {
             double phase = i < x.killPhaseMillis().size() ? x.killPhaseMillis().get(i) : Double.NaN;
-            out.add(String.format(Locale.ROOT, "%.0f ms → %s", phase, Fmt.seconds(x.seconds().get(i))));
+            String older = i < x.olderPathSeconds().size()
+                    ? " (8.0 path " + Fmt.seconds(x.olderPathSeconds().get(i)) + ")" : "";
+            out.add(String.format(Locale.ROOT, "%.0f ms → %s%s", phase, Fmt.seconds(x.seconds().get(i)), older));
         }
         return out.isEmpty() ? "—" : String.join(", ", out);
     }

@@ -83,6 +83,11 @@ final class RunbusContender implements Contender {
                 OLDER_PATH_VERSION);
     }
 
+    /** The version this contender's bus caps the server at ({@code runbus.redis.commandsUpTo}); null: none. */
+    String commandsUpTo() {
+        return commandsUpTo;
+    }
+
     @Override
     public String name() {
         return commandsUpTo != null ? OLDER_PATH : single ? ONE_SUBSCRIPTION : NAME;

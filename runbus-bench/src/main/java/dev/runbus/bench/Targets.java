@@ -54,6 +54,12 @@ final class Targets {
             Stats.Summary t = Stats.of(x.seconds());
             out.add(new Check("recovery ≤ minIdle + 2 × claim interval = " + Fmt.seconds(bound) + " (every round)",
                     Fmt.summary(t, Fmt::seconds), Verdict.everyRound(t, x.seconds().size(), false, bound)));
+            if (!x.olderPathSeconds().isEmpty()) {
+                Stats.Summary ratio = Stats.pairedRatio(x.seconds(), x.olderPathSeconds());
+                out.add(new Check("recovery on Redis 8's path ≤ " + Fmt.ratio(1 / REDIS8_PATH_NO_WORSE)
+                        + " the 8.0 path's time", Fmt.summary(ratio, Fmt::ratio),
+                        Verdict.atMost(ratio, 1 / REDIS8_PATH_NO_WORSE)));
+            }
         }
         if (r.poison != null) {
             Stats.Summary ratio = Stats.pairedRatio(r.poison.deadLettered(), r.poison.clean());
