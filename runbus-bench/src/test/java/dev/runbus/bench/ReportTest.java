@@ -20,7 +20,7 @@ class ReportTest {
         r.drain = new DrainScenario.Result(200_000, List.of(4), Map.of(RunbusContender.NAME, "runbus",
                 LettuceLoopContender.NAME, "loop", SpringContender.NAME, "spring"), rates);
         r.recovery = new RecoveryScenario.Result(500, 2_000, 500, 666, List.of(2.1, 2.4, Double.NaN),
-                List.of(10.0, 300.0, 650.0));
+                List.of(10.0, 300.0, 650.0), List.of());
         r.cluster = new ClusterScenario.Result(3, 6, 4, 200_000, List.of(2, 2, 2),
                 List.of(cluster(60_000), cluster(80_000), ClusterScenario.Sample.FAILED),
                 List.of(single(100_000), single(100_000), single(90_000)));
@@ -222,6 +222,23 @@ class ReportTest {
 
     private static LatencyScenario.Sample sample(double p50, double p99) {
         return new LatencyScenario.Sample(p50, p99, p99 * 2, 5_000, false);
+    }
+
+    @Test
+    void onRedis8TheRecoveryOfBothPathsIsShownWithTheirRatioAndItsTarget() {
+        Results r = results();
+        r.recovery = new RecoveryScenario.Result(500, 2_000, 500, 666, List.of(2.1, 2.4, 2.2),
+                List.of(10.0, 300.0, 650.0), List.of(2.0, 2.6, 2.2));
+        String md = new Report(r, Map.of()).render();
+        assertThat(md).contains("| the same on the Redis 8.0 path (`runbus.redis.commandsUpTo=8.0`, victim and survivor)"
+                + " | 2.20 s (2.00 s–2.60 s) |");
+        // per round 2.1/2.0, 2.4/2.6, 2.2/2.2
+        assertThat(md).contains("| the server's own path ÷ the 8.0 path, per round | 1.00× (0.92×–1.05×) |");
+        assertThat(md).contains("10 ms → 2.10 s (8.0 path 2.00 s)");
+        assertThat(Targets.evaluate(r)).anySatisfy(c -> {
+            assertThat(c.target()).isEqualTo("recovery on Redis 8's path ≤ 1.00× the 8.0 path's time");
+            assertThat(c.verdict()).isEqualTo(Verdict.WITHIN_NOISE);
+        });
     }
 
     @Test
