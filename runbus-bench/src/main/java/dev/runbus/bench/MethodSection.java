@@ -37,7 +37,7 @@ final class MethodSection {
         md.line("- The recovery scenario's victim is a child JVM killed with SIGKILL (`Process.destroyForcibly`).");
         md.line("- The cluster and hung-master scenarios start Redis servers of their own (`redis-server` on the PATH, or"
                 + " `$RUNBUS_BENCH_REDIS_SERVER`) on free loopback ports, and stop them when they end.");
-        md.line("- Flags: `--quick`, `--scenarios drain,latency,runs,recovery,poison,memory,ordered,cluster,delay,hung-master`,"
+        md.line("- Flags: `--quick`, `--scenarios " + String.join(",", BenchOptions.ALL_SCENARIOS) + "`,"
                 + " `--repeats N`, `--seed N` (the order of the contenders in each round), `--redis URI`,"
                 + " `--database JDBC-URL`, `--out FILE`, `--jfr DIR` (a Flight Recorder file per scenario),"
                 + " `--report-from FILE` (write the report again from saved results), passed as"
