@@ -58,7 +58,8 @@ class ArchitectureTest {
                         "dev.runbus.internal.scripts..", "dev.runbus.internal.telemetry..",
                         "dev.runbus.internal.registry..", "dev.runbus.internal.consume..",
                         "dev.runbus.internal.ordered..", "dev.runbus.internal.delay..",
-                        "dev.runbus.internal.deadletter..", "dev.runbus.internal.admin..")
+                        "dev.runbus.internal.deadletter..", "dev.runbus.internal.admin..",
+                        "dev.runbus.internal.flow..")
                 .because("internal.redis is the bottom layer: the connection, the wire format, keys and slots")
                 .check(classes);
     }
@@ -70,7 +71,7 @@ class ArchitectureTest {
                         "dev.runbus.internal.telemetry..", "dev.runbus.internal.registry..",
                         "dev.runbus.internal.consume..", "dev.runbus.internal.ordered..",
                         "dev.runbus.internal.delay..", "dev.runbus.internal.deadletter..",
-                        "dev.runbus.internal.admin..")
+                        "dev.runbus.internal.admin..", "dev.runbus.internal.flow..")
                 .check(classes);
     }
 }

@@ -22,6 +22,7 @@ package dev.runbus.internal.redis;
  * {prefix}:{name}:started:{group}     string: the entry whose handler started last, in an ordered group
  * {prefix}:{name}:retry-at:{group}    the head entry waiting for a retry, in an ordered group
  * {prefix}:{name}:starts:{group}      hash: pending entry id -> handler starts on it, in an unordered group
+ * {prefix}:{name}:flow:*              per-key concurrency caps (flow.lua; not used by the bus yet)
  * {prefix}:{topic}:heartbeats:{group} sorted set: consumer -> last heartbeat, epoch ms (Redis clock)
  * {prefix}:{topic}:members:{group}    sorted set: consumer of an ordered group -> end of its membership, epoch
  *                                     ms (Redis clock)
@@ -100,6 +101,16 @@ public final class Keys {
      */
     public String starts(String name, String group) {
         return tagged(name) + ":starts:" + group;
+    }
+
+    /**
+     * The flow-control keys of a partition ({@code flow.lua}: parked, queue, holds, held, caps, seq), in the order
+     * the script takes them after the stream. Not used by the bus yet (docs/flow-control-design.md).
+     */
+    public String[] flow(String name) {
+        String base = tagged(name) + ":flow:";
+        return new String[] {stream(name), base + "parked", base + "queue", base + "holds", base + "held", base + "caps",
+                base + "seq"};
     }
 
     /** The members of an ordered group of a topic. */

@@ -20,9 +20,9 @@ import java.util.Map;
 final class FunctionLibrary {
 
     /** Every script under {@code resources/dev/runbus/lua}; a test checks that the list matches the folder. */
-    static final List<String> SCRIPTS = List.of("ack", "dead_letter", "delete_consumer", "delete_group", "forget_consumer",
-            "group_members", "heartbeat", "keep_alive", "lease_acquire", "lease_renew", "move_due", "ordered_ack",
-            "ordered_claim", "ordered_read", "ordered_retry_at", "ordered_start", "partition_count",
+    static final List<String> SCRIPTS = List.of("ack", "dead_letter", "delete_consumer", "delete_group", "flow",
+            "forget_consumer", "group_members", "heartbeat", "keep_alive", "lease_acquire", "lease_renew", "move_due",
+            "ordered_ack", "ordered_claim", "ordered_read", "ordered_retry_at", "ordered_start", "partition_count",
             "read_own_pending", "reclaim", "record_starts", "replay", "retention", "retry_later", "schedule",
             "scheduled_cancel", "scheduled_list", "sweep_starts", "trim_by_age");
 

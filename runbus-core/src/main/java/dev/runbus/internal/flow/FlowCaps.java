@@ -1,0 +1,169 @@
+package dev.runbus.internal.flow;
+
+import dev.runbus.internal.redis.Keys;
+import dev.runbus.internal.redis.Replies;
+import dev.runbus.internal.scripts.LuaScript;
+import dev.runbus.internal.scripts.ScriptCalls;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Per-key concurrency caps of one partition of a topic: the calls of {@code flow.lua} (docs/flow-control-design.md,
+ * "The events"). An entry is parked outside the stream until its flow key has a free slot, then added to the stream
+ * with a hold, a lease on the slot that its holder renews and that a reap removes once it expired; a key's count is
+ * its number of holds, never a counter. The bus does not use it yet: this is the first step of the design's build
+ * order, its script and its guarantees at the level of Redis.
+ */
+public final class FlowCaps {
+
+    /** Flow keys are at most this many UTF-8 bytes: a bound on what a publisher may make Redis store per entry. */
+    public static final int MAX_KEY_BYTES = 256;
+
+    private static final LuaScript FLOW = LuaScript.load("flow");
+
+    /** An admitted entry's hold: its flow key and its id in the partition's stream. */
+    public record Hold(String flowKey, String streamId) {
+    }
+
+    /** What a park did: the parked entry's id in the parked set, and the stream ids of the entries it admitted. */
+    public record Parked(String parkedId, List<String> admitted) {
+    }
+
+    /** What a confirm found: the entries that may start, and those parked again (they must not start). */
+    public record Confirmed(List<String> confirmed, List<String> parkedAgain) {
+    }
+
+    /** What a reap did: the expired holds it removed, and the stream ids of the entries admitted in their place. */
+    public record Reaped(long holds, List<String> admitted) {
+    }
+
+    /** How many flow keys one {@link #configure} call serves; it calls again until every key was served. */
+    static final int KEYS_PER_CONFIGURE_CALL = 100;
+
+    private final ScriptCalls calls;
+    private final RedisClusterCommands<String, byte[]> redis;
+    private final String[] keys;
+
+    /** For partition {@code name}. Publishers and subscribers alike: the caps and the lease are in Redis. */
+    public FlowCaps(ScriptCalls calls, RedisClusterCommands<String, byte[]> redis, Keys keys, String name) {
+        this.calls = calls;
+        this.redis = redis;
+        this.keys = keys.flow(name);
+    }
+
+    /**
+     * The subscription's side, at subscribe: {@code defaultCap} slots per flow key unless {@link #cap} set another,
+     * each hold lasting {@code lease} unless renewed (the subscription's {@code minIdle}, so that a hold and a claim
+     * end alike). Until a partition is configured every cap is 0: what is published there waits for a subscriber.
+     * Admits what the parked entries' keys have room for; returns their stream ids.
+     */
+    public List<String> configure(int defaultCap, Duration lease) {
+        if (defaultCap < 0) {
+            throw new IllegalArgumentException("a flow key's cap must be 0 or more, not " + defaultCap);
+        }
+        if (lease.toMillis() <= 0) {
+            throw new IllegalArgumentException("a hold's lease must be at least 1 ms, not " + lease);
+        }
+        List<String> admitted = new ArrayList<>();
+        String last = "";
+        do {
+            List<String> reply = Replies.ids(call(List.of("configure", defaultCap, lease.toMillis(), last,
+                    KEYS_PER_CONFIGURE_CALL)));
+            last = reply.get(0);
+            admitted.addAll(reply.subList(1, reply.size()));
+        } while (!last.isEmpty());
+        return admitted;
+    }
+
+    /**
+     * Checks a flow key: at most {@value #MAX_KEY_BYTES} UTF-8 bytes and no NUL (the script separates a key from the
+     * rest of a member with it). Empty is the key of entries published without one.
+     */
+    public static String checkKey(String flowKey) {
+        if (flowKey == null) {
+            throw new IllegalArgumentException("a flow key must not be null (\"\" is the key of entries without one)");
+        }
+        if (flowKey.indexOf('\0') >= 0) {
+            throw new IllegalArgumentException("a flow key must not contain NUL (U+0000): " + flowKey.replace('\0', '?'));
+        }
+        int bytes = flowKey.getBytes(StandardCharsets.UTF_8).length;
+        if (bytes > MAX_KEY_BYTES) {
+            throw new IllegalArgumentException("a flow key must be at most " + MAX_KEY_BYTES + " UTF-8 bytes, not "
+                    + bytes);
+        }
+        return flowKey;
+    }
+
+    /** Parks an entry of {@code flowKey} with its fields, and admits what its key has room for. */
+    public Parked park(String flowKey, Map<String, byte[]> fields) {
+        checkKey(flowKey);
+        List<Object> args = new ArrayList<>(List.of("park", flowKey));
+        fields.forEach((f, v) -> {
+            if (f.equals("flow_key") || f.equals("flow_seq")) {
+                throw new IllegalArgumentException("field " + f + " is the flow control's own");
+            }
+            args.add(f);
+            args.add(v);
+        });
+        List<String> reply = Replies.ids(call(args));
+        return new Parked(reply.get(0), reply.subList(1, reply.size()));
+    }
+
+    /** Gives up holds (their entries acked, dead-lettered or left for a retry); returns what it admitted. */
+    public List<String> release(List<Hold> holds) {
+        return Replies.ids(call(withHolds(List.of("release"), holds)));
+    }
+
+    /** Renews holds of running entries; returns the stream ids whose hold a reap had removed (lost). */
+    public List<String> renew(List<Hold> holds) {
+        return Replies.ids(call(withHolds(List.of("renew"), holds)));
+    }
+
+    /**
+     * Right before entries of {@code group} start: a held entry's hold is renewed; one whose hold was reaped takes a
+     * slot if its key has room, and is otherwise parked again in its place and must not start.
+     */
+    public Confirmed confirm(String group, List<Hold> holds) {
+        List<Object> reply = Replies.list(call(withHolds(List.of("confirm", group), holds)));
+        return new Confirmed(Replies.ids(reply.get(0)), Replies.ids(reply.get(1)));
+    }
+
+    /** Removes at most {@code max} expired holds and admits in their place. */
+    public Reaped reap(int max) {
+        List<String> reply = Replies.ids(call(List.of("reap", max)));
+        return new Reaped(Long.parseLong(reply.get(0)), reply.subList(1, reply.size()));
+    }
+
+    /** Sets {@code flowKey}'s cap ({@code null}: back to the default); returns what a raised cap admitted. */
+    public List<String> cap(String flowKey, Integer cap) {
+        checkKey(flowKey);
+        if (cap != null && cap < 0) {
+            throw new IllegalArgumentException("a flow key's cap must be 0 or more, not " + cap);
+        }
+        return Replies.ids(call(List.of("cap", flowKey, cap == null ? "" : cap)));
+    }
+
+    private static List<Object> withHolds(List<Object> head, List<Hold> holds) {
+        List<Object> args = new ArrayList<>(head);
+        for (Hold h : holds) {
+            args.add(h.flowKey());
+            args.add(h.streamId());
+        }
+        return args;
+    }
+
+    /** Strings as UTF-8, numbers in decimal, field values as they are. */
+    private Object call(List<Object> args) {
+        byte[][] bytes = new byte[args.size()][];
+        for (int i = 0; i < bytes.length; i++) {
+            Object a = args.get(i);
+            bytes[i] = a instanceof byte[] b ? b : String.valueOf(a).getBytes(StandardCharsets.UTF_8);
+        }
+        return calls.run(FLOW, redis, ScriptOutputType.MULTI, keys, bytes);
+    }
+}

@@ -1,0 +1,225 @@
+-- Per-key concurrency caps of one partition of a flow-controlled topic (docs/flow-control-design.md): entries wait
+-- in the partition's parked set, outside the stream, until their flow key has a free slot; an admitted entry is
+-- added to the stream with a hold, a lease on one slot ending at an expiry on the Redis clock. A key's count is the
+-- number of its holds, never a counter: a hold goes when its entry is released (acked, dead-lettered, retried) or
+-- when it expired and a reap removes it, so nothing can drift and a dead worker's slots come back.
+--
+-- A hold counts until it is reaped: one whose expiry passed but that no reap removed yet still takes its slot, and
+-- whoever renews or confirms it keeps it, since nobody else was admitted in its place. Only the reap frees the
+-- slots of expired holds, and only it admits in their place.
+--
+-- Data, all in the partition's hash slot (every key declared):
+--   parked   a stream of the parked entries, their fields as published plus flow_key and flow_seq
+--   queue    sorted set, score 0, members key NUL seq NUL parked-id: each key's parked entries in order (by lex)
+--   holds    sorted set, members key NUL stream-id, score the hold's expiry (ms, Redis clock)
+--   held     sorted set, score 0, the same members: a key's holds counted by lex (ZLEXCOUNT)
+--   caps     hash, flow key -> its cap where it differs from the default; and, under NUL cap and NUL lease, the
+--            subscription's default cap and hold lease (ms), so that a publisher parks and admits without knowing
+--            them. Until a subscription configured them every cap is 0: entries wait for a subscriber.
+--   seq      string, the last sequence number handed to a parked entry (an order, not a count of anything)
+-- A flow key never holds NUL (the publisher refuses it), so a key's members are exactly those in [key NUL, key \1).
+--
+-- KEYS[1] stream, KEYS[2] parked, KEYS[3] queue, KEYS[4] holds, KEYS[5] held, KEYS[6] caps, KEYS[7] seq
+-- ARGV[1] the operation; then, by operation:
+--   configure ARGV[2] the default cap, ARGV[3] the hold's lease (ms), ARGV[4] the last key served by the previous
+--            call ('' at first), ARGV[5] at most this many keys served: admits what the keys with parked entries
+--            have room for, key by key in order
+--            returns { the last key served ('' when every key was), stream ids admitted... }
+--   park     ARGV[2] flow key, ARGV[3..] the entry's fields and values
+--            returns { parked id, stream ids admitted... }
+--   release  ARGV[2..] flow key, stream id, ...: holds given up (acked, dead-lettered, retried); frees and admits
+--            returns { stream ids admitted... }
+--   renew    ARGV[2..] flow key, stream id, ...: the keep-alive of running entries
+--            returns { stream ids whose hold was reaped (lost)... }
+--   confirm  ARGV[2] group, ARGV[3..] flow key, stream id, ...: right before each starts; an entry without a hold
+--            takes one if its key has room, else it is parked again (acked and deleted from the stream, back in
+--            its place in its key's queue) and must not start
+--            returns { { confirmed stream ids... }, { parked again... } }
+--   reap     ARGV[2] at most this many expired holds removed; admits in their place
+--            returns { holds reaped, stream ids admitted... }
+--   cap      ARGV[2] flow key, ARGV[3] its cap ('' for the default): a cap raised admits at once, one lowered
+--            admits nothing until fewer hold
+--            returns { stream ids admitted... }
+local stream, parked, queue, holds, held, caps, seqKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+local op = ARGV[1]
+local NUL = '\0'
+local CAP, LEASE = NUL .. 'cap', NUL .. 'lease'
+
+if op == 'configure' then
+  redis.call('HSET', caps, CAP, ARGV[2], LEASE, ARGV[3])
+end
+local lease = tonumber(redis.call('HGET', caps, LEASE) or '0')
+local defaultCap = tonumber(redis.call('HGET', caps, CAP) or '0')
+
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+
+local function capOf(key)
+  if lease <= 0 then
+    return 0 -- not configured: nothing is admitted, overrides included
+  end
+  local c = redis.call('HGET', caps, key)
+  if c then
+    return tonumber(c)
+  end
+  return defaultCap
+end
+
+local function holding(key)
+  return redis.call('ZLEXCOUNT', held, '[' .. key .. NUL, '(' .. key .. '\1')
+end
+
+local function hold(key, id)
+  local member = key .. NUL .. id
+  redis.call('ZADD', holds, now + lease, member)
+  redis.call('ZADD', held, 0, member)
+end
+
+local function unhold(key, id)
+  local member = key .. NUL .. id
+  redis.call('ZREM', holds, member)
+  redis.call('ZREM', held, member)
+end
+
+-- Admits the key's oldest parked entries while it has room; appends the stream ids to out.
+local function admit(key, out)
+  local room = capOf(key) - holding(key)
+  while room > 0 do
+    local first = redis.call('ZRANGEBYLEX', queue, '[' .. key .. NUL, '(' .. key .. '\1', 'LIMIT', 0, 1)[1]
+    if not first then
+      return
+    end
+    redis.call('ZREM', queue, first)
+    local pid = string.sub(first, #key + 19) -- key NUL, 16 digits, NUL
+    local entry = redis.call('XRANGE', parked, pid, pid)[1]
+    if entry then
+      redis.call('XDEL', parked, pid)
+      local id = redis.call('XADD', stream, '*', unpack(entry[2]))
+      hold(key, id)
+      out[#out + 1] = id
+      room = room - 1
+    end
+  end
+end
+
+local function park(key, seq, fields)
+  local pid = redis.call('XADD', parked, '*', unpack(fields))
+  redis.call('ZADD', queue, 0, key .. NUL .. seq .. NUL .. pid)
+  return pid
+end
+
+if op == 'configure' then
+  local out, last, served = { '' }, ARGV[4], 0
+  while served < tonumber(ARGV[5]) do
+    local from = last == '' and '-' or ('[' .. last .. '\1')
+    local member = redis.call('ZRANGEBYLEX', queue, from, '+', 'LIMIT', 0, 1)[1]
+    if not member then
+      return out
+    end
+    last = string.sub(member, 1, string.find(member, NUL, 1, true) - 1)
+    admit(last, out)
+    served = served + 1
+  end
+  out[1] = last
+  return out
+end
+
+if op == 'park' then
+  local key = ARGV[2]
+  local seq = string.format('%016d', redis.call('INCR', seqKey))
+  local fields = {}
+  for i = 3, #ARGV do
+    fields[#fields + 1] = ARGV[i]
+  end
+  fields[#fields + 1] = 'flow_key'
+  fields[#fields + 1] = key
+  fields[#fields + 1] = 'flow_seq'
+  fields[#fields + 1] = seq
+  local out = { park(key, seq, fields) }
+  admit(key, out)
+  return out
+end
+
+if op == 'release' then
+  local out, keys = {}, {}
+  for i = 2, #ARGV, 2 do
+    unhold(ARGV[i], ARGV[i + 1])
+    keys[ARGV[i]] = true
+  end
+  for key in pairs(keys) do
+    admit(key, out)
+  end
+  return out
+end
+
+if op == 'renew' then
+  local lost = {}
+  for i = 2, #ARGV, 2 do
+    local member = ARGV[i] .. NUL .. ARGV[i + 1]
+    if redis.call('ZSCORE', holds, member) then
+      redis.call('ZADD', holds, now + lease, member)
+    else
+      lost[#lost + 1] = ARGV[i + 1]
+    end
+  end
+  return lost
+end
+
+if op == 'confirm' then
+  local group = ARGV[2]
+  local confirmed, again = {}, {}
+  for i = 3, #ARGV, 2 do
+    local key, id = ARGV[i], ARGV[i + 1]
+    local member = key .. NUL .. id
+    if redis.call('ZSCORE', holds, member) then
+      redis.call('ZADD', holds, now + lease, member)
+      confirmed[#confirmed + 1] = id
+    elseif holding(key) < capOf(key) then
+      hold(key, id)
+      confirmed[#confirmed + 1] = id
+    else
+      local entry = redis.call('XRANGE', stream, id, id)[1]
+      redis.call('XACK', stream, group, id)
+      redis.call('XDEL', stream, id)
+      if entry then
+        local seq = nil
+        for j = 1, #entry[2], 2 do
+          if entry[2][j] == 'flow_seq' then
+            seq = entry[2][j + 1]
+          end
+        end
+        park(key, seq or string.format('%016d', 0), entry[2])
+      end
+      again[#again + 1] = id
+    end
+  end
+  return { confirmed, again }
+end
+
+if op == 'reap' then
+  local expired = redis.call('ZRANGEBYSCORE', holds, '-inf', now, 'LIMIT', 0, tonumber(ARGV[2]))
+  local keys = {}
+  for _, member in ipairs(expired) do
+    redis.call('ZREM', holds, member)
+    redis.call('ZREM', held, member)
+    keys[string.sub(member, 1, string.find(member, NUL, 1, true) - 1)] = true
+  end
+  local out = { #expired }
+  for key in pairs(keys) do
+    admit(key, out)
+  end
+  return out
+end
+
+if op == 'cap' then
+  if ARGV[3] == '' then
+    redis.call('HDEL', caps, ARGV[2])
+  else
+    redis.call('HSET', caps, ARGV[2], ARGV[3])
+  end
+  local out = {}
+  admit(ARGV[2], out)
+  return out
+end
+
+return redis.error_reply('flow.lua: unknown operation ' .. tostring(op))
