@@ -88,13 +88,17 @@ local function ageBound()
   return string.format('%.0f', cutoff) .. '-0'
 end
 
-local holder, bound, heldByPending = '', nil, false
+-- unreadFrom: the oldest entry some group has not read yet; nothing from there on can be acknowledged by all.
+local holder, bound, heldByPending, unreadFrom = '', nil, false, nil
 for _, g in ipairs(redis.call('XINFO', 'GROUPS', stream)) do
   local info = {}
   for i = 1, #g, 2 do
     info[g[i]] = g[i + 1]
   end
   local mine, pending = after(info['last-delivered-id']), false
+  if unreadFrom == nil or older(mine, unreadFrom) then
+    unreadFrom = mine
+  end
   if tonumber(info['pending']) > 0 then
     local oldest = redis.call('XPENDING', stream, info['name'])[2]
     if oldest and older(oldest, mine) then
@@ -157,12 +161,20 @@ end
 -- ACKED then also trims the entries behind it that every group has read and acknowledged (rule 7 still holds: the
 -- server keeps whatever any group has pending or not read), so an entry stuck pending holds back only itself. Only
 -- then: ACKED checks each entry against every group, several times the cost of the cut at one id above, which is
--- all a stream needs when nothing is stuck. A server that refuses ACKED (older than 8.2: a replica of an older
+-- all a stream needs when nothing is stuck. It walks the entries below its MINID, so that bound is also the oldest
+-- entry some group has not read (none from there on can be acknowledged by all): a group that lags far behind does
+-- not make every round walk its whole backlog. A server that refuses ACKED (older than 8.2: a replica of an older
 -- version promoted) has had the trim above.
 if ARGV[4] == 'acked' and mode == 'trim' and keep == 0 and heldByPending and trimTo == bound then
-  local n = redis.pcall('XTRIM', stream, 'MINID', byAge or (MAX .. '-' .. MAX), 'ACKED')
-  if type(n) == 'number' then
-    trimmed = trimmed + n
+  local ackedTo = unreadFrom
+  if byAge and older(byAge, ackedTo) then
+    ackedTo = byAge
+  end
+  if older(bound, ackedTo) then
+    local n = redis.pcall('XTRIM', stream, 'MINID', ackedTo, 'ACKED')
+    if type(n) == 'number' then
+      trimmed = trimmed + n
+    end
   end
 end
 return {trimmed, trimTo, holder, bound}
