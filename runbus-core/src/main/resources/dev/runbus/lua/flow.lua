@@ -33,8 +33,9 @@
 --            returns { stream ids whose hold was reaped (lost)... }
 --   confirm  ARGV[2] group, ARGV[3..] flow key, stream id, ...: right before each starts; an entry without a hold
 --            takes one if its key has room, else it is parked again (acked and deleted from the stream, back in
---            its place in its key's queue) and must not start
---            returns { { confirmed stream ids... }, { parked again... } }
+--            its place in its key's queue) and must not start; one no longer in the stream (trimmed while pending)
+--            is acked and returned with them: it must not start either
+--            returns { { confirmed stream ids... }, { parked again or gone... } }
 --   reap     ARGV[2] at most this many expired holds removed; admits in their place
 --            returns { holds reaped, stream ids admitted... }
 --   cap      ARGV[2] flow key, ARGV[3] its cap ('' for the default): a cap raised admits at once, one lowered

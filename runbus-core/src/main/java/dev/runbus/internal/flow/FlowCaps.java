@@ -34,7 +34,10 @@ public final class FlowCaps {
     public record Parked(String parkedId, List<String> admitted) {
     }
 
-    /** What a confirm found: the entries that may start, and those parked again (they must not start). */
+    /**
+     * What a confirm found: the entries that may start, and those that must not: parked again, or no longer in the
+     * stream (trimmed while pending; acked).
+     */
     public record Confirmed(List<String> confirmed, List<String> parkedAgain) {
     }
 
