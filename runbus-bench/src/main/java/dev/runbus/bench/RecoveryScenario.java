@@ -94,8 +94,8 @@ final class RecoveryScenario {
         if (runbus.commandsUpTo() != null) {
             command.add("-Drunbus.redis.commandsUpTo=" + runbus.commandsUpTo());
         }
-        command.addAll(List.of("-cp", classPath(), RecoveryChild.class.getName(), env.options.redisUri(), t.prefix(), t.topic(), t.group(),
-                Integer.toString(s.recoveryInFlight()), Long.toString(s.recoveryMinIdleMillis()),
+        command.addAll(List.of("-cp", classPath(), RecoveryChild.class.getName(), env.options.redisUri(), t.prefix(),
+                t.topic(), t.group(), Integer.toString(s.recoveryInFlight()), Long.toString(s.recoveryMinIdleMillis()),
                 Long.toString(s.recoveryClaimIntervalMillis())));
         Process child = new ProcessBuilder(command).redirectError(log.toFile()).start();
         Subscription survivor = null;

@@ -22,8 +22,9 @@
 -- KEYS[1] stream, KEYS[2] parked, KEYS[3] queue, KEYS[4] holds, KEYS[5] held, KEYS[6] caps, KEYS[7] seq
 -- ARGV[1] the operation; then, by operation:
 --   configure ARGV[2] the default cap, ARGV[3] the hold's lease (ms), ARGV[4] the last key served by the previous
---            call ('' at first), ARGV[5] at most this many keys served: admits what the keys with parked entries
---            have room for, key by key in order
+--            call ('' at first), ARGV[5] at most this many keys served, 2 or more: admits what the keys with
+--            parked entries have room for, key by key in order (the key '' sorts first, so with 2 or more it is
+--            never the last one served and '' stays free to mean "done")
 --            returns { the last key served ('' when every key was), stream ids admitted... }
 --   park     ARGV[2] flow key, ARGV[3..] the entry's fields and values
 --            returns { parked id, stream ids admitted... }

@@ -45,7 +45,10 @@ public final class FlowCaps {
     public record Reaped(long holds, List<String> admitted) {
     }
 
-    /** How many flow keys one {@link #configure} call serves; it calls again until every key was served. */
+    /**
+     * How many flow keys one {@link #configure} call serves; it calls again until every key was served. At least 2:
+     * the script answers "" for "done", and the key "" sorts first, so it is then never the last one served.
+     */
     static final int KEYS_PER_CONFIGURE_CALL = 100;
 
     private final ScriptCalls calls;
