@@ -1,5 +1,6 @@
 package dev.runbus;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.Arrays;
@@ -22,17 +23,22 @@ public final class Message {
     /** Headers per message; a dead letter must be able to carry every field of the original entry. */
     public static final int MAX_HEADERS = 256;
 
+    /** A flow key is at most this many UTF-8 bytes: what a publisher may make Redis keep per waiting entry. */
+    public static final int MAX_FLOW_KEY_BYTES = 256;
+
     private final String id;
     private final String type;
     private final byte[] payload;
     private final Map<String, String> headers;
     private final Instant publishedAt;
     private final String key;
+    private final String flowKey;
 
     private Message(String id, String type, byte[] payload, Map<String, String> headers, Instant publishedAt,
-                    String key) {
+                    String key, String flowKey) {
         this.id = id;
         this.key = key;
+        this.flowKey = flowKey;
         this.type = type;
         this.payload = payload;
         this.headers = headers;
@@ -80,7 +86,21 @@ public final class Message {
 
     /** This message with {@code key} as its key. */
     public Message withKey(String key) {
-        return new Message(id, type, payload, headers, publishedAt, checkKey(key));
+        return new Message(id, type, payload, headers, publishedAt, checkKey(key), flowKey);
+    }
+
+    /**
+     * The flow key (the tenant, docs/flow-control.md), or null when it has none. On a topic whose subscription sets
+     * {@link SubscribeOptions#flowCap() a flow cap}, at most that many entries of one flow key run at once; the others
+     * wait outside the stream, undelivered. The flow key also chooses the partition, in place of the key.
+     */
+    public String flowKey() {
+        return flowKey;
+    }
+
+    /** This message with {@code flowKey} as its flow key (see {@link #flowKey()}). */
+    public Message withFlowKey(String flowKey) {
+        return new Message(id, type, payload, headers, publishedAt, key, checkFlowKey(flowKey));
     }
 
     @Override
@@ -93,18 +113,20 @@ public final class Message {
         }
         Message m = (Message) o;
         return id.equals(m.id) && type.equals(m.type) && Arrays.equals(payload, m.payload)
-                && headers.equals(m.headers) && publishedAt.equals(m.publishedAt) && Objects.equals(key, m.key);
+                && headers.equals(m.headers) && publishedAt.equals(m.publishedAt) && Objects.equals(key, m.key)
+                && Objects.equals(flowKey, m.flowKey);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(id, type, Arrays.hashCode(payload), headers, publishedAt, key);
+        return Objects.hash(id, type, Arrays.hashCode(payload), headers, publishedAt, key, flowKey);
     }
 
     @Override
     public String toString() {
         return "Message[id=" + id + ", type=" + type + ", payload=" + payload.length + " bytes, headers=" + headers
-                + ", publishedAt=" + publishedAt + (key == null ? "" : ", key=" + key) + "]";
+                + ", publishedAt=" + publishedAt + (key == null ? "" : ", key=" + key)
+                + (flowKey == null ? "" : ", flowKey=" + flowKey) + "]";
     }
 
     /** Builds a {@link Message}; id, headers and publish time are optional. */
@@ -115,6 +137,7 @@ public final class Message {
         private final Map<String, String> headers = new LinkedHashMap<>();
         private Instant publishedAt;
         private String key;
+        private String flowKey;
 
         private Builder(String type, byte[] payload) {
             this.type = Objects.requireNonNull(type, "type");
@@ -150,6 +173,15 @@ public final class Message {
             return this;
         }
 
+        /**
+         * The flow key (see {@link Message#flowKey()}): non-empty, at most {@value #MAX_FLOW_KEY_BYTES} UTF-8 bytes,
+         * without NUL (U+0000).
+         */
+        public Builder flowKey(String flowKey) {
+            this.flowKey = checkFlowKey(flowKey);
+            return this;
+        }
+
         public Builder publishedAt(Instant publishedAt) {
             this.publishedAt = Objects.requireNonNull(publishedAt, "publishedAt");
             return this;
@@ -165,8 +197,29 @@ public final class Message {
             }
             return new Message(id == null ? UUID.randomUUID().toString() : id, type, payload,
                     Collections.unmodifiableMap(new LinkedHashMap<>(headers)),
-                    (publishedAt == null ? Instant.now() : publishedAt).truncatedTo(ChronoUnit.MILLIS), key);
+                    (publishedAt == null ? Instant.now() : publishedAt).truncatedTo(ChronoUnit.MILLIS), key,
+                    flowKey);
         }
+    }
+
+    /**
+     * A flow key as {@link Builder#flowKey} takes it. NUL is refused because Redis keeps a key's waiting entries
+     * under members that start with the key and a NUL.
+     */
+    public static String checkFlowKey(String flowKey) {
+        Objects.requireNonNull(flowKey, "flowKey");
+        if (flowKey.isEmpty()) {
+            throw new IllegalArgumentException("a flow key must not be empty");
+        }
+        if (flowKey.indexOf('\0') >= 0) {
+            throw new IllegalArgumentException("a flow key must not contain NUL (U+0000): " + flowKey.replace('\0', '?'));
+        }
+        int bytes = flowKey.getBytes(StandardCharsets.UTF_8).length;
+        if (bytes > MAX_FLOW_KEY_BYTES) {
+            throw new IllegalArgumentException("a flow key has at most " + MAX_FLOW_KEY_BYTES + " UTF-8 bytes, got "
+                    + bytes);
+        }
+        return flowKey;
     }
 
     private static String checkKey(String key) {

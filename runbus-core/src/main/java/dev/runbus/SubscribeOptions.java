@@ -45,11 +45,18 @@ import java.util.concurrent.Executor;
  *                          {@code minIdle}, or after a delay of its own ({@link RetryPolicy#fixed},
  *                          {@link RetryPolicy#exponential}) through the stream's delay set (on an ordered
  *                          subscription, in place)
+ * @param flowCap           flow control (docs/flow-control.md): when 0 or more, at most this many entries of one
+ *                          {@link Message#flowKey() flow key} run at once across the group's consumers, the others
+ *                          waiting outside the stream, undelivered, until a slot frees; 0 holds every key's entries
+ *                          back. A slot is a lease of {@code minIdle} that the keep-alive renews, so a dead
+ *                          consumer's slots come back within {@code minIdle + claimInterval}. One group per topic
+ *                          may set it; not with {@code ordered} or ack-before-work. Default
+ *                          {@value #FLOW_CONTROL_OFF}: off, entries run as they come
  */
 public record SubscribeOptions(int concurrency, int batchSize, Duration blockTime, Duration minIdle,
                                int maxDeliveries, Duration claimInterval, Duration keepAliveInterval,
                                Duration shutdownTimeout, AckMode ackMode, Executor executor, boolean ordered,
-                               Duration leaseTime, RetryPolicy retryPolicy) {
+                               Duration leaseTime, RetryPolicy retryPolicy, int flowCap) {
 
     public static final int DEFAULT_CONCURRENCY = 8;
     public static final int DEFAULT_BATCH_SIZE = 100;
@@ -59,6 +66,8 @@ public record SubscribeOptions(int concurrency, int batchSize, Duration blockTim
     public static final Duration DEFAULT_CLAIM_INTERVAL = Duration.ofSeconds(5);
     public static final Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(30);
     public static final int DEFAULT_LEASE_SECONDS = 10;
+    /** {@link #flowCap()} when flow control is off (the default). */
+    public static final int FLOW_CONTROL_OFF = -1;
 
     public SubscribeOptions {
         requireAtLeast("concurrency", concurrency, 1);
@@ -92,6 +101,22 @@ public record SubscribeOptions(int concurrency, int batchSize, Duration blockTim
         if (minIdle.toMillis() < 10) {
             throw new IllegalArgumentException("minIdle must be at least 10 ms, got " + minIdle);
         }
+        if (flowCap < FLOW_CONTROL_OFF) {
+            throw new IllegalArgumentException("flowCap must be 0 or more (or FLOW_CONTROL_OFF, -1), got " + flowCap);
+        }
+        if (flowCap != FLOW_CONTROL_OFF && ordered) {
+            throw new IllegalArgumentException("flowCap does not apply to ordered consumption: a partition's owner "
+                    + "already runs its entries one at a time");
+        }
+        if (flowCap != FLOW_CONTROL_OFF && ackMode != AckMode.AFTER_WORK) {
+            throw new IllegalArgumentException("flowCap holds a slot until the entry's ack after work: ackMode must "
+                    + "be AFTER_WORK, got " + ackMode);
+        }
+    }
+
+    /** Whether flow control is on: {@link #flowCap()} is 0 or more. */
+    public boolean flowControlled() {
+        return flowCap != FLOW_CONTROL_OFF;
     }
 
     /**
@@ -127,6 +152,7 @@ public record SubscribeOptions(int concurrency, int batchSize, Duration blockTim
         b.ordered = ordered;
         b.leaseTime = leaseTime;
         b.retryPolicy = retryPolicy;
+        b.flowCap = flowCap;
         return b;
     }
 
@@ -157,6 +183,7 @@ public record SubscribeOptions(int concurrency, int batchSize, Duration blockTim
         private Executor executor;
         private boolean ordered;
         private Duration leaseTime = Duration.ofSeconds(DEFAULT_LEASE_SECONDS);
+        private int flowCap = FLOW_CONTROL_OFF;
         private RetryPolicy retryPolicy = RetryPolicy.onIdle();
 
         private Builder() {
@@ -230,13 +257,19 @@ public record SubscribeOptions(int concurrency, int batchSize, Duration blockTim
             return this;
         }
 
+        /** Default {@value #FLOW_CONTROL_OFF} (off); see {@link SubscribeOptions#flowCap()}. */
+        public Builder flowCap(int v) {
+            flowCap = v;
+            return this;
+        }
+
         public SubscribeOptions build() {
             Duration keepAlive = keepAliveInterval;
             if (keepAlive == null && minIdle != null) {
                 keepAlive = minIdle.dividedBy(3);
             }
             return new SubscribeOptions(concurrency, batchSize, blockTime, minIdle, maxDeliveries, claimInterval,
-                    keepAlive, shutdownTimeout, ackMode, executor, ordered, leaseTime, retryPolicy);
+                    keepAlive, shutdownTimeout, ackMode, executor, ordered, leaseTime, retryPolicy, flowCap);
         }
     }
 }

@@ -16,6 +16,7 @@ import dev.runbus.internal.admin.RedisInspector;
 import dev.runbus.internal.admin.Retention;
 import dev.runbus.internal.consume.BusServices;
 import dev.runbus.internal.consume.BusSubscription;
+import dev.runbus.internal.consume.FlowControl;
 import dev.runbus.internal.consume.Groups;
 import dev.runbus.internal.consume.HandlerGate;
 import dev.runbus.internal.consume.PeriodicLoop;
@@ -176,8 +177,8 @@ public final class RedisBus implements Bus {
     public Publisher publisher(PublishOptions options) {
         requireOpen();
         return tracing.publisher(meters.timed(new RedisPublisher(link.async(), batches, keys, topics,
-                Objects.requireNonNull(options, "options"), config.commandTimeout().toMillis(), scripts, delays,
-                appends)));
+                Objects.requireNonNull(options, "options"), config.commandTimeout().toMillis(), scripts, calls,
+                delays, appends)));
     }
 
     @Override
@@ -207,6 +208,9 @@ public final class RedisBus implements Bus {
         String id = topic + "\n" + group + "\n" + consumer;
         Partitions partitions = topics.register(topic);
         SubscriptionContext ctx = SubscriptionContext.of(group, consumer, partitions, keys, options);
+        if (options.flowControlled()) {
+            FlowControl.configure(ctx, services); // refused before the group exists if another group has the topic
+        }
         Set<Integer> groupsCreated = groups.createAll(partitions, group);
         Calls.call("reading group " + group + " of " + topic, () -> {
             requireReadRights(partitions.name(groupsCreated.iterator().next()), group, consumer);

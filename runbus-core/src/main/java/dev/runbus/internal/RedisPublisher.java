@@ -6,12 +6,14 @@ import dev.runbus.Publisher;
 import dev.runbus.RunbusException;
 import dev.runbus.internal.delay.DelayMover;
 import dev.runbus.internal.delay.ScheduledIds;
+import dev.runbus.internal.flow.FlowCaps;
 import dev.runbus.internal.redis.BatchConnection;
 import dev.runbus.internal.redis.Calls;
 import dev.runbus.internal.redis.Keys;
 import dev.runbus.internal.redis.Partitions;
 import dev.runbus.internal.redis.WireFormat;
 import dev.runbus.internal.registry.TopicRegistry;
+import dev.runbus.internal.scripts.ScriptCalls;
 import dev.runbus.internal.scripts.Scripts;
 import io.lettuce.core.RedisFuture;
 import io.lettuce.core.XAddArgs;
@@ -22,6 +24,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -30,6 +34,9 @@ import org.slf4j.LoggerFactory;
  * queued with auto-flush off and written to the socket in one flush, then the replies are awaited. One
  * write for the whole batch instead of one per message is what makes batch publishing fast. On Redis 8.6 each
  * XADD carries {@code IDMP} ({@link IdempotentAppends}).
+ *
+ * <p>A message with a {@link Message#flowKey() flow key} is parked instead ({@code flow.lua}, {@link FlowCaps}): its
+ * flow key chooses the partition, and it enters the stream when its key has a free slot, at once if it has one now.
  */
 final class RedisPublisher implements Publisher {
 
@@ -42,6 +49,7 @@ final class RedisPublisher implements Publisher {
     private final XAddArgs addArgs;
     private final long timeoutMillis;
     private final Scripts scripts;
+    private final ScriptCalls calls;
     private final DelayMover mover;
     /** The bus's, shared by its publishers: one producer id per connection, not one per publisher. */
     private final IdempotentAppends appends;
@@ -53,9 +61,10 @@ final class RedisPublisher implements Publisher {
     private static final String BATCH = ":b";
 
     RedisPublisher(RedisClusterAsyncCommands<String, byte[]> redis, BatchConnection batches, Keys keys, TopicRegistry topics,
-                   PublishOptions options, long timeoutMillis, Scripts scripts, DelayMover mover,
+                   PublishOptions options, long timeoutMillis, Scripts scripts, ScriptCalls calls, DelayMover mover,
                    IdempotentAppends appends) {
         this.redis = redis;
+        this.calls = calls;
         this.appends = appends;
         this.idempotent = options.idempotentAppends();
         this.maxLenApprox = options.maxLenApprox();
@@ -78,9 +87,30 @@ final class RedisPublisher implements Publisher {
     public String publish(String topic, Message message) {
         Objects.requireNonNull(message, "message");
         Partitions partitions = prepare(topic);
-        int p = partitions.partitionFor(message.key());
+        int p = partitionFor(partitions, message);
+        if (message.flowKey() != null) {
+            return partitions.qualify(p, Calls.await("publishing to " + topic,
+                    park(redis, partitions.name(p), message), timeoutMillis));
+        }
         return partitions.qualify(p, append("publishing to " + topic, keys.stream(partitions.name(p)),
                 WireFormat.encode(message)));
+    }
+
+    /** The partition of a message: its flow key's when it has one (its waiting entries and holds live there). */
+    private static int partitionFor(Partitions partitions, Message message) {
+        return partitions.partitionFor(message.flowKey() != null ? message.flowKey() : message.key());
+    }
+
+    /**
+     * Parks a message with a flow key in partition {@code name}; the id is its parked entry's, its place among the
+     * entries waiting for a slot (it gets a stream id when it enters the stream).
+     */
+    private CompletableFuture<String> park(RedisClusterAsyncCommands<String, byte[]> via, String name,
+                                          Message message) {
+        Map<String, byte[]> fields = WireFormat.encode(message);
+        fields.remove(WireFormat.FLOW_KEY); // the script adds it, with the entry's place in its key's queue
+        return new FlowCaps(calls, null, via, keys, name).parkAsync(message.flowKey(), fields)
+                .thenApply(FlowCaps.Parked::parkedId);
     }
 
     /** One XADD on the shared connection, awaited; sent again without IDMP if the server refuses it. */
@@ -103,28 +133,30 @@ final class RedisPublisher implements Publisher {
         Partitions partitions = prepare(topic);
         int[] partitionOf = new int[messages.size()];
         for (int i = 0; i < partitionOf.length; i++) {
-            partitionOf[i] = partitions.partitionFor(messages.get(i).key());
+            partitionOf[i] = partitionFor(partitions, messages.get(i));
         }
         List<Map<String, byte[]>> fields = new ArrayList<>(messages.size());
         messages.forEach(m -> fields.add(WireFormat.encode(m)));
         boolean idmp = idempotent && appends.on();
-        List<RedisFuture<String>> sent = batches.pipeline(async -> {
-            List<RedisFuture<String>> futures = new ArrayList<>(messages.size());
+        List<CompletionStage<String>> sent = batches.pipeline(async -> {
+            List<CompletionStage<String>> futures = new ArrayList<>(messages.size());
             for (int i = 0; i < partitionOf.length; i++) {
-                futures.add(add(async, keys.stream(partitions.name(partitionOf[i])), fields.get(i), BATCH, idmp));
+                String name = partitions.name(partitionOf[i]);
+                futures.add(messages.get(i).flowKey() != null ? park(async, name, messages.get(i))
+                        : add(async, keys.stream(name), fields.get(i), BATCH, idmp));
             }
             return futures;
         });
         List<String> ids = new ArrayList<>(messages.size());
-        for (RedisFuture<String> f : sent) {
+        for (CompletionStage<String> f : sent) {
             int i = ids.size();
             String what = "publishing to " + topic;
             try {
                 String id;
                 try {
-                    id = Calls.await(what, f, timeoutMillis);
+                    id = Calls.await(what, f.toCompletableFuture(), timeoutMillis);
                 } catch (RunbusException e) {
-                    if (!idmp || !appends.refusedBy(e)) {
+                    if (!idmp || !appends.refusedBy(e) || messages.get(i).flowKey() != null) {
                         throw e;
                     }
                     // Refused, so not appended: this one again, plainly (the rest of the batch as it comes).

@@ -15,7 +15,8 @@
 --   held     sorted set, score 0, the same members: a key's holds counted by lex (ZLEXCOUNT)
 --   caps     hash, flow key -> its cap where it differs from the default; and, under NUL cap and NUL lease, the
 --            subscription's default cap and hold lease (ms), so that a publisher parks and admits without knowing
---            them. Until a subscription configured them every cap is 0: entries wait for a subscriber.
+--            them. Until a subscription configured them every cap is 0: entries wait for a subscriber. Under
+--            NUL group, the group whose acks release the holds: one group per flow-controlled topic.
 --   seq      string, the last sequence number handed to a parked entry (an order, not a count of anything)
 -- A flow key never holds NUL (the publisher refuses it), so a key's members are exactly those in [key NUL, key \1).
 --
@@ -24,7 +25,8 @@
 --   configure ARGV[2] the default cap, ARGV[3] the hold's lease (ms), ARGV[4] the last key served by the previous
 --            call ('' at first), ARGV[5] at most this many keys served, 2 or more: admits what the keys with
 --            parked entries have room for, key by key in order (the key '' sorts first, so with 2 or more it is
---            never the last one served and '' stays free to mean "done")
+--            never the last one served and '' stays free to mean "done"), ARGV[6] the subscribing group: refused
+--            with the error FLOWGROUP <group> while another group is recorded and still exists on the stream
 --            returns { the last key served ('' when every key was), stream ids admitted... }
 --   park     ARGV[2] flow key, ARGV[3..] the entry's fields and values
 --            returns { parked id, stream ids admitted... }
@@ -45,10 +47,30 @@
 local stream, parked, queue, holds, held, caps, seqKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local op = ARGV[1]
 local NUL = '\0'
-local CAP, LEASE = NUL .. 'cap', NUL .. 'lease'
+local CAP, LEASE, GROUP = NUL .. 'cap', NUL .. 'lease', NUL .. 'group'
+
+-- Whether group exists on the stream (a group deleted since it was recorded gives the topic up).
+local function groupExists(group)
+  local groups = redis.pcall('XINFO', 'GROUPS', stream)
+  if type(groups) ~= 'table' or groups.err then
+    return false -- no stream yet
+  end
+  for _, g in ipairs(groups) do
+    for i = 1, #g, 2 do
+      if g[i] == 'name' and g[i + 1] == group then
+        return true
+      end
+    end
+  end
+  return false
+end
 
 if op == 'configure' then
-  redis.call('HSET', caps, CAP, ARGV[2], LEASE, ARGV[3])
+  local owner = redis.call('HGET', caps, GROUP)
+  if owner and owner ~= ARGV[6] and groupExists(owner) then
+    return redis.error_reply('FLOWGROUP ' .. owner)
+  end
+  redis.call('HSET', caps, CAP, ARGV[2], LEASE, ARGV[3], GROUP, ARGV[6])
 end
 local lease = tonumber(redis.call('HGET', caps, LEASE) or '0')
 local defaultCap = tonumber(redis.call('HGET', caps, CAP) or '0')

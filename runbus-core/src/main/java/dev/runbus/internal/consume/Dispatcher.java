@@ -76,6 +76,8 @@ public final class Dispatcher {
     private final OutcomeApplier outcomes;
     /** The bus's handlers' turns: who runs beside whom, and who runs alone. */
     private final HandlerGate gate;
+    /** Per-key caps, when the subscription sets a flow cap; else null. */
+    private final FlowControl flow;
     /** How long an entry that must run alone waits for the bus's running handlers to finish: {@code minIdle}. */
     private final long aloneWaitNanos;
     private final BlockingQueue<Chunk> queue = new LinkedBlockingQueue<>();
@@ -91,7 +93,7 @@ public final class Dispatcher {
 
     Dispatcher(SubscriptionContext ctx, Handler handler, BatchHandler batchHandler, InFlight inFlight, Acker acker,
                DeadLetterMover deadLetters, Retrier retrier, SafeListener listener, Scripts scripts,
-               long recordTimeoutMillis, HandlerGate gate) {
+               long recordTimeoutMillis, HandlerGate gate, FlowControl flow) {
         if ((handler == null) == (batchHandler == null)) {
             throw new IllegalArgumentException("a dispatcher runs either a handler or a batch handler");
         }
@@ -104,8 +106,9 @@ public final class Dispatcher {
         this.listener = listener;
         this.starts = new StartRecorder(ctx, scripts, inFlight, listener, recordTimeoutMillis);
         this.outcomes = new OutcomeApplier(ctx, policy, inFlight, acker, deadLetters, retrier, listener,
-                () -> stopped, starts);
+                () -> stopped, starts, flow);
         this.gate = gate;
+        this.flow = flow;
         this.aloneWaitNanos = ctx.options().minIdle().toNanos();
         this.runnersDone = new CountDownLatch(ctx.options().concurrency());
     }
@@ -167,8 +170,12 @@ public final class Dispatcher {
                     inFlight.release(hold);
                     outcomes.deadLetter(e.partition(), e.streamId(), attempt(e),
                             WireFormat.decodeOrPlaceholder(ctx.qualify(e.partition(), e.streamId()), e),
-                            OutcomePolicy.abandonedReason(attempt(e), e.previousOwner()), slots);
+                            OutcomePolicy.abandonedReason(attempt(e), e.previousOwner()), slots,
+                            flow == null ? null : WireFormat.flowKey(e.fields()));
                 } else {
+                    if (flow != null) {
+                        hold.flowKey(WireFormat.flowKey(e.fields()));
+                    }
                     HeldDelivery h = decode(e, hold, slots);
                     if (h != null) {
                         ready.add(h);
@@ -181,6 +188,9 @@ public final class Dispatcher {
                 slots.release(1);
                 listener.onLoopError("dispatch " + ctx.describe(), failed);
             }
+        }
+        if (flow != null && !ready.isEmpty()) {
+            ready = flow.confirm(ready, inFlight); // the entries whose key has no free slot wait again, unrun
         }
         handOff(ready);
         if (afterWork) {
@@ -237,7 +247,7 @@ public final class Dispatcher {
         } catch (RuntimeException bad) {
             inFlight.release(hold);
             outcomes.deadLetter(e.partition(), e.streamId(), e.deliveries(), WireFormat.placeholder(id),
-                    "cannot decode entry: " + bad.getMessage(), slots);
+                    "cannot decode entry: " + bad.getMessage(), slots, hold.flowKey());
             return null;
         }
         return new HeldDelivery(new Delivery(message, ctx.topic(), id, ctx.group(), ctx.consumer(), e.deliveries(), 0,

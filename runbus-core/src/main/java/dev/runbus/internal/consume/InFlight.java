@@ -40,6 +40,8 @@ final class InFlight {
         private volatile CompletableFuture<?> startRecorded = RECORDED;
         /** The batch of first starts that carries this delivery's, while that may not have left ({@link FirstStarts}). */
         private volatile FirstStarts.Batch firstStart;
+        /** The entry's flow key on a flow-controlled subscription, whose slot it holds ({@link FlowControl}); else null. */
+        private volatile String flowKey;
 
         private Hold(Entry.Ref ref, boolean keptAlive, long renewedAt) {
             this.ref = ref;
@@ -93,6 +95,14 @@ final class InFlight {
 
         Entry.Ref ref() {
             return ref;
+        }
+
+        String flowKey() {
+            return flowKey;
+        }
+
+        void flowKey(String flowKey) {
+            this.flowKey = flowKey;
         }
 
         int partition() {

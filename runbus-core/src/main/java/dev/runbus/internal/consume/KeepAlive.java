@@ -59,9 +59,13 @@ final class KeepAlive implements Runnable {
         }
     };
 
+    /** Per-key caps, when the subscription sets a flow cap (their holds are renewed with the claims); else null. */
+    private final FlowControl flow;
+
     KeepAlive(SubscriptionContext ctx, Scripts scripts, InFlight inFlight, SafeListener listener,
-              long commandTimeoutMillis) {
+              long commandTimeoutMillis, FlowControl flow) {
         this.ctx = ctx;
+        this.flow = flow;
         this.scripts = scripts;
         this.inFlight = inFlight;
         this.listener = listener;
@@ -118,6 +122,9 @@ final class KeepAlive implements Runnable {
             }
         }
         inFlight.renewed(renewed, now);
+        if (flow != null) {
+            flow.renew(partition, renewed);
+        }
         if (!claimLost.isEmpty()) {
             listener.onClaimLost(ctx.topic(), ctx.group(), ctx.consumer(), claimLost);
         }

@@ -31,11 +31,14 @@ final class OutcomeApplier {
     private final BooleanSupplier stopped;
     /** Whose replies a dead letter or a reschedule waits for, so that the start record never outlives its entry. */
     private final StartRecorder starts;
+    /** Per-key caps, when the subscription sets a flow cap (a settled entry gives its slot back); else null. */
+    private final FlowControl flow;
 
     OutcomeApplier(SubscriptionContext ctx, OutcomePolicy policy, InFlight inFlight, Acker acker,
                    DeadLetterMover deadLetters, Retrier retrier, SafeListener listener, BooleanSupplier stopped,
-                   StartRecorder starts) {
+                   StartRecorder starts, FlowControl flow) {
         this.starts = starts;
+        this.flow = flow;
         this.ctx = ctx;
         this.policy = policy;
         this.inFlight = inFlight;
@@ -107,17 +110,24 @@ final class OutcomeApplier {
                 if (ranAlone) {
                     acker.ackAwaited(entry.partition(), entry.streamId(), entry.startRecorded());
                     inFlight.release(entry);
+                    releaseSlot(entry);
                 } else {
                     starts.withdrawFirstStart(entry); // handled before its record left: no need to count it
                     acker.ack(entry.partition(), entry.streamId(), entry.startRecorded(), entry.startRecordSent(),
-                            () -> inFlight.release(entry));
+                            () -> {
+                                inFlight.release(entry);
+                                releaseSlot(entry);
+                            });
                 }
                 return false;
             case RETRY:
                 listener.onHandlerFailure(d, failure, outcome);
                 if (retrier.delays()) { // the entry keeps its slot until the reschedule is answered
                     starts.awaitRecorded(entry);
-                    retrier.retryLater(entry.partition(), entry.streamId(), d, () -> h.slots().release(1));
+                    retrier.retryLater(entry.partition(), entry.streamId(), d, () -> {
+                        h.slots().release(1);
+                        releaseSlot(entry); // the copy waits for a slot again when it is due
+                    });
                     return true;
                 }
                 return false;
@@ -125,17 +135,34 @@ final class OutcomeApplier {
                 listener.onHandlerFailure(d, failure, outcome);
                 starts.awaitRecorded(entry);
                 deadLetter(entry.partition(), entry.streamId(), d.attempt(), d.message(),
-                        OutcomePolicy.failureReason(failure), h.slots());
+                        OutcomePolicy.failureReason(failure), h.slots(), entry.flowKey());
                 return true;
             default:
                 throw new IllegalStateException("unknown outcome " + outcome);
         }
     }
 
-    /** Queues the move; the entry keeps its slot until the move is made. */
+    /**
+     * Queues the move; the entry keeps its slot until the move is made, and its flow slot ({@code flowKey}, null
+     * without one) until then too.
+     */
     void deadLetter(int partition, String streamId, long deliveries, Message message, String reason,
-                            Slots slots) {
-        deadLetters.move(new DeadLetterMover.Move(partition, streamId, deliveries, message, reason, null,
-                () -> slots.release(1)));
+                            Slots slots, String flowKey) {
+        deadLetters.move(new DeadLetterMover.Move(partition, streamId, deliveries, message, reason, null, () -> {
+            slots.release(1);
+            if (flow != null) {
+                flow.release(partition, flowKey, streamId);
+            }
+        }));
+    }
+
+    /**
+     * Gives the entry's flow slot back once its outcome was answered. A retry on idle keeps it: the entry stays in
+     * the stream and its next delivery confirms the same hold (or, expired and reaped meanwhile, takes another).
+     */
+    private void releaseSlot(InFlight.Hold entry) {
+        if (flow != null) {
+            flow.release(entry);
+        }
     }
 }

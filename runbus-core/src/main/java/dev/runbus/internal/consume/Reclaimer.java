@@ -53,14 +53,18 @@ final class Reclaimer implements Runnable {
     /** For the answers that came after their scan moved on. */
     private final PartitionCalls.Outcome<Scripts.ClaimResult> late = new Handling(true);
     private volatile boolean closed;
+    /** Per-key caps, when the subscription sets a flow cap (expired holds are reaped each round); else null. */
+    private final FlowControl flow;
 
     /**
      * {@code reread} tells whether the read loop re-read this consumer's own pending entries of a partition yet;
      * {@code wake} runs {@link #run} now (on any thread): a call left in flight was answered.
      */
     Reclaimer(SubscriptionContext ctx, Scripts scripts, Slots slots, Dispatcher dispatcher, InFlight inFlight,
-              SafeListener listener, long commandTimeoutMillis, IntPredicate reread, Runnable wake) {
+              SafeListener listener, long commandTimeoutMillis, IntPredicate reread, Runnable wake,
+              FlowControl flow) {
         this.ctx = ctx;
+        this.flow = flow;
         this.scripts = scripts;
         this.slots = slots;
         this.dispatcher = dispatcher;
@@ -120,6 +124,9 @@ final class Reclaimer implements Runnable {
             return;
         }
         nextRoundNanos = now + ctx.options().claimInterval().toNanos();
+        if (flow != null) {
+            flow.reap(); // first: the slots of a dead consumer's entries, whose takeover follows
+        }
         for (int p = 0; p < ctx.partitions().count() && !closed; p++) {
             if (!calls.inFlight(p) && reread.test(p)) { // else both would deliver the same idle entries
                 scan(p);

@@ -51,20 +51,21 @@ public final class RedisSubscription extends BusSubscription {
         // size); the reclaimer has a batch of its own.
         this.readSlots = new Slots(o.concurrency() + 2 * o.batchSize());
         Slots reclaimSlots = new Slots(o.batchSize());
+        FlowControl flow = FlowControl.of(ctx, bus);
         this.acker = new Acker(bus.scripts(), bus.async(), ctx, bus.commandTimeoutMillis(), listener,
                 bus.writesInCallOrder());
         this.deadLetters = new DeadLetterMover(ctx, bus.scripts(), listener, bus.commandTimeoutMillis(), bus.clock());
         this.dispatcher = new Dispatcher(ctx, handler, batchHandler, inFlight, acker, deadLetters,
                 new Retrier(ctx, bus.scripts(), bus.delays(), listener), listener, bus.scripts(),
-                bus.commandTimeoutMillis(), bus.gate());
+                bus.commandTimeoutMillis(), bus.gate(), flow);
         this.readLoop = new ReadLoop(ctx, reader, bus.scripts(), bus.groups(), readSlots,
                 dispatcher, listener, bus.commandTimeoutMillis(), groupsCreated);
         this.reclaimer = new Reclaimer(ctx, bus.scripts(), reclaimSlots, dispatcher, inFlight, listener,
-                bus.commandTimeoutMillis(), readLoop::ownPendingReread, this::reclaimSoon);
+                bus.commandTimeoutMillis(), readLoop::ownPendingReread, this::reclaimSoon, flow);
         this.reclaimLoop = new PeriodicLoop("runbus-reclaim-" + ctx.describe(), o.claimInterval(), reclaimer,
                 listener);
         this.keepAliveLoop = new PeriodicLoop("runbus-keepalive-" + ctx.describe(), o.keepAliveInterval(),
-                new KeepAlive(ctx, bus.scripts(), inFlight, listener, bus.commandTimeoutMillis()), listener);
+                new KeepAlive(ctx, bus.scripts(), inFlight, listener, bus.commandTimeoutMillis(), flow), listener);
         this.ownedExecutor = o.executor() == null ? Executors.newFixedThreadPool(o.concurrency(),
                 threads("runbus-handler-" + ctx.describe())) : null;
     }

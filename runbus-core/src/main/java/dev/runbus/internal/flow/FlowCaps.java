@@ -4,25 +4,32 @@ import dev.runbus.internal.redis.Keys;
 import dev.runbus.internal.redis.Replies;
 import dev.runbus.internal.scripts.LuaScript;
 import dev.runbus.internal.scripts.ScriptCalls;
+import dev.runbus.Message;
+import dev.runbus.internal.redis.WireFormat;
 import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * Per-key concurrency caps of one partition of a topic: the calls of {@code flow.lua} (docs/flow-control-design.md,
  * "The events"). An entry is parked outside the stream until its flow key has a free slot, then added to the stream
  * with a hold, a lease on the slot that its holder renews and that a reap removes once it expired; a key's count is
- * its number of holds, never a counter. The bus does not use it yet: this is the first step of the design's build
- * order, its script and its guarantees at the level of Redis.
+ * its number of holds, never a counter. Publishers park with it; a subscription with a flow cap configures, confirms,
+ * renews, releases and reaps with it ({@code FlowControl} in the consumer).
+ *
+ * <p>Each call has a waiting form, on the sync face of a connection, and a form that does not wait, on its async
+ * face; an instance built without one of the faces has only the other's calls.
  */
 public final class FlowCaps {
 
     /** Flow keys are at most this many UTF-8 bytes: a bound on what a publisher may make Redis store per entry. */
-    public static final int MAX_KEY_BYTES = 256;
+    public static final int MAX_KEY_BYTES = Message.MAX_FLOW_KEY_BYTES;
 
     private static final LuaScript FLOW = LuaScript.load("flow");
 
@@ -53,22 +60,33 @@ public final class FlowCaps {
 
     private final ScriptCalls calls;
     private final RedisClusterCommands<String, byte[]> redis;
+    private final RedisClusterAsyncCommands<String, byte[]> async;
     private final String[] keys;
 
-    /** For partition {@code name}. Publishers and subscribers alike: the caps and the lease are in Redis. */
-    public FlowCaps(ScriptCalls calls, RedisClusterCommands<String, byte[]> redis, Keys keys, String name) {
+    /**
+     * For partition {@code name}, on the two faces of a connection ({@code redis} for the calls that wait,
+     * {@code async} for the others; either may be null when its calls are not used). Publishers and subscribers
+     * alike: the caps and the lease are in Redis.
+     */
+    public FlowCaps(ScriptCalls calls, RedisClusterCommands<String, byte[]> redis,
+                    RedisClusterAsyncCommands<String, byte[]> async, Keys keys, String name) {
         this.calls = calls;
         this.redis = redis;
+        this.async = async;
         this.keys = keys.flow(name);
     }
 
     /**
      * The subscription's side, at subscribe: {@code defaultCap} slots per flow key unless {@link #cap} set another,
      * each hold lasting {@code lease} unless renewed (the subscription's {@code minIdle}, so that a hold and a claim
-     * end alike). Until a partition is configured every cap is 0: what is published there waits for a subscriber.
-     * Admits what the parked entries' keys have room for; returns their stream ids.
+     * end alike), released by the acks of {@code group}. Until a partition is configured every cap is 0: what is
+     * published there waits for a subscriber. Admits what the parked entries' keys have room for; returns their
+     * stream ids.
+     *
+     * @throws IllegalStateException when another group configured the partition and still exists: one group per
+     *                               flow-controlled topic (whose acks would release a hold of two groups?)
      */
-    public List<String> configure(int defaultCap, Duration lease) {
+    public List<String> configure(String group, int defaultCap, Duration lease) {
         if (defaultCap < 0) {
             throw new IllegalArgumentException("a flow key's cap must be 0 or more, not " + defaultCap);
         }
@@ -78,12 +96,35 @@ public final class FlowCaps {
         List<String> admitted = new ArrayList<>();
         String last = "";
         do {
-            List<String> reply = Replies.ids(call(List.of("configure", defaultCap, lease.toMillis(), last,
-                    KEYS_PER_CONFIGURE_CALL)));
+            List<String> reply;
+            try {
+                reply = Replies.ids(call(List.of("configure", defaultCap, lease.toMillis(), last,
+                        KEYS_PER_CONFIGURE_CALL, group)));
+            } catch (RuntimeException e) {
+                String owner = flowGroupIn(e);
+                if (owner == null) {
+                    throw e;
+                }
+                throw new IllegalStateException("group '" + group + "' cannot set a flow cap on " + keys[0]
+                        + ": group '" + owner + "' has one there. One group per flow-controlled topic: its acks "
+                        + "release the slots. Delete group '" + owner + "' first, or subscribe without flowCap");
+            }
             last = reply.get(0);
             admitted.addAll(reply.subList(1, reply.size()));
         } while (!last.isEmpty());
         return admitted;
+    }
+
+    /** The group named by flow.lua's FLOWGROUP error in {@code e}'s causes, or null. */
+    private static String flowGroupIn(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            String m = String.valueOf(t.getMessage());
+            int at = m.indexOf("FLOWGROUP ");
+            if (at >= 0) {
+                return m.substring(at + "FLOWGROUP ".length()).split("\\s", 2)[0]; // names hold no whitespace
+            }
+        }
+        return null;
     }
 
     /**
@@ -94,29 +135,34 @@ public final class FlowCaps {
         if (flowKey == null) {
             throw new IllegalArgumentException("a flow key must not be null (\"\" is the key of entries without one)");
         }
-        if (flowKey.indexOf('\0') >= 0) {
-            throw new IllegalArgumentException("a flow key must not contain NUL (U+0000): " + flowKey.replace('\0', '?'));
-        }
-        int bytes = flowKey.getBytes(StandardCharsets.UTF_8).length;
-        if (bytes > MAX_KEY_BYTES) {
-            throw new IllegalArgumentException("a flow key must be at most " + MAX_KEY_BYTES + " UTF-8 bytes, not "
-                    + bytes);
-        }
-        return flowKey;
+        return flowKey.isEmpty() ? flowKey : Message.checkFlowKey(flowKey);
     }
 
     /** Parks an entry of {@code flowKey} with its fields, and admits what its key has room for. */
     public Parked park(String flowKey, Map<String, byte[]> fields) {
+        return parked(call(parkArgs(flowKey, fields)));
+    }
+
+    /** {@link #park}, without waiting. */
+    public CompletableFuture<Parked> parkAsync(String flowKey, Map<String, byte[]> fields) {
+        return callAsync(parkArgs(flowKey, fields)).thenApply(FlowCaps::parked);
+    }
+
+    private static List<Object> parkArgs(String flowKey, Map<String, byte[]> fields) {
         checkKey(flowKey);
         List<Object> args = new ArrayList<>(List.of("park", flowKey));
         fields.forEach((f, v) -> {
-            if (f.equals("flow_key") || f.equals("flow_seq")) {
+            if (f.equals(WireFormat.FLOW_KEY) || f.equals(WireFormat.FLOW_SEQ)) {
                 throw new IllegalArgumentException("field " + f + " is the flow control's own");
             }
             args.add(f);
             args.add(v);
         });
-        List<String> reply = Replies.ids(call(args));
+        return args;
+    }
+
+    private static Parked parked(Object replyObject) {
+        List<String> reply = Replies.ids(replyObject);
         return new Parked(reply.get(0), reply.subList(1, reply.size()));
     }
 
@@ -125,9 +171,19 @@ public final class FlowCaps {
         return Replies.ids(call(withHolds(List.of("release"), holds)));
     }
 
+    /** {@link #release}, without waiting. */
+    public CompletableFuture<List<String>> releaseAsync(List<Hold> holds) {
+        return callAsync(withHolds(List.of("release"), holds)).thenApply(Replies::ids);
+    }
+
     /** Renews holds of running entries; returns the stream ids whose hold a reap had removed (lost). */
     public List<String> renew(List<Hold> holds) {
         return Replies.ids(call(withHolds(List.of("renew"), holds)));
+    }
+
+    /** {@link #renew}, without waiting. */
+    public CompletableFuture<List<String>> renewAsync(List<Hold> holds) {
+        return callAsync(withHolds(List.of("renew"), holds)).thenApply(Replies::ids);
     }
 
     /**
@@ -135,13 +191,31 @@ public final class FlowCaps {
      * slot if its key has room, and is otherwise parked again in its place and must not start.
      */
     public Confirmed confirm(String group, List<Hold> holds) {
-        List<Object> reply = Replies.list(call(withHolds(List.of("confirm", group), holds)));
+        return confirmed(call(withHolds(List.of("confirm", group), holds)));
+    }
+
+    /** {@link #confirm}, without waiting. */
+    public CompletableFuture<Confirmed> confirmAsync(String group, List<Hold> holds) {
+        return callAsync(withHolds(List.of("confirm", group), holds)).thenApply(FlowCaps::confirmed);
+    }
+
+    private static Confirmed confirmed(Object replyObject) {
+        List<Object> reply = Replies.list(replyObject);
         return new Confirmed(Replies.ids(reply.get(0)), Replies.ids(reply.get(1)));
     }
 
     /** Removes at most {@code max} expired holds and admits in their place. */
     public Reaped reap(int max) {
-        List<String> reply = Replies.ids(call(List.of("reap", max)));
+        return reaped(call(List.of("reap", max)));
+    }
+
+    /** {@link #reap}, without waiting. */
+    public CompletableFuture<Reaped> reapAsync(int max) {
+        return callAsync(List.of("reap", max)).thenApply(FlowCaps::reaped);
+    }
+
+    private static Reaped reaped(Object replyObject) {
+        List<String> reply = Replies.ids(replyObject);
         return new Reaped(Long.parseLong(reply.get(0)), reply.subList(1, reply.size()));
     }
 
@@ -163,13 +237,21 @@ public final class FlowCaps {
         return args;
     }
 
-    /** Strings as UTF-8, numbers in decimal, field values as they are. */
     private Object call(List<Object> args) {
+        return calls.run(FLOW, redis, ScriptOutputType.MULTI, keys, bytes(args));
+    }
+
+    private CompletableFuture<Object> callAsync(List<Object> args) {
+        return calls.runAsync(FLOW, async, ScriptOutputType.MULTI, keys, bytes(args));
+    }
+
+    /** Strings as UTF-8, numbers in decimal, field values as they are. */
+    private static byte[][] bytes(List<Object> args) {
         byte[][] bytes = new byte[args.size()][];
         for (int i = 0; i < bytes.length; i++) {
             Object a = args.get(i);
             bytes[i] = a instanceof byte[] b ? b : String.valueOf(a).getBytes(StandardCharsets.UTF_8);
         }
-        return calls.run(FLOW, redis, ScriptOutputType.MULTI, keys, bytes);
+        return bytes;
     }
 }

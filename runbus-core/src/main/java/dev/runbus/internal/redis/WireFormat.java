@@ -19,6 +19,13 @@ public final class WireFormat {
     /** The message key; absent for a message without one. */
     public static final String KEY = "key";
     public static final String HEADER_PREFIX = "h:";
+    /**
+     * The flow key (docs/flow-control.md); absent for a message without one. An entry that waited for its key's slot
+     * also carries {@link #FLOW_SEQ}, its place among its key's waiting entries.
+     */
+    public static final String FLOW_KEY = "flow_key";
+    /** Set by flow.lua when an entry is parked: its place in its flow key's queue, kept if it is parked again. */
+    public static final String FLOW_SEQ = "flow_seq";
     /** Set on a replayed dead letter: only this group handles the entry; other groups ack it unseen. */
     public static final String FOR_GROUP = "for_group";
     /**
@@ -39,6 +46,9 @@ public final class WireFormat {
         if (m.key() != null) {
             fields.put(KEY, utf8(m.key()));
         }
+        if (m.flowKey() != null) {
+            fields.put(FLOW_KEY, utf8(m.flowKey()));
+        }
         m.headers().forEach((name, value) -> fields.put(HEADER_PREFIX + name, utf8(value)));
         return fields;
     }
@@ -56,6 +66,10 @@ public final class WireFormat {
         String key = text(fields.get(KEY), null);
         if (key != null && key.length() <= 1000) {
             b.key(key);
+        }
+        String flowKey = flowKey(fields);
+        if (flowKey != null) {
+            b.flowKey(flowKey);
         }
         for (Map.Entry<String, byte[]> f : fields.entrySet()) {
             String name = f.getKey();
@@ -104,6 +118,19 @@ public final class WireFormat {
             return Math.min(Integer.MAX_VALUE, Math.max(0, Long.parseLong(value)));
         } catch (NumberFormatException written) { // by another program, in another format
             return 0;
+        }
+    }
+
+    /** The entry's flow key, or null when it has none or one a publisher could not have given (written by hand). */
+    public static String flowKey(Map<String, byte[]> fields) {
+        String flowKey = text(fields.get(FLOW_KEY), null);
+        if (flowKey == null) {
+            return null;
+        }
+        try {
+            return Message.checkFlowKey(flowKey);
+        } catch (IllegalArgumentException written) { // by another program
+            return null;
         }
     }
 

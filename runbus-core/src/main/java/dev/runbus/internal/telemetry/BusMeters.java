@@ -67,6 +67,14 @@ public interface BusMeters extends AutoCloseable {
     default void claimed(String topic, String group, int entries) {
     }
 
+    /**
+     * Flow slots ({@code SubscribeOptions.flowCap}): {@code entries} holds {@code expired} (reaped: their consumer died
+     * or stalled), {@code lost} (reaped while this process still ran their entries: it was paused past the lease), or
+     * entries {@code parked_again} (read when their key had no free slot; they wait again, undelivered).
+     */
+    default void flowHolds(String topic, String group, String event, int entries) {
+    }
+
     /** A partition's lease was acquired, lost or released ({@code change}) by a consumer of the group. */
     default void leaseChanged(String topic, String group, String change) {
     }

@@ -156,6 +156,12 @@ final class MicrometerBusMeters implements BusMeters {
         claims(topic, group).increment(entries);
     }
 
+    @Override
+    public void flowHolds(String topic, String group, String event, int entries) {
+        counter("runbus.flow.holds", "Flow slots expired or lost, and entries that found their key at its cap and "
+                + "waited again", "topic", topic, "group", group, "event", event).increment(entries);
+    }
+
     private Counter claims(String topic, String group) {
         return counter("runbus.claims", "Idle entries taken over by this process's reclaimer", "topic", topic,
                 "group", group);

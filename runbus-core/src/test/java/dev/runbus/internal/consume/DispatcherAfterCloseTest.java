@@ -39,7 +39,7 @@ class DispatcherAfterCloseTest {
         SafeListener listener = new SafeListener(BusListener.NONE);
         // Neither the acker, the dead-letter mover nor the retrier is reached on this path: no connection behind them.
         Dispatcher dispatcher = new Dispatcher(ctx, d -> calls.incrementAndGet(), null, inFlight,
-                new Acker(null, null, ctx, 100, listener, true), null, null, listener, null, 100, new HandlerGate());
+                new Acker(null, null, ctx, 100, listener, true), null, null, listener, null, 100, new HandlerGate(), null);
         dispatcher.start(executor);
         assertThat(dispatcher.drain(5_000)).isTrue();
 

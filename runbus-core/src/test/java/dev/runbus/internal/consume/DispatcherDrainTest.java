@@ -86,7 +86,7 @@ class DispatcherDrainTest {
         SubscriptionContext ctx = new SubscriptionContext("g", "c1", Partitions.single("orders"), List.of("s"),
                 SubscribeOptions.builder().concurrency(concurrency).build());
         return new Dispatcher(ctx, handler, batchHandler, new InFlight(), new Acker(null, null, ctx, 100, listener, true),
-                null, null, listener, null, 100, new HandlerGate());
+                null, null, listener, null, 100, new HandlerGate(), null);
     }
 
     private static Entry entry(String id) {

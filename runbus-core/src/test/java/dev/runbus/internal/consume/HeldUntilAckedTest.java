@@ -65,7 +65,7 @@ class HeldUntilAckedTest {
                 .minIdle(Duration.ofSeconds(1)).keepAliveInterval(KEEP_ALIVE).build());
         acker = new Acker(scripts, proxied.async(), ctx, 5_000, listener, false);
         dispatcher = new Dispatcher(ctx, d -> calls.incrementAndGet(), null, inFlight, acker, null, null, listener,
-                scripts, 5_000, new HandlerGate());
+                scripts, 5_000, new HandlerGate(), null);
         dispatcher.start(executor);
     }
 
@@ -100,7 +100,7 @@ class HeldUntilAckedTest {
     @Test
     void theKeepAliveKeepsTheClaimWhileTheAckWaits() {
         handledWhileItsRecordAndAckWait();
-        KeepAlive keepAlive = new KeepAlive(ctx, one.scripts, inFlight, listener, 5_000); // not through the proxy
+        KeepAlive keepAlive = new KeepAlive(ctx, one.scripts, inFlight, listener, 5_000, null); // not through the proxy
 
         long idle = idleUntilAtLeast(2 * KEEP_ALIVE.toMillis());
         Wait.until("the claim renewed", WAIT, () -> {

@@ -79,13 +79,13 @@ class FlowCapsTest {
     /** The partition's caps, configured as a subscription would. */
     private FlowCaps caps(int cap, Duration lease) {
         FlowCaps caps = unconfigured();
-        caps.configure(cap, lease);
+        caps.configure("g", cap, lease);
         return caps;
     }
 
     /** The partition's caps as a publisher sees them: the caps and the lease are whatever Redis holds. */
     private FlowCaps unconfigured() {
-        return new FlowCaps(ScriptCalls.auto(link.sync()), link.sync(), keys, PARTITION);
+        return new FlowCaps(ScriptCalls.auto(link.sync()), link.sync(), link.async(), keys, PARTITION);
     }
 
     private static Map<String, byte[]> entry(int n) {
@@ -148,7 +148,7 @@ class FlowCapsTest {
         assertThat(publisher.cap("tenant-0", 5)).isEmpty(); // an override alone admits nothing either
         assertThat(redis.exists(stream)).isZero();
 
-        List<String> admitted = unconfigured().configure(1, LONG_LEASE); // two calls: 100 keys, then 50
+        List<String> admitted = unconfigured().configure("g", 1, LONG_LEASE); // two calls: 100 keys, then 50
 
         assertThat(admitted).hasSize(FlowCaps.KEYS_PER_CONFIGURE_CALL + 50 + 1); // tenant-0's override: 2
         assertThat(holding("tenant-0")).isEqualTo(2);
@@ -360,7 +360,7 @@ class FlowCapsTest {
         assertThatThrownBy(() -> FlowCaps.checkKey("a\0b")).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("NUL");
         assertThatThrownBy(() -> FlowCaps.checkKey("x".repeat(257))).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("at most 256 UTF-8 bytes, not 257");
+                .hasMessageContaining("at most 256 UTF-8 bytes, got 257");
         assertThatThrownBy(() -> FlowCaps.checkKey(null)).isInstanceOf(IllegalArgumentException.class);
         assertThat(FlowCaps.checkKey("")).isEmpty();
         FlowCaps caps = caps(1, LONG_LEASE);

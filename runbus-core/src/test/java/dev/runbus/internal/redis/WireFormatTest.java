@@ -23,6 +23,20 @@ class WireFormatTest {
     }
 
     @Test
+    void aFlowKeyTravelsAsFlowKey_andOneNoPublisherCouldGiveIsIgnored() {
+        Message m = Message.builder("job", new byte[] {1}).id("j-1").flowKey("tenant-42")
+                .publishedAt(Instant.ofEpochMilli(1_700_000_000_123L)).build();
+        Map<String, byte[]> fields = WireFormat.encode(m);
+        assertThat(new String(fields.get("flow_key"), StandardCharsets.UTF_8)).isEqualTo("tenant-42");
+        assertThat(WireFormat.decode("1700000000200-0", fields)).isEqualTo(m);
+
+        fields.put("flow_key", "a\0b".getBytes(StandardCharsets.UTF_8)); // written by another program
+        assertThat(WireFormat.decode("1700000000200-0", fields).flowKey()).isNull();
+        fields.put("flow_key", "k".repeat(257).getBytes(StandardCharsets.UTF_8));
+        assertThat(WireFormat.flowKey(fields)).isNull();
+    }
+
+    @Test
     void foreignEntryWithOnlyAPayloadDecodesWithDefaults() {
         Map<String, byte[]> fields = new LinkedHashMap<>();
         fields.put("payload", "hello".getBytes(StandardCharsets.UTF_8));

@@ -1,0 +1,263 @@
+package dev.runbus.internal.consume;
+
+import dev.runbus.internal.flow.FlowCaps;
+import dev.runbus.internal.redis.Calls;
+import dev.runbus.internal.telemetry.SafeListener;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Queue;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A subscription's side of per-key concurrency caps (docs/flow-control.md): each event of an entry with a flow key
+ * reaches its partition's {@link FlowCaps}. A hold is a lease on a slot of the entry's key; the bus only ever asks
+ * Redis about it, so nothing here counts slots.
+ * <ul>
+ *   <li>at subscribe, {@link #configure} records the group and the cap on every partition and admits what waits;</li>
+ *   <li>before entries are handed to the runners, {@link #confirm} renews their holds, or takes one where the key has
+ *   room; an entry without room is parked again by the script (acked and deleted from the stream, back in its place)
+ *   and does not run: waiting is not a delivery;</li>
+ *   <li>when an entry's outcome is answered (ack, dead letter, reschedule), {@link #release} gives its slot back, which
+ *   admits the key's next entry; releases of a partition are batched, one call on the wire at a time;</li>
+ *   <li>the keep-alive {@link #renew renews} the holds of the entries it keeps alive;</li>
+ *   <li>every reclaim round {@link #reap reaps} expired holds (a dead consumer's), admitting in their place.</li>
+ * </ul>
+ * A release lost with its call costs the slot until its hold expires and is reaped; it never admits too many, since a
+ * handler starts only on a confirmed hold.
+ */
+public final class FlowControl {
+
+    private static final Logger log = LoggerFactory.getLogger(FlowControl.class);
+
+    /** At most this many expired holds are reaped per partition and round. */
+    static final int REAP_PER_CALL = 100;
+    /** At most this many holds are released per call. */
+    static final int RELEASES_PER_CALL = 200;
+
+    private final SubscriptionContext ctx;
+    private final SafeListener listener;
+    private final long timeoutMillis;
+    private final FlowCaps[] caps;
+    private final Lane[] lanes;
+    private final AtomicBoolean[] reaping;
+
+    /** One partition's releases: queued, sent one call at a time. */
+    private static final class Lane {
+        final Queue<FlowCaps.Hold> queue = new ConcurrentLinkedQueue<>();
+        final AtomicBoolean sending = new AtomicBoolean();
+    }
+
+    private FlowControl(SubscriptionContext ctx, BusServices bus) {
+        this.ctx = ctx;
+        this.listener = bus.listener();
+        this.timeoutMillis = bus.commandTimeoutMillis();
+        int n = ctx.partitions().count();
+        this.caps = new FlowCaps[n];
+        this.lanes = new Lane[n];
+        this.reaping = new AtomicBoolean[n];
+        for (int p = 0; p < n; p++) {
+            caps[p] = new FlowCaps(bus.scriptCalls(), bus.sync(), bus.async(), bus.keys(), ctx.name(p));
+            lanes[p] = new Lane();
+            reaping[p] = new AtomicBoolean();
+        }
+    }
+
+    /** The flow control of a subscription with a flow cap; null for one without. */
+    static FlowControl of(SubscriptionContext ctx, BusServices bus) {
+        return ctx.options().flowControlled() ? new FlowControl(ctx, bus) : null;
+    }
+
+    /**
+     * At subscribe, before the group is created (so that a group refused here is not left on the streams): records
+     * the group and its cap on every partition, with {@code minIdle} as the hold's lease, and admits what waits.
+     *
+     * @throws IllegalStateException when another group that still exists set a flow cap on the topic (one group per
+     *                               topic: its acks release the slots)
+     */
+    public static void configure(SubscriptionContext ctx, BusServices bus) {
+        int admitted = 0;
+        for (int p = 0; p < ctx.partitions().count(); p++) {
+            admitted += new FlowCaps(bus.scriptCalls(), bus.sync(), null, bus.keys(), ctx.name(p))
+                    .configure(ctx.group(), ctx.options().flowCap(), ctx.options().minIdle()).size();
+        }
+        log.debug("{}: flow cap {} per key; {} waiting entries admitted", ctx.describe(), ctx.options().flowCap(),
+                admitted);
+    }
+
+    /**
+     * Confirms the holds of the entries with a flow key among {@code ready}, right before they go to the runners, and
+     * returns those that may run (with the entries without a flow key). The others were parked again: their slots are
+     * freed and their holds here let go, with no outcome (the script acked them). If the call fails, the entries with
+     * a flow key stay pending, unheld here, for a takeover, and the failure is reported.
+     */
+    List<HeldDelivery> confirm(List<HeldDelivery> ready, InFlight inFlight) {
+        Map<Integer, List<HeldDelivery>> flowing = new TreeMap<>();
+        List<HeldDelivery> run = new ArrayList<>(ready.size());
+        for (HeldDelivery h : ready) {
+            if (h.hold().flowKey() == null) {
+                run.add(h);
+            } else {
+                flowing.computeIfAbsent(h.hold().partition(), p -> new ArrayList<>()).add(h);
+            }
+        }
+        if (flowing.isEmpty()) {
+            return ready;
+        }
+        Map<Integer, CompletableFuture<FlowCaps.Confirmed>> sent = new TreeMap<>();
+        flowing.forEach((p, held) -> {
+            try {
+                sent.put(p, caps[p].confirmAsync(ctx.group(), holdsOf(held)));
+            } catch (RuntimeException e) {
+                sent.put(p, CompletableFuture.failedFuture(e));
+            }
+        });
+        sent.forEach((p, reply) -> {
+            List<HeldDelivery> held = flowing.get(p);
+            FlowCaps.Confirmed c;
+            try {
+                c = Calls.await("confirming flow holds of " + ctx.name(p), reply, timeoutMillis);
+            } catch (RuntimeException e) {
+                listener.onLoopError("flow control of " + ctx.describe(), e);
+                held.forEach(h -> letGo(h, inFlight));
+                return;
+            }
+            Set<String> confirmed = new HashSet<>(c.confirmed());
+            int parkedAgain = 0;
+            for (HeldDelivery h : held) {
+                if (confirmed.contains(h.hold().streamId())) {
+                    run.add(h);
+                } else {
+                    letGo(h, inFlight);
+                    parkedAgain++;
+                }
+            }
+            if (parkedAgain > 0) {
+                log.debug("{}: {} entries of {} found their key at its cap and wait again", ctx.describe(),
+                        parkedAgain, ctx.name(p));
+                listener.meters().flowHolds(ctx.topic(), ctx.group(), "parked_again", parkedAgain);
+            }
+        });
+        return run;
+    }
+
+    private static void letGo(HeldDelivery h, InFlight inFlight) {
+        inFlight.release(h.hold());
+        h.slots().release(1);
+    }
+
+    /** Gives the slot of {@code hold}'s entry back, if it has a flow key; without waiting. */
+    void release(InFlight.Hold hold) {
+        release(hold.partition(), hold.flowKey(), hold.streamId());
+    }
+
+    /** Gives the slot of entry {@code streamId} of {@code partition} back, if it has a flow key; without waiting. */
+    void release(int partition, String flowKey, String streamId) {
+        if (flowKey == null) {
+            return;
+        }
+        Lane lane = lanes[partition];
+        lane.queue.add(new FlowCaps.Hold(flowKey, streamId));
+        sendReleases(partition, lane);
+    }
+
+    private void sendReleases(int partition, Lane lane) {
+        while (!lane.queue.isEmpty() && lane.sending.compareAndSet(false, true)) {
+            List<FlowCaps.Hold> batch = new ArrayList<>();
+            for (FlowCaps.Hold h = lane.queue.poll(); h != null; h = batch.size() < RELEASES_PER_CALL
+                    ? lane.queue.poll() : null) {
+                batch.add(h);
+            }
+            if (batch.isEmpty()) {
+                lane.sending.set(false);
+                continue;
+            }
+            CompletableFuture<List<String>> reply;
+            try {
+                reply = caps[partition].releaseAsync(batch);
+            } catch (RuntimeException e) {
+                reply = CompletableFuture.failedFuture(e);
+            }
+            reply.whenComplete((admitted, failure) -> {
+                if (failure != null) {
+                    // The slots come back when the holds expire and are reaped.
+                    listener.onLoopError("flow control of " + ctx.describe(), failure);
+                }
+                lane.sending.set(false);
+                sendReleases(partition, lane);
+            });
+            return;
+        }
+    }
+
+    /** Renews the holds of the entries the keep-alive just renewed, those with a flow key; without waiting. */
+    void renew(int partition, List<InFlight.Hold> renewed) {
+        List<FlowCaps.Hold> holds = new ArrayList<>();
+        for (InFlight.Hold h : renewed) {
+            if (h.flowKey() != null) {
+                holds.add(new FlowCaps.Hold(h.flowKey(), h.streamId()));
+            }
+        }
+        if (holds.isEmpty()) {
+            return;
+        }
+        try {
+            caps[partition].renewAsync(holds).whenComplete((lost, failure) -> {
+                if (failure != null) {
+                    listener.onLoopError("flow control of " + ctx.describe(), failure);
+                } else if (!lost.isEmpty()) {
+                    // Reaped while this consumer still ran them: it was paused past the lease (docs/flow-control.md).
+                    log.warn("{}: {} running entries of {} lost their flow slot (the process was paused longer than "
+                            + "minIdle); others of their keys may have started: {}", ctx.describe(), lost.size(),
+                            ctx.name(partition), lost);
+                    listener.meters().flowHolds(ctx.topic(), ctx.group(), "lost", lost.size());
+                }
+            });
+        } catch (RuntimeException e) {
+            listener.onLoopError("flow control of " + ctx.describe(), e);
+        }
+    }
+
+    /**
+     * Removes expired holds on every partition that has no reap on the wire, admitting in their place; without
+     * waiting. A dead consumer's slots come back this way.
+     */
+    void reap() {
+        for (int p = 0; p < caps.length; p++) {
+            AtomicBoolean busy = reaping[p];
+            if (!busy.compareAndSet(false, true)) {
+                continue; // the last one is not answered yet: its master may stall; the others go on
+            }
+            int partition = p;
+            CompletableFuture<FlowCaps.Reaped> reply;
+            try {
+                reply = caps[p].reapAsync(REAP_PER_CALL);
+            } catch (RuntimeException e) {
+                reply = CompletableFuture.failedFuture(e);
+            }
+            reply.orTimeout(timeoutMillis, java.util.concurrent.TimeUnit.MILLISECONDS).whenComplete((r, failure) -> {
+                busy.set(false);
+                if (failure != null) {
+                    listener.onLoopError("flow control of " + ctx.describe(), failure);
+                } else if (r.holds() > 0) {
+                    log.debug("{}: {} expired flow holds of {} reaped, {} entries admitted", ctx.describe(), r.holds(),
+                            ctx.name(partition), r.admitted().size());
+                    listener.meters().flowHolds(ctx.topic(), ctx.group(), "expired", (int) r.holds());
+                }
+            });
+        }
+    }
+
+    private static List<FlowCaps.Hold> holdsOf(List<HeldDelivery> held) {
+        List<FlowCaps.Hold> holds = new ArrayList<>(held.size());
+        held.forEach(h -> holds.add(new FlowCaps.Hold(h.hold().flowKey(), h.hold().streamId())));
+        return holds;
+    }
+}

@@ -1,0 +1,103 @@
+package dev.runbus;
+
+import static dev.runbus.testing.FlowJobs.body;
+import static dev.runbus.testing.FlowJobs.job;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.runbus.testing.FlowChild;
+import dev.runbus.testing.FlowJobs;
+import dev.runbus.testkit.ChildJvm;
+import dev.runbus.testkit.RedisTarget;
+import dev.runbus.testkit.Wait;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Flow slots of a consumer killed with SIGKILL while it runs entries (docs/flow-control.md): its holds expire, a
+ * survivor's reclaim round reaps them and admits the waiting entries in their place, and the killed one's entries are
+ * taken over and run once more, never above the cap. The victim is a child JVM ({@link FlowChild}) whose handlers never
+ * finish; on the single server (the cluster's slots change nothing in what a kill does to a hold).
+ */
+@Timeout(value = 3, unit = TimeUnit.MINUTES)
+class FlowControlKillTest {
+
+    private static final String TOPIC = "jobs";
+    private final String prefix = "test-flow-kill-" + UUID.randomUUID();
+    private final List<Bus> buses = new ArrayList<>();
+    private final List<ChildJvm> children = new ArrayList<>();
+
+    RedisTarget target() {
+        return RedisTarget.local();
+    }
+
+    @AfterEach
+    void cleanUp() throws Exception {
+        for (ChildJvm c : children) {
+            c.kill();
+        }
+        buses.forEach(Bus::close);
+        target().deleteKeys(prefix);
+    }
+
+    private Bus bus() {
+        Bus bus = Bus.connect(BusConfig.builder(target().uri()).keyPrefix(prefix).build());
+        buses.add(bus);
+        return bus;
+    }
+
+    private static SubscribeOptions.Builder capped(int cap) {
+        return SubscribeOptions.builder().flowCap(cap).blockTime(Duration.ofMillis(200));
+    }
+
+    private long flowMembers(String structure) {
+        return target().redis().zcard(prefix + ":{" + TOPIC + "}:flow:" + structure);
+    }
+
+    @Test
+    void aKilledConsumersSlotsComeBack_andItsEntriesRunOnceElsewhere() throws Exception {
+        long minIdleMillis = 1_000;
+        ChildJvm child = ChildJvm.start(FlowChild.class, target().uri(), prefix, TOPIC, "g", "victim",
+                Long.toString(minIdleMillis), "2", "4");
+        children.add(child);
+        child.awaitLine("READY", Duration.ofSeconds(60));
+        Publisher publisher = bus().publisher();
+        for (int n = 0; n < 6; n++) {
+            publisher.publish(TOPIC, job("t", n));
+        }
+        Wait.until("the child runs two of t's messages", Duration.ofSeconds(30),
+                () -> child.lines().stream().filter(l -> l.startsWith("HANDLING t ")).count() == 2);
+        assertThat(flowMembers("holds")).as("its two slots").isEqualTo(2);
+        assertThat(target().redis().xlen(prefix + ":{" + TOPIC + "}:flow:parked")).isEqualTo(4);
+
+        child.kill();
+        long killedAt = System.nanoTime();
+        FlowJobs.PerKey perKey = new FlowJobs.PerKey();
+        List<String> handled = new CopyOnWriteArrayList<>();
+        buses.get(0).subscribe(TOPIC, "g", "survivor", d -> {
+            perKey.start(d.message().flowKey());
+            try {
+                handled.add(body(d));
+            } finally {
+                perKey.end(d.message().flowKey());
+            }
+        }, capped(2).concurrency(4).minIdle(Duration.ofMillis(minIdleMillis))
+                .claimInterval(Duration.ofMillis(500)).build());
+
+        Wait.until("the survivor ran all six", Duration.ofSeconds(60), () -> handled.size() >= 6);
+        System.out.printf("FLOW[%s] six handled %d ms after the kill (minIdle %d ms + claimInterval 500 ms)%n",
+                target().name(), TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt), minIdleMillis);
+        assertThat(new HashSet<>(handled)).as("the killed one's two and the four waiting").hasSize(6);
+        Wait.until("every slot released", Duration.ofSeconds(20), () -> flowMembers("holds") == 0);
+        assertThat(handled).as("none twice").hasSize(6);
+        assertThat(perKey.most()).isLessThanOrEqualTo(2);
+        assertThat(buses.get(0).deadLetters().list(TOPIC, null, 10)).as("nothing dead-lettered").isEmpty();
+    }
+}

@@ -1,0 +1,271 @@
+package dev.runbus;
+
+import static dev.runbus.testing.FlowJobs.body;
+import static dev.runbus.testing.FlowJobs.job;
+import static dev.runbus.testkit.Deployment.CLUSTER;
+import static dev.runbus.testkit.Deployment.LOCAL;
+import static dev.runbus.testkit.Deployment.REDIS_62;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.runbus.internal.redis.Partitions;
+import dev.runbus.testing.FlowJobs;
+import dev.runbus.testkit.Deployment;
+import dev.runbus.testkit.OnDeployments;
+import dev.runbus.testkit.RedisTarget;
+import dev.runbus.testkit.Wait;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.Parameter;
+
+/**
+ * Per-key concurrency caps through the bus (docs/flow-control.md): a message with a flow key waits outside the stream
+ * until its key has a free slot; a subscription with {@code flowCap} runs at most that many of one key at once, across
+ * its group's consumers. Each test counts handler calls per key at every start and end (a handler ends before its
+ * ack releases the slot, so the count here is never above the holds in Redis), and checks that every message runs
+ * once and that no hold or waiting entry is left behind.
+ */
+@OnDeployments({LOCAL, REDIS_62, CLUSTER})
+@Timeout(value = 4, unit = TimeUnit.MINUTES)
+class FlowControlTest {
+
+    private static final String TOPIC = "jobs";
+    private final String prefix = "test-flow-" + UUID.randomUUID();
+    private final List<Bus> buses = new ArrayList<>();
+
+    @Parameter
+    Deployment deployment;
+
+    RedisTarget target() {
+        return deployment.target();
+    }
+
+    @AfterEach
+    void cleanUp() {
+        buses.forEach(Bus::close);
+        target().deleteKeys(prefix);
+    }
+
+    private Bus bus(int partitions) {
+        Bus bus = Bus.connect(BusConfig.builder(target().uri()).keyPrefix(prefix).partitions(TOPIC, partitions)
+                .build());
+        buses.add(bus);
+        return bus;
+    }
+
+    private static SubscribeOptions.Builder capped(int cap) {
+        return SubscribeOptions.builder().flowCap(cap).blockTime(Duration.ofMillis(200));
+    }
+
+    /** Members of a flow structure ({@code holds}, {@code queue}) over every partition of the topic. */
+    private long flowMembers(String structure, int partitions) {
+        long n = 0;
+        for (String name : partitionNames(partitions)) {
+            n += target().redis().zcard(prefix + ":{" + name + "}:flow:" + structure);
+        }
+        return n;
+    }
+
+    private static List<String> partitionNames(int partitions) {
+        return new Partitions(TOPIC, partitions).names();
+    }
+
+    @Test
+    void aKeyNeverRunsMoreThanItsCap_acrossThreeConsumers_andEveryMessageRunsOnce() {
+        int partitions = 4;
+        int cap = 2;
+        FlowJobs.PerKey perKey = new FlowJobs.PerKey();
+        List<String> handled = new CopyOnWriteArrayList<>();
+        for (int c = 0; c < 3; c++) {
+            bus(partitions).subscribe(TOPIC, "g", "c" + c, d -> {
+                perKey.start(d.message().flowKey());
+                try {
+                    Thread.sleep(2); // a handler's work: lets calls of one key overlap
+                    handled.add(body(d));
+                } finally {
+                    perKey.end(d.message().flowKey());
+                }
+            }, capped(cap).concurrency(6).build());
+        }
+        Publisher publisher = buses.get(0).publisher();
+        List<Message> batch = new ArrayList<>();
+        for (int n = 0; n < 25; n++) {
+            for (int k = 0; k < 6; k++) {
+                if (k % 2 == 0) {
+                    publisher.publish(TOPIC, job("k" + k, n));
+                } else {
+                    batch.add(job("k" + k, n));
+                }
+            }
+        }
+        publisher.publishAll(TOPIC, batch);
+
+        Wait.until("150 messages handled", Duration.ofSeconds(60), () -> handled.size() >= 150);
+        assertThat(new HashSet<>(handled)).as("each message once").hasSize(150);
+        Wait.until("every slot released", Duration.ofSeconds(20), () -> flowMembers("holds", partitions) == 0);
+        assertThat(handled).as("no message twice").hasSize(150);
+        assertThat(perKey.most()).as("calls of one key at once").isLessThanOrEqualTo(cap);
+        assertThat(flowMembers("queue", partitions)).as("nothing left waiting").isZero();
+    }
+
+    @Test
+    void aKeyAtItsCapHoldsBackNoOtherKey_andACapOfOneRunsItsKeyInPublishOrder() throws Exception {
+        CountDownLatch release = new CountDownLatch(1);
+        List<String> handledA = new CopyOnWriteArrayList<>();
+        Set<String> handledB = ConcurrentHashMap.newKeySet();
+        FlowJobs.PerKey perKey = new FlowJobs.PerKey();
+        bus(1).subscribe(TOPIC, "g", "c", d -> {
+            String key = d.message().flowKey();
+            perKey.start(key);
+            try {
+                if (key.equals("a") && body(d).equals("a-0")) {
+                    release.await();
+                }
+                (key.equals("a") ? handledA : handledB).add(body(d));
+            } finally {
+                perKey.end(key);
+            }
+        }, capped(1).concurrency(4).build());
+        Publisher publisher = buses.get(0).publisher();
+        List<Message> many = new ArrayList<>();
+        for (int n = 0; n < 300; n++) {
+            many.add(job("a", n));
+        }
+        publisher.publishAll(TOPIC, many);
+        publisher.publish(TOPIC, job("b", 0));
+
+        Wait.until("b's message handled while a's first still runs", Duration.ofSeconds(20),
+                () -> handledB.contains("b-0"));
+        assertThat(handledA).as("a's others wait for its one slot").isEmpty();
+        String stream = prefix + ":{" + TOPIC + "}:stream";
+        assertThat(target().redis().xlen(stream)).as("in the stream: a's running entry and b's").isEqualTo(2);
+        assertThat(target().redis().xpending(stream, "g").getCount()).as("only a's running entry pending")
+                .isEqualTo(1);
+        release.countDown();
+
+        Wait.until("a's 300 handled", Duration.ofSeconds(60), () -> handledA.size() == 300);
+        List<String> expected = new ArrayList<>();
+        for (int n = 0; n < 300; n++) {
+            expected.add("a-" + n);
+        }
+        assertThat(handledA).as("one slot: a's messages one after the other, in publish order")
+                .containsExactlyElementsOf(expected);
+        assertThat(perKey.most()).isEqualTo(1);
+        Wait.until("every slot released", Duration.ofSeconds(20), () -> flowMembers("holds", 1) == 0);
+    }
+
+    @Test
+    void waitingIsNotADelivery_eachMessageRunsAtItsFirstAttempt() throws Exception {
+        CountDownLatch release = new CountDownLatch(1);
+        List<Delivery> deliveries = new CopyOnWriteArrayList<>();
+        bus(1).subscribe(TOPIC, "g", "c", d -> {
+            deliveries.add(d);
+            release.await();
+        }, capped(1).concurrency(2).build());
+        Publisher publisher = buses.get(0).publisher();
+        for (int n = 0; n < 5; n++) {
+            publisher.publish(TOPIC, job("a", n));
+        }
+        Wait.until("the first running", Duration.ofSeconds(20), () -> deliveries.size() == 1);
+        String base = prefix + ":{" + TOPIC + "}:";
+        assertThat(target().redis().xlen(base + "stream")).as("only the running one entered the stream").isEqualTo(1);
+        assertThat(target().redis().xlen(base + "flow:parked")).as("the others wait outside it").isEqualTo(4);
+        assertThat(target().redis().xpending(base + "stream", "g").getCount()).isEqualTo(1);
+        release.countDown();
+
+        Wait.until("all five handled", Duration.ofSeconds(30), () -> deliveries.size() == 5);
+        assertThat(deliveries).extracting(Delivery::attempt).containsOnly(1L);
+        assertThat(deliveries).extracting(Delivery::deliveryCount).containsOnly(1L);
+        assertThat(deliveries).extracting(d -> d.message().flowKey()).containsOnly("a");
+        Wait.until("nothing left parked", Duration.ofSeconds(20),
+                () -> target().redis().xlen(base + "flow:parked") == 0 && flowMembers("holds", 1) == 0);
+    }
+
+    /**
+     * A delayed message enters the stream when it is due, past the publisher's admission, with no slot: the slot is
+     * confirmed before its handler starts, and with its key at the cap it waits again instead of running.
+     */
+    @Test
+    void anEntryThatReachesTheStreamWithoutASlot_waitsAgainInsteadOfRunning() throws Exception {
+        CountDownLatch release = new CountDownLatch(1);
+        List<Delivery> deliveries = new CopyOnWriteArrayList<>();
+        bus(1).subscribe(TOPIC, "g", "c", d -> {
+            deliveries.add(d);
+            if (body(d).equals("a-0")) {
+                release.await();
+            }
+        }, capped(1).concurrency(2).build());
+        Publisher publisher = buses.get(0).publisher();
+        publisher.publish(TOPIC, job("a", 0));
+        Wait.until("a-0 running", Duration.ofSeconds(20), () -> deliveries.size() == 1);
+        publisher.publish(TOPIC, job("a", 1), Duration.ofMillis(50));
+        String base = prefix + ":{" + TOPIC + "}:";
+        Wait.until("a-1 due, read, and waiting again (or run)", Duration.ofSeconds(20),
+                () -> target().redis().xlen(base + "flow:parked") == 1 || deliveries.size() > 1);
+        assertThat(deliveries).as("a-1 did not run beside a-0").hasSize(1);
+        assertThat(target().redis().xpending(base + "stream", "g").getCount()).as("a-0 alone pending").isEqualTo(1);
+        release.countDown();
+
+        Wait.until("a-1 handled", Duration.ofSeconds(20), () -> deliveries.size() == 2);
+        assertThat(body(deliveries.get(1))).isEqualTo("a-1");
+        assertThat(deliveries.get(1).attempt()).as("waiting was not an attempt").isEqualTo(1);
+        Wait.until("every slot released", Duration.ofSeconds(20), () -> flowMembers("holds", 1) == 0);
+    }
+
+    @Test
+    void aRetriedMessageWaitsForASlotAgain_andKeepsItsAttempts() {
+        FlowJobs.PerKey perKey = new FlowJobs.PerKey();
+        List<String> calls = new CopyOnWriteArrayList<>();
+        Map<String, Long> succeededAt = new ConcurrentHashMap<>();
+        bus(1).subscribe(TOPIC, "g", "c", d -> {
+            perKey.start(d.message().flowKey());
+            try {
+                calls.add(body(d));
+                if (d.attempt() == 1) {
+                    throw new IllegalStateException("first attempt fails");
+                }
+                succeededAt.put(body(d), d.attempt());
+            } finally {
+                perKey.end(d.message().flowKey());
+            }
+        }, capped(1).concurrency(4).retryPolicy(RetryPolicy.fixed(Duration.ofMillis(50))).maxDeliveries(3).build());
+        for (int n = 0; n < 10; n++) {
+            buses.get(0).publisher().publish(TOPIC, job("a", n));
+        }
+
+        Wait.until("the ten succeeded", Duration.ofSeconds(60), () -> succeededAt.size() == 10);
+        assertThat(succeededAt.values()).as("each at its second attempt").containsOnly(2L);
+        assertThat(calls).as("each ran twice").hasSize(20);
+        assertThat(perKey.most()).as("one slot, retries included").isEqualTo(1);
+        assertThat(buses.get(0).deadLetters().list(TOPIC, null, 10)).isEmpty();
+        Wait.until("every slot released", Duration.ofSeconds(20), () -> flowMembers("holds", 1) == 0
+                && flowMembers("queue", 1) == 0);
+    }
+
+    @Test
+    void aSecondGroupWithAFlowCapIsRefusedNamingTheFirst_andIsNotCreated() {
+        Bus bus = bus(1);
+        bus.subscribe(TOPIC, "workers", "c", d -> { }, capped(2).build());
+        assertThatThrownBy(() -> bus.subscribe(TOPIC, "others", "c", d -> { }, capped(2).build()))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("'workers'")
+                .hasMessageContaining("One group per flow-controlled topic");
+        String stream = prefix + ":{" + TOPIC + "}:stream";
+        assertThat(target().redis().xinfoGroups(stream)).as("only the first group").hasSize(1);
+
+        // The same group again (another consumer, another cap) is its own: it sets the cap.
+        bus.subscribe(TOPIC, "workers", "c2", d -> { }, capped(3).build());
+        assertThat(target().redis().hget(prefix + ":{" + TOPIC + "}:flow:caps", "\0cap")).isEqualTo("3");
+    }
+}
