@@ -26,8 +26,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * One master of a cluster without replicas stops (SIGSTOP) for less than {@code cluster-node-timeout}: no
- * failover, its slots just get no answer. The partitions on the other masters must not notice: they keep their
- * pace, run no entry twice, keep their leases (ordered), and their delayed entries come on time. Once the
+ * failover, its slots just get no answer. The partitions on the other masters must not notice: they keep handling
+ * what is published to them (none of it waits for the stopped master), run no entry twice, keep their leases
+ * (ordered), and their delayed entries come on time. Once the
  * master runs again, everything published is handled. Before each loop that walks the partitions gave every
  * partition its own deadline, the first stalled call held all of them: the healthy partitions went from their
  * full pace to nothing for the whole stop.
@@ -62,6 +63,8 @@ class DeadMasterIsolationTest {
     private final Set<String> uncertain = ConcurrentHashMap.newKeySet();
     /** Delayed messages: nanos when each was due (publish returned + delay). */
     private final Map<String, Long> dueAt = new ConcurrentHashMap<>();
+    /** Messages not delayed: nanos when each one's publish returned. */
+    private final Map<String, Long> publishedAt = new ConcurrentHashMap<>();
     private final List<String> loopErrors = new CopyOnWriteArrayList<>();
     /** One message in this many takes longer than minIdle (0: none). */
     private volatile int slowEvery = 300;
@@ -222,11 +225,27 @@ class DeadMasterIsolationTest {
             }
         });
         if (assertPace) {
-            assertThat(during).as("handled/s of the partitions on the healthy masters during the stop, against %.0f/s"
-                    + " before", before).isGreaterThanOrEqualTo(0.8 * before);
-            // 0.2 s measured; 6 s when the delay mover and the reader waited for the stopped master
+            // The pace is what the publishers offer, and a busy machine slows them as much as the consumers: what the
+            // stop must not do is hold the healthy partitions' messages until the master answers again. So every
+            // message published to them in the stop's first half is handled before it ends (the stop's second half
+            // is the margin a loaded machine may take); held, as before each partition had its own deadline, none
+            // would be.
+            long half = stoppedAt + STOP.toNanos() / 2;
+            List<String> heldUp = publishedAt.entrySet().stream()
+                    .filter(e -> healthy.contains(partitionOf(e.getKey())) && e.getValue() >= stoppedAt
+                            && e.getValue() < half)
+                    .filter(e -> firstHandled.getOrDefault(e.getKey(), Long.MAX_VALUE) >= resumedAt)
+                    .map(Map.Entry::getKey).sorted().toList();
+            long publishedInHalf = publishedAt.entrySet().stream().filter(e -> healthy.contains(partitionOf(e.getKey()))
+                    && e.getValue() >= stoppedAt && e.getValue() < half).count();
+            assertThat(publishedInHalf).as("messages published to the healthy partitions in the stop's first half")
+                    .isPositive();
+            assertThat(heldUp).as("messages of healthy partitions published in the stop's first half and not handled"
+                    + " before it ended").isEmpty();
+            // 0.2 s measured on an idle machine; the whole stop (6 s) when the delay mover and the reader waited for
+            // the stopped master. Half the stop tells the two apart on a loaded machine too.
             assertThat(lateMillis).as("how late a delayed entry of a healthy partition ran during the stop")
-                    .isLessThan(1_000);
+                    .isLessThan(STOP.toMillis() / 2);
         }
         assertThat(twiceHealthy).as("entries of healthy partitions handled more than once").isEmpty();
         assertThat(firstHandled.keySet()).containsAll(published);
@@ -287,6 +306,7 @@ class DeadMasterIsolationTest {
         try {
             if (delay == null) {
                 bus.publisher().publish(TOPIC, m);
+                publishedAt.put(id, System.nanoTime());
             } else {
                 bus.publisher().publish(TOPIC, m, delay);
                 dueAt.put(id, System.nanoTime() + delay.toNanos());

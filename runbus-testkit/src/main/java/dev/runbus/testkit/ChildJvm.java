@@ -146,12 +146,19 @@ public final class ChildJvm implements AutoCloseable {
         signal("-CONT");
     }
 
-    /** SIGTERM, and waits for the process to end: its shutdown hooks run (a graceful close). */
+    /**
+     * SIGTERM, and waits for the process to end: its shutdown hooks run (a graceful close), and what it writes
+     * meanwhile is read into {@link #lines} (the signal is sent with {@code kill}, not {@link Process#destroy}, which
+     * also closes this end of the child's output: the lines a closing child writes would be lost, though what they
+     * report, such as a handler's end and its ack, happened). Past {@code timeout}, {@link #kill}.
+     */
     public void terminate(Duration timeout) throws InterruptedException {
-        process.destroy();
+        sendOrDie("-TERM");
         if (!process.waitFor(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)) {
             kill();
+            return;
         }
+        reader.join(PATIENCE.toMillis());
     }
 
     private void signal(String signal) throws IOException, InterruptedException {
@@ -159,18 +166,28 @@ public final class ChildJvm implements AutoCloseable {
             return;
         }
         int exit = new ProcessBuilder("/bin/kill", signal, Long.toString(process.pid())).start().waitFor();
-        if (exit != 0) {
+        if (exit != 0 && process.isAlive()) {
             throw new IOException("kill " + signal + " " + process.pid() + " exited with " + exit);
+        }
+    }
+
+    /** {@link #signal}, or the JDK's forcible end when the signal cannot be sent (then the pipe closes with it). */
+    private void sendOrDie(String signal) throws InterruptedException {
+        try {
+            signal(signal);
+        } catch (IOException e) {
+            process.destroyForcibly();
         }
     }
 
     /**
      * SIGKILL: no shutdown hook, no graceful close, nothing acked. Returns once the child has ended and everything it
      * wrote has been read, so that {@link #lines} then holds its whole output: a line written just before it died (or
-     * before a condition the test saw held) may still be in the pipe when the process is already gone.
+     * before a condition the test saw held) may still be in the pipe when the process is already gone. The signal is
+     * sent with {@code kill}: {@link Process#destroyForcibly} would close this end of the pipe with the lines in it.
      */
     public void kill() throws InterruptedException {
-        process.destroyForcibly();
+        sendOrDie("-KILL");
         process.waitFor();
         reader.join(PATIENCE.toMillis());
     }
