@@ -107,6 +107,18 @@ public interface Bus extends AutoCloseable {
     boolean deleteGroup(String topic, String group);
 
     /**
+     * Sets the cap of one flow key on {@code topic} in place of the flow-controlled group's
+     * {@link SubscribeOptions#flowCap() flowCap} (docs/flow-control.md): raised, it admits the key's waiting entries
+     * at once; lowered, it admits none until fewer than {@code cap} run (running ones finish); 0 holds the key back.
+     * Kept in Redis with the key's waiting entries (a Redis that loses its data loses it: set it again). Returns how
+     * many waiting entries it admitted.
+     */
+    int setFlowCap(String topic, String flowKey, int cap);
+
+    /** Gives {@code flowKey} the group's {@code flowCap} again (see {@link #setFlowCap}); returns how many it admitted. */
+    int clearFlowCap(String topic, String flowKey);
+
+    /**
      * The calling thread's trace context as the message headers a publish would write ({@code traceparent},
      * {@code tracestate}); empty when tracing is off ({@link BusConfig#tracing()}) or there is no context. For a
      * message built now and published later on another thread: a publish keeps the context a message already

@@ -254,6 +254,57 @@ class FlowControlTest {
                 && flowMembers("queue", 1) == 0);
     }
 
+    /**
+     * A key's cap changed while it runs: lowered from 10 to 2 with 10 running, nothing starts until fewer than 2 run;
+     * back to the default, the waiting entries start at once, in the call that gave the cap back.
+     */
+    @Test
+    void aCapChangedLive_admitsNothingUntilFewerRun_andRaisedAdmitsAtOnce() {
+        Map<String, CountDownLatch> gates = new ConcurrentHashMap<>();
+        Set<String> running = ConcurrentHashMap.newKeySet();
+        Set<String> done = ConcurrentHashMap.newKeySet();
+        Bus bus = bus(1);
+        bus.subscribe(TOPIC, "g", "c", d -> {
+            running.add(body(d));
+            try {
+                gates.computeIfAbsent(body(d), b -> new CountDownLatch(1)).await();
+            } finally {
+                running.remove(body(d));
+                done.add(body(d));
+            }
+        }, capped(10).concurrency(16).build());
+        for (int n = 0; n < 20; n++) {
+            bus.publisher().publish(TOPIC, job("k", n));
+        }
+        Wait.until("ten running", Duration.ofSeconds(20), () -> running.size() == 10);
+        String parked = prefix + ":{" + TOPIC + "}:flow:parked";
+        assertThat(target().redis().xlen(parked)).isEqualTo(10);
+
+        assertThat(bus.setFlowCap(TOPIC, "k", 2)).as("lowered: admits nothing").isZero();
+        List<String> first = new ArrayList<>(running);
+        first.subList(0, 7).forEach(b -> gates.get(b).countDown());
+        Wait.until("seven done and their slots released", Duration.ofSeconds(20),
+                () -> done.size() == 7 && flowMembers("holds", 1) <= 3);
+        assertThat(flowMembers("holds", 1)).as("the three still running hold theirs").isEqualTo(3);
+        assertThat(target().redis().xlen(parked)).as("nothing admitted at 3 of 2").isEqualTo(10);
+
+        first.subList(7, 9).forEach(b -> gates.get(b).countDown());
+        Wait.until("one admitted once one runs", Duration.ofSeconds(20), () -> done.size() == 9 && running.size() == 2);
+        assertThat(target().redis().xlen(parked)).isEqualTo(9);
+
+        assertThat(bus.clearFlowCap(TOPIC, "k")).as("back to 10 with 2 running: 8 admitted in the call").isEqualTo(8);
+        assertThat(target().redis().xlen(parked)).isEqualTo(1);
+        Wait.until("ten running again", Duration.ofSeconds(20), () -> running.size() == 10);
+
+        for (int n = 0; n < 20; n++) {
+            gates.computeIfAbsent("k-" + n, b -> new CountDownLatch(1)).countDown();
+        }
+        Wait.until("all twenty done", Duration.ofSeconds(30), () -> done.size() == 20);
+        Wait.until("every slot released", Duration.ofSeconds(20), () -> flowMembers("holds", 1) == 0);
+        assertThatThrownBy(() -> bus.setFlowCap(TOPIC, "k", -1)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("0 or more");
+    }
+
     @Test
     void aSecondGroupWithAFlowCapIsRefusedNamingTheFirst_andIsNotCreated() {
         Bus bus = bus(1);

@@ -6,6 +6,7 @@ import dev.runbus.BusConfig;
 import dev.runbus.DeadLetters;
 import dev.runbus.Handler;
 import dev.runbus.Inspector;
+import dev.runbus.Message;
 import dev.runbus.PublishOptions;
 import dev.runbus.Publisher;
 import dev.runbus.RunbusException;
@@ -27,6 +28,7 @@ import dev.runbus.internal.deadletter.DeadLetterAlarm;
 import dev.runbus.internal.deadletter.RedisDeadLetters;
 import dev.runbus.internal.delay.DelayMover;
 import dev.runbus.internal.delay.RedisScheduled;
+import dev.runbus.internal.flow.FlowCaps;
 import dev.runbus.internal.ordered.OrderedSubscription;
 import dev.runbus.internal.redis.BatchConnection;
 import dev.runbus.internal.redis.Calls;
@@ -340,6 +342,30 @@ public final class RedisBus implements Bus {
      * is paused now starts nothing beside the next owner, and the counter keeps the tokens of a group of the same
      * name growing past those a consumer of the old group may still hold.
      */
+    @Override
+    public int setFlowCap(String topic, String flowKey, int cap) {
+        if (cap < 0) {
+            throw new IllegalArgumentException("a flow key's cap must be 0 or more, got " + cap);
+        }
+        return flowCap(topic, flowKey, cap);
+    }
+
+    @Override
+    public int clearFlowCap(String topic, String flowKey) {
+        return flowCap(topic, flowKey, null);
+    }
+
+    /** A flow key's cap lives in the caps of its partition, the only one its entries reach. */
+    private int flowCap(String topic, String flowKey, Integer cap) {
+        requireOpen();
+        Keys.checkTopic(topic);
+        Message.checkFlowKey(flowKey);
+        Partitions partitions = topics.register(topic);
+        String name = partitions.name(partitions.partitionFor(flowKey));
+        return Calls.call("setting the flow cap of " + flowKey + " on " + topic,
+                () -> new FlowCaps(calls, link.sync(), null, keys, name).cap(flowKey, cap)).size();
+    }
+
     @Override
     public boolean deleteGroup(String topic, String group) {
         requireOpen();

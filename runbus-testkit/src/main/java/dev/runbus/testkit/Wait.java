@@ -47,7 +47,7 @@ public final class Wait {
     }
 
     /** {@code timeout} times the load per core now, between 1 and {@link #MAX_STRETCH}. */
-    static Duration scaled(Duration timeout) {
+    public static Duration scaled(Duration timeout) {
         double stretch = Math.max(1, Math.min(MAX_STRETCH, loadPerCore()));
         return Duration.ofNanos((long) (timeout.toNanos() * stretch));
     }

@@ -22,7 +22,7 @@ package dev.runbus.internal.redis;
  * {prefix}:{name}:started:{group}     string: the entry whose handler started last, in an ordered group
  * {prefix}:{name}:retry-at:{group}    the head entry waiting for a retry, in an ordered group
  * {prefix}:{name}:starts:{group}      hash: pending entry id -> handler starts on it, in an unordered group
- * {prefix}:{name}:flow:*              per-key concurrency caps (flow.lua; not used by the bus yet)
+ * {prefix}:{name}:flow:*              per-key concurrency caps (flow.lua, docs/flow-control.md)
  * {prefix}:{topic}:heartbeats:{group} sorted set: consumer -> last heartbeat, epoch ms (Redis clock)
  * {prefix}:{topic}:members:{group}    sorted set: consumer of an ordered group -> end of its membership, epoch
  *                                     ms (Redis clock)
@@ -105,7 +105,7 @@ public final class Keys {
 
     /**
      * The flow-control keys of a partition ({@code flow.lua}: parked, queue, holds, held, caps, seq), in the order
-     * the script takes them after the stream. Not used by the bus yet (docs/flow-control-design.md).
+     * the script takes them after the stream (docs/flow-control.md).
      */
     public String[] flow(String name) {
         String base = tagged(name) + ":flow:";

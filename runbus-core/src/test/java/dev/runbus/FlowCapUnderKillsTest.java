@@ -1,0 +1,232 @@
+package dev.runbus;
+
+import static dev.runbus.testing.FlowJobs.job;
+import static dev.runbus.testkit.Deployment.CLUSTER;
+import static dev.runbus.testkit.Deployment.LOCAL;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.runbus.testing.FlowWorker;
+import dev.runbus.testkit.ChildJvm;
+import dev.runbus.testkit.Deployment;
+import dev.runbus.testkit.OnDeployments;
+import dev.runbus.testkit.RedisTarget;
+import dev.runbus.testkit.Wait;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.Parameter;
+
+/**
+ * A cap is never exceeded while workers die (docs/flow-control.md, guarantee 1): three worker JVMs ({@link FlowWorker})
+ * with 8 handlers each and a per-key cap of 2 run 6 keys' messages (so every key is at its cap throughout: 12 slots,
+ * 24 handlers) while the test SIGKILLs a random worker every 3 s and SIGTERMs another every 5 s, starting a new one
+ * in its place each time. Every handler's start and end are on the machine's
+ * clock in µs; a handler whose worker died before its end ran until the death. At every instant of the merged log at
+ * most 2 handlers of a key ran, and every message's handler ended once at least; nothing was dead-lettered. The
+ * kills go on while there is work: about 8 s on an idle machine, 3 or 4 deaths (longer beside other work).
+ */
+@OnDeployments({LOCAL, CLUSTER})
+@Timeout(value = 10, unit = TimeUnit.MINUTES)
+class FlowCapUnderKillsTest {
+
+    private static final String TOPIC = "jobs";
+    private static final int CAP = 2;
+    private static final int KEYS = 6;
+    /** About 8 s of work on an idle machine: 6 keys × 2 slots, 100 ms per handler, 120 messages a second. */
+    private static final int PER_KEY = 160;
+    private static final long MIN_IDLE_MILLIS = 1_000;
+
+    private final String prefix = "test-flow-kills-" + UUID.randomUUID();
+    private final List<Worker> workers = new ArrayList<>();
+    private final List<Worker> ended = new ArrayList<>();
+
+    @Parameter
+    Deployment deployment;
+
+    RedisTarget target() {
+        return deployment.target();
+    }
+
+    /** A worker JVM and, once it is dead, when it died (µs on the machine's clock, taken after its death). */
+    private static final class Worker {
+        final ChildJvm jvm;
+        long diedAtMicros = Long.MAX_VALUE;
+
+        Worker(ChildJvm jvm) {
+            this.jvm = jvm;
+        }
+    }
+
+    @AfterEach
+    void cleanUp() throws Exception {
+        for (Worker w : workers) {
+            w.jvm.kill();
+        }
+        target().deleteKeys(prefix);
+    }
+
+    private int started;
+
+    private Worker startWorker() throws Exception {
+        ChildJvm jvm = ChildJvm.start(FlowWorker.class, target().uri(), prefix, TOPIC, "g", "w" + started++,
+                Long.toString(MIN_IDLE_MILLIS), Integer.toString(CAP), "8");
+        Worker w = new Worker(jvm);
+        workers.add(w);
+        jvm.awaitLine("READY", Duration.ofSeconds(60));
+        return w;
+    }
+
+    private static long nowMicros() {
+        return ChronoUnit.MICROS.between(Instant.EPOCH, Instant.now());
+    }
+
+    @Test
+    void atNoInstantDoMoreThanTheCapOfAKeyRun_whileWorkersAreKilled_andEveryMessageRuns() throws Exception {
+        for (int i = 0; i < 3; i++) {
+            startWorker();
+        }
+        try (Bus bus = Bus.connect(BusConfig.builder(target().uri()).keyPrefix(prefix).build())) {
+            List<Message> all = new ArrayList<>();
+            for (int n = 0; n < PER_KEY; n++) {
+                for (int k = 0; k < KEYS; k++) {
+                    all.add(job("key" + k, n));
+                }
+            }
+            Set<String> ids = new HashSet<>();
+            all.forEach(m -> ids.add(m.id()));
+            bus.publisher().publishAll(TOPIC, all);
+
+            // Kills while there is work, until every message's handler ended once.
+            Random random = new Random(7);
+            long deadline = System.nanoTime() + Wait.scaled(Duration.ofSeconds(120)).toNanos();
+            for (int second = 1; !ended(ids).containsAll(ids); second++) {
+                if (System.nanoTime() > deadline) {
+                    throw new AssertionError("not every message's handler ended within the deadline: " + state(ids));
+                }
+                Thread.sleep(1_000); // the kill schedule's pace, not a wait for anything: the faults come on the clock
+                if (second % 2 == 0) {
+                    end(random, true);
+                } else if (second % 3 == 0) {
+                    end(random, false);
+                }
+            }
+            assertThat(bus.deadLetters().list(TOPIC, null, 10)).as("nothing dead-lettered").isEmpty();
+        }
+        for (Worker w : workers) {
+            w.jvm.kill();
+            w.diedAtMicros = Math.min(w.diedAtMicros, nowMicros());
+        }
+        ended.addAll(workers);
+        workers.clear();
+
+        int most = mostAtOnce();
+        System.out.printf("FLOW-KILLS[%s] %d workers started, the most handlers of one key at once: %d (cap %d)%n",
+                target().name(), started, most, CAP);
+        assertThat(most).as("handlers of one key at once, at any instant").isLessThanOrEqualTo(CAP);
+    }
+
+    /** SIGKILLs ({@code kill}) or SIGTERMs a random worker and starts another in its place. */
+    private void end(Random random, boolean kill) throws Exception {
+        Worker w = workers.remove(random.nextInt(workers.size()));
+        if (kill) {
+            w.jvm.kill();
+        } else {
+            w.jvm.terminate(Duration.ofSeconds(10));
+            w.jvm.kill(); // already ended: reads the rest of its output
+        }
+        w.diedAtMicros = nowMicros();
+        ended.add(w);
+        startWorker();
+    }
+
+    /** What the workers did and what Redis holds, for a failure's message. */
+    private String state(Set<String> ids) {
+        String base = prefix + ":{" + TOPIC + "}:";
+        StringBuilder b = new StringBuilder();
+        b.append(ended(ids).size()).append(" of ").append(ids.size()).append(" ended; ");
+        b.append(started).append(" workers started, ").append(workers.size()).append(" alive; holds ")
+                .append(target().redis().zcard(base + "flow:holds")).append(", queued ")
+                .append(target().redis().zcard(base + "flow:queue")).append(", parked ")
+                .append(target().redis().xlen(base + "flow:parked")).append(", stream ")
+                .append(target().redis().xlen(base + "stream")).append(", pending ")
+                .append(target().redis().xpending(base + "stream", "g").getCount()).append("; per worker (starts, ends):");
+        List<Worker> all = new ArrayList<>(ended);
+        all.addAll(workers);
+        for (Worker w : all) {
+            List<String> lines = w.jvm.lines();
+            b.append(" (").append(lines.stream().filter(l -> l.startsWith("START ")).count()).append(", ")
+                    .append(lines.stream().filter(l -> l.startsWith("END ")).count()).append(')');
+        }
+        Set<String> missing = new HashSet<>(ids);
+        missing.removeAll(ended(ids));
+        b.append("; not ended: ").append(missing).append("; dead letters: ")
+                .append(target().redis().xlen(base + "dead")).append("; their lines:");
+        for (Worker w : all) {
+            for (String line : w.jvm.lines()) {
+                if (missing.stream().anyMatch(line::contains)) {
+                    b.append("\n  ").append(line);
+                }
+            }
+        }
+        return b.toString();
+    }
+
+    /** The message ids whose handler printed its end, in any worker so far. */
+    private Set<String> ended(Set<String> ids) {
+        Set<String> done = new HashSet<>();
+        List<Worker> all = new ArrayList<>(ended);
+        all.addAll(workers);
+        for (Worker w : all) {
+            for (String line : w.jvm.lines()) {
+                if (line.startsWith("END ")) {
+                    done.add(line.split(" ")[2]);
+                }
+            }
+        }
+        return done;
+    }
+
+    /**
+     * The most handlers of one key running at one instant, over every worker's log: each start opens an interval
+     * closed by its end in the same worker, or by the worker's death. At equal times an end counts before a start (a
+     * slot freed by an end reaches another start through an ack, Redis and a read: never within the same µs).
+     */
+    private int mostAtOnce() {
+        record Event(long at, String key, int change) {
+        }
+        List<Event> events = new ArrayList<>();
+        for (Worker w : ended) {
+            Map<String, String> open = new HashMap<>(); // message id -> key
+            for (String line : w.jvm.lines()) {
+                String[] f = line.split(" ");
+                if (f.length == 4 && f[0].equals("START")) {
+                    open.put(f[2], f[1]);
+                    events.add(new Event(Long.parseLong(f[3]), f[1], +1));
+                } else if (f.length == 4 && f[0].equals("END") && open.remove(f[2]) != null) {
+                    events.add(new Event(Long.parseLong(f[3]), f[1], -1));
+                }
+            }
+            open.values().forEach(key -> events.add(new Event(w.diedAtMicros, key, -1)));
+        }
+        events.sort((a, b) -> a.at() != b.at() ? Long.compare(a.at(), b.at()) : Integer.compare(a.change(), b.change()));
+        Map<String, Integer> running = new HashMap<>();
+        int most = 0;
+        for (Event e : events) {
+            int now = running.merge(e.key(), e.change(), Integer::sum);
+            most = Math.max(most, now);
+        }
+        return most;
+    }
+}
