@@ -100,4 +100,48 @@ class FlowControlKillTest {
         assertThat(perKey.most()).isLessThanOrEqualTo(2);
         assertThat(buses.get(0).deadLetters().list(TOPIC, null, 10)).as("nothing dead-lettered").isEmpty();
     }
+
+    /**
+     * A message that kills its process, on a key with messages waiting behind it: each time it is taken over, its
+     * key's slot is another's (its own expired with its process), so it waits again; it keeps the starts it had, and
+     * is dead-lettered after {@code maxDeliveries} + 1 runs as on a topic without flow control, instead of starting
+     * afresh each time it waits. The worker is restarted under the same name after each death, as a supervisor would.
+     */
+    @Test
+    void aPoisonThatKillsItsWorkerIsStillCountedWhenItWaitsAgain_andIsDeadLettered() throws Exception {
+        int maxDeliveries = 2;
+        Bus bus = bus();
+        bus.publisher().publish(TOPIC, Message.builder("job", "poison".getBytes(java.nio.charset.StandardCharsets.UTF_8))
+                .flowKey("k").build());
+        for (int n = 0; n < 3; n++) {
+            bus.publisher().publish(TOPIC, job("k", n));
+        }
+        List<ChildJvm> lives = new ArrayList<>();
+        long deadline = System.nanoTime() + Wait.scaled(Duration.ofSeconds(90)).toNanos();
+        while (bus.deadLetters().list(TOPIC, null, 10).isEmpty() || done(lives).size() < 3) {
+            assertThat(System.nanoTime()).as("the poison dead-lettered and the others done in time; worker outputs: %s",
+                    lives.stream().map(ChildJvm::lines).toList()).isLessThan(deadline);
+            if (lives.isEmpty() || !lives.get(lives.size() - 1).isAlive()) {
+                ChildJvm worker = ChildJvm.start(dev.runbus.testing.FlowPoisonWorker.class, target().uri(), prefix,
+                        TOPIC, "g", "w", "1000", Integer.toString(maxDeliveries));
+                children.add(worker);
+                lives.add(worker);
+            }
+            Wait.until("the worker dies or the work is done", Duration.ofSeconds(30), () ->
+                    !lives.get(lives.size() - 1).isAlive() || done(lives).size() == 3
+                            && !bus.deadLetters().list(TOPIC, null, 10).isEmpty());
+        }
+        long poisonRuns = lives.stream().flatMap(c -> c.lines().stream()).filter(l -> l.startsWith("POISON ")).count();
+        assertThat(poisonRuns).as("the poison's runs: maxDeliveries, then once more alone").isEqualTo(maxDeliveries + 1);
+        assertThat(done(lives)).containsExactlyInAnyOrder("k-0", "k-1", "k-2");
+        DeadLetter dl = bus.deadLetters().list(TOPIC, null, 10).get(0);
+        assertThat(new String(dl.message().payload(), java.nio.charset.StandardCharsets.UTF_8)).isEqualTo("poison");
+        Wait.until("every slot released", Duration.ofSeconds(20), () -> flowMembers("holds") == 0);
+    }
+
+    /** The payloads the workers finished, each as often as it was finished. */
+    private static List<String> done(List<ChildJvm> lives) {
+        return lives.stream().flatMap(c -> c.lines().stream()).filter(l -> l.startsWith("DONE "))
+                .map(l -> l.substring("DONE ".length())).toList();
+    }
 }

@@ -34,10 +34,11 @@
 --            returns { stream ids admitted... }
 --   renew    ARGV[2..] flow key, stream id, ...: the keep-alive of running entries
 --            returns { stream ids whose hold was reaped (lost)... }
---   confirm  ARGV[2] group, ARGV[3..] flow key, stream id, ...: right before each starts; an entry without a hold
---            takes one if its key has room, else it is parked again (acked and deleted from the stream, back in
---            its place in its key's queue) and must not start; one no longer in the stream (trimmed while pending)
---            is acked and returned with them: it must not start either
+--   confirm  ARGV[2] group, ARGV[3..] flow key, stream id, handler starts recorded on it, ...: right before each
+--            starts; an entry without a hold takes one if its key has room, else it is parked again (acked and
+--            deleted from the stream, back in its place in its key's queue, its attempts field raised by the starts
+--            it had, so that a poison that killed its consumers is still counted) and must not start; one no longer
+--            in the stream (trimmed while pending) is acked and returned with them: it must not start either
 --            returns { { confirmed stream ids... }, { parked again or gone... } }
 --   reap     ARGV[2] at most this many expired holds removed; admits in their place
 --            returns { holds reaped, stream ids admitted... }
@@ -192,8 +193,8 @@ end
 if op == 'confirm' then
   local group = ARGV[2]
   local confirmed, again = {}, {}
-  for i = 3, #ARGV, 2 do
-    local key, id = ARGV[i], ARGV[i + 1]
+  for i = 3, #ARGV, 3 do
+    local key, id, starts = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
     local member = key .. NUL .. id
     if redis.call('ZSCORE', holds, member) then
       redis.call('ZADD', holds, now + lease, member)
@@ -206,13 +207,23 @@ if op == 'confirm' then
       redis.call('XACK', stream, group, id)
       redis.call('XDEL', stream, id)
       if entry then
-        local seq = nil
-        for j = 1, #entry[2], 2 do
-          if entry[2][j] == 'flow_seq' then
-            seq = entry[2][j + 1]
+        local fields, seq, attempts = entry[2], nil, nil
+        for j = 1, #fields, 2 do
+          if fields[j] == 'flow_seq' then
+            seq = fields[j + 1]
+          elseif fields[j] == 'attempts' then
+            attempts = j + 1
           end
         end
-        park(key, seq or string.format('%016d', 0), entry[2])
+        if starts > 0 then
+          if attempts then
+            fields[attempts] = tostring((tonumber(fields[attempts]) or 0) + starts)
+          else
+            fields[#fields + 1] = 'attempts'
+            fields[#fields + 1] = tostring(starts)
+          end
+        end
+        park(key, seq or string.format('%016d', 0), fields)
       end
       again[#again + 1] = id
     end

@@ -23,8 +23,8 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li>at subscribe, {@link #configure} records the group and the cap on every partition and admits what waits;</li>
  *   <li>before entries are handed to the runners, {@link #confirm} renews their holds, or takes one where the key has
- *   room; an entry without room is parked again by the script (acked and deleted from the stream, back in its place)
- *   and does not run: waiting is not a delivery;</li>
+ *   room; an entry without room is parked again by the script (acked and deleted from the stream, back in its place,
+ *   with the starts it had added to its attempts) and does not run: waiting is not a delivery;</li>
  *   <li>when an entry's outcome is answered (ack, dead letter, reschedule), {@link #release} gives its slot back, which
  *   admits the key's next entry; releases of a partition are batched, one call on the wire at a time;</li>
  *   <li>the keep-alive {@link #renew renews} the holds of the entries it keeps alive;</li>
@@ -114,7 +114,7 @@ public final class FlowControl {
         Map<Integer, CompletableFuture<FlowCaps.Confirmed>> sent = new TreeMap<>();
         flowing.forEach((p, held) -> {
             try {
-                sent.put(p, caps[p].confirmAsync(ctx.group(), holdsOf(held)));
+                sent.put(p, caps[p].confirmAsync(ctx.group(), claimsOf(held)));
             } catch (RuntimeException e) {
                 sent.put(p, CompletableFuture.failedFuture(e));
             }
@@ -255,9 +255,11 @@ public final class FlowControl {
         }
     }
 
-    private static List<FlowCaps.Hold> holdsOf(List<HeldDelivery> held) {
-        List<FlowCaps.Hold> holds = new ArrayList<>(held.size());
-        held.forEach(h -> holds.add(new FlowCaps.Hold(h.hold().flowKey(), h.hold().streamId())));
-        return holds;
+    /** The entries' holds and the starts recorded on them before this delivery (its count less this one). */
+    private static List<FlowCaps.Claim> claimsOf(List<HeldDelivery> held) {
+        List<FlowCaps.Claim> claims = new ArrayList<>(held.size());
+        held.forEach(h -> claims.add(new FlowCaps.Claim(h.hold().flowKey(), h.hold().streamId(),
+                h.delivery().deliveryCount() - 1)));
+        return claims;
     }
 }

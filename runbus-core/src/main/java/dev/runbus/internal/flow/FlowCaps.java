@@ -37,6 +37,13 @@ public final class FlowCaps {
     public record Hold(String flowKey, String streamId) {
     }
 
+    /**
+     * An entry about to start, for {@link #confirm}: its hold, and the handler starts recorded on it before this
+     * delivery (a taken-over entry's), which an entry parked again keeps in its {@code attempts} field.
+     */
+    public record Claim(String flowKey, String streamId, long starts) {
+    }
+
     /** What a park did: the parked entry's id in the parked set, and the stream ids of the entries it admitted. */
     public record Parked(String parkedId, List<String> admitted) {
     }
@@ -190,13 +197,23 @@ public final class FlowCaps {
      * Right before entries of {@code group} start: a held entry's hold is renewed; one whose hold was reaped takes a
      * slot if its key has room, and is otherwise parked again in its place and must not start.
      */
-    public Confirmed confirm(String group, List<Hold> holds) {
-        return confirmed(call(withHolds(List.of("confirm", group), holds)));
+    public Confirmed confirm(String group, List<Claim> claims) {
+        return confirmed(call(confirmArgs(group, claims)));
     }
 
     /** {@link #confirm}, without waiting. */
-    public CompletableFuture<Confirmed> confirmAsync(String group, List<Hold> holds) {
-        return callAsync(withHolds(List.of("confirm", group), holds)).thenApply(FlowCaps::confirmed);
+    public CompletableFuture<Confirmed> confirmAsync(String group, List<Claim> claims) {
+        return callAsync(confirmArgs(group, claims)).thenApply(FlowCaps::confirmed);
+    }
+
+    private static List<Object> confirmArgs(String group, List<Claim> claims) {
+        List<Object> args = new ArrayList<>(List.of("confirm", group));
+        for (Claim c : claims) {
+            args.add(c.flowKey());
+            args.add(c.streamId());
+            args.add(Math.max(0, c.starts()));
+        }
+        return args;
     }
 
     private static Confirmed confirmed(Object replyObject) {

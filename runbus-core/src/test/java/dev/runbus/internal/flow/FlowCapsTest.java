@@ -227,7 +227,7 @@ class FlowCapsTest {
                 XReadArgs.Builder.count(1), XReadArgs.StreamOffset.lastConsumed(stream));
         assertThat(read).extracting(StreamMessage::getId).containsExactly(one);
 
-        FlowCaps.Confirmed c = caps.confirm("g", List.of(new FlowCaps.Hold("tenant-a", one)));
+        FlowCaps.Confirmed c = caps.confirm("g", List.of(new FlowCaps.Claim("tenant-a", one, 0)));
 
         assertThat(c.confirmed()).isEmpty();
         assertThat(c.parkedAgain()).containsExactly(one);
@@ -236,6 +236,35 @@ class FlowCapsTest {
         // 2 finishes: 1 goes first again, ahead of 3
         caps.release(List.of(new FlowCaps.Hold("tenant-a", admittedId(2))));
         assertThat(admittedNs()).containsExactly("2", "1");
+    }
+
+    /**
+     * A taken-over entry parked again keeps the handler starts it had, added to its attempts: a poison that killed its
+     * consumers is still counted toward maxDeliveries however often it waits again.
+     */
+    @Test
+    void anEntryParkedAgainKeepsTheStartsItHadInItsAttempts() {
+        FlowCaps caps = caps(1, Duration.ofMillis(50));
+        redis.xgroupCreate(XReadArgs.StreamOffset.from(stream, "0"), "g", XGroupCreateArgs.Builder.mkstream());
+        Map<String, byte[]> retried = entry(1);
+        retried.put("attempts", "1".getBytes(StandardCharsets.UTF_8)); // a retry's copy, one attempt made before
+        caps.park("tenant-a", retried);
+        caps.park("tenant-a", entry(2));
+        caps.park("tenant-a", entry(3));
+        String one = admittedId(1);
+        untilEveryHoldExpired();
+        caps.reap(100); // 2 admitted in 1's place
+        redis.xreadgroup(Consumer.from("g", "c"), XReadArgs.Builder.count(1), XReadArgs.StreamOffset.lastConsumed(stream));
+
+        FlowCaps.Confirmed c = caps.confirm("g", List.of(new FlowCaps.Claim("tenant-a", one, 2)));
+
+        assertThat(c.parkedAgain()).containsExactly(one);
+        caps.release(List.of(new FlowCaps.Hold("tenant-a", admittedId(2))));
+        String again = admittedId(1);
+        assertThat(again).as("back in the stream as a new entry").isNotEqualTo(one);
+        assertThat(redis.xrange(stream, Range.create(again, again)).get(0).getBody())
+                .as("the attempt before it and the two starts it had").containsEntry("attempts", "3")
+                .containsEntry("flow_key", "tenant-a");
     }
 
     @Test
@@ -247,7 +276,7 @@ class FlowCapsTest {
         caps.reap(100);
         assertThat(holding("tenant-a")).isZero();
 
-        FlowCaps.Confirmed c = caps.confirm("g", List.of(new FlowCaps.Hold("tenant-a", one)));
+        FlowCaps.Confirmed c = caps.confirm("g", List.of(new FlowCaps.Claim("tenant-a", one, 0)));
 
         assertThat(c.confirmed()).containsExactly(one);
         assertThat(holding("tenant-a")).isEqualTo(1);
@@ -351,7 +380,7 @@ class FlowCapsTest {
         List<StreamMessage<String, String>> read = redis.xreadgroup(Consumer.from("g", "c"),
                 XReadArgs.Builder.count(1), XReadArgs.StreamOffset.lastConsumed(stream));
         for (StreamMessage<String, String> m : read) {
-            caps.confirm("g", List.of(new FlowCaps.Hold(m.getBody().get("flow_key"), m.getId())));
+            caps.confirm("g", List.of(new FlowCaps.Claim(m.getBody().get("flow_key"), m.getId(), 0)));
         }
     }
 
