@@ -318,12 +318,15 @@ class OrderedConsumptionTest {
         Bus first = bus(partitions);
         CountDownLatch running = new CountDownLatch(1);
         AtomicInteger aFinished = new AtomicInteger();
+        // A 4 s lease renewed every second: the handler outlasts it, so only renewals keep it, and a renewal 3 s late
+        // would be needed to lapse it (a 1 s lease, renewed every 333 ms, lapsed on a loaded machine: loaded run 21 on
+        // f6c9e99, where b then ran k:1 beside a).
         Subscription a = first.subscribe(topic, "g", "a", d -> {
             running.countDown();
-            Thread.sleep(2_500); // longer than the lease (1 s)
+            Thread.sleep(6_000); // longer than the lease (4 s)
             aFinished.incrementAndGet();
-        }, ordered().leaseTime(Duration.ofSeconds(1)).minIdle(Duration.ofMillis(200))
-                .shutdownTimeout(Duration.ofSeconds(10)).build());
+        }, ordered().leaseTime(Duration.ofSeconds(4)).minIdle(Duration.ofMillis(200))
+                .shutdownTimeout(Duration.ofSeconds(20)).build());
         Publisher pub = bus(partitions).publisher();
         pub.publish(topic, seq("k", 1));
         assertThat(running.await(20, TimeUnit.SECONDS)).isTrue();
