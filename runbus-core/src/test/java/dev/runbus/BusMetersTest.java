@@ -20,6 +20,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -118,6 +120,28 @@ class BusMetersTest {
         assertThat(count("runbus.claims", "topic", "jobs", "group", "g")).isEqualTo(2);
         assertThat(registry.find("runbus.handler.duration").tags("topic", "jobs", "outcome", "success").timer()
                 .count()).isEqualTo(2);
+    }
+
+    /** A delayed message due while its key is at its flow cap is put back to wait, and counted so. */
+    @Test
+    void countsTheEntriesPutBackToWaitForAFlowSlot() throws Exception {
+        Bus bus = bus(BusConfig.builder(RedisTarget.local().uri()));
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicInteger calls = new AtomicInteger();
+        bus.subscribe("capped", "g", "c", d -> {
+            if (calls.incrementAndGet() == 1) {
+                release.await();
+            }
+        }, SubscribeOptions.builder().flowCap(1).blockTime(Duration.ofMillis(200)).build());
+        bus.publisher().publish("capped", Message.builder("t", new byte[0]).flowKey("k").build());
+        Wait.until("the first running", WAIT, () -> calls.get() == 1);
+        bus.publisher().publish("capped", Message.builder("t", new byte[0]).flowKey("k").build(), Duration.ofMillis(50));
+
+        Wait.until("the delayed one put back", WAIT,
+                () -> count("runbus.flow.holds", "topic", "capped", "group", "g", "event", "parked_again") == 1);
+        assertThat(calls.get()).isEqualTo(1);
+        release.countDown();
+        Wait.until("both acked", WAIT, () -> count("runbus.acks", "topic", "capped", "group", "g") == 2);
     }
 
     @Test
