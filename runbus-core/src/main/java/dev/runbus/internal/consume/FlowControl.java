@@ -12,6 +12,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -242,7 +243,7 @@ public final class FlowControl {
             } catch (RuntimeException e) {
                 reply = CompletableFuture.failedFuture(e);
             }
-            reply.orTimeout(timeoutMillis, java.util.concurrent.TimeUnit.MILLISECONDS).whenComplete((r, failure) -> {
+            reply.orTimeout(timeoutMillis, TimeUnit.MILLISECONDS).whenComplete((r, failure) -> {
                 busy.set(false);
                 if (failure != null) {
                     listener.onLoopError("flow control of " + ctx.describe(), failure);
