@@ -42,11 +42,17 @@ class LateClaimAnswerTest {
 
     private static final String TOPIC = "jobs";
     private static final Duration WAIT = Duration.ofSeconds(30);
-    /** Consumer a's next round comes 5 s after its first, long after b takes over what a leaves idle. */
+    /** Consumer a's next round comes 10 s after its first, long after b takes over what a leaves idle. */
     private static final Duration A_MIN_IDLE = Duration.ofSeconds(2);
+    private static final Duration A_CLAIM_INTERVAL = Duration.ofSeconds(10);
     /** Longer than a's answer is held: it comes late, not failed. */
-    private static final Duration A_COMMAND_TIMEOUT = Duration.ofSeconds(5);
-    private static final Duration B_MIN_IDLE = Duration.ofMillis(1500);
+    private static final Duration A_COMMAND_TIMEOUT = Duration.ofSeconds(10);
+    /**
+     * b takes over what has been idle this long: a's held answer must be released, and x renewed by a, within it.
+     * 1.5 s was too short beside two CPU hogs (loaded run 44 on fac73c2: b took x before a's renewal); 4 s, and a's
+     * next round after 10 s, leave both orders the test relies on seconds of room.
+     */
+    private static final Duration B_MIN_IDLE = Duration.ofSeconds(4);
 
     private final RedisTarget redis = RedisTarget.local();
     private final String prefix = "late-claim-" + UUID.randomUUID();
@@ -145,7 +151,7 @@ class LateClaimAnswerTest {
             ran(d, "a");
             releaseA.await();
         }, SubscribeOptions.builder().minIdle(A_MIN_IDLE).keepAliveInterval(Duration.ofMillis(300))
-                .claimInterval(Duration.ofSeconds(5)).blockTime(Duration.ofMillis(200)).build());
+                .claimInterval(A_CLAIM_INTERVAL).blockTime(Duration.ofMillis(200)).build());
         Wait.until("a's claim of x", WAIT, () -> {
             meanwhile.run();
             return owner(x).equals(Optional.of("a"));
