@@ -52,6 +52,9 @@ final class MicrometerBusMeters implements BusMeters {
         }
         acks(topic, group);
         claims(topic, group);
+        for (String event : List.of("expired", "lost", "parked_again")) {
+            flowHolds(topic, group, event); // at zero from the start, as the other counters: with or without flowCap
+        }
         listener.retries(topic, group);
         listener.deadLetters(topic, group);
         listener.trimmedWhilePending(topic, group);
@@ -158,8 +161,12 @@ final class MicrometerBusMeters implements BusMeters {
 
     @Override
     public void flowHolds(String topic, String group, String event, int entries) {
-        counter("runbus.flow.holds", "Flow slots expired or lost, and entries that found their key at its cap and "
-                + "waited again", "topic", topic, "group", group, "event", event).increment(entries);
+        flowHolds(topic, group, event).increment(entries);
+    }
+
+    private Counter flowHolds(String topic, String group, String event) {
+        return counter("runbus.flow.holds", "Flow slots expired or lost, and entries that found their key at its cap "
+                + "and waited again", "topic", topic, "group", group, "event", event);
     }
 
     private Counter claims(String topic, String group) {
