@@ -13,8 +13,10 @@ public interface Batch {
      * ({@link BatchHandler#startsEachDelivery()} true): its start is recorded (a delivery counts towards
      * {@code maxDeliveries} when its work starts, so that a process that dies in the middle of a batch costs the
      * deliveries it had not started nothing), and the call waits for its turn when the delivery must run alone among
-     * the bus's handlers (one started {@code maxDeliveries} times without an outcome). Call it on the thread that
-     * does the work, right before it. A delivery settled without being started counts as started when it fails and
+     * the bus's handlers (one started {@code maxDeliveries} times without an outcome). It returns once Redis has
+     * answered the start's record (or the command timeout passed; the work may start then, as a record lost with its
+     * connection only lets the delivery come once more), so a count the work keeps of its own starts, written after it,
+     * never runs ahead of the bus's. Call it on the thread that does the work, right before it. A delivery settled without being started counts as started when it fails and
      * not when it succeeds (its work was not needed). For a handler whose {@code startsEachDelivery()} is false,
      * every delivery was started with the call, and this does nothing.
      *

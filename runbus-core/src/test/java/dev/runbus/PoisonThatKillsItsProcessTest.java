@@ -3,7 +3,12 @@ package dev.runbus;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.runbus.testing.PoisonConsumer;
+import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.output.StatusOutput;
+import io.lettuce.core.protocol.CommandArgs;
+import io.lettuce.core.protocol.CommandType;
 import dev.runbus.testkit.ChildJvm;
+import dev.runbus.testkit.OwnRedis;
 import dev.runbus.testkit.RedisTarget;
 import dev.runbus.testkit.Supervisor;
 import dev.runbus.testkit.Wait;
@@ -14,6 +19,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -58,6 +64,53 @@ class PoisonThatKillsItsProcessTest {
     @Test
     void aBatchHandlerThatStartsEachDelivery_hasOnlyTheStartedOnesCounted() throws Exception {
         assertOneStartWhileTheFirstRuns(true);
+    }
+
+    /**
+     * A batch handler that starts each delivery counts the start in a store of its own after {@code starting} (the
+     * runs worker: an attempt in PostgreSQL). That count must not run ahead of the bus's, so {@code starting} returns
+     * once the first start's record has landed: here Redis holds every write for a second when the handler starts,
+     * and the record is in Redis as soon as {@code starting} returns (without the wait it returns at once, before it).
+     */
+    @Test
+    void aBatchHandlerThatStartsEachDelivery_findsAFirstStartRecordedWhenStartingReturns() throws Exception {
+        String starts = prefix + ":{" + topic + "}:starts:g";
+        CountDownLatch handed = new CountDownLatch(1);
+        CountDownLatch paused = new CountDownLatch(1);
+        List<Boolean> recordedOnReturn = new CopyOnWriteArrayList<>();
+        SubscribeOptions options = SubscribeOptions.builder().concurrency(1).batchSize(1).build();
+        // A Redis of the test's own: the pause must not hold up the other tests' writes.
+        try (OwnRedis own = OwnRedis.process();
+             Bus bus = Bus.connect(BusConfig.builder(own.uri()).keyPrefix(prefix).build())) {
+            String id = bus.publisher().publish(topic, Message.of("job", "m".getBytes(StandardCharsets.UTF_8)));
+            try (Subscription s = bus.subscribeBatch(topic, "g", "c1", new BatchHandler() {
+                @Override
+                public void handle(Batch b) throws Exception {
+                    handed.countDown();
+                    paused.await();
+                    for (Delivery d : b.deliveries()) {
+                        b.starting(d);
+                        recordedOnReturn.add(own.redis().hexists(starts, d.streamId()));
+                        b.succeed(d);
+                    }
+                }
+
+                @Override
+                public boolean startsEachDelivery() {
+                    return true;
+                }
+            }, options)) {
+                assertThat(handed.await(30, TimeUnit.SECONDS)).as("the batch handed over").isTrue();
+                // CLIENT PAUSE 1000 WRITE: reads go on, writes wait a second
+                own.redis().dispatch(CommandType.CLIENT, new StatusOutput<>(StringCodec.UTF8),
+                        new CommandArgs<>(StringCodec.UTF8).add("PAUSE").add(1_000).add("WRITE"));
+                paused.countDown();
+                Wait.until("the delivery acked", Duration.ofSeconds(30),
+                        () -> own.redis().xpending(prefix + ":{" + topic + "}:stream", "g").getCount() == 0);
+                assertThat(recordedOnReturn).as("start of %s in the record when starting returned", id)
+                        .containsExactly(true);
+            }
+        }
     }
 
     private void assertOneStartWhileTheFirstRuns(boolean batch) throws Exception {

@@ -466,7 +466,7 @@ public final class Dispatcher {
                     + h.delivery().streamId() + " was not started");
         }
         try {
-            starts.record(h);
+            starts.recordAwaited(h);
         } catch (RuntimeException unexpected) {
             giveBack(turn);
             throw unexpected;

@@ -78,6 +78,27 @@ final class StartRecorder {
     }
 
     /**
+     * {@link #record(HeldDelivery)} for a handler that starts each delivery itself ({@link dev.runbus.Batch#starting}),
+     * which waits for a first start's record too: when it returns, the start is counted in Redis. Such a handler may
+     * count the start in a store of its own right after (the runs worker counts an attempt in PostgreSQL), and that
+     * count must never run ahead of the bus's: a process that died after the other count but before a first start
+     * left would have the bus deliver the entry once more than the other count allows, and a run that only ran beside
+     * a poison three times would fail without a fourth, alone, run. The wait is one or two replies of the partition's
+     * master (up to the command timeout, then the work starts anyway, as for a redelivered entry).
+     */
+    void recordAwaited(HeldDelivery h) {
+        if (ctx.options().ackMode() == AckMode.BEFORE_WORK) {
+            return;
+        }
+        if (isFresh(h, System.nanoTime())) {
+            recordFirstStart(h);
+            await(h.hold().firstStart().reply());
+            return;
+        }
+        await(send(h.hold().partition(), List.of(h), false));
+    }
+
+    /**
      * {@link #record(HeldDelivery)} for a runner, which must not wait long on one entry while others wait for it (rule 14:
      * a stalled master holds up its own partitions only). Returns null when the handler may start now; for an entry
      * delivered before whose record is not answered within {@value #SET_ASIDE_MILLIS} ms, a future that completes

@@ -30,7 +30,7 @@ import org.slf4j.LoggerFactory;
  * <ol>
  *   <li>its trigger's start is counted by the bus ({@link Batch#starting}: this handler starts each delivery itself,
  *       so a worker process that dies in the middle of a batch counts a delivery only for the runs it had
- *       started);</li>
+ *       started). It returns once Redis has the start, so PostgreSQL's count, next, is never ahead of the bus's;</li>
  *   <li>its attempt is started, in one transaction with the other runs starting then (group commit): pending|running
  *       → running, attempt + 1 — or, for a run that is done, failed or unknown, nothing (the short-circuit: its
  *       trigger is acked, nothing runs); or, for a run that already had {@code maxDeliveries} attempts by
