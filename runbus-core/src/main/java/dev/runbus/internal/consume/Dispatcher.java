@@ -190,7 +190,9 @@ public final class Dispatcher {
             }
         }
         if (flow != null && !ready.isEmpty()) {
-            ready = flow.confirm(ready, inFlight); // the entries whose key has no free slot wait again, unrun
+            // Entries with a flow key go to the runners when their partition confirmed their slots; those whose key
+            // has no free slot wait again, unrun.
+            ready = flow.confirm(ready, inFlight, this::handOff);
         }
         handOff(ready);
         if (afterWork) {

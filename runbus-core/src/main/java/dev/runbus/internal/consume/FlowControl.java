@@ -1,7 +1,6 @@
 package dev.runbus.internal.consume;
 
 import dev.runbus.internal.flow.FlowCaps;
-import dev.runbus.internal.redis.Calls;
 import dev.runbus.internal.telemetry.SafeListener;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -14,6 +13,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -24,7 +24,7 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li>at subscribe, {@link #configure} records the group and the cap on every partition and admits what waits;</li>
  *   <li>before entries are handed to the runners, {@link #confirm} renews their holds, or takes one where the key has
- *   room; an entry without room is parked again by the script (acked and deleted from the stream, back in its place,
+ *   room (one call per partition, not awaited: each partition's entries go to the runners when its call is answered); an entry without room is parked again by the script (acked and deleted from the stream, back in its place,
  *   with the starts it had added to its attempts) and does not run: waiting is not a delivery;</li>
  *   <li>when an entry's outcome is answered (ack, dead letter, reschedule), {@link #release} gives its slot back, which
  *   admits the key's next entry; releases of a partition are batched, one call on the wire at a time;</li>
@@ -94,58 +94,61 @@ public final class FlowControl {
     }
 
     /**
-     * Confirms the holds of the entries with a flow key among {@code ready}, right before they go to the runners, and
-     * returns those that may run (with the entries without a flow key). The others were parked again: their slots are
-     * freed and their holds here let go, with no outcome (the script acked them). If the call fails, the entries with
-     * a flow key stay pending, unheld here, for a takeover, and the failure is reported.
+     * Confirms the holds of the entries with a flow key among {@code ready}, right before they go to the runners,
+     * without waiting: returns those that may run now (the entries without a flow key), and hands each partition's
+     * confirmed entries to {@code run} when its call is answered, so that a stalled master holds up the entries of
+     * its own partitions only, not the rest of the read (rule 14). The others were parked again: their slots are
+     * freed and their holds here let go, with no outcome (the script acked them). If a call fails or is not answered
+     * within the command timeout, its entries stay pending, unheld here, for a takeover, and the failure is reported.
      */
-    List<HeldDelivery> confirm(List<HeldDelivery> ready, InFlight inFlight) {
+    List<HeldDelivery> confirm(List<HeldDelivery> ready, InFlight inFlight, Consumer<List<HeldDelivery>> run) {
         Map<Integer, List<HeldDelivery>> flowing = new TreeMap<>();
-        List<HeldDelivery> run = new ArrayList<>(ready.size());
+        List<HeldDelivery> now = new ArrayList<>(ready.size());
         for (HeldDelivery h : ready) {
             if (h.hold().flowKey() == null) {
-                run.add(h);
+                now.add(h);
             } else {
                 flowing.computeIfAbsent(h.hold().partition(), p -> new ArrayList<>()).add(h);
             }
         }
-        if (flowing.isEmpty()) {
-            return ready;
-        }
-        Map<Integer, CompletableFuture<FlowCaps.Confirmed>> sent = new TreeMap<>();
         flowing.forEach((p, held) -> {
+            CompletableFuture<FlowCaps.Confirmed> reply;
             try {
-                sent.put(p, caps[p].confirmAsync(ctx.group(), claimsOf(held)));
+                reply = caps[p].confirmAsync(ctx.group(), claimsOf(held));
             } catch (RuntimeException e) {
-                sent.put(p, CompletableFuture.failedFuture(e));
+                reply = CompletableFuture.failedFuture(e);
             }
-        });
-        sent.forEach((p, reply) -> {
-            List<HeldDelivery> held = flowing.get(p);
-            FlowCaps.Confirmed c;
-            try {
-                c = Calls.await("confirming flow holds of " + ctx.name(p), reply, timeoutMillis);
-            } catch (RuntimeException e) {
-                listener.onLoopError("flow control of " + ctx.describe(), e);
-                held.forEach(h -> letGo(h, inFlight));
-                return;
-            }
-            Set<String> confirmed = new HashSet<>(c.confirmed());
-            int parkedAgain = 0;
-            for (HeldDelivery h : held) {
-                if (confirmed.contains(h.hold().streamId())) {
-                    run.add(h);
-                } else {
-                    letGo(h, inFlight);
-                    parkedAgain++;
+            reply.orTimeout(timeoutMillis, TimeUnit.MILLISECONDS).whenComplete((c, failure) -> {
+                if (failure != null) {
+                    listener.onLoopError("flow control of " + ctx.describe() + ": confirming the holds of "
+                            + held.size() + " entries of " + ctx.name(p), failure);
+                    held.forEach(h -> letGo(h, inFlight));
+                    return;
                 }
-            }
-            if (parkedAgain > 0) {
-                log.debug("{}: {} entries of {} found their key at its cap and wait again", ctx.describe(),
-                        parkedAgain, ctx.name(p));
-                listener.meters().flowHolds(ctx.topic(), ctx.group(), "parked_again", parkedAgain);
-            }
+                run.accept(confirmed(p, held, c, inFlight));
+            });
         });
+        return now;
+    }
+
+    /** The entries of partition {@code p} whose holds {@code c} confirmed; the others are let go here. */
+    private List<HeldDelivery> confirmed(int p, List<HeldDelivery> held, FlowCaps.Confirmed c, InFlight inFlight) {
+        Set<String> confirmed = new HashSet<>(c.confirmed());
+        List<HeldDelivery> run = new ArrayList<>(held.size());
+        int parkedAgain = 0;
+        for (HeldDelivery h : held) {
+            if (confirmed.contains(h.hold().streamId())) {
+                run.add(h);
+            } else {
+                letGo(h, inFlight);
+                parkedAgain++;
+            }
+        }
+        if (parkedAgain > 0) {
+            log.debug("{}: {} entries of {} found their key at its cap and wait again", ctx.describe(), parkedAgain,
+                    ctx.name(p));
+            listener.meters().flowHolds(ctx.topic(), ctx.group(), "parked_again", parkedAgain);
+        }
         return run;
     }
 
