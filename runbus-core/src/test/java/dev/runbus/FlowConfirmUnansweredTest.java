@@ -9,6 +9,7 @@ import dev.runbus.testkit.TcpProxy;
 import dev.runbus.testkit.Wait;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -29,34 +30,29 @@ class FlowConfirmUnansweredTest {
 
     private static final String TOPIC = "jobs";
     private final String prefix = "test-flow-confirm-" + UUID.randomUUID();
-    private TcpProxy proxy;
-    private Bus direct;
-    private Bus bus;
+    private final TcpProxy proxy = TcpProxy.before(RedisTarget.local().uri());
+    private final List<Bus> buses = new ArrayList<>();
 
     @AfterEach
     void tearDown() {
-        if (proxy != null) {
-            proxy.releaseReplies();
-        }
-        if (bus != null) {
-            bus.close();
-        }
-        if (direct != null) {
-            direct.close();
-        }
-        if (proxy != null) {
-            proxy.close();
-        }
+        proxy.releaseReplies(); // lets the bus close: its calls are answered
+        buses.forEach(Bus::close);
+        proxy.close();
         RedisTarget.local().deleteKeys(prefix);
+    }
+
+    private Bus connect(BusConfig.Builder config) {
+        Bus b = Bus.connect(config.keyPrefix(prefix).build());
+        buses.add(b);
+        return b;
     }
 
     @Test
     void whileAConfirmIsUnanswered_theReadLoopReadsOn_andEntriesWithoutAFlowKeyRun() {
-        direct = Bus.connect(BusConfig.builder(RedisTarget.local().uri()).keyPrefix(prefix).build());
-        proxy = TcpProxy.before(RedisTarget.local().uri());
+        Bus direct = connect(BusConfig.builder(RedisTarget.local().uri()));
         proxy.holdRepliesFrom(c -> c.get(0).equals("FCALL") && c.get(1).endsWith("_flow") && c.contains("confirm"));
-        bus = Bus.connect(BusConfig.builder(proxy.uri()).keyPrefix(prefix).scriptMode(ScriptMode.FUNCTIONS)
-                .commandTimeout(Duration.ofMinutes(10)).build());
+        Bus bus = connect(BusConfig.builder(proxy.uri()).scriptMode(ScriptMode.FUNCTIONS)
+                .commandTimeout(Duration.ofMinutes(10)));
         List<String> handled = new CopyOnWriteArrayList<>();
         bus.subscribe(TOPIC, "g", "c1", d -> handled.add(body(d)), SubscribeOptions.builder().flowCap(1)
                 .concurrency(2).blockTime(Duration.ofMillis(200)).build());
