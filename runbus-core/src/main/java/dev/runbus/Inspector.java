@@ -50,6 +50,22 @@ public interface Inspector {
     List<PartitionInfo> partitions(String topic, String group);
 
     /**
+     * A topic's flow-controlled work (docs/flow-control.md), summed over its partitions: zeros for a topic whose
+     * messages carry no flow key.
+     */
+    FlowInfo flow(String topic);
+
+    /**
+     * @param topic  topic name
+     * @param parked messages waiting outside the stream for a free slot of their flow key (never read, no delivery
+     *               count)
+     * @param held   slots held: messages let into the stream and not yet given back (running, read and about to
+     *               run, or taken by a consumer that died, until its slot expires and is reaped)
+     */
+    record FlowInfo(String topic, long parked, long held) {
+    }
+
+    /**
      * What retention keeps of a topic, by partition number: one for a plain topic. Reads only; trims nothing.
      */
     List<RetentionInfo> retention(String topic);

@@ -122,7 +122,10 @@ class BusMetersTest {
                 .count()).isEqualTo(2);
     }
 
-    /** A delayed message due while its key is at its flow cap is put back to wait, and counted so. */
+    /**
+     * A delayed message due while its key is at its flow cap is put back to wait, and counted so; the gauges show what
+     * waits and the slots held.
+     */
     @Test
     void countsTheEntriesPutBackToWaitForAFlowSlot() throws Exception {
         Bus bus = bus(BusConfig.builder(RedisTarget.local().uri()));
@@ -140,8 +143,16 @@ class BusMetersTest {
         Wait.until("the delayed one put back", WAIT,
                 () -> count("runbus.flow.holds", "topic", "capped", "group", "g", "event", "parked_again") == 1);
         assertThat(calls.get()).isEqualTo(1);
+        for (int i = 0; i < 2; i++) {
+            bus.publisher().publish("capped", Message.builder("t", new byte[0]).flowKey("k").build());
+        }
+        Wait.until("the flow gauges read: three waiting, one slot held", WAIT,
+                () -> gauge("runbus.flow.parked", "topic", "capped") == 3
+                        && gauge("runbus.flow.held", "topic", "capped") == 1);
         release.countDown();
-        Wait.until("both acked", WAIT, () -> count("runbus.acks", "topic", "capped", "group", "g") == 2);
+        Wait.until("all four acked", WAIT, () -> count("runbus.acks", "topic", "capped", "group", "g") == 4);
+        Wait.until("the flow gauges back to zero", WAIT, () -> gauge("runbus.flow.parked", "topic", "capped") == 0
+                && gauge("runbus.flow.held", "topic", "capped") == 0);
     }
 
     @Test

@@ -104,6 +104,20 @@ public final class RedisInspector implements Inspector {
                 groups, deadLetters(partitions)));
     }
 
+    /** ZCARD of each partition's flow queue (one member per parked entry) and holds (one per slot held). */
+    @Override
+    public FlowInfo flow(String topic) {
+        Keys.checkTopic(topic);
+        long parked = 0;
+        long held = 0;
+        for (String name : topics.recorded(topic).names()) {
+            String[] flow = keys.flow(name);
+            parked += Calls.call("counting parked entries of " + name, () -> redis.zcard(flow[Keys.FLOW_QUEUE]));
+            held += Calls.call("counting flow holds of " + name, () -> redis.zcard(flow[Keys.FLOW_HOLDS]));
+        }
+        return new FlowInfo(topic, parked, held);
+    }
+
     private long deadLetters(Partitions partitions) {
         long n = 0;
         for (String name : partitions.names()) {

@@ -103,9 +103,13 @@ public final class Keys {
         return tagged(name) + ":starts:" + group;
     }
 
+    /** In {@link #flow}: the queue of parked entries (one member each), and the holds (one member per slot held). */
+    public static final int FLOW_QUEUE = 2;
+    public static final int FLOW_HOLDS = 3;
+
     /**
-     * The flow-control keys of a partition ({@code flow.lua}: parked, queue, holds, held, caps, seq), in the order
-     * the script takes them after the stream (docs/flow-control.md).
+     * The stream and flow-control keys of a partition, in the order {@code flow.lua} takes them: stream, parked,
+     * queue, holds, held, caps, seq (docs/flow-control.md).
      */
     public String[] flow(String name) {
         String base = tagged(name) + ":flow:";

@@ -11,8 +11,8 @@ import java.util.function.BiConsumer;
 import java.util.function.Supplier;
 
 /**
- * Reads the figures that need Redis (stream length, dead-letter and delay-set depth, each group's pending entries
- * and lag) for the topics this bus subscribes to, on its own loop, and keeps the last values. A scrape reads
+ * Reads the figures that need Redis (stream length, dead-letter and delay-set depth, flow-controlled entries waiting
+ * and slots held, each group's pending entries and lag) for the topics this bus subscribes to, on its own loop, and keeps the last values. A scrape reads
  * these values and never waits for Redis: a stalled Redis holds back this loop only, and {@link #redisUp} says
  * so. Each topic is read apart, so a failing one does not keep the others from being read.
  */
@@ -33,6 +33,8 @@ public final class GaugeReader implements Runnable {
     static final String CONSUMERS_ALIVE = "consumers_alive";
     static final String OLDEST_PENDING_AGE = "oldest_pending_age";
     static final String UNOWNED = "unowned";
+    static final String FLOW_PARKED = "flow_parked";
+    static final String FLOW_HELD = "flow_held";
 
     private final Inspector inspector;
     private final Scheduled scheduled;
@@ -86,6 +88,9 @@ public final class GaugeReader implements Runnable {
         set(new Key(LENGTH, topic, null), info == null ? 0 : info.length());
         set(new Key(DEAD_LETTERS, topic, null), info == null ? 0 : info.deadLetters());
         set(new Key(SCHEDULED, topic, null), scheduled.count(topic));
+        Inspector.FlowInfo flow = inspector.flow(topic);
+        set(new Key(FLOW_PARKED, topic, null), flow.parked());
+        set(new Key(FLOW_HELD, topic, null), flow.held());
         java.util.Set<String> groups = new java.util.HashSet<>();
         for (Inspector.GroupInfo g : inspector.groups(topic)) {
             groups.add(g.name());

@@ -70,24 +70,28 @@ final class MicrometerBusMeters implements BusMeters {
     private record GaugeName(String name, String help) {
     }
 
-    private static final Map<String, GaugeName> GAUGE_NAMES = Map.of(
-            GaugeReader.LENGTH, new GaugeName("runbus.stream.length", "Entries in the topic's streams"),
-            GaugeReader.DEAD_LETTERS, new GaugeName("runbus.dead.letter.depth",
-                    "Entries in the topic's dead-letter streams (alert when above zero)"),
-            GaugeReader.SCHEDULED, new GaugeName("runbus.scheduled.depth",
-                    "Entries waiting in the topic's delay sets (delayed publishes and retries)"),
-            GaugeReader.PENDING, new GaugeName("runbus.group.pending",
-                    "Entries delivered to the group and not yet acknowledged"),
-            GaugeReader.LAG, new GaugeName("runbus.group.lag",
-                    "Entries not yet delivered to the group; NaN when Redis cannot tell (runbus.group.lag.unknown)"),
-            GaugeReader.LAG_UNKNOWN, new GaugeName("runbus.group.lag.unknown",
-                    "1 when Redis cannot tell the group's lag (entries deleted past its position; Redis 6.2)"),
-            GaugeReader.CONSUMERS_ALIVE, new GaugeName("runbus.group.consumers.alive",
-                    "Consumers of the group with a recent heartbeat"),
-            GaugeReader.OLDEST_PENDING_AGE, new GaugeName("runbus.group.oldest.pending.age",
-                    "Seconds since the group's oldest pending entry was published (0 when none is pending)"),
-            GaugeReader.UNOWNED, new GaugeName("runbus.partitions.unowned",
-                    "Partitions of the ordered group that no consumer owns"));
+    private static final Map<String, GaugeName> GAUGE_NAMES = Map.ofEntries(
+            Map.entry(GaugeReader.LENGTH, new GaugeName("runbus.stream.length", "Entries in the topic's streams")),
+            Map.entry(GaugeReader.DEAD_LETTERS, new GaugeName("runbus.dead.letter.depth",
+                    "Entries in the topic's dead-letter streams (alert when above zero)")),
+            Map.entry(GaugeReader.SCHEDULED, new GaugeName("runbus.scheduled.depth",
+                    "Entries waiting in the topic's delay sets (delayed publishes and retries)")),
+            Map.entry(GaugeReader.FLOW_PARKED, new GaugeName("runbus.flow.parked",
+                    "Entries waiting outside the topic's streams for a free slot of their flow key")),
+            Map.entry(GaugeReader.FLOW_HELD, new GaugeName("runbus.flow.held",
+                    "Flow slots held: entries let into the topic's streams and not given back yet")),
+            Map.entry(GaugeReader.PENDING, new GaugeName("runbus.group.pending",
+                    "Entries delivered to the group and not yet acknowledged")),
+            Map.entry(GaugeReader.LAG, new GaugeName("runbus.group.lag",
+                    "Entries not yet delivered to the group; NaN when Redis cannot tell (runbus.group.lag.unknown)")),
+            Map.entry(GaugeReader.LAG_UNKNOWN, new GaugeName("runbus.group.lag.unknown",
+                    "1 when Redis cannot tell the group's lag (entries deleted past its position; Redis 6.2)")),
+            Map.entry(GaugeReader.CONSUMERS_ALIVE, new GaugeName("runbus.group.consumers.alive",
+                    "Consumers of the group with a recent heartbeat")),
+            Map.entry(GaugeReader.OLDEST_PENDING_AGE, new GaugeName("runbus.group.oldest.pending.age",
+                    "Seconds since the group's oldest pending entry was published (0 when none is pending)")),
+            Map.entry(GaugeReader.UNOWNED, new GaugeName("runbus.partitions.unowned",
+                    "Partitions of the ordered group that no consumer owns")));
 
     /** A gauge for a value the reader found for the first time. */
     private void register(GaugeReader.Key key, java.util.concurrent.atomic.AtomicLong value) {
