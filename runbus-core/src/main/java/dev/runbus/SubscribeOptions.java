@@ -51,12 +51,17 @@ import java.util.concurrent.Executor;
  *                          back. A slot is a lease of {@code minIdle} that the keep-alive renews, so a dead
  *                          consumer's slots come back within {@code minIdle + claimInterval}. One group per topic
  *                          may set it; not with {@code ordered} or ack-before-work. Default
- *                          {@value #FLOW_CONTROL_OFF}: off, entries run as they come
+ *                          {@value #FLOW_CONTROL_OFF}: off, entries run as they come (unless {@code flowRate} is
+ *                          set: then no cap)
+ * @param flowRate          flow control: the entries of one flow key are let into the stream at most at this rate
+ *                          ({@link FlowRate}: permits per period, with a burst), on the Redis clock, the others waiting
+ *                          outside the stream as for a cap; with or without {@code flowCap}, and with the same
+ *                          conditions. Default null: no rate limit
  */
 public record SubscribeOptions(int concurrency, int batchSize, Duration blockTime, Duration minIdle,
                                int maxDeliveries, Duration claimInterval, Duration keepAliveInterval,
                                Duration shutdownTimeout, AckMode ackMode, Executor executor, boolean ordered,
-                               Duration leaseTime, RetryPolicy retryPolicy, int flowCap) {
+                               Duration leaseTime, RetryPolicy retryPolicy, int flowCap, FlowRate flowRate) {
 
     public static final int DEFAULT_CONCURRENCY = 8;
     public static final int DEFAULT_BATCH_SIZE = 100;
@@ -104,19 +109,20 @@ public record SubscribeOptions(int concurrency, int batchSize, Duration blockTim
         if (flowCap < FLOW_CONTROL_OFF) {
             throw new IllegalArgumentException("flowCap must be 0 or more (or FLOW_CONTROL_OFF, -1), got " + flowCap);
         }
-        if (flowCap != FLOW_CONTROL_OFF && ordered) {
-            throw new IllegalArgumentException("flowCap does not apply to ordered consumption: a partition's owner "
-                    + "already runs its entries one at a time");
+        String flow = flowCap != FLOW_CONTROL_OFF ? "flowCap" : flowRate != null ? "flowRate" : null;
+        if (flow != null && ordered) {
+            throw new IllegalArgumentException(flow + " does not apply to ordered consumption yet: a partition's "
+                    + "owner already runs its entries one at a time");
         }
-        if (flowCap != FLOW_CONTROL_OFF && ackMode != AckMode.AFTER_WORK) {
-            throw new IllegalArgumentException("flowCap holds a slot until the entry's ack after work: ackMode must "
+        if (flow != null && ackMode != AckMode.AFTER_WORK) {
+            throw new IllegalArgumentException(flow + " holds a slot until the entry's ack after work: ackMode must "
                     + "be AFTER_WORK, got " + ackMode);
         }
     }
 
-    /** Whether flow control is on: {@link #flowCap()} is 0 or more. */
+    /** Whether flow control is on: {@link #flowCap()} is 0 or more, or a {@link #flowRate()} is set. */
     public boolean flowControlled() {
-        return flowCap != FLOW_CONTROL_OFF;
+        return flowCap != FLOW_CONTROL_OFF || flowRate != null;
     }
 
     /**
@@ -153,6 +159,7 @@ public record SubscribeOptions(int concurrency, int batchSize, Duration blockTim
         b.leaseTime = leaseTime;
         b.retryPolicy = retryPolicy;
         b.flowCap = flowCap;
+        b.flowRate = flowRate;
         return b;
     }
 
@@ -184,6 +191,7 @@ public record SubscribeOptions(int concurrency, int batchSize, Duration blockTim
         private boolean ordered;
         private Duration leaseTime = Duration.ofSeconds(DEFAULT_LEASE_SECONDS);
         private int flowCap = FLOW_CONTROL_OFF;
+        private FlowRate flowRate;
         private RetryPolicy retryPolicy = RetryPolicy.onIdle();
 
         private Builder() {
@@ -263,13 +271,20 @@ public record SubscribeOptions(int concurrency, int batchSize, Duration blockTim
             return this;
         }
 
+        /** Default null (no rate limit); see {@link SubscribeOptions#flowRate()}. */
+        public Builder flowRate(FlowRate v) {
+            flowRate = v;
+            return this;
+        }
+
         public SubscribeOptions build() {
             Duration keepAlive = keepAliveInterval;
             if (keepAlive == null && minIdle != null) {
                 keepAlive = minIdle.dividedBy(3);
             }
             return new SubscribeOptions(concurrency, batchSize, blockTime, minIdle, maxDeliveries, claimInterval,
-                    keepAlive, shutdownTimeout, ackMode, executor, ordered, leaseTime, retryPolicy, flowCap);
+                    keepAlive, shutdownTimeout, ackMode, executor, ordered, leaseTime, retryPolicy, flowCap,
+                    flowRate);
         }
     }
 }

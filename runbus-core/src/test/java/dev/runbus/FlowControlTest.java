@@ -35,13 +35,15 @@ import org.junit.jupiter.params.Parameter;
  * until its key has a free slot; a subscription with {@code flowCap} runs at most that many of one key at once, across
  * its group's consumers. Each test counts handler calls per key at every start and end (a handler ends before its
  * ack releases the slot, so the count here is never above the holds in Redis), and checks that every message runs
- * once and that no hold or waiting entry is left behind.
+ * once and that no hold or waiting entry is left behind. The rate limits ({@code flowRate}) are here too.
  */
 @OnDeployments({LOCAL, REDIS_62, CLUSTER})
 @Timeout(value = 4, unit = TimeUnit.MINUTES)
 class FlowControlTest {
 
     private static final String TOPIC = "jobs";
+    /** The partitions of the rate tests' topic. */
+    private static final int PARTITIONS = 2;
     private final String prefix = "test-flow-" + UUID.randomUUID();
     private final List<Bus> buses = new ArrayList<>();
 
@@ -318,5 +320,80 @@ class FlowControlTest {
         // The same group again (another consumer, another cap) is its own: it sets the cap.
         bus.subscribe(TOPIC, "workers", "c2", d -> { }, capped(3).build());
         assertThat(target().redis().hget(prefix + ":{" + TOPIC + "}:flow:caps", "\0cap")).isEqualTo("3");
+    }
+
+    /** The time Redis let the entry in: the milliseconds of its stream id ({@code ms-seq}, qualified {@code @p}). */
+    private static long admittedAt(Delivery d) {
+        String id = d.streamId();
+        return Long.parseLong(id.substring(0, id.indexOf('-')));
+    }
+
+    /**
+     * Rate limits per flow key (docs/flow-control.md, "Rate limits"): an entry's stream id is the time Redis let it
+     * in, so the rate is read from the ids the handlers received: in every window of one second at most
+     * {@code permits + burst} of one key, and over the whole run never faster than the rate. A key held back by its
+     * rate holds back no other key.
+     */
+    @Test
+    void aKeyIsLetInAtItsRateAcrossFourConsumers_andAnotherKeyIsNotHeldBack() {
+        int permits = 20;
+        int burst = 5;
+        int messages = 80;
+        Map<String, List<Long>> admitted = new ConcurrentHashMap<>();
+        List<String> handled = new CopyOnWriteArrayList<>();
+        for (int c = 0; c < 4; c++) {
+            bus(PARTITIONS).subscribe(TOPIC, "g", "c" + c, d -> {
+                admitted.computeIfAbsent(d.message().flowKey(), k -> new CopyOnWriteArrayList<>()).add(admittedAt(d));
+                handled.add(body(d));
+            }, SubscribeOptions.builder().flowRate(FlowRate.perSecond(permits).withBurst(burst)).concurrency(4)
+                    .blockTime(Duration.ofMillis(200)).claimInterval(Duration.ofMillis(500)).build());
+        }
+        Publisher publisher = buses.get(0).publisher();
+        for (int n = 0; n < messages; n++) {
+            publisher.publish(TOPIC, job("busy", n));
+        }
+        long before = redisMillis();
+        for (int n = 0; n < 3; n++) {
+            publisher.publish(TOPIC, job("quiet", n));
+        }
+        long after = redisMillis();
+
+        // (messages - burst) / permits = 3.75 s at the rate; the wait only bounds how long a failure takes to show.
+        Wait.until("every message handled", Duration.ofSeconds(60), () -> handled.size() == messages + 3);
+        assertThat(handled).as("each once").doesNotHaveDuplicates();
+        List<Long> busy = new ArrayList<>(admitted.get("busy"));
+        busy.sort(null);
+        for (int i = 0; i + permits + burst < busy.size(); i++) {
+            assertThat(busy.get(i + permits + burst) - busy.get(i))
+                    .as("%d entries of one key let in within a second, from the %dth", permits + burst + 1, i)
+                    .isGreaterThanOrEqualTo(1000);
+        }
+        // The quiet key's three are within its burst: let in by their publish calls, not behind the busy key's backlog.
+        assertThat(admitted.get("quiet")).as("the quiet key's entries let in while they were published")
+                .hasSize(3).allSatisfy(t -> assertThat(t).isBetween(before, after));
+        long span = busy.get(busy.size() - 1) - busy.get(0);
+        // GCRA: the nth entry after the burst no sooner than n intervals (50 ms) after the first (1 ms of the clock's
+        // rounding each side).
+        assertThat(span).as("first to last let in, ms").isGreaterThanOrEqualTo((messages - burst) * 1000L / permits - 2);
+        System.out.printf("flow rate %d/s, burst %d (%s): %d entries of one key let in over %d ms: %.1f/s%n", permits,
+                burst, deployment, messages, span, (messages - burst) * 1000.0 / span);
+        Wait.until("nothing left waiting", Duration.ofSeconds(10), () -> flowMembers("queue", PARTITIONS) == 0
+                && flowMembers("later", PARTITIONS) == 0 && flowMembers("holds", PARTITIONS) == 0);
+    }
+
+    @Test
+    void aRateIsRefusedWithOrderedConsumption_andTheRateChecksItsArguments() {
+        assertThatThrownBy(() -> SubscribeOptions.builder().ordered(true).flowRate(FlowRate.perSecond(1)).build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("flowRate");
+        assertThatThrownBy(() -> FlowRate.perSecond(0)).hasMessageContaining("permits must be 1 or more");
+        assertThatThrownBy(() -> FlowRate.perSecond(1).withBurst(0)).hasMessageContaining("burst must be 1 or more");
+        assertThatThrownBy(() -> FlowRate.of(2_000_000, Duration.ofSeconds(1))).hasMessageContaining("1 µs");
+        assertThat(SubscribeOptions.builder().flowRate(FlowRate.perSecond(1)).build().flowControlled()).isTrue();
+    }
+
+    /** Redis's clock, in milliseconds. */
+    private long redisMillis() {
+        List<String> t = target().redis().time();
+        return Long.parseLong(t.get(0)) * 1000 + Long.parseLong(t.get(1)) / 1000;
     }
 }

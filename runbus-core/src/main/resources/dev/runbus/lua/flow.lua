@@ -18,20 +18,37 @@
 --            them. Until a subscription configured them every cap is 0: entries wait for a subscriber. Under
 --            NUL group, the group whose acks release the holds: one group per flow-controlled topic.
 --   seq      string, the last sequence number handed to a parked entry (an order, not a count of anything)
+--   tat      hash, flow key -> the theoretical arrival time of its rate limit (ms, Redis clock; GCRA): an entry of
+--            the key may be admitted when tat - (burst - 1) * interval <= now, and its admission sets
+--            tat = max(tat, now) + interval. Under NUL rate and NUL burst in caps: the interval (ms between two
+--            admissions of a key in the long run, fractional) and the burst; without NUL rate, no rate limit
+--   later    sorted set, flow key -> when its rate allows its next admission (ms, Redis clock): keys with parked
+--            entries and room under their cap that only their rate holds back; a tick admits them when due. Under
+--            NUL ticker and NUL ticker_until in caps: the consumer that schedules the ticks of this partition
+--            (the others tick at their own pace only), until when
 -- A flow key never holds NUL (the publisher refuses it), so a key's members are exactly those in [key NUL, key \1).
 --
--- KEYS[1] stream, KEYS[2] parked, KEYS[3] queue, KEYS[4] holds, KEYS[5] held, KEYS[6] caps, KEYS[7] seq
+-- KEYS[1] stream, KEYS[2] parked, KEYS[3] queue, KEYS[4] holds, KEYS[5] held, KEYS[6] caps, KEYS[7] seq, KEYS[8] tat,
+-- KEYS[9] later
 -- ARGV[1] the operation; then, by operation:
 --   configure ARGV[2] the default cap, ARGV[3] the hold's lease (ms), ARGV[4] the last key served by the previous
 --            call ('' at first), ARGV[5] at most this many keys served, 2 or more: admits what the keys with
 --            parked entries have room for, key by key in order (the key '' sorts first, so with 2 or more it is
 --            never the last one served and '' stays free to mean "done"), ARGV[6] the subscribing group: refused
---            with the error FLOWGROUP <group> while another group is recorded and still exists on the stream
+--            with the error FLOWGROUP <group> while another group is recorded and still exists on the stream,
+--            ARGV[7] a key's rate limit as the interval between two admissions (ms, may be fractional; '' for none),
+--            ARGV[8] its burst (admissions at once after an idle time, 1 or more)
 --            returns { the last key served ('' when every key was), stream ids admitted... }
 --   park     ARGV[2] flow key, ARGV[3..] the entry's fields and values
 --            returns { parked id, stream ids admitted... }
---   release  ARGV[2..] flow key, stream id, ...: holds given up (acked, dead-lettered, retried); frees and admits
---            returns { stream ids admitted... }
+--   release  ARGV[2] the caller (a consumer name; '' for none), ARGV[3] the ticker's lease (ms), ARGV[4..] flow key,
+--            stream id, ...: holds given up (acked, dead-lettered, retried); frees and admits
+--            returns { the next tick's delay, stream ids admitted... }: the delay (ms) until the first key in later
+--            is due, for the ticker (the caller takes that role when nobody holds it); -1 for anyone else, or when
+--            no key waits for its rate
+--   tick     ARGV[2] the caller, ARGV[3] the ticker's lease (ms), ARGV[4] at most this many keys: admits the keys of
+--            later that are due
+--            returns { the next tick's delay (as release), stream ids admitted... }
 --   renew    ARGV[2..] flow key, stream id, ...: the keep-alive of running entries
 --            returns { stream ids whose hold was reaped (lost)... }
 --   confirm  ARGV[2] group, ARGV[3..] flow key, stream id, handler starts recorded on it, ...: right before each
@@ -46,9 +63,11 @@
 --            admits nothing until fewer hold
 --            returns { stream ids admitted... }
 local stream, parked, queue, holds, held, caps, seqKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+local tats, later = KEYS[8], KEYS[9]
 local op = ARGV[1]
 local NUL = '\0'
 local CAP, LEASE, GROUP = NUL .. 'cap', NUL .. 'lease', NUL .. 'group'
+local RATE, BURST, TICKER, TICKER_UNTIL = NUL .. 'rate', NUL .. 'burst', NUL .. 'ticker', NUL .. 'ticker_until'
 
 -- Whether group exists on the stream (a group deleted since it was recorded gives the topic up).
 local function groupExists(group)
@@ -72,9 +91,16 @@ if op == 'configure' then
     return redis.error_reply('FLOWGROUP ' .. owner)
   end
   redis.call('HSET', caps, CAP, ARGV[2], LEASE, ARGV[3], GROUP, ARGV[6])
+  if ARGV[7] == '' then
+    redis.call('HDEL', caps, RATE, BURST)
+  else
+    redis.call('HSET', caps, RATE, ARGV[7], BURST, ARGV[8])
+  end
 end
 local lease = tonumber(redis.call('HGET', caps, LEASE) or '0')
 local defaultCap = tonumber(redis.call('HGET', caps, CAP) or '0')
+local interval = tonumber(redis.call('HGET', caps, RATE) or '0')
+local tolerance = interval > 0 and (tonumber(redis.call('HGET', caps, BURST) or '1') - 1) * interval or 0
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -106,13 +132,28 @@ local function unhold(key, id)
   redis.call('ZREM', held, member)
 end
 
--- Admits the key's oldest parked entries while it has room; appends the stream ids to out.
+-- The key's theoretical arrival time under its rate limit (GCRA), never before now.
+local function tatOf(key)
+  return math.max(tonumber(redis.call('HGET', tats, key) or '0'), now)
+end
+
+-- Admits the key's oldest parked entries while it has room and its rate allows; appends the stream ids to out. A
+-- key that has room and parked entries but must wait for its rate goes to later, due when its rate allows.
 local function admit(key, out)
   local room = capOf(key) - holding(key)
+  local tat = interval > 0 and tatOf(key) or 0
   while room > 0 do
     local first = redis.call('ZRANGEBYLEX', queue, '[' .. key .. NUL, '(' .. key .. '\1', 'LIMIT', 0, 1)[1]
     if not first then
       return
+    end
+    if interval > 0 then
+      if tat - tolerance > now then
+        redis.call('ZADD', later, tat - tolerance, key)
+        return
+      end
+      tat = tat + interval
+      redis.call('HSET', tats, key, tostring(tat))
     end
     redis.call('ZREM', queue, first)
     local pid = string.sub(first, #key + 19) -- key NUL, 16 digits, NUL
@@ -165,15 +206,42 @@ if op == 'park' then
   return out
 end
 
+-- The delay until the first key in later is due, for the caller if it is (or now becomes) the partition's ticker;
+-- -1 for anyone else, or when no key waits for its rate.
+local function nextTick(caller, tickerLease)
+  local first = redis.call('ZRANGE', later, 0, 0, 'WITHSCORES')
+  if caller == '' or not first[1] then
+    return -1
+  end
+  local ticker = redis.call('HGET', caps, TICKER)
+  if ticker ~= caller and tonumber(redis.call('HGET', caps, TICKER_UNTIL) or '0') > now then
+    return -1
+  end
+  redis.call('HSET', caps, TICKER, caller, TICKER_UNTIL, now + tickerLease)
+  return math.max(0, math.ceil(tonumber(first[2]) - now))
+end
+
 if op == 'release' then
-  local out, keys = {}, {}
-  for i = 2, #ARGV, 2 do
+  local out, keys = { 0 }, {}
+  for i = 4, #ARGV, 2 do
     unhold(ARGV[i], ARGV[i + 1])
     keys[ARGV[i]] = true
   end
   for key in pairs(keys) do
     admit(key, out)
   end
+  out[1] = nextTick(ARGV[2], tonumber(ARGV[3]))
+  return out
+end
+
+if op == 'tick' then
+  local out = { 0 }
+  local due = redis.call('ZRANGEBYSCORE', later, '-inf', now, 'LIMIT', 0, tonumber(ARGV[4]))
+  for _, key in ipairs(due) do
+    redis.call('ZREM', later, key)
+    admit(key, out)
+  end
+  out[1] = nextTick(ARGV[2], tonumber(ARGV[3]))
   return out
 end
 

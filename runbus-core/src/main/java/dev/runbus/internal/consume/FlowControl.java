@@ -1,7 +1,9 @@
 package dev.runbus.internal.consume;
 
+import dev.runbus.SubscribeOptions;
 import dev.runbus.internal.flow.FlowCaps;
 import dev.runbus.internal.telemetry.SafeListener;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -42,6 +44,10 @@ public final class FlowControl {
     static final int REAP_PER_CALL = 100;
     /** At most this many holds are released per call. */
     static final int RELEASES_PER_CALL = 200;
+    /** At most this many keys held back by their rate are admitted per partition and tick. */
+    static final int KEYS_PER_TICK = 100;
+    /** The cap of a subscription that sets a rate and no cap: none. */
+    static final int NO_CAP = Integer.MAX_VALUE;
 
     private final SubscriptionContext ctx;
     private final SafeListener listener;
@@ -49,6 +55,18 @@ public final class FlowControl {
     private final FlowCaps[] caps;
     private final Lane[] lanes;
     private final AtomicBoolean[] reaping;
+    /** With a rate limit: the loop that admits keys whose rate held them back, when they are due; else null. */
+    private final PeriodicLoop ticker;
+    private final Tick[] ticks;
+    private final Duration tickerLease;
+
+    /** One partition's ticks: one on the wire at a time, the last round, and when its next key is due. */
+    private static final class Tick {
+        final AtomicBoolean busy = new AtomicBoolean();
+        volatile long lastRound = System.nanoTime();
+        volatile boolean due;
+        volatile long dueAt;
+    }
 
     /** One partition's releases: queued, sent one call at a time. */
     private static final class Lane {
@@ -64,10 +82,30 @@ public final class FlowControl {
         this.caps = new FlowCaps[n];
         this.lanes = new Lane[n];
         this.reaping = new AtomicBoolean[n];
+        this.ticks = new Tick[n];
         for (int p = 0; p < n; p++) {
             caps[p] = new FlowCaps(bus.scriptCalls(), bus.sync(), bus.async(), bus.keys(), ctx.name(p));
             lanes[p] = new Lane();
             reaping[p] = new AtomicBoolean();
+            ticks[p] = new Tick();
+        }
+        // The ticker's role outlives a few of its own rounds: another consumer takes it only from a dead one.
+        this.tickerLease = ctx.options().claimInterval().multipliedBy(3);
+        this.ticker = ctx.options().flowRate() == null ? null : new PeriodicLoop("runbus-flow-tick-" + ctx.describe(),
+                ctx.options().claimInterval(), this::tick, listener);
+    }
+
+    /** Starts the ticks of a subscription with a rate limit. */
+    void start() {
+        if (ticker != null) {
+            ticker.start();
+        }
+    }
+
+    /** Stops the ticks; a tick on the wire is let be (what it admits is read by whoever reads next). */
+    void close() {
+        if (ticker != null) {
+            ticker.close();
         }
     }
 
@@ -87,10 +125,16 @@ public final class FlowControl {
         int admitted = 0;
         for (int p = 0; p < ctx.partitions().count(); p++) {
             admitted += new FlowCaps(bus.scriptCalls(), bus.sync(), null, bus.keys(), ctx.name(p))
-                    .configure(ctx.group(), ctx.options().flowCap(), ctx.options().minIdle()).size();
+                    .configure(ctx.group(), capOf(ctx.options()), ctx.options().minIdle(), ctx.options().flowRate())
+                    .size();
         }
-        log.debug("{}: flow cap {} per key; {} waiting entries admitted", ctx.describe(), ctx.options().flowCap(),
-                admitted);
+        log.debug("{}: flow cap {} and rate {} per key; {} waiting entries admitted", ctx.describe(),
+                ctx.options().flowCap(), ctx.options().flowRate(), admitted);
+    }
+
+    /** The default cap per key: the subscription's, or none when it sets a rate only. */
+    private static int capOf(SubscribeOptions o) {
+        return o.flowCap() == SubscribeOptions.FLOW_CONTROL_OFF ? NO_CAP : o.flowCap();
     }
 
     /**
@@ -183,9 +227,9 @@ public final class FlowControl {
                 lane.sending.set(false);
                 continue;
             }
-            CompletableFuture<List<String>> reply;
+            CompletableFuture<FlowCaps.Admitted> reply;
             try {
-                reply = caps[partition].releaseAsync(batch);
+                reply = caps[partition].releaseAsync(ctx.consumer(), tickerLease, batch);
             } catch (RuntimeException e) {
                 reply = CompletableFuture.failedFuture(e);
             }
@@ -193,6 +237,8 @@ public final class FlowControl {
                 if (failure != null) {
                     // The slots come back when the holds expire and are reaped.
                     listener.onLoopError("flow control of " + ctx.describe(), failure);
+                } else {
+                    scheduleTick(partition, admitted.nextTickMillis());
                 }
                 lane.sending.set(false);
                 sendReleases(partition, lane);
@@ -257,6 +303,54 @@ public final class FlowControl {
                 }
             });
         }
+    }
+
+    /**
+     * One step of the ticker: on each partition whose key held back by its rate is due, or whose last tick is a
+     * {@code claimInterval} old, admits the keys that are due, without waiting. The reply tells this consumer when
+     * to tick again if it is the partition's ticker (docs/flow-control.md, "Rate limits").
+     */
+    private void tick() {
+        long now = System.nanoTime();
+        long round = ctx.options().claimInterval().toNanos();
+        for (int p = 0; p < caps.length; p++) {
+            Tick t = ticks[p];
+            boolean due = t.due && now - t.dueAt >= 0;
+            if (!(due || now - t.lastRound >= round) || !t.busy.compareAndSet(false, true)) {
+                if (t.due && !due) {
+                    ticker.runAt(t.dueAt); // moved later since this wake was asked for: asked for again
+                }
+                continue; // not yet; or the last one is not answered yet: its master may stall, the others go on
+            }
+            t.lastRound = now;
+            t.due = false;
+            int partition = p;
+            CompletableFuture<FlowCaps.Admitted> reply;
+            try {
+                reply = caps[p].tickAsync(ctx.consumer(), tickerLease, KEYS_PER_TICK);
+            } catch (RuntimeException e) {
+                reply = CompletableFuture.failedFuture(e);
+            }
+            reply.orTimeout(timeoutMillis, TimeUnit.MILLISECONDS).whenComplete((a, failure) -> {
+                t.busy.set(false);
+                if (failure != null) {
+                    listener.onLoopError("flow control of " + ctx.describe(), failure);
+                } else {
+                    scheduleTick(partition, a.nextTickMillis());
+                }
+            });
+        }
+    }
+
+    /** For the partition's ticker: the next tick in {@code millis} (none when negative). */
+    private void scheduleTick(int partition, long millis) {
+        if (ticker == null || millis < 0) {
+            return;
+        }
+        Tick t = ticks[partition];
+        t.dueAt = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+        t.due = true;
+        ticker.runAt(t.dueAt);
     }
 
     /** The entries' holds and the starts recorded on them before this delivery (its count less this one). */

@@ -27,6 +27,9 @@ public final class PeriodicLoop implements AutoCloseable {
     private volatile boolean closed;
     /** Set by {@link #runSoon()}: the pause in progress ends. */
     private volatile boolean soon;
+    /** Set by {@link #runAt}: the pause in progress ends at {@link #wakeAt} (System.nanoTime) at the latest. */
+    private boolean wakeSet;
+    private long wakeAt;
 
     public PeriodicLoop(String name, Duration interval, Runnable step, SafeListener listener) {
         this.name = name;
@@ -60,11 +63,19 @@ public final class PeriodicLoop implements AutoCloseable {
     private void pause() {
         lock.lock();
         try {
-            long left = intervalNanos;
-            while (!closed && !soon && left > 0) {
-                left = wake.awaitNanos(left);
+            long end = System.nanoTime() + intervalNanos;
+            while (!closed && !soon) {
+                long until = wakeSet && wakeAt - end < 0 ? wakeAt : end;
+                long left = until - System.nanoTime();
+                if (left <= 0) {
+                    break;
+                }
+                wake.awaitNanos(left);
             }
             soon = false;
+            if (wakeSet && wakeAt - System.nanoTime() <= 0) {
+                wakeSet = false; // reached; one later than this pause's end stays for the next pause
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             closed = true;
@@ -79,6 +90,23 @@ public final class PeriodicLoop implements AutoCloseable {
         try {
             soon = true;
             wake.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Ends the pause in progress (or the next one) at {@code nanoTime} (a {@link System#nanoTime()} reading) at the
+     * latest, so that the step runs then rather than at the end of the interval; the earliest of several calls wins.
+     */
+    public void runAt(long nanoTime) {
+        lock.lock();
+        try {
+            if (!wakeSet || nanoTime - wakeAt < 0) {
+                wakeSet = true;
+                wakeAt = nanoTime;
+                wake.signalAll();
+            }
         } finally {
             lock.unlock();
         }

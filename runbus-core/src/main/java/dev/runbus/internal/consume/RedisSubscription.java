@@ -35,6 +35,8 @@ public final class RedisSubscription extends BusSubscription {
     private final PeriodicLoop keepAliveLoop;
     private final ExecutorService ownedExecutor;
     private final Scripts scripts;
+    /** Flow control of a subscription with a flow cap or rate; else null. */
+    private final FlowControl flow;
 
     /**
      * Exactly one of {@code handler} and {@code batchHandler} is set; {@code groupsCreated} are the partitions whose
@@ -51,7 +53,7 @@ public final class RedisSubscription extends BusSubscription {
         // size); the reclaimer has a batch of its own.
         this.readSlots = new Slots(o.concurrency() + 2 * o.batchSize());
         Slots reclaimSlots = new Slots(o.batchSize());
-        FlowControl flow = FlowControl.of(ctx, bus);
+        this.flow = FlowControl.of(ctx, bus);
         this.acker = new Acker(bus.scripts(), bus.async(), ctx, bus.commandTimeoutMillis(), listener,
                 bus.writesInCallOrder());
         this.deadLetters = new DeadLetterMover(ctx, bus.scripts(), listener, bus.commandTimeoutMillis(), bus.clock());
@@ -95,6 +97,9 @@ public final class RedisSubscription extends BusSubscription {
         keepAliveLoop.start();
         readLoop.start();
         ifOpen(reclaimLoop::start);
+        if (flow != null) {
+            flow.start();
+        }
         return this;
     }
 
@@ -125,6 +130,9 @@ public final class RedisSubscription extends BusSubscription {
         readLoop.close();
         reclaimer.stop();
         reclaimLoop.close();
+        if (flow != null) {
+            flow.close();
+        }
     }
 
     /** Steps 2 to 5 (the heartbeat goes with the name, in the frame). */

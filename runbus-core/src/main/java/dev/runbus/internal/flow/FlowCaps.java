@@ -55,6 +55,13 @@ public final class FlowCaps {
     public record Confirmed(List<String> confirmed, List<String> parkedAgain) {
     }
 
+    /**
+     * What a release or a tick did: the entries it admitted, and, for the partition's ticker, how long until the next
+     * key waiting for its rate is due (-1 for anyone else, or when no key waits).
+     */
+    public record Admitted(long nextTickMillis, List<String> admitted) {
+    }
+
     /** What a reap did: the expired holds it removed, and the stream ids of the entries admitted in their place. */
     public record Reaped(long holds, List<String> admitted) {
     }
@@ -94,6 +101,15 @@ public final class FlowCaps {
      *                               flow-controlled topic (whose acks would release a hold of two groups?)
      */
     public List<String> configure(String group, int defaultCap, Duration lease) {
+        return configure(group, defaultCap, lease, null);
+    }
+
+    /**
+     * {@link #configure(String, int, Duration)} with a rate limit per flow key ({@code rate}; null for none): the
+     * entries of one key are admitted at most at that rate in the long run, with up to its burst at once after an
+     * idle time (GCRA on the Redis clock).
+     */
+    public List<String> configure(String group, int defaultCap, Duration lease, dev.runbus.FlowRate rate) {
         if (defaultCap < 0) {
             throw new IllegalArgumentException("a flow key's cap must be 0 or more, not " + defaultCap);
         }
@@ -106,7 +122,8 @@ public final class FlowCaps {
             List<String> reply;
             try {
                 reply = Replies.ids(call(List.of("configure", defaultCap, lease.toMillis(), last,
-                        KEYS_PER_CONFIGURE_CALL, group)));
+                        KEYS_PER_CONFIGURE_CALL, group, rate == null ? "" : rate.intervalMillis(),
+                        rate == null ? 1 : rate.burst())));
             } catch (RuntimeException e) {
                 String owner = flowGroupIn(e);
                 if (owner == null) {
@@ -175,12 +192,36 @@ public final class FlowCaps {
 
     /** Gives up holds (their entries acked, dead-lettered or left for a retry); returns what it admitted. */
     public List<String> release(List<Hold> holds) {
-        return Replies.ids(call(withHolds(List.of("release"), holds)));
+        return admitted(call(withHolds(List.of("release", "", 0), holds))).admitted();
     }
 
-    /** {@link #release}, without waiting. */
-    public CompletableFuture<List<String>> releaseAsync(List<Hold> holds) {
-        return callAsync(withHolds(List.of("release"), holds)).thenApply(Replies::ids);
+    /**
+     * {@link #release}, without waiting, by consumer {@code caller}, which becomes the partition's ticker for
+     * {@code tickerLease} when nobody is (see {@link #tickAsync}).
+     */
+    public CompletableFuture<Admitted> releaseAsync(String caller, Duration tickerLease, List<Hold> holds) {
+        return callAsync(withHolds(List.of("release", caller, tickerLease.toMillis()), holds))
+                .thenApply(FlowCaps::admitted);
+    }
+
+    /**
+     * Admits up to {@code maxKeys} keys whose rate limit held their entries back and that are due now. The reply tells
+     * {@code caller} when to tick again if it is the partition's ticker: the consumer that holds the role (a lease of
+     * {@code tickerLease}, taken when nobody holds it, renewed by its calls) schedules the ticks that keep a key at
+     * its rate; the others tick at their own pace only.
+     */
+    public Admitted tick(String caller, Duration tickerLease, int maxKeys) {
+        return admitted(call(List.of("tick", caller, tickerLease.toMillis(), maxKeys)));
+    }
+
+    /** {@link #tick}, without waiting. */
+    public CompletableFuture<Admitted> tickAsync(String caller, Duration tickerLease, int maxKeys) {
+        return callAsync(List.of("tick", caller, tickerLease.toMillis(), maxKeys)).thenApply(FlowCaps::admitted);
+    }
+
+    private static Admitted admitted(Object replyObject) {
+        List<String> reply = Replies.ids(replyObject);
+        return new Admitted(Long.parseLong(reply.get(0)), reply.subList(1, reply.size()));
     }
 
     /** Renews holds of running entries; returns the stream ids whose hold a reap had removed (lost). */

@@ -109,12 +109,12 @@ public final class Keys {
 
     /**
      * The stream and flow-control keys of a partition, in the order {@code flow.lua} takes them: stream, parked,
-     * queue, holds, held, caps, seq (docs/flow-control.md).
+     * queue, holds, held, caps, seq, tat, later (docs/flow-control.md).
      */
     public String[] flow(String name) {
         String base = tagged(name) + ":flow:";
         return new String[] {stream(name), base + "parked", base + "queue", base + "holds", base + "held", base + "caps",
-                base + "seq"};
+                base + "seq", base + "tat", base + "later"};
     }
 
     /** The members of an ordered group of a topic. */

@@ -6,6 +6,7 @@ import static dev.runbus.testkit.Deployment.REDIS_62;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.runbus.FlowRate;
 import dev.runbus.internal.redis.Keys;
 import dev.runbus.internal.redis.RedisLink;
 import dev.runbus.internal.scripts.ScriptCalls;
@@ -119,6 +120,41 @@ class FlowCapsTest {
     private long redisMillis() {
         List<String> t = link.sync().time().stream().map(b -> new String(b, StandardCharsets.UTF_8)).toList();
         return Long.parseLong(t.get(0)) * 1000 + Long.parseLong(t.get(1)) / 1000;
+    }
+
+    /**
+     * A rate of one entry per second with a burst of 2: two of four are let in at once, the others wait in later for
+     * the key's next admission; a tick before it is due admits nothing and tells the first caller (now the
+     * partition's ticker) when to come back, and any other caller nothing. Once Redis's clock passed the due time, a
+     * tick admits one, and the next is due a second later; a release does not let the key past its rate.
+     */
+    @Test
+    void aRateLetsInABurstThenOneAtItsInterval_andOnlyTheTickerIsToldWhenToTick() {
+        FlowCaps caps = unconfigured();
+        caps.configure("g", 10, LONG_LEASE, FlowRate.perSecond(1).withBurst(2));
+        List<String> admitted = new ArrayList<>();
+        for (int n = 1; n <= 4; n++) {
+            admitted.addAll(caps.park("tenant-a", entry(n)).admitted());
+        }
+        assertThat(admittedNs()).as("the burst let in").containsExactly("1", "2");
+        String later = keys.flow(PARTITION)[8];
+        assertThat(redis.zrange(later, 0, -1)).as("keys waiting for their rate").containsExactly("tenant-a");
+
+        FlowCaps.Admitted early = caps.tick("c1", Duration.ofSeconds(15), 100);
+        assertThat(early.admitted()).as("nothing due yet").isEmpty();
+        assertThat(early.nextTickMillis()).as("c1, now the ticker, told when to tick").isBetween(1L, 1000L);
+        assertThat(caps.tick("c2", Duration.ofSeconds(15), 100).nextTickMillis()).as("c2 is not the ticker")
+                .isEqualTo(-1);
+        assertThat(caps.release(List.of(new FlowCaps.Hold("tenant-a", admittedId(1))))).as("a release within the rate")
+                .isEmpty();
+
+        double due = redis.zscore(later, "tenant-a");
+        Wait.until("Redis's clock past the key's due time", Duration.ofSeconds(10), () -> redisMillis() > due);
+        FlowCaps.Admitted onTime = caps.tick("c1", Duration.ofSeconds(15), 100);
+        assertThat(onTime.admitted()).as("one let in when due").hasSize(1);
+        assertThat(admittedNs()).containsExactly("1", "2", "3");
+        assertThat(redis.zscore(later, "tenant-a")).as("the next one due a second later").isEqualTo(due + 1000);
+        assertThat(onTime.nextTickMillis()).as("and the ticker told so").isBetween(0L, 1000L);
     }
 
     @Test
