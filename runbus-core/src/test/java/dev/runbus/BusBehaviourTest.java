@@ -35,6 +35,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -541,11 +542,17 @@ class BusBehaviourTest {
         assertThat(readAsGhost("g", "c1", 5)).hasSize(5); // an earlier run of c1 read them and died
         List<String> fresh = bus.publisher().publishAll(topic, List.of(msg(100), msg(101)));
 
-        bus.subscribe(topic, "g", "c1", events::record, options().concurrency(1).batchSize(10).build());
+        List<List<String>> calls = new CopyOnWriteArrayList<>();
+        bus.subscribeBatch(topic, "g", "c1", b -> {
+            calls.add(b.deliveries().stream().map(Delivery::streamId).collect(Collectors.toList()));
+            b.deliveries().forEach(events::record);
+        }, options().concurrency(1).batchSize(10).build());
         Wait.until("all handled", WAIT, () -> events.calls() == 7);
-        List<String> order = events.deliveries.stream().map(Delivery::streamId).collect(Collectors.toList());
-        assertThat(order.subList(0, 5)).containsExactlyElementsOf(old);
-        assertThat(order.subList(5, 7)).containsExactlyElementsOf(fresh);
+        // One runner, reads of ten: the re-read of c1's own pending entries is the first call, the new entries the
+        // next. A batch call's starts are recorded before it, awaited, so the calls come in the order of the reads;
+        // a handler of one entry may run a re-read entry after a new one, when its start record was slow and it
+        // waited aside (loaded run 62).
+        assertThat(calls).containsExactly(old, fresh);
         // The earlier run read them but started no handler on them: a delivery counts when a handler starts
         // (docs/architecture.md, rule 13), so each is on its first delivery, as the PEL's count of 2 would not say.
         assertThat(events.deliveryCounts()).containsExactly(1L, 1L, 1L, 1L, 1L, 1L, 1L);

@@ -86,4 +86,49 @@ class StartRecordSetAsideTest {
         assertThat(handled).hasSize(6);
         assertThat(proxy.matchedCommands()).as("records sent: its start was not recorded again").isEqualTo(6);
     }
+
+    /**
+     * An entry that must run alone (started {@code maxDeliveries} times without an outcome) is not set aside while its
+     * record is unanswered: it keeps its turn to run alone. Set aside, it gave the turn up with its start counted once
+     * the record landed, and another entry that must run alone, the poison, could take the turn and kill the process
+     * first: a start counted that never ran, and the entry dead-lettered as abandoned at its next delivery (loaded run
+     * 62). Here two such entries are taken over; while the first one's record is unanswered, the second one's record
+     * is not sent for ten times the set-aside wait (before, it was sent after the first was set aside, 200 ms on).
+     */
+    @Test
+    void anEntryThatMustRunAlone_keepsItsTurnWhileItsRecordIsUnanswered() throws InterruptedException {
+        var redis = RedisTarget.local().redis();
+        String stream = prefix + ":{jobs}:stream";
+        String starts = prefix + ":{jobs}:starts:g";
+        redis.xgroupCreate(XReadArgs.StreamOffset.from(stream, "0"), "g", XGroupCreateArgs.Builder.mkstream(true));
+        String a = redis.xadd(stream, "type", "job", "payload", "a");
+        String b = redis.xadd(stream, "type", "job", "payload", "b");
+        assertThat(redis.xreadgroup(Consumer.from("g", "dead"), XReadArgs.StreamOffset.lastConsumed(stream)))
+                .hasSize(2);
+        redis.hset(starts, a, "3"); // three starts without an outcome: the next delivery is the one alone
+        redis.hset(starts, b, "3");
+
+        proxy = TcpProxy.before(RedisTarget.local().uri());
+        proxy.holdRepliesFrom(c -> c.get(0).equals("FCALL") && c.get(1).endsWith("_record_starts") && c.size() > 6);
+        bus = Bus.connect(BusConfig.builder(proxy.uri()).keyPrefix(prefix).scriptMode(ScriptMode.FUNCTIONS)
+                .commandTimeout(Duration.ofSeconds(60)).build());
+        List<String> handled = new CopyOnWriteArrayList<>();
+        bus.subscribe("jobs", "g", "c1", d -> handled.add(new String(d.message().payload(), StandardCharsets.UTF_8)),
+                SubscribeOptions.builder().concurrency(2).batchSize(10).maxDeliveries(3)
+                        .minIdle(Duration.ofSeconds(1)).claimInterval(Duration.ofMillis(200))
+                        .blockTime(Duration.ofMillis(200)).build());
+        Wait.until("the first entry's record sent (its reply held)", Duration.ofSeconds(30),
+                () -> proxy.matchedCommands() == 1);
+        long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(10 * 200);
+        while (System.nanoTime() - end < 0 && proxy.matchedCommands() == 1) {
+            Thread.sleep(10); // looking for what must not happen within the bound
+        }
+        assertThat(proxy.matchedCommands()).as("records sent while the first is unanswered").isEqualTo(1);
+        assertThat(handled).as("handled while the first one's record is unanswered").isEmpty();
+
+        proxy.releaseReplies();
+        Wait.until("both handled, each alone", Duration.ofSeconds(30), () -> handled.size() == 2);
+        assertThat(handled).containsExactlyInAnyOrder("a", "b");
+        assertThat(bus.deadLetters().count("jobs")).as("dead letters").isZero();
+    }
 }

@@ -353,12 +353,23 @@ public final class Dispatcher {
             return;
         }
         try {
+            if (turn == BatchCall.ALONE) {
+                // Not set aside: it keeps its turn to run alone while its record is on the wire. Set aside, it would
+                // give the turn up with its start counted once the record lands, and another that must run alone
+                // (the poison) could take the turn and kill the process first: a start counted that never ran, one
+                // too many for an entry whose last run is this one.
+                if (!h.hold().startSent()) { // one set aside before, beside the others, is counted already
+                    starts.record(h);
+                }
+                run(h, true);
+                return;
+            }
             CompletableFuture<?> recordPending = starts.recordOrSetAside(h);
             if (recordPending != null) {
                 setAside(h, recordPending);
                 return;
             }
-            run(h, turn == BatchCall.ALONE);
+            run(h, false);
         } finally {
             giveBack(turn);
         }
