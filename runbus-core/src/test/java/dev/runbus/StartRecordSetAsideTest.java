@@ -56,15 +56,7 @@ class StartRecordSetAsideTest {
         assertThat(redis.xreadgroup(Consumer.from("g", "dead"), XReadArgs.StreamOffset.lastConsumed(stream)))
                 .hasSize(1);
 
-        proxy = TcpProxy.before(RedisTarget.local().uri());
-        // the records of entries (not the call without ids that loads the script at start)
-        proxy.holdRepliesFrom(c -> c.get(0).equals("FCALL") && c.get(1).endsWith("_record_starts") && c.size() > 6);
-        bus = Bus.connect(BusConfig.builder(proxy.uri()).keyPrefix(prefix).scriptMode(ScriptMode.FUNCTIONS)
-                .commandTimeout(Duration.ofSeconds(60)).build());
-        List<String> handled = new CopyOnWriteArrayList<>();
-        bus.subscribe("jobs", "g", "c1", d -> handled.add(new String(d.message().payload(), StandardCharsets.UTF_8)),
-                SubscribeOptions.builder().concurrency(1).batchSize(10).minIdle(Duration.ofSeconds(1))
-                        .claimInterval(Duration.ofMillis(200)).blockTime(Duration.ofMillis(200)).build());
+        List<String> handled = subscribeBehindProxy(SubscribeOptions.builder().concurrency(1));
         Wait.until("the taken-over entry's record sent (its reply held)", Duration.ofSeconds(30),
                 () -> proxy.matchedCommands() == 1);
         for (int i = 0; i < 5; i++) { // published beside the proxy; read by the read loop, on a connection of its own
@@ -108,15 +100,7 @@ class StartRecordSetAsideTest {
         redis.hset(starts, a, "3"); // three starts without an outcome: the next delivery is the one alone
         redis.hset(starts, b, "3");
 
-        proxy = TcpProxy.before(RedisTarget.local().uri());
-        proxy.holdRepliesFrom(c -> c.get(0).equals("FCALL") && c.get(1).endsWith("_record_starts") && c.size() > 6);
-        bus = Bus.connect(BusConfig.builder(proxy.uri()).keyPrefix(prefix).scriptMode(ScriptMode.FUNCTIONS)
-                .commandTimeout(Duration.ofSeconds(60)).build());
-        List<String> handled = new CopyOnWriteArrayList<>();
-        bus.subscribe("jobs", "g", "c1", d -> handled.add(new String(d.message().payload(), StandardCharsets.UTF_8)),
-                SubscribeOptions.builder().concurrency(2).batchSize(10).maxDeliveries(3)
-                        .minIdle(Duration.ofSeconds(1)).claimInterval(Duration.ofMillis(200))
-                        .blockTime(Duration.ofMillis(200)).build());
+        List<String> handled = subscribeBehindProxy(SubscribeOptions.builder().concurrency(2).maxDeliveries(3));
         Wait.until("the first entry's record sent (its reply held)", Duration.ofSeconds(30),
                 () -> proxy.matchedCommands() == 1);
         long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(10 * 200);
@@ -130,5 +114,21 @@ class StartRecordSetAsideTest {
         Wait.until("both handled, each alone", Duration.ofSeconds(30), () -> handled.size() == 2);
         assertThat(handled).containsExactlyInAnyOrder("a", "b");
         assertThat(bus.deadLetters().count("jobs")).as("dead letters").isZero();
+    }
+
+    /**
+     * c1 subscribed to jobs through a proxy that holds the replies of the connection that sends the first start record
+     * of entries (not the call without ids that loads the script at start); returns the payloads handled.
+     */
+    private List<String> subscribeBehindProxy(SubscribeOptions.Builder options) {
+        proxy = TcpProxy.before(RedisTarget.local().uri());
+        proxy.holdRepliesFrom(c -> c.get(0).equals("FCALL") && c.get(1).endsWith("_record_starts") && c.size() > 6);
+        bus = Bus.connect(BusConfig.builder(proxy.uri()).keyPrefix(prefix).scriptMode(ScriptMode.FUNCTIONS)
+                .commandTimeout(Duration.ofSeconds(60)).build());
+        List<String> handled = new CopyOnWriteArrayList<>();
+        bus.subscribe("jobs", "g", "c1", d -> handled.add(new String(d.message().payload(), StandardCharsets.UTF_8)),
+                options.batchSize(10).minIdle(Duration.ofSeconds(1)).claimInterval(Duration.ofMillis(200))
+                        .blockTime(Duration.ofMillis(200)).build());
+        return handled;
     }
 }
