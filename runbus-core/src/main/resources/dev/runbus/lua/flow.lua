@@ -52,7 +52,8 @@
 --   renew    ARGV[2..] flow key, stream id, ...: the keep-alive of running entries
 --            returns { stream ids whose hold was reaped (lost)... }
 --   confirm  ARGV[2] group, ARGV[3..] flow key, stream id, handler starts recorded on it, ...: right before each
---            starts; an entry without a hold takes one if its key has room, else it is parked again (acked and
+--            starts; an entry without a hold takes one if its key has room and its rate allows (counted by the
+--            rate then, as an admission), else it is parked again (acked and
 --            deleted from the stream, back in its place in its key's queue, its attempts field raised by the starts
 --            it had, so that a poison that killed its consumers is still counted) and must not start; one no longer
 --            in the stream (trimmed while pending) is acked and returned with them: it must not start either
@@ -137,23 +138,36 @@ local function tatOf(key)
   return math.max(tonumber(redis.call('HGET', tats, key) or '0'), now)
 end
 
+-- Whether the key's rate lets one more entry start now; if it does, that entry is counted (its tat moves on).
+local function takeRate(key)
+  if interval <= 0 then
+    return true
+  end
+  local tat = tatOf(key)
+  if tat - tolerance > now then
+    return false
+  end
+  redis.call('HSET', tats, key, tostring(tat + interval))
+  return true
+end
+
+-- Files a key that only its rate holds back in later, due when its rate lets the next entry in.
+local function waitForRate(key)
+  redis.call('ZADD', later, tatOf(key) - tolerance, key)
+end
+
 -- Admits the key's oldest parked entries while it has room and its rate allows; appends the stream ids to out. A
 -- key that has room and parked entries but must wait for its rate goes to later, due when its rate allows.
 local function admit(key, out)
   local room = capOf(key) - holding(key)
-  local tat = interval > 0 and tatOf(key) or 0
   while room > 0 do
     local first = redis.call('ZRANGEBYLEX', queue, '[' .. key .. NUL, '(' .. key .. '\1', 'LIMIT', 0, 1)[1]
     if not first then
       return
     end
-    if interval > 0 then
-      if tat - tolerance > now then
-        redis.call('ZADD', later, tat - tolerance, key)
-        return
-      end
-      tat = tat + interval
-      redis.call('HSET', tats, key, tostring(tat))
+    if not takeRate(key) then
+      waitForRate(key)
+      return
     end
     redis.call('ZREM', queue, first)
     local pid = string.sub(first, #key + 19) -- key NUL, 16 digits, NUL
@@ -267,7 +281,9 @@ if op == 'confirm' then
     if redis.call('ZSCORE', holds, member) then
       redis.call('ZADD', holds, now + lease, member)
       confirmed[#confirmed + 1] = id
-    elseif holding(key) < capOf(key) then
+    elseif holding(key) < capOf(key) and takeRate(key) then
+      -- Reached the stream without a slot (a delayed or retried entry, or one whose slot expired before it
+      -- started): it takes one, and is counted by the key's rate as an admission is.
       hold(key, id)
       confirmed[#confirmed + 1] = id
     else
@@ -292,6 +308,9 @@ if op == 'confirm' then
           end
         end
         park(key, seq or string.format('%016d', 0), fields)
+        if interval > 0 and holding(key) < capOf(key) then
+          waitForRate(key) -- held back by its rate, not its cap: a tick lets it in when due
+        end
       end
       again[#again + 1] = id
     end

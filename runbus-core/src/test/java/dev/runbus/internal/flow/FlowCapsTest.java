@@ -157,6 +157,26 @@ class FlowCapsTest {
         assertThat(onTime.nextTickMillis()).as("and the ticker told so").isBetween(0L, 1000L);
     }
 
+    /**
+     * An entry that reaches the stream without a slot (a delayed or retried entry, moved there by the delay mover) is
+     * held to its key's rate as an admission is: with the key's one entry a second spent, it is parked again and its
+     * key waits in later for its due time, instead of starting past the rate.
+     */
+    @Test
+    void anEntryThatReachesTheStreamWithoutASlot_isHeldToItsKeysRate() {
+        FlowCaps caps = unconfigured();
+        caps.configure("g", 10, LONG_LEASE, FlowRate.perSecond(1));
+        assertThat(caps.park("tenant-a", entry(1)).admitted()).as("the first, within the rate").hasSize(1);
+        redis.xgroupCreate(XReadArgs.StreamOffset.from(stream, "0"), "g", XGroupCreateArgs.Builder.mkstream(true));
+        String moved = redis.xadd(stream, Map.of("n", "2", "flow_key", "tenant-a", "flow_seq", "0000000000000009"));
+
+        FlowCaps.Confirmed c = caps.confirm("g", List.of(new FlowCaps.Claim("tenant-a", moved, 0)));
+        assertThat(c.confirmed()).as("started past the rate").isEmpty();
+        assertThat(c.parkedAgain()).containsExactly(moved);
+        assertThat(admittedNs()).as("in the stream").containsExactly("1");
+        assertThat(redis.zrange(keys.flow(PARTITION)[8], 0, -1)).as("waiting for the rate").containsExactly("tenant-a");
+    }
+
     @Test
     void aKeyRunsAtMostItsCap_theRestWaitsOutsideTheStreamInOrder() {
         FlowCaps caps = caps(3, LONG_LEASE);
