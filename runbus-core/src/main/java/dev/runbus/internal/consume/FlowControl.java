@@ -46,6 +46,12 @@ public final class FlowControl {
     static final int RELEASES_PER_CALL = 200;
     /** At most this many keys held back by their rate are admitted per partition and tick. */
     static final int KEYS_PER_TICK = 100;
+    /**
+     * Every consumer ticks each partition at least this often (or every {@code claimInterval}, when shorter): a key
+     * held back by its rate while none of its entries runs (so no release tells the ticker) waits at most this long
+     * past its due time.
+     */
+    static final Duration TICK_AT_LEAST_EVERY = Duration.ofSeconds(1);
     /** The cap of a subscription that sets a rate and no cap: none. */
     static final int NO_CAP = Integer.MAX_VALUE;
 
@@ -59,6 +65,8 @@ public final class FlowControl {
     private final PeriodicLoop ticker;
     private final Tick[] ticks;
     private final Duration tickerLease;
+    /** How often each partition is ticked at the least. */
+    private final Duration tickRound;
 
     /** One partition's ticks: one on the wire at a time, the last round, and when its next key is due. */
     private static final class Tick {
@@ -91,8 +99,9 @@ public final class FlowControl {
         }
         // The ticker's role outlives a few of its own rounds: another consumer takes it only from a dead one.
         this.tickerLease = ctx.options().claimInterval().multipliedBy(3);
+        this.tickRound = min(ctx.options().claimInterval(), TICK_AT_LEAST_EVERY);
         this.ticker = ctx.options().flowRate() == null ? null : new PeriodicLoop("runbus-flow-tick-" + ctx.describe(),
-                ctx.options().claimInterval(), this::tick, listener);
+                tickRound, this::tick, listener);
     }
 
     /** Starts the ticks of a subscription with a rate limit. */
@@ -130,6 +139,10 @@ public final class FlowControl {
         }
         log.debug("{}: flow cap {} and rate {} per key; {} waiting entries admitted", ctx.describe(),
                 ctx.options().flowCap(), ctx.options().flowRate(), admitted);
+    }
+
+    private static Duration min(Duration a, Duration b) {
+        return a.compareTo(b) <= 0 ? a : b;
     }
 
     /** The default cap per key: the subscription's, or none when it sets a rate only. */
@@ -306,13 +319,13 @@ public final class FlowControl {
     }
 
     /**
-     * One step of the ticker: on each partition whose key held back by its rate is due, or whose last tick is a
-     * {@code claimInterval} old, admits the keys that are due, without waiting. The reply tells this consumer when
+     * One step of the ticker: on each partition whose key held back by its rate is due, or whose last tick is
+     * {@link #TICK_AT_LEAST_EVERY} (or {@code claimInterval}) old, admits the keys that are due, without waiting. The reply tells this consumer when
      * to tick again if it is the partition's ticker (docs/flow-control.md, "Rate limits").
      */
     private void tick() {
         long now = System.nanoTime();
-        long round = ctx.options().claimInterval().toNanos();
+        long round = tickRound.toNanos();
         for (int p = 0; p < caps.length; p++) {
             Tick t = ticks[p];
             boolean due = t.due && now - t.dueAt >= 0;
