@@ -119,6 +119,20 @@ public interface Bus extends AutoCloseable {
     int clearFlowCap(String topic, String flowKey);
 
     /**
+     * Sets the rate of one flow key on {@code topic} in place of the flow-controlled group's
+     * {@link SubscribeOptions#flowRate() flowRate} (docs/flow-control.md, "Rate limits"): from now on its entries are
+     * let in at most at {@code rate}, starting afresh (up to its burst at once, admitted now). Kept in Redis as
+     * {@link #setFlowCap} is. Returns how many waiting entries it admitted.
+     */
+    int setFlowRate(String topic, String flowKey, FlowRate rate);
+
+    /**
+     * Gives {@code flowKey} the group's {@code flowRate} again, starting afresh (see {@link #setFlowRate}); returns how
+     * many it admitted.
+     */
+    int clearFlowRate(String topic, String flowKey);
+
+    /**
      * The calling thread's trace context as the message headers a publish would write ({@code traceparent},
      * {@code tracestate}); empty when tracing is off ({@link BusConfig#tracing()}) or there is no context. For a
      * message built now and published later on another thread: a publish keeps the context a message already

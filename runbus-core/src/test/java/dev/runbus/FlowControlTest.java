@@ -382,6 +382,34 @@ class FlowControlTest {
                 && flowMembers("later", PARTITIONS) == 0 && flowMembers("holds", PARTITIONS) == 0);
     }
 
+    /**
+     * A key's own rate, set live: a faster one lets the key's waiting entries in at once; cleared, the group's again,
+     * afresh.
+     */
+    @Test
+    void aKeysRateSetLive_admitsWhatItAllowsAtOnce_andClearedIsTheGroupsAgain() {
+        List<String> handled = new CopyOnWriteArrayList<>();
+        Bus bus = bus(1);
+        bus.subscribe(TOPIC, "g", "c", d -> handled.add(body(d)), SubscribeOptions.builder()
+                .flowRate(FlowRate.of(1, Duration.ofMinutes(1))).blockTime(Duration.ofMillis(200)).build());
+        for (int n = 0; n < 4; n++) {
+            bus.publisher().publish(TOPIC, job("k", n));
+        }
+        Wait.until("the first handled", Duration.ofSeconds(20), () -> handled.size() == 1);
+        assertThat(flowMembers("queue", 1)).as("three waiting for the rate of one a minute").isEqualTo(3);
+
+        assertThat(bus.setFlowRate(TOPIC, "k", FlowRate.perSecond(1000).withBurst(10))).as("let in at once")
+                .isEqualTo(3);
+        Wait.until("all four handled", Duration.ofSeconds(20), () -> handled.size() == 4);
+
+        assertThat(bus.clearFlowRate(TOPIC, "k")).isZero();
+        bus.publisher().publish(TOPIC, job("k", 4)); // the group's rate, afresh: its burst of one
+        bus.publisher().publish(TOPIC, job("k", 5));
+        Wait.until("the first of the two handled", Duration.ofSeconds(20), () -> handled.size() == 5);
+        assertThat(flowMembers("queue", 1)).as("the other waits for the rate of one a minute").isEqualTo(1);
+        assertThat(handled).as("each once").doesNotHaveDuplicates();
+    }
+
     @Test
     void aRateIsRefusedWithOrderedConsumption_andTheRateChecksItsArguments() {
         assertThatThrownBy(() -> SubscribeOptions.builder().ordered(true).flowRate(FlowRate.perSecond(1)).build())

@@ -6,6 +6,7 @@ import dev.runbus.BusConfig;
 import dev.runbus.DeadLetters;
 import dev.runbus.Handler;
 import dev.runbus.Inspector;
+import dev.runbus.FlowRate;
 import dev.runbus.Message;
 import dev.runbus.PublishOptions;
 import dev.runbus.Publisher;
@@ -355,15 +356,38 @@ public final class RedisBus implements Bus {
         return flowCap(topic, flowKey, null);
     }
 
-    /** A flow key's cap lives in the caps of its partition, the only one its entries reach. */
+    @Override
+    public int setFlowRate(String topic, String flowKey, FlowRate rate) {
+        Objects.requireNonNull(rate, "rate (clearFlowRate gives the key the group's rate again)");
+        return flowRate(topic, flowKey, rate);
+    }
+
+    @Override
+    public int clearFlowRate(String topic, String flowKey) {
+        return flowRate(topic, flowKey, null);
+    }
+
     private int flowCap(String topic, String flowKey, Integer cap) {
+        return onFlowKey(topic, flowKey, "setting the flow cap of ", caps -> caps.cap(flowKey, cap));
+    }
+
+    private int flowRate(String topic, String flowKey, FlowRate rate) {
+        return onFlowKey(topic, flowKey, "setting the flow rate of ", caps -> caps.rate(flowKey, rate));
+    }
+
+    /**
+     * A flow key's cap and rate live in the caps of its partition, the only one its entries reach; returns how many
+     * entries {@code change} admitted.
+     */
+    private int onFlowKey(String topic, String flowKey, String what,
+                          java.util.function.Function<FlowCaps, List<String>> change) {
         requireOpen();
         Keys.checkTopic(topic);
         Message.checkFlowKey(flowKey);
         Partitions partitions = topics.register(topic);
         String name = partitions.name(partitions.partitionFor(flowKey));
-        return Calls.call("setting the flow cap of " + flowKey + " on " + topic,
-                () -> new FlowCaps(calls, link.sync(), null, keys, name).cap(flowKey, cap)).size();
+        return Calls.call(what + flowKey + " on " + topic,
+                () -> change.apply(new FlowCaps(calls, link.sync(), null, keys, name))).size();
     }
 
     @Override

@@ -21,7 +21,8 @@
 --   tat      hash, flow key -> the theoretical arrival time of its rate limit (ms, Redis clock; GCRA): an entry of
 --            the key may be admitted when tat - (burst - 1) * interval <= now, and its admission sets
 --            tat = max(tat, now) + interval. Under NUL rate and NUL burst in caps: the interval (ms between two
---            admissions of a key in the long run, fractional) and the burst; without NUL rate, no rate limit
+--            admissions of a key in the long run, fractional) and the burst; without NUL rate, no rate limit. Under
+--            NUL rate NUL key and NUL burst NUL key: a key's own rate (an interval of 0: none)
 --   later    sorted set, flow key -> when its rate allows its next admission (ms, Redis clock): keys with parked
 --            entries and room under their cap that only their rate holds back; a tick admits them when due. Under
 --            NUL ticker and NUL ticker_until in caps: the consumer that schedules the ticks of this partition
@@ -60,6 +61,9 @@
 --            returns { { confirmed stream ids... }, { parked again or gone... } }
 --   reap     ARGV[2] at most this many expired holds removed; admits in their place
 --            returns { holds reaped, stream ids admitted... }
+--   rate     ARGV[2] flow key, ARGV[3] its rate's interval (ms, fractional; 0 for no rate; '' for the default),
+--            ARGV[4] its burst: the key starts afresh under it (up to its burst at once)
+--            returns { stream ids admitted... }
 --   cap      ARGV[2] flow key, ARGV[3] its cap ('' for the default): a cap raised admits at once, one lowered
 --            admits nothing until fewer hold
 --            returns { stream ids admitted... }
@@ -138,22 +142,40 @@ local function tatOf(key)
   return math.max(tonumber(redis.call('HGET', tats, key) or '0'), now)
 end
 
+-- The key's rate: its interval and tolerance ((burst - 1) * interval), its own where set (fields NUL rate NUL key and
+-- NUL burst NUL key of caps; an interval of 0 exempts the key), else the subscription's. An interval of 0: no rate.
+local function rateOf(key)
+  local own = redis.call('HMGET', caps, RATE .. NUL .. key, BURST .. NUL .. key)
+  if own[1] then
+    local i = tonumber(own[1])
+    return i, (tonumber(own[2] or '1') - 1) * i
+  end
+  return interval, tolerance
+end
+
 -- Whether the key's rate lets one more entry start now; if it does, that entry is counted (its tat moves on).
 local function takeRate(key)
-  if interval <= 0 then
+  local i, tol = rateOf(key)
+  if i <= 0 then
     return true
   end
   local tat = tatOf(key)
-  if tat - tolerance > now then
+  if tat - tol > now then
     return false
   end
-  redis.call('HSET', tats, key, tostring(tat + interval))
+  redis.call('HSET', tats, key, tostring(tat + i))
   return true
+end
+
+-- Whether the key has a rate at all.
+local function limited(key)
+  return (rateOf(key)) > 0
 end
 
 -- Files a key that only its rate holds back in later, due when its rate lets the next entry in.
 local function waitForRate(key)
-  redis.call('ZADD', later, tatOf(key) - tolerance, key)
+  local _, tol = rateOf(key)
+  redis.call('ZADD', later, tatOf(key) - tol, key)
 end
 
 -- Admits the key's oldest parked entries while it has room and its rate allows; appends the stream ids to out. A
@@ -308,7 +330,7 @@ if op == 'confirm' then
           end
         end
         park(key, seq or string.format('%016d', 0), fields)
-        if interval > 0 and holding(key) < capOf(key) then
+        if limited(key) and holding(key) < capOf(key) then
           waitForRate(key) -- held back by its rate, not its cap: a tick lets it in when due
         end
       end
@@ -330,6 +352,19 @@ if op == 'reap' then
   for key in pairs(keys) do
     admit(key, out)
   end
+  return out
+end
+
+if op == 'rate' then
+  if ARGV[3] == '' then
+    redis.call('HDEL', caps, RATE .. NUL .. ARGV[2], BURST .. NUL .. ARGV[2])
+  else
+    redis.call('HSET', caps, RATE .. NUL .. ARGV[2], ARGV[3], BURST .. NUL .. ARGV[2], ARGV[4])
+  end
+  redis.call('HDEL', tats, ARGV[2]) -- the key starts afresh under its new rate: up to its burst at once
+  redis.call('ZREM', later, ARGV[2]) -- filed again by the admission below if the new rate holds it back
+  local out = {}
+  admit(ARGV[2], out)
   return out
 end
 

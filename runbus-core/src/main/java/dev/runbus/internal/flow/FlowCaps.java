@@ -286,6 +286,16 @@ public final class FlowCaps {
         return Replies.ids(call(List.of("cap", flowKey, cap == null ? "" : cap)));
     }
 
+    /**
+     * Sets {@code flowKey}'s rate ({@code null}: back to the subscription's); returns what it admitted (entries the
+     * new rate lets in now).
+     */
+    public List<String> rate(String flowKey, dev.runbus.FlowRate rate) {
+        checkKey(flowKey);
+        return Replies.ids(call(List.of("rate", flowKey, rate == null ? "" : rate.intervalMillis(),
+                rate == null ? "" : rate.burst())));
+    }
+
     private static List<Object> withHolds(List<Object> head, List<Hold> holds) {
         List<Object> args = new ArrayList<>(head);
         for (Hold h : holds) {
