@@ -12,8 +12,6 @@ import dev.runbus.testkit.OnDeployments;
 import dev.runbus.testkit.RedisTarget;
 import dev.runbus.testkit.Wait;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -31,11 +29,11 @@ import org.junit.jupiter.params.Parameter;
 /**
  * A cap is never exceeded while workers die (docs/flow-control.md, guarantee 1): three worker JVMs ({@link FlowWorker})
  * with 8 handlers each and a per-key cap of 2 run 6 keys' messages (so every key is at its cap throughout: 12 slots,
- * 24 handlers) while the test SIGKILLs a random worker every 3 s and SIGTERMs another every 5 s, starting a new one
+ * 24 handlers) while the test SIGKILLs a random worker every 2 s and SIGTERMs another every 3 s, starting a new one
  * in its place each time. Every handler's start and end are on the machine's
  * clock in µs; a handler whose worker died before its end ran until the death. At every instant of the merged log at
  * most 2 handlers of a key ran, and every message's handler ended once at least; nothing was dead-lettered. The
- * kills go on while there is work: about 8 s on an idle machine, 3 or 4 deaths (longer beside other work).
+ * kills go on while there is work: about 20 s on an idle machine, 6 or 7 deaths (longer beside other work).
  */
 @OnDeployments({LOCAL, CLUSTER})
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
@@ -46,7 +44,12 @@ class FlowCapUnderKillsTest {
     private static final int KEYS = 6;
     /** About 8 s of work on an idle machine: 6 keys × 2 slots, 100 ms per handler, 120 messages a second. */
     private static final int PER_KEY = 160;
-    private static final long MIN_IDLE_MILLIS = 1_000;
+    /**
+     * The slots' lease. A worker that gets no CPU for longer than its lease less a keep-alive interval loses its slots
+     * while its handlers still run (the lease's limit, docs/flow-control.md), which a loaded two-core machine did to a
+     * lease of 1 s (loaded run 63): 3 s leaves such a worker 2 s.
+     */
+    private static final long MIN_IDLE_MILLIS = 3_000;
 
     private final String prefix = "test-flow-kills-" + UUID.randomUUID();
     private final List<Worker> workers = new ArrayList<>();
@@ -88,10 +91,6 @@ class FlowCapUnderKillsTest {
         return w;
     }
 
-    private static long nowMicros() {
-        return ChronoUnit.MICROS.between(Instant.EPOCH, Instant.now());
-    }
-
     @Test
     void atNoInstantDoMoreThanTheCapOfAKeyRun_whileWorkersAreKilled_andEveryMessageRuns() throws Exception {
         for (int i = 0; i < 3; i++) {
@@ -126,7 +125,7 @@ class FlowCapUnderKillsTest {
         }
         for (Worker w : workers) {
             w.jvm.kill();
-            w.diedAtMicros = Math.min(w.diedAtMicros, nowMicros());
+            w.diedAtMicros = Math.min(w.diedAtMicros, w.jvm.exitedAtMicros());
         }
         ended.addAll(workers);
         workers.clear();
@@ -134,7 +133,8 @@ class FlowCapUnderKillsTest {
         int most = mostAtOnce();
         System.out.printf("FLOW-KILLS[%s] %d workers started, the most handlers of one key at once: %d (cap %d)%n",
                 target().name(), started, most, CAP);
-        assertThat(most).as("handlers of one key at once, at any instant").isLessThanOrEqualTo(CAP);
+        assertThat(most).as("handlers of one key at once, at any instant; slots lost by a paused worker: %s",
+                lostSlots()).isLessThanOrEqualTo(CAP);
     }
 
     /** SIGKILLs ({@code kill}) or SIGTERMs a random worker and starts another in its place. */
@@ -146,9 +146,20 @@ class FlowCapUnderKillsTest {
             w.jvm.terminate(Duration.ofSeconds(10));
             w.jvm.kill(); // already ended: reads the rest of its output
         }
-        w.diedAtMicros = nowMicros();
+        // When the JDK saw it end, not when kill returned: that also starts a process to signal and reads the last
+        // output, and a loaded machine made it late enough to count a start elsewhere as beside the dead handler.
+        w.diedAtMicros = w.jvm.exitedAtMicros();
         ended.add(w);
         startWorker();
+    }
+
+    /** The warnings of workers that found a running entry's slot reaped (paused past the lease), for a failure. */
+    private List<String> lostSlots() {
+        List<String> lost = new ArrayList<>();
+        for (Worker w : ended) {
+            w.jvm.lines().stream().filter(l -> l.contains("lost their flow slot")).forEach(lost::add);
+        }
+        return lost;
     }
 
     /** What the workers did and what Redis holds, for a failure's message. */

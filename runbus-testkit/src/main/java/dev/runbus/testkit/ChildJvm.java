@@ -18,8 +18,13 @@ public final class ChildJvm implements AutoCloseable {
     /** Reads the child's output into {@link #lines}; it ends once the child has ended and its output is read. */
     private final Thread reader;
 
+    /** When the JDK saw the process end (µs since the epoch, the machine's clock). */
+    private final java.util.concurrent.CompletableFuture<Long> exitedAtMicros;
+
     private ChildJvm(Process process) {
         this.process = process;
+        this.exitedAtMicros = process.onExit().thenApply(p -> java.time.temporal.ChronoUnit.MICROS.between(
+                java.time.Instant.EPOCH, java.time.Instant.now()));
         this.reader = new Thread(() -> {
             try (BufferedReader r = new BufferedReader(
                     new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
@@ -125,6 +130,15 @@ public final class ChildJvm implements AutoCloseable {
         List<String> all = lines();
         return "the child is running; its output before the dump: " + all.subList(0, before)
                 + "\nits threads:\n" + String.join("\n", all.subList(before, all.size()));
+    }
+
+    /**
+     * When the process ended, as the JDK's process reaper saw it (µs since the epoch, on the machine's clock): soon
+     * after the death, unlike the return of {@link #kill} or {@link #terminate}, which also start a process to send
+     * the signal and read the child's last output. {@code Long.MAX_VALUE} while it runs.
+     */
+    public long exitedAtMicros() {
+        return process.isAlive() ? Long.MAX_VALUE : exitedAtMicros.join(); // set on the reaper's thread, maybe late
     }
 
     public boolean isAlive() {
