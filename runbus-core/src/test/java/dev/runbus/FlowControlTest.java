@@ -410,6 +410,26 @@ class FlowControlTest {
         assertThat(handled).as("each once").doesNotHaveDuplicates();
     }
 
+    /**
+     * A key's own rate on a subscription that has a cap and no rate: its entries held back by the rate are let in when
+     * due (the subscription ticks all the same), each at least an interval after the one before.
+     */
+    @Test
+    void aKeysOwnRate_onASubscriptionWithACapOnly_letsItsEntriesInWhenDue() {
+        List<Long> admitted = new CopyOnWriteArrayList<>();
+        Bus bus = bus(1);
+        bus.subscribe(TOPIC, "g", "c", d -> admitted.add(admittedAt(d)), capped(10).claimInterval(Duration.ofMillis(500))
+                .build());
+        assertThat(bus.setFlowRate(TOPIC, "k", FlowRate.perSecond(4))).isZero();
+        for (int n = 0; n < 3; n++) {
+            bus.publisher().publish(TOPIC, job("k", n));
+        }
+        Wait.until("all three let in and handled", Duration.ofSeconds(20), () -> admitted.size() == 3);
+        List<Long> sorted = new ArrayList<>(admitted);
+        sorted.sort(null);
+        assertThat(sorted.get(2) - sorted.get(0)).as("first to last at 4 a second, ms").isGreaterThanOrEqualTo(498);
+    }
+
     @Test
     void aRateIsRefusedWithOrderedConsumption_andTheRateChecksItsArguments() {
         assertThatThrownBy(() -> SubscribeOptions.builder().ordered(true).flowRate(FlowRate.perSecond(1)).build())

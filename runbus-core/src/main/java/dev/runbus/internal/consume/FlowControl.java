@@ -61,7 +61,7 @@ public final class FlowControl {
     private final FlowCaps[] caps;
     private final Lane[] lanes;
     private final AtomicBoolean[] reaping;
-    /** With a rate limit: the loop that admits keys whose rate held them back, when they are due; else null. */
+    /** The loop that admits keys whose rate held them back, when they are due. */
     private final PeriodicLoop ticker;
     private final Tick[] ticks;
     private final Duration tickerLease;
@@ -99,23 +99,22 @@ public final class FlowControl {
         }
         // The ticker's role outlives a few of its own rounds: another consumer takes it only from a dead one.
         this.tickerLease = ctx.options().claimInterval().multipliedBy(3);
-        this.tickRound = min(ctx.options().claimInterval(), TICK_AT_LEAST_EVERY);
-        this.ticker = ctx.options().flowRate() == null ? null : new PeriodicLoop("runbus-flow-tick-" + ctx.describe(),
-                tickRound, this::tick, listener);
+        // Every flow-controlled subscription ticks: a key may have a rate of its own (Bus.setFlowRate) where the
+        // subscription has none. Without a rate of its own, the subscription ticks at the reclaimer's pace, and its
+        // ticker as its releases and ticks tell it.
+        this.tickRound = ctx.options().flowRate() == null ? ctx.options().claimInterval()
+                : min(ctx.options().claimInterval(), TICK_AT_LEAST_EVERY);
+        this.ticker = new PeriodicLoop("runbus-flow-tick-" + ctx.describe(), tickRound, this::tick, listener);
     }
 
-    /** Starts the ticks of a subscription with a rate limit. */
+    /** Starts the ticks. */
     void start() {
-        if (ticker != null) {
-            ticker.start();
-        }
+        ticker.start();
     }
 
     /** Stops the ticks; a tick on the wire is let be (what it admits is read by whoever reads next). */
     void close() {
-        if (ticker != null) {
-            ticker.close();
-        }
+        ticker.close();
     }
 
     /** The flow control of a subscription with a flow cap; null for one without. */
@@ -357,7 +356,7 @@ public final class FlowControl {
 
     /** For the partition's ticker: the next tick in {@code millis} (none when negative). */
     private void scheduleTick(int partition, long millis) {
-        if (ticker == null || millis < 0) {
+        if (millis < 0) {
             return;
         }
         Tick t = ticks[partition];
