@@ -23,6 +23,14 @@ final class Cli {
         return run(Hermetic.environment(), args);
     }
 
+    /** {@code args} then {@code common} (the flags every call of a test gives: servers, key prefix). */
+    static Cli runWith(String[] common, String... args) {
+        String[] all = new String[args.length + common.length];
+        System.arraycopy(args, 0, all, 0, args.length);
+        System.arraycopy(common, 0, all, args.length, common.length);
+        return run(all);
+    }
+
     static Cli run(Environment environment, String... args) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();

@@ -38,10 +38,7 @@ class GroupsCommandTest {
     }
 
     private Cli cli(String... args) {
-        String[] all = new String[args.length + at.length];
-        System.arraycopy(args, 0, all, 0, args.length);
-        System.arraycopy(at, 0, all, args.length, at.length);
-        return Cli.run(all);
+        return Cli.runWith(at, args);
     }
 
     private JsonNode json(Cli c) throws Exception {

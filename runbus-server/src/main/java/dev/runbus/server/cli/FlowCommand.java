@@ -1,0 +1,141 @@
+package dev.runbus.server.cli;
+
+import dev.runbus.FlowRate;
+import dev.runbus.Inspector;
+import dev.runbus.server.Infrastructure;
+import dev.runbus.server.Settings;
+import dev.runbus.server.Table;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+@Command(name = "flow", mixinStandardHelpOptions = true,
+        description = {"Flow control of a topic (docs/flow-control.md): what waits for a slot and what holds one; one "
+                + "flow key's cap or rate, live."},
+        subcommands = {FlowCommand.Show.class, FlowCommand.Cap.class, FlowCommand.Rate.class})
+final class FlowCommand implements Runnable {
+
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public void run() {
+        throw new picocli.CommandLine.ParameterException(spec.commandLine(), "missing subcommand: show, cap or rate");
+    }
+
+    @Command(name = "show", mixinStandardHelpOptions = true,
+            description = "Messages of a topic waiting outside its streams for a slot of their flow key, and slots "
+                    + "held (summed over its partitions).")
+    static final class Show extends AdminCommand {
+        @Parameters(index = "0", paramLabel = "TOPIC", description = "the topic")
+        String topic;
+
+        @Override
+        int run(Infrastructure infra, Settings s) {
+            Inspector.FlowInfo f = infra.bus().inspector().flow(topic);
+            Map<String, Object> out = new LinkedHashMap<>();
+            out.put("topic", topic);
+            out.put("waiting", f.parked());
+            out.put("slots_held", f.held());
+            Table t = new Table("field", "value");
+            out.forEach(t::row);
+            print(t, out);
+            return 0;
+        }
+    }
+
+    @Command(name = "cap", mixinStandardHelpOptions = true,
+            description = "Set one flow key's cap in place of the group's flowCap (raised: its waiting messages start "
+                    + "at once; lowered: none starts until fewer run), or give it the group's again with --clear.")
+    static final class Cap extends AdminCommand {
+        @Mixin
+        TopicAndKey at;
+
+        @Parameters(index = "2", paramLabel = "N", arity = "0..1",
+                description = "the key's cap, 0 or more (0 holds the key back)")
+        Integer cap;
+
+        @Option(names = "--clear", description = "give the key the group's flowCap again")
+        boolean clear;
+
+        @Override
+        int run(Infrastructure infra, Settings s) {
+            if (clear == (cap != null)) {
+                throw new IllegalArgumentException("give the key's cap N, or --clear (one of the two)");
+            }
+            int admitted = clear ? infra.bus().clearFlowCap(at.topic, at.key)
+                    : infra.bus().setFlowCap(at.topic, at.key, cap);
+            return changed(this, at, "cap", clear ? "the group's" : cap, admitted);
+        }
+    }
+
+    @Command(name = "rate", mixinStandardHelpOptions = true,
+            description = "Set one flow key's rate in place of the group's flowRate (the key starts afresh: up to its "
+                    + "burst at once), or give it the group's again with --clear.")
+    static final class Rate extends AdminCommand {
+        @Mixin
+        TopicAndKey at;
+
+        @Parameters(index = "2", paramLabel = "PERMITS", arity = "0..1",
+                description = "messages of the key let in per --per, 1 or more")
+        Integer permits;
+
+        @Option(names = "--per", paramLabel = "DURATION", defaultValue = "1s", converter = DurationConverter.class,
+                description = "the period of PERMITS (e.g. 1s, 1m); default ${DEFAULT-VALUE}")
+        Duration per;
+
+        @Option(names = "--burst", paramLabel = "N", defaultValue = "1",
+                description = "messages let in at once after an idle time; default ${DEFAULT-VALUE}")
+        int burst;
+
+        @Option(names = "--clear", description = "give the key the group's flowRate again")
+        boolean clear;
+
+        @Override
+        int run(Infrastructure infra, Settings s) {
+            if (clear == (permits != null)) {
+                throw new IllegalArgumentException("give the key's rate PERMITS, or --clear (one of the two)");
+            }
+            if (clear) {
+                return changed(this, at, "rate", "the group's", infra.bus().clearFlowRate(at.topic, at.key));
+            }
+            FlowRate rate = new FlowRate(permits, per, burst);
+            return changed(this, at, "rate", permits + " per " + per + ", burst " + burst,
+                    infra.bus().setFlowRate(at.topic, at.key, rate));
+        }
+    }
+
+    /** The topic and flow key a change is for: the first two arguments of {@code cap} and {@code rate}. */
+    static final class TopicAndKey {
+        @Parameters(index = "0", paramLabel = "TOPIC", description = "the topic")
+        String topic;
+
+        @Parameters(index = "1", paramLabel = "KEY", description = "the flow key, for example a tenant's id")
+        String key;
+    }
+
+    /** A duration as the settings write it: 500ms, 1s, 2m, 1h. */
+    static final class DurationConverter implements picocli.CommandLine.ITypeConverter<Duration> {
+        @Override
+        public Duration convert(String value) {
+            return Settings.parseDuration(value);
+        }
+    }
+
+    /** Prints what a cap or rate change did: the key, its new value, the messages it let in. */
+    private static int changed(AdminCommand command, TopicAndKey at, String what, Object value, int admitted) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("topic", at.topic);
+        out.put("flow_key", at.key);
+        out.put(what, value);
+        out.put("let_in", admitted);
+        Table t = new Table("field", "value");
+        out.forEach(t::row);
+        command.print(t, out);
+        return 0;
+    }
+}
