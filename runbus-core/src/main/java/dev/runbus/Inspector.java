@@ -61,8 +61,10 @@ public interface Inspector {
      *               count)
      * @param held   slots held: messages let into the stream and not yet given back (running, read and about to
      *               run, or taken by a consumer that died, until its slot expires and is reaped)
+     * @param throttled flow keys that only their rate holds back ({@link SubscribeOptions#flowRate()}): they have
+     *               waiting messages and a free slot, and wait for the time their rate lets the next one in
      */
-    record FlowInfo(String topic, long parked, long held) {
+    record FlowInfo(String topic, long parked, long held, long throttled) {
     }
 
     /**

@@ -21,6 +21,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -153,6 +154,23 @@ class BusMetersTest {
         Wait.until("all four acked", WAIT, () -> count("runbus.acks", "topic", "capped", "group", "g") == 4);
         Wait.until("the flow gauges back to zero", WAIT, () -> gauge("runbus.flow.parked", "topic", "capped") == 0
                 && gauge("runbus.flow.held", "topic", "capped") == 0);
+        Timer waits = registry.find("runbus.flow.admit.wait").tags("topic", "capped", "group", "g").timer();
+        assertThat(waits.count()).as("first deliveries timed: the first, the two behind it, the delayed one")
+                .isEqualTo(4);
+        assertThat(waits.max(TimeUnit.MILLISECONDS)).as("the longest waited for the blocked first").isPositive();
+    }
+
+    /** Keys that only their rate holds back are counted by the throttled gauge. */
+    @Test
+    void countsTheKeysTheirRateHoldsBack() {
+        Bus bus = bus(BusConfig.builder(RedisTarget.local().uri()));
+        bus.subscribe("rated", "g", "c", d -> { }, SubscribeOptions.builder()
+                .flowRate(FlowRate.of(1, Duration.ofMinutes(1))).blockTime(Duration.ofMillis(200)).build());
+        for (String key : List.of("a", "a", "b", "b", "c")) {
+            bus.publisher().publish("rated", Message.builder("t", new byte[0]).flowKey(key).build());
+        }
+        Wait.until("a and b throttled, c let in", WAIT, () -> gauge("runbus.flow.throttled", "topic", "rated") == 2
+                && gauge("runbus.flow.parked", "topic", "rated") == 2);
     }
 
     @Test

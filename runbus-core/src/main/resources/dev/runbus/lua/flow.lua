@@ -9,7 +9,8 @@
 -- slots of expired holds, and only it admits in their place.
 --
 -- Data, all in the partition's hash slot (every key declared):
---   parked   a stream of the parked entries, their fields as published plus flow_key and flow_seq
+--   parked   a stream of the parked entries, their fields as published plus flow_key and flow_seq; an entry let
+--            into the stream also carries flow_parked, the id it first waited under (its time: when it was parked)
 --   queue    sorted set, score 0, members key NUL seq NUL parked-id: each key's parked entries in order (by lex)
 --   holds    sorted set, members key NUL stream-id, score the hold's expiry (ms, Redis clock)
 --   held     sorted set, score 0, the same members: a key's holds counted by lex (ZLEXCOUNT)
@@ -196,7 +197,18 @@ local function admit(key, out)
     local entry = redis.call('XRANGE', parked, pid, pid)[1]
     if entry then
       redis.call('XDEL', parked, pid)
-      local id = redis.call('XADD', stream, '*', unpack(entry[2]))
+      local fields = entry[2]
+      local stamped = false
+      for j = 1, #fields, 2 do
+        if fields[j] == 'flow_parked' then
+          stamped = true
+        end
+      end
+      if not stamped then -- when it first waited: an entry parked again keeps its first
+        fields[#fields + 1] = 'flow_parked'
+        fields[#fields + 1] = pid
+      end
+      local id = redis.call('XADD', stream, '*', unpack(fields))
       hold(key, id)
       out[#out + 1] = id
       room = room - 1

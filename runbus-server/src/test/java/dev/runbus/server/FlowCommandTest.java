@@ -67,6 +67,7 @@ class FlowCommandTest {
             JsonNode shown = json("flow", "show", "jobs", "--json");
             assertThat(shown.get("waiting").asLong()).as("behind k's one slot").isEqualTo(3);
             assertThat(shown.get("slots_held").asLong()).isEqualTo(1);
+            assertThat(shown.get("keys_throttled").asLong()).as("no rate").isZero();
             assertThat(cli("flow", "show", "jobs").out).contains("waiting").contains("slots_held");
 
             JsonNode rated = json("flow", "rate", "jobs", "k", "1", "--per", "1h", "--json");

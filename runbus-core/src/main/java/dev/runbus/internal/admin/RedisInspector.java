@@ -104,18 +104,24 @@ public final class RedisInspector implements Inspector {
                 groups, deadLetters(partitions)));
     }
 
-    /** ZCARD of each partition's flow queue (one member per parked entry) and holds (one per slot held). */
+    /**
+     * ZCARD of each partition's flow queue (one member per parked entry), holds (one per slot held) and later (one
+     * per key its rate holds back).
+     */
     @Override
     public FlowInfo flow(String topic) {
         Keys.checkTopic(topic);
         long parked = 0;
         long held = 0;
+        long throttled = 0;
         for (String name : topics.recorded(topic).names()) {
             String[] flow = keys.flow(name);
             parked += Calls.call("counting parked entries of " + name, () -> redis.zcard(flow[Keys.FLOW_QUEUE]));
             held += Calls.call("counting flow holds of " + name, () -> redis.zcard(flow[Keys.FLOW_HOLDS]));
+            throttled += Calls.call("counting throttled flow keys of " + name,
+                    () -> redis.zcard(flow[Keys.FLOW_LATER]));
         }
-        return new FlowInfo(topic, parked, held);
+        return new FlowInfo(topic, parked, held, throttled);
     }
 
     private long deadLetters(Partitions partitions) {

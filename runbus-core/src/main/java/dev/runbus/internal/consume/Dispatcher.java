@@ -175,6 +175,7 @@ public final class Dispatcher {
                 } else {
                     if (flow != null) {
                         hold.flowKey(WireFormat.flowKey(e.fields()));
+                        hold.flowParkedMillis(WireFormat.flowParkedMillis(e.fields()));
                     }
                     HeldDelivery h = decode(e, hold, slots);
                     if (h != null) {

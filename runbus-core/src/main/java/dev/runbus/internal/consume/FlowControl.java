@@ -2,6 +2,7 @@ package dev.runbus.internal.consume;
 
 import dev.runbus.SubscribeOptions;
 import dev.runbus.internal.flow.FlowCaps;
+import dev.runbus.internal.redis.WireFormat;
 import dev.runbus.internal.telemetry.SafeListener;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -195,6 +196,7 @@ public final class FlowControl {
         for (HeldDelivery h : held) {
             if (confirmed.contains(h.hold().streamId())) {
                 run.add(h);
+                recordAdmitWait(h);
             } else {
                 letGo(h, inFlight);
                 parkedAgain++;
@@ -206,6 +208,19 @@ public final class FlowControl {
             listener.meters().flowHolds(ctx.topic(), ctx.group(), "parked_again", parkedAgain);
         }
         return run;
+    }
+
+    /**
+     * Times how long a message waited for its slot, from its park to its entry into the stream, both on the Redis
+     * clock (the parked id's time and the stream id's): once, at its entry's first delivery.
+     */
+    private void recordAdmitWait(HeldDelivery h) {
+        long parkedAt = h.hold().flowParkedMillis();
+        if (parkedAt < 0 || h.delivery().deliveryCount() != 1) {
+            return;
+        }
+        long admittedAt = WireFormat.millisOf(h.hold().streamId());
+        listener.meters().flowAdmitWait(ctx.topic(), ctx.group(), Math.max(0, admittedAt - parkedAt));
     }
 
     private static void letGo(HeldDelivery h, InFlight inFlight) {

@@ -42,6 +42,8 @@ final class InFlight {
         private volatile FirstStarts.Batch firstStart;
         /** The entry's flow key on a flow-controlled subscription, whose slot it holds ({@link FlowControl}); else null. */
         private volatile String flowKey;
+        /** When its entry was parked (ms, Redis clock), for the admit-wait timer; -1 when it was not. */
+        private volatile long flowParkedMillis = -1;
 
         private Hold(Entry.Ref ref, boolean keptAlive, long renewedAt) {
             this.ref = ref;
@@ -103,6 +105,14 @@ final class InFlight {
 
         void flowKey(String flowKey) {
             this.flowKey = flowKey;
+        }
+
+        long flowParkedMillis() {
+            return flowParkedMillis;
+        }
+
+        void flowParkedMillis(long millis) {
+            this.flowParkedMillis = millis;
         }
 
         int partition() {

@@ -176,7 +176,7 @@ public final class FlowCaps {
         checkKey(flowKey);
         List<Object> args = new ArrayList<>(List.of("park", flowKey));
         fields.forEach((f, v) -> {
-            if (f.equals(WireFormat.FLOW_KEY) || f.equals(WireFormat.FLOW_SEQ)) {
+            if (f.equals(WireFormat.FLOW_KEY) || f.equals(WireFormat.FLOW_SEQ) || f.equals(WireFormat.FLOW_PARKED)) {
                 throw new IllegalArgumentException("field " + f + " is the flow control's own");
             }
             args.add(f);

@@ -106,6 +106,8 @@ public final class Keys {
     /** In {@link #flow}: the queue of parked entries (one member each), and the holds (one member per slot held). */
     public static final int FLOW_QUEUE = 2;
     public static final int FLOW_HOLDS = 3;
+    /** In {@link #flow}: the keys only their rate holds back. */
+    public static final int FLOW_LATER = 8;
 
     /**
      * The stream and flow-control keys of a partition, in the order {@code flow.lua} takes them: stream, parked,

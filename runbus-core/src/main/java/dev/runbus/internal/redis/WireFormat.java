@@ -26,6 +26,11 @@ public final class WireFormat {
     public static final String FLOW_KEY = "flow_key";
     /** Set by flow.lua when an entry is parked: its place in its flow key's queue, kept if it is parked again. */
     public static final String FLOW_SEQ = "flow_seq";
+    /**
+     * Set by flow.lua when an entry enters the stream: the id it first waited under in the parked set, whose time is
+     * when it was parked (Redis's clock, as the stream id's).
+     */
+    public static final String FLOW_PARKED = "flow_parked";
     /** Set on a replayed dead letter: only this group handles the entry; other groups ack it unseen. */
     public static final String FOR_GROUP = "for_group";
     /**
@@ -80,7 +85,6 @@ public final class WireFormat {
         return b.build();
     }
 
-    /** The milliseconds part of a stream id such as {@code 1700000000000-0}. */
     /** The message of an entry handed out as {@code id} (its id when it has none); a placeholder if it does not decode. */
     public static Message decodeOrPlaceholder(String id, Entry e) {
         try {
@@ -95,6 +99,7 @@ public final class WireFormat {
         return Message.builder("", new byte[0]).id(streamId).build();
     }
 
+    /** The milliseconds part of a stream id such as {@code 1700000000000-0}. */
     public static long millisOf(String streamId) {
         int dash = streamId.indexOf('-');
         return Long.parseLong(dash < 0 ? streamId : streamId.substring(0, dash));
@@ -131,6 +136,17 @@ public final class WireFormat {
             return Message.checkFlowKey(flowKey);
         } catch (IllegalArgumentException written) { // by another program
             return null;
+        }
+    }
+
+    /** When the entry was parked (ms, Redis clock: the time of its {@link #FLOW_PARKED} id), or -1 when it was not. */
+    public static long flowParkedMillis(Map<String, byte[]> fields) {
+        String id = text(fields.get(FLOW_PARKED), null);
+        int dash = id == null ? -1 : id.indexOf('-');
+        try {
+            return dash > 0 ? Long.parseLong(id.substring(0, dash)) : -1;
+        } catch (NumberFormatException written) { // by another program
+            return -1;
         }
     }
 

@@ -72,6 +72,10 @@ public interface BusMeters extends AutoCloseable {
      * or stalled), {@code lost} (reaped while this process still ran their entries: it was paused past the lease), or
      * entries {@code parked_again} (read when their key had no free slot; they wait again, undelivered).
      */
+    /** How long a flow-controlled message waited for its slot (ms, on the Redis clock), at its first delivery. */
+    default void flowAdmitWait(String topic, String group, long millis) {
+    }
+
     default void flowHolds(String topic, String group, String event, int entries) {
     }
 

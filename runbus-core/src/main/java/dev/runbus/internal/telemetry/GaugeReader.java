@@ -35,6 +35,7 @@ public final class GaugeReader implements Runnable {
     static final String UNOWNED = "unowned";
     static final String FLOW_PARKED = "flow_parked";
     static final String FLOW_HELD = "flow_held";
+    static final String FLOW_THROTTLED = "flow_throttled";
 
     private final Inspector inspector;
     private final Scheduled scheduled;
@@ -91,6 +92,7 @@ public final class GaugeReader implements Runnable {
         Inspector.FlowInfo flow = inspector.flow(topic);
         set(new Key(FLOW_PARKED, topic, null), flow.parked());
         set(new Key(FLOW_HELD, topic, null), flow.held());
+        set(new Key(FLOW_THROTTLED, topic, null), flow.throttled());
         java.util.Set<String> groups = new java.util.HashSet<>();
         for (Inspector.GroupInfo g : inspector.groups(topic)) {
             groups.add(g.name());

@@ -55,6 +55,7 @@ final class MicrometerBusMeters implements BusMeters {
         for (String event : List.of("expired", "lost", "parked_again")) {
             flowHolds(topic, group, event); // at zero from the start, as the other counters: with or without flowCap
         }
+        admitWaitTimer(topic, group);
         listener.retries(topic, group);
         listener.deadLetters(topic, group);
         listener.trimmedWhilePending(topic, group);
@@ -80,6 +81,8 @@ final class MicrometerBusMeters implements BusMeters {
                     "Entries waiting outside the topic's streams for a free slot of their flow key")),
             Map.entry(GaugeReader.FLOW_HELD, new GaugeName("runbus.flow.held",
                     "Flow slots held: entries let into the topic's streams and not given back yet")),
+            Map.entry(GaugeReader.FLOW_THROTTLED, new GaugeName("runbus.flow.throttled",
+                    "Flow keys only their rate holds back: waiting for the time it lets their next entry in")),
             Map.entry(GaugeReader.PENDING, new GaugeName("runbus.group.pending",
                     "Entries delivered to the group and not yet acknowledged")),
             Map.entry(GaugeReader.LAG, new GaugeName("runbus.group.lag",
@@ -166,6 +169,16 @@ final class MicrometerBusMeters implements BusMeters {
     @Override
     public void flowHolds(String topic, String group, String event, int entries) {
         flowHolds(topic, group, event).increment(entries);
+    }
+
+    @Override
+    public void flowAdmitWait(String topic, String group, long millis) {
+        admitWaitTimer(topic, group).record(millis, TimeUnit.MILLISECONDS);
+    }
+
+    private Timer admitWaitTimer(String topic, String group) {
+        return timer("runbus.flow.admit.wait", "How long flow-controlled messages waited for a slot", "topic", topic,
+                "group", group);
     }
 
     private Counter flowHolds(String topic, String group, String event) {

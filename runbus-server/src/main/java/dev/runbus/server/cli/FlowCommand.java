@@ -28,8 +28,8 @@ final class FlowCommand implements Runnable {
     }
 
     @Command(name = "show", mixinStandardHelpOptions = true,
-            description = "Messages of a topic waiting outside its streams for a slot of their flow key, and slots "
-                    + "held (summed over its partitions).")
+            description = "Messages of a topic waiting outside its streams for a slot of their flow key, slots held, "
+                    + "and keys only their rate holds back (summed over its partitions).")
     static final class Show extends AdminCommand {
         @Parameters(index = "0", paramLabel = "TOPIC", description = "the topic")
         String topic;
@@ -41,6 +41,7 @@ final class FlowCommand implements Runnable {
             out.put("topic", topic);
             out.put("waiting", f.parked());
             out.put("slots_held", f.held());
+            out.put("keys_throttled", f.throttled());
             Table t = new Table("field", "value");
             out.forEach(t::row);
             print(t, out);
