@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -143,5 +144,63 @@ class FlowControlKillTest {
     private static List<String> done(List<ChildJvm> lives) {
         return lives.stream().flatMap(c -> c.lines().stream()).filter(l -> l.startsWith("DONE "))
                 .map(l -> l.substring("DONE ".length())).toList();
+    }
+
+    /**
+     * The partition's ticker dies (the consumer told when a key held back by its rate is due): another consumer takes
+     * the role once its lease ran out, and the key goes on at its rate. Two worker JVMs with a rate of 10 a second on
+     * one key's backlog; the one the caps name as the ticker is SIGKILLed. Every message ends (the killed one's
+     * running ones elsewhere), and the key's entries never enter the stream faster than the rate.
+     */
+    @Test
+    void theTickersDeathHandsTheRoleOver_andTheKeyGoesOnAtItsRate() throws Exception {
+        int rate = 10;
+        int messages = 50;
+        List<ChildJvm> workers = new ArrayList<>();
+        for (String name : List.of("w1", "w2")) {
+            ChildJvm w = ChildJvm.start(dev.runbus.testing.FlowWorker.class, target().uri(), prefix, TOPIC, "g", name,
+                    "1000", "-1", "4", Integer.toString(rate));
+            children.add(w);
+            workers.add(w);
+            w.awaitLine("READY", Duration.ofSeconds(60));
+        }
+        Publisher publisher = bus().publisher();
+        for (int n = 0; n < messages; n++) {
+            publisher.publish(TOPIC, job("k", n));
+        }
+        String caps = prefix + ":{" + TOPIC + "}:flow:caps";
+        String ticker = Wait.until("a ticker named", Duration.ofSeconds(30),
+                () -> target().redis().hget(caps, "\0ticker"), java.util.Objects::nonNull);
+        String survivor = ticker.equals("w1") ? "w2" : "w1";
+        workers.get(ticker.equals("w1") ? 0 : 1).kill();
+
+        Wait.until("the survivor took the ticker's role", Duration.ofSeconds(30),
+                () -> survivor.equals(target().redis().hget(caps, "\0ticker")));
+        Wait.until("every message ended", Duration.ofSeconds(60), () -> ended(workers).size() == messages);
+        List<Long> admitted = startedEntries(workers);
+        admitted.sort(null);
+        assertThat(admitted).as("entries of the key let in").hasSizeGreaterThanOrEqualTo(messages);
+        for (int i = 0; i + rate + 1 < admitted.size(); i++) {
+            assertThat(admitted.get(i + rate + 1) - admitted.get(i)).as("%d entries within a second, from the %dth",
+                    rate + 2, i).isGreaterThanOrEqualTo(1000);
+        }
+    }
+
+    /** The message ids whose handler printed its end ({@code END key id stream-id µs}), in any worker. */
+    private static Set<String> ended(List<ChildJvm> workers) {
+        Set<String> ended = new HashSet<>();
+        workers.forEach(w -> w.lines().stream().filter(l -> l.startsWith("END "))
+                .forEach(l -> ended.add(l.split(" ")[2])));
+        return ended;
+    }
+
+    /** The times (ms) the started entries were let into the stream: each distinct stream id's time. */
+    private static List<Long> startedEntries(List<ChildJvm> workers) {
+        Set<String> ids = new HashSet<>();
+        workers.forEach(w -> w.lines().stream().filter(l -> l.startsWith("START "))
+                .forEach(l -> ids.add(l.split(" ")[3])));
+        List<Long> times = new ArrayList<>();
+        ids.forEach(id -> times.add(Long.parseLong(id.substring(0, id.indexOf('-')))));
+        return times;
     }
 }
