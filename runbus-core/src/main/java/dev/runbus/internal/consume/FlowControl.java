@@ -4,7 +4,6 @@ import dev.runbus.SubscribeOptions;
 import dev.runbus.internal.flow.FlowCaps;
 import dev.runbus.internal.redis.WireFormat;
 import dev.runbus.internal.telemetry.SafeListener;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -32,7 +31,8 @@ import org.slf4j.LoggerFactory;
  *   <li>when an entry's outcome is answered (ack, dead letter, reschedule), {@link #release} gives its slot back, which
  *   admits the key's next entry; releases of a partition are batched, one call on the wire at a time;</li>
  *   <li>the keep-alive {@link #renew renews} the holds of the entries it keeps alive;</li>
- *   <li>every reclaim round {@link #reap reaps} expired holds (a dead consumer's), admitting in their place.</li>
+ *   <li>every reclaim round {@link #reap reaps} expired holds (a dead consumer's), admitting in their place;</li>
+ *   <li>its {@link FlowTicker} lets in the keys whose rate held them back, when they are due.</li>
  * </ul>
  * A release lost with its call costs the slot until its hold expires and is reaped; it never admits too many, since a
  * handler starts only on a confirmed hold.
@@ -45,14 +45,6 @@ public final class FlowControl {
     static final int REAP_PER_CALL = 100;
     /** At most this many holds are released per call. */
     static final int RELEASES_PER_CALL = 200;
-    /** At most this many keys held back by their rate are admitted per partition and tick. */
-    static final int KEYS_PER_TICK = 100;
-    /**
-     * Every consumer ticks each partition at least this often (or every {@code claimInterval}, when shorter): a key
-     * held back by its rate while none of its entries runs (so no release tells the ticker) waits at most this long
-     * past its due time.
-     */
-    static final Duration TICK_AT_LEAST_EVERY = Duration.ofSeconds(1);
     /** The cap of a subscription that sets a rate and no cap: none. */
     static final int NO_CAP = Integer.MAX_VALUE;
 
@@ -62,20 +54,8 @@ public final class FlowControl {
     private final FlowCaps[] caps;
     private final Lane[] lanes;
     private final AtomicBoolean[] reaping;
-    /** The loop that admits keys whose rate held them back, when they are due. */
-    private final PeriodicLoop ticker;
-    private final Tick[] ticks;
-    private final Duration tickerLease;
-    /** How often each partition is ticked at the least. */
-    private final Duration tickRound;
-
-    /** One partition's ticks: one on the wire at a time, the last round, and when its next key is due. */
-    private static final class Tick {
-        final AtomicBoolean busy = new AtomicBoolean();
-        volatile long lastRound = System.nanoTime();
-        volatile boolean due;
-        volatile long dueAt;
-    }
+    /** Lets in the keys whose rate held them back, when they are due. */
+    private final FlowTicker ticker;
 
     /** One partition's releases: queued, sent one call at a time. */
     private static final class Lane {
@@ -91,21 +71,12 @@ public final class FlowControl {
         this.caps = new FlowCaps[n];
         this.lanes = new Lane[n];
         this.reaping = new AtomicBoolean[n];
-        this.ticks = new Tick[n];
         for (int p = 0; p < n; p++) {
             caps[p] = new FlowCaps(bus.scriptCalls(), bus.sync(), bus.async(), bus.keys(), ctx.name(p));
             lanes[p] = new Lane();
             reaping[p] = new AtomicBoolean();
-            ticks[p] = new Tick();
         }
-        // The ticker's role outlives a few of its own rounds: another consumer takes it only from a dead one.
-        this.tickerLease = ctx.options().claimInterval().multipliedBy(3);
-        // Every flow-controlled subscription ticks: a key may have a rate of its own (Bus.setFlowRate) where the
-        // subscription has none. Without a rate of its own, the subscription ticks at the reclaimer's pace, and its
-        // ticker as its releases and ticks tell it.
-        this.tickRound = ctx.options().flowRate() == null ? ctx.options().claimInterval()
-                : min(ctx.options().claimInterval(), TICK_AT_LEAST_EVERY);
-        this.ticker = new PeriodicLoop("runbus-flow-tick-" + ctx.describe(), tickRound, this::tick, listener);
+        this.ticker = new FlowTicker(ctx, caps, listener, timeoutMillis);
     }
 
     /** Starts the ticks. */
@@ -118,7 +89,7 @@ public final class FlowControl {
         ticker.close();
     }
 
-    /** The flow control of a subscription with a flow cap; null for one without. */
+    /** The flow control of a subscription with a flow cap or rate; null for one without. */
     static FlowControl of(SubscriptionContext ctx, BusServices bus) {
         return ctx.options().flowControlled() ? new FlowControl(ctx, bus) : null;
     }
@@ -139,10 +110,6 @@ public final class FlowControl {
         }
         log.debug("{}: flow cap {} and rate {} per key; {} waiting entries admitted", ctx.describe(),
                 ctx.options().flowCap(), ctx.options().flowRate(), admitted);
-    }
-
-    private static Duration min(Duration a, Duration b) {
-        return a.compareTo(b) <= 0 ? a : b;
     }
 
     /** The default cap per key: the subscription's, or none when it sets a rate only. */
@@ -256,7 +223,7 @@ public final class FlowControl {
             }
             CompletableFuture<FlowCaps.Admitted> reply;
             try {
-                reply = caps[partition].releaseAsync(ctx.consumer(), tickerLease, batch);
+                reply = caps[partition].releaseAsync(ctx.consumer(), ticker.lease(), batch);
             } catch (RuntimeException e) {
                 reply = CompletableFuture.failedFuture(e);
             }
@@ -265,7 +232,7 @@ public final class FlowControl {
                     // The slots come back when the holds expire and are reaped.
                     listener.onLoopError("flow control of " + ctx.describe(), failure);
                 } else {
-                    scheduleTick(partition, admitted.nextTickMillis());
+                    ticker.schedule(partition, admitted.nextTickMillis());
                 }
                 lane.sending.set(false);
                 sendReleases(partition, lane);
@@ -330,54 +297,6 @@ public final class FlowControl {
                 }
             });
         }
-    }
-
-    /**
-     * One step of the ticker: on each partition whose key held back by its rate is due, or whose last tick is
-     * {@link #TICK_AT_LEAST_EVERY} (or {@code claimInterval}) old, admits the keys that are due, without waiting. The reply tells this consumer when
-     * to tick again if it is the partition's ticker (docs/flow-control.md, "Rate limits").
-     */
-    private void tick() {
-        long now = System.nanoTime();
-        long round = tickRound.toNanos();
-        for (int p = 0; p < caps.length; p++) {
-            Tick t = ticks[p];
-            boolean due = t.due && now - t.dueAt >= 0;
-            if (!(due || now - t.lastRound >= round) || !t.busy.compareAndSet(false, true)) {
-                if (t.due && !due) {
-                    ticker.runAt(t.dueAt); // moved later since this wake was asked for: asked for again
-                }
-                continue; // not yet; or the last one is not answered yet: its master may stall, the others go on
-            }
-            t.lastRound = now;
-            t.due = false;
-            int partition = p;
-            CompletableFuture<FlowCaps.Admitted> reply;
-            try {
-                reply = caps[p].tickAsync(ctx.consumer(), tickerLease, KEYS_PER_TICK);
-            } catch (RuntimeException e) {
-                reply = CompletableFuture.failedFuture(e);
-            }
-            reply.orTimeout(timeoutMillis, TimeUnit.MILLISECONDS).whenComplete((a, failure) -> {
-                t.busy.set(false);
-                if (failure != null) {
-                    listener.onLoopError("flow control of " + ctx.describe(), failure);
-                } else {
-                    scheduleTick(partition, a.nextTickMillis());
-                }
-            });
-        }
-    }
-
-    /** For the partition's ticker: the next tick in {@code millis} (none when negative). */
-    private void scheduleTick(int partition, long millis) {
-        if (millis < 0) {
-            return;
-        }
-        Tick t = ticks[partition];
-        t.dueAt = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
-        t.due = true;
-        ticker.runAt(t.dueAt);
     }
 
     /** The entries' holds and the starts recorded on them before this delivery (its count less this one). */
