@@ -2,7 +2,10 @@ package dev.runbus;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.runbus.internal.flow.FlowCaps;
 import dev.runbus.internal.redis.Keys;
+import dev.runbus.internal.redis.RedisLink;
+import dev.runbus.internal.scripts.ScriptCalls;
 import dev.runbus.testing.DocumentedAcl;
 import dev.runbus.testing.RedisAcl;
 import dev.runbus.testkit.OwnRedis;
@@ -66,7 +69,11 @@ class DocumentedAclTest {
         assertThat(line("runbus-worker", RedisAcl.WORKER_COMMANDS)).isEqualTo(DocumentedAcl.line("runbus-worker", "+fcall"));
         assertThat(line("runbus-worker", RedisAcl.WORKER_COMMANDS_62))
                 .isEqualTo(DocumentedAcl.line("runbus-worker", "+eval"));
-        assertThat(DocumentedAcl.lines()).as("every documented line is one of the five").hasSize(5);
+        assertThat(DocumentedAcl.addition("runbus-publisher"))
+                .isEqualTo(RedisAcl.addLine("runbus-publisher", RedisAcl.FLOW_PUBLISHER_EXTRA_COMMANDS));
+        assertThat(DocumentedAcl.addition("runbus-worker"))
+                .isEqualTo(RedisAcl.addLine("runbus-worker", RedisAcl.FLOW_WORKER_EXTRA_COMMANDS));
+        assertThat(DocumentedAcl.lines()).as("every documented line is one of the seven").hasSize(7);
     }
 
     private static String line(String user, String commands) {
@@ -93,6 +100,12 @@ class DocumentedAclTest {
     }
 
     @Test
+    void thePublisherUserWithTheFlowAdditionPublishesFlowKeyedMessages() throws Exception {
+        publishes(DocumentedAcl.line("runbus-publisher", "+fcall"), ScriptMode.AUTO,
+                DocumentedAcl.addition("runbus-publisher"));
+    }
+
+    @Test
     void theWorkerUserWorksWithWhatItIsGrantedUsingAllOfIt() {
         works(DocumentedAcl.line("runbus-worker", "+fcall"), ScriptMode.AUTO);
     }
@@ -102,14 +115,34 @@ class DocumentedAclTest {
         works(DocumentedAcl.line("runbus-worker", "+eval"), ScriptMode.EVAL);
     }
 
+    @Test
+    void theWorkerUserWithTheFlowAdditionRunsAFlowControlledSubscription() {
+        works(DocumentedAcl.line("runbus-worker", "+fcall"), ScriptMode.AUTO, DocumentedAcl.addition("runbus-worker"));
+    }
+
     /**
      * Everything a publishing bus does: publish, publish a batch, publish with a delay and at a time, with a key; and
      * a delayed publish whose reply is lost with its connection, which the client sends again once reconnected (the
      * second run of schedule.lua finds its id taken and reads the due time it has).
      */
     private void publishes(String line, ScriptMode mode) throws Exception {
+        publishes(line, mode, null);
+    }
+
+    /**
+     * {@link #publishes(String, ScriptMode)}, and with {@code addition} (the flow-control rules) flow-keyed messages
+     * too, on a topic whose caps a subscription configured (a cap of 1 and a rate), so that the first is let in.
+     */
+    private void publishes(String line, ScriptMode mode, String addition) throws Exception {
         loadLibrary();
         user("runbus-publisher", line);
+        if (addition != null) {
+            add(addition);
+            try (RedisLink link = RedisLink.open(redis.uri(), Duration.ofSeconds(5))) {
+                new FlowCaps(ScriptCalls.auto(link.sync()), link.sync(), null, new Keys(BusConfig.DEFAULT_KEY_PREFIX),
+                        "flowing").configure("g", 1, Duration.ofMinutes(1), FlowRate.perSecond(1000).withBurst(2));
+            }
+        }
         resetStats();
         try (TcpProxy proxy = TcpProxy.before(redis.uri());
              Bus bus = Bus.connect(config(proxy.uri(), mode).partitions("keyed", 2)
@@ -120,6 +153,11 @@ class DocumentedAclTest {
             publisher.publish("orders", message("in an hour"), Duration.ofHours(1));
             publisher.publishAt("orders", message("tomorrow"), Instant.now().plus(Duration.ofDays(1)));
             publisher.publish("keyed", "user-1", message("keyed"));
+            if (addition != null) {
+                for (int n = 0; n < 2; n++) { // the first let in, the second waits behind the cap of 1
+                    publisher.publish("flowing", Message.builder("job", new byte[] {(byte) n}).flowKey("t").build());
+                }
+            }
 
             String delaySet = new Keys(BusConfig.DEFAULT_KEY_PREFIX).delayed("orders");
             proxy.swallowRepliesFrom(new Keys(BusConfig.DEFAULT_KEY_PREFIX).delayedEntries("orders"));
@@ -133,7 +171,11 @@ class DocumentedAclTest {
             assertThat(redis.redis().zcard(delaySet)).as("scheduled once").isEqualTo(3);
         }
         assertThat(loopErrors).as("errors of the bus's loops").isEmpty();
-        assertSentIsGranted("runbus-publisher", line, Set.of());
+        assertSentIsGranted("runbus-publisher", addition == null ? line : line + " " + addition, Set.of());
+        if (addition != null) { // after the statistics: XLEN is not the publisher's
+            assertThat(redis.redis().xlen(BusConfig.DEFAULT_KEY_PREFIX + ":{flowing}:stream")).as("let in")
+                    .isEqualTo(1);
+        }
     }
 
     /**
@@ -145,8 +187,19 @@ class DocumentedAclTest {
      * ends its blocked read.
      */
     private void works(String line, ScriptMode mode) {
+        works(line, mode, null);
+    }
+
+    /**
+     * {@link #works(String, ScriptMode)}, and with {@code addition} (the flow-control rules) a subscription with a
+     * cap and a rate too, its key's cap and rate changed live.
+     */
+    private void works(String line, ScriptMode mode, String addition) {
         loadLibrary();
         String uri = user("runbus-worker", line);
+        if (addition != null) {
+            add(addition);
+        }
         resetStats();
         AtomicLong trimmed = new AtomicLong();
         BusConfig config = config(uri, mode).heartbeatInterval(Duration.ofMillis(200))
@@ -214,6 +267,17 @@ class DocumentedAclTest {
             publisher.publishAll("batched", List.of(message("ok"), message("retry")));
             publisher.publish("telemetry", message("t"));
 
+            if (addition != null) {
+                bus.subscribe("flowing", "fg", "f1", d -> handled.merge("flowing", 1L, Long::sum), options.toBuilder()
+                        .retryPolicy(RetryPolicy.onIdle()).flowCap(1).flowRate(FlowRate.perSecond(50).withBurst(2))
+                        .build());
+                for (int n = 0; n < 4; n++) {
+                    publisher.publish("flowing", Message.builder("job", new byte[] {(byte) n}).flowKey("t").build());
+                }
+                bus.setFlowCap("flowing", "t", 2);
+                bus.setFlowRate("flowing", "t", FlowRate.perSecond(100));
+                Wait.until("the four flow-keyed messages handled", WAIT, () -> handled.getOrDefault("flowing", 0L) == 4);
+            }
             Wait.until("everything handled", WAIT, () -> handled.keySet().containsAll(List.of("ok", "retry", "slow",
                     "delayed", "keyed a", "keyed b", "keyed c", "keyed d", "batched ok", "batched retry", "telemetry")));
             assertThat(handled.get("retry")).isEqualTo(2L);
@@ -250,7 +314,7 @@ class DocumentedAclTest {
             startRecordOfADeletedGroupSwept(bus, options);
         }
         assertThat(loopErrors).as("errors of the bus's loops").noneMatch(e -> e.contains("NOPERM"));
-        assertSentIsGranted("runbus-worker", line, Set.of());
+        assertSentIsGranted("runbus-worker", addition == null ? line : line + " " + addition, Set.of());
     }
 
     /**
@@ -307,6 +371,14 @@ class DocumentedAclTest {
                 .addValues(DocumentedAcl.rules(line, password));
         redis.redis().dispatch(CommandType.ACL, new StatusOutput<>(StringCodec.UTF8), args);
         return redis.uri().replace("://", "://" + name + ":" + password + "@");
+    }
+
+    /** Adds the rules of a documented addition line ({@code ACL SETUSER <user> <rules>}) to its user. */
+    private void add(String addition) {
+        List<String> words = List.of(addition.split(" "));
+        CommandArgs<String, String> args = new CommandArgs<>(StringCodec.UTF8).add("SETUSER").add(words.get(2))
+                .addValues(words.subList(3, words.size()));
+        redis.redis().dispatch(CommandType.ACL, new StatusOutput<>(StringCodec.UTF8), args);
     }
 
     /** From here on the statistics count what the user sends (and this connection's own few commands, not granted). */

@@ -41,6 +41,20 @@ public final class DocumentedAcl {
         return found.get(0);
     }
 
+    /**
+     * The documented line that adds rules to {@code user} without resetting it (no {@code reset}): the flow-control
+     * additions.
+     */
+    public static String addition(String user) {
+        List<String> found = lines().stream().filter(l -> l.split(" ")[2].equals(user) && !l.contains(" reset "))
+                .toList();
+        if (found.size() != 1) {
+            throw new IllegalStateException(SECURITY + " has " + found.size() + " ACL SETUSER lines adding to " + user
+                    + ", not one: " + found);
+        }
+        return found.get(0);
+    }
+
     /** Every {@code ACL SETUSER} line of docs/security.md, as written. */
     public static List<String> lines() {
         try {

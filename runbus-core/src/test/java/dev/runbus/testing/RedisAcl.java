@@ -67,6 +67,26 @@ public final class RedisAcl {
     public static final String CLUSTER_EXTRA_COMMANDS = "+cluster|nodes +cluster|myid +client|setname";
 
     /**
+     * What a publisher needs on top of its list to publish messages with a flow key (flow.lua {@code park}, which
+     * admits what has room): INCR the waiting order, HGET, HMGET the caps and rates, ZLEXCOUNT a key's slots,
+     * ZRANGEBYLEX, ZREM its queue, XRANGE, XDEL the waiting entry it lets in, HSET the key's rate state.
+     */
+    public static final String FLOW_PUBLISHER_EXTRA_COMMANDS =
+            "+incr +hget +hmget +hset +zlexcount +zrangebylex +zrem +xrange +xdel";
+
+    /**
+     * What a worker needs on top of its list for flow control (a subscription with {@code flowCap} or
+     * {@code flowRate}, and publishing with a flow key): INCR, ZLEXCOUNT, ZRANGEBYLEX and XDEL (the others are in its
+     * list already). XDEL also lets the worker purge dead letters, otherwise an operator's right.
+     */
+    public static final String FLOW_WORKER_EXTRA_COMMANDS = "+incr +zlexcount +zrangebylex +xdel";
+
+    /** An ACL line that adds {@code commands} to an existing user: {@code ACL SETUSER <user> <commands>}. */
+    public static String addLine(String user, String commands) {
+        return "ACL SETUSER " + user + " " + commands;
+    }
+
+    /**
      * What an operator's tools need on top of a worker's: purging dead letters (XDEL), deleting a group
      * (XGROUP DESTROY) and deleting every key of a prefix (SCAN).
      */

@@ -106,7 +106,6 @@ class FalsePhrasesTest {
             Map.entry("{@code end} when the run is done or failed.", "or cancelled"),
             Map.entry("earlier-submitted run of its user is done or failed", "or cancelled: a cancelled run holds up none"),
             Map.entry("+hincrby", "nothing sends HINCRBY: the worker's ACL line does not grant it (DocumentedAclTest)"),
-            Map.entry(" +incr ", "nothing sends INCR: the worker's ACL line does not grant it (DocumentedAclTest)"),
             Map.entry("not as user:password@", "masked on output from the URL to the last @: the reason holds none"));
 
     @Test
