@@ -142,9 +142,8 @@ public final class WireFormat {
     /** When the entry was parked (ms, Redis clock: the time of its {@link #FLOW_PARKED} id), or -1 when it was not. */
     public static long flowParkedMillis(Map<String, byte[]> fields) {
         String id = text(fields.get(FLOW_PARKED), null);
-        int dash = id == null ? -1 : id.indexOf('-');
         try {
-            return dash > 0 ? Long.parseLong(id.substring(0, dash)) : -1;
+            return id == null ? -1 : millisOf(id);
         } catch (NumberFormatException written) { // by another program
             return -1;
         }
