@@ -133,6 +133,28 @@ public interface Bus extends AutoCloseable {
     int clearFlowRate(String topic, String flowKey);
 
     /**
+     * Sets the cap of the whole of {@code topic} in place of the flow-controlled group's
+     * {@link SubscribeOptions#flowTopicCap() flowTopicCap} (docs/flow-control.md, "A cap for the topic"): raised, it
+     * admits waiting entries at once, in fair order; lowered, it admits none until fewer than {@code cap} run. Kept in
+     * Redis as {@link #setFlowCap} is; an unpartitioned topic only. Returns how many waiting entries it admitted.
+     */
+    int setFlowTopicCap(String topic, int cap);
+
+    /** Gives {@code topic} the group's {@code flowTopicCap} again (none if it sets none); returns how many it admitted. */
+    int clearFlowTopicCap(String topic);
+
+    /**
+     * Sets the weight of one flow key on {@code topic} under a topic cap (default 1; more than 0, at most a million):
+     * while several keys wait for the topic's slots, each gets slots in proportion to its weight (a key of weight 2
+     * twice as many as one of weight 1). Kept in Redis as {@link #setFlowCap} is. Returns how many waiting entries it
+     * admitted.
+     */
+    int setFlowWeight(String topic, String flowKey, double weight);
+
+    /** Gives {@code flowKey} the weight 1 again (see {@link #setFlowWeight}); returns how many it admitted. */
+    int clearFlowWeight(String topic, String flowKey);
+
+    /**
      * The calling thread's trace context as the message headers a publish would write ({@code traceparent},
      * {@code tracestate}); empty when tracing is off ({@link BusConfig#tracing()}) or there is no context. For a
      * message built now and published later on another thread: a publish keeps the context a message already

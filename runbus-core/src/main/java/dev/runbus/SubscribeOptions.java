@@ -57,11 +57,19 @@ import java.util.concurrent.Executor;
  *                          ({@link FlowRate}: permits per period, with a burst), on the Redis clock, the others waiting
  *                          outside the stream as for a cap; with or without {@code flowCap}, and with the same
  *                          conditions. Default null: no rate limit
+ * @param flowTopicCap      flow control: when 0 or more, at most this many entries with a flow key run at once in
+ *                          the whole topic, across its keys and the group's consumers; a slot that frees goes to the
+ *                          waiting key whose turn it is by start-time fair queueing, so that each key with waiting
+ *                          entries gets the same share (or its share by {@link Bus#setFlowWeight weight}). With or
+ *                          without {@code flowCap} and {@code flowRate}, and with the same conditions; on an
+ *                          unpartitioned topic only (refused at subscribe on one with partitions). Default
+ *                          {@value #FLOW_CONTROL_OFF}: no cap for the topic
  */
 public record SubscribeOptions(int concurrency, int batchSize, Duration blockTime, Duration minIdle,
                                int maxDeliveries, Duration claimInterval, Duration keepAliveInterval,
                                Duration shutdownTimeout, AckMode ackMode, Executor executor, boolean ordered,
-                               Duration leaseTime, RetryPolicy retryPolicy, int flowCap, FlowRate flowRate) {
+                               Duration leaseTime, RetryPolicy retryPolicy, int flowCap, FlowRate flowRate,
+                               int flowTopicCap) {
 
     public static final int DEFAULT_CONCURRENCY = 8;
     public static final int DEFAULT_BATCH_SIZE = 100;
@@ -109,7 +117,12 @@ public record SubscribeOptions(int concurrency, int batchSize, Duration blockTim
         if (flowCap < FLOW_CONTROL_OFF) {
             throw new IllegalArgumentException("flowCap must be 0 or more (or FLOW_CONTROL_OFF, -1), got " + flowCap);
         }
-        String flow = flowCap != FLOW_CONTROL_OFF ? "flowCap" : flowRate != null ? "flowRate" : null;
+        if (flowTopicCap < FLOW_CONTROL_OFF) {
+            throw new IllegalArgumentException("flowTopicCap must be 0 or more (or FLOW_CONTROL_OFF, -1), got "
+                    + flowTopicCap);
+        }
+        String flow = flowCap != FLOW_CONTROL_OFF ? "flowCap" : flowRate != null ? "flowRate"
+                : flowTopicCap != FLOW_CONTROL_OFF ? "flowTopicCap" : null;
         if (flow != null && ordered) {
             throw new IllegalArgumentException(flow + " does not apply to ordered consumption yet: a partition's "
                     + "owner already runs its entries one at a time");
@@ -120,9 +133,12 @@ public record SubscribeOptions(int concurrency, int batchSize, Duration blockTim
         }
     }
 
-    /** Whether flow control is on: {@link #flowCap()} is 0 or more, or a {@link #flowRate()} is set. */
+    /**
+     * Whether flow control is on: {@link #flowCap()} or {@link #flowTopicCap()} is 0 or more, or a {@link #flowRate()}
+     * is set.
+     */
     public boolean flowControlled() {
-        return flowCap != FLOW_CONTROL_OFF || flowRate != null;
+        return flowCap != FLOW_CONTROL_OFF || flowRate != null || flowTopicCap != FLOW_CONTROL_OFF;
     }
 
     /**
@@ -160,6 +176,7 @@ public record SubscribeOptions(int concurrency, int batchSize, Duration blockTim
         b.retryPolicy = retryPolicy;
         b.flowCap = flowCap;
         b.flowRate = flowRate;
+        b.flowTopicCap = flowTopicCap;
         return b;
     }
 
@@ -192,6 +209,7 @@ public record SubscribeOptions(int concurrency, int batchSize, Duration blockTim
         private Duration leaseTime = Duration.ofSeconds(DEFAULT_LEASE_SECONDS);
         private int flowCap = FLOW_CONTROL_OFF;
         private FlowRate flowRate;
+        private int flowTopicCap = FLOW_CONTROL_OFF;
         private RetryPolicy retryPolicy = RetryPolicy.onIdle();
 
         private Builder() {
@@ -277,6 +295,12 @@ public record SubscribeOptions(int concurrency, int batchSize, Duration blockTim
             return this;
         }
 
+        /** Default {@value #FLOW_CONTROL_OFF} (no cap for the topic); see {@link SubscribeOptions#flowTopicCap()}. */
+        public Builder flowTopicCap(int v) {
+            flowTopicCap = v;
+            return this;
+        }
+
         public SubscribeOptions build() {
             Duration keepAlive = keepAliveInterval;
             if (keepAlive == null && minIdle != null) {
@@ -284,7 +308,7 @@ public record SubscribeOptions(int concurrency, int batchSize, Duration blockTim
             }
             return new SubscribeOptions(concurrency, batchSize, blockTime, minIdle, maxDeliveries, claimInterval,
                     keepAlive, shutdownTimeout, ackMode, executor, ordered, leaseTime, retryPolicy, flowCap,
-                    flowRate);
+                    flowRate, flowTopicCap);
         }
     }
 }

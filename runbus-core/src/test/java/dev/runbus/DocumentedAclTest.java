@@ -131,7 +131,8 @@ class DocumentedAclTest {
 
     /**
      * {@link #publishes(String, ScriptMode)}, and with {@code addition} (the flow-control rules) flow-keyed messages
-     * too, on a topic whose caps a subscription configured (a cap of 1 and a rate), so that the first is let in.
+     * too, on a topic whose caps a subscription configured (a cap of 1, a rate and a topic cap), so that the first is
+     * let in.
      */
     private void publishes(String line, ScriptMode mode, String addition) throws Exception {
         loadLibrary();
@@ -140,7 +141,7 @@ class DocumentedAclTest {
             add(addition);
             try (RedisLink link = RedisLink.open(redis.uri(), Duration.ofSeconds(5))) {
                 new FlowCaps(ScriptCalls.auto(link.sync()), link.sync(), null, new Keys(BusConfig.DEFAULT_KEY_PREFIX),
-                        "flowing").configure("g", 1, Duration.ofMinutes(1), FlowRate.perSecond(1000).withBurst(2));
+                        "flowing").configure("g", 1, Duration.ofMinutes(1), FlowRate.perSecond(1000).withBurst(2), 4);
             }
         }
         resetStats();
@@ -192,7 +193,7 @@ class DocumentedAclTest {
 
     /**
      * {@link #works(String, ScriptMode)}, and with {@code addition} (the flow-control rules) a subscription with a
-     * cap and a rate too, its key's cap and rate changed live.
+     * cap, a rate and a topic cap too, its key's cap, rate and weight and the topic's cap changed live.
      */
     private void works(String line, ScriptMode mode, String addition) {
         loadLibrary();
@@ -270,12 +271,14 @@ class DocumentedAclTest {
             if (addition != null) {
                 bus.subscribe("flowing", "fg", "f1", d -> handled.merge("flowing", 1L, Long::sum), options.toBuilder()
                         .retryPolicy(RetryPolicy.onIdle()).flowCap(1).flowRate(FlowRate.perSecond(50).withBurst(2))
-                        .build());
+                        .flowTopicCap(3).build());
                 for (int n = 0; n < 4; n++) {
                     publisher.publish("flowing", Message.builder("job", new byte[] {(byte) n}).flowKey("t").build());
                 }
                 bus.setFlowCap("flowing", "t", 2);
                 bus.setFlowRate("flowing", "t", FlowRate.perSecond(100));
+                bus.setFlowWeight("flowing", "t", 2);
+                bus.setFlowTopicCap("flowing", 4);
                 Wait.until("the four flow-keyed messages handled", WAIT, () -> handled.getOrDefault("flowing", 0L) == 4);
             }
             Wait.until("everything handled", WAIT, () -> handled.keySet().containsAll(List.of("ok", "retry", "slow",

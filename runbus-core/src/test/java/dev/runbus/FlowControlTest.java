@@ -8,7 +8,7 @@ import static dev.runbus.testkit.Deployment.REDIS_62;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.runbus.internal.redis.Partitions;
+import dev.runbus.testing.FlowBuses;
 import dev.runbus.testing.FlowJobs;
 import dev.runbus.testkit.Deployment;
 import dev.runbus.testkit.OnDeployments;
@@ -20,7 +20,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -44,8 +43,8 @@ class FlowControlTest {
     private static final String TOPIC = "jobs";
     /** The partitions of the rate tests' topic. */
     private static final int PARTITIONS = 2;
-    private final String prefix = "test-flow-" + UUID.randomUUID();
-    private final List<Bus> buses = new ArrayList<>();
+    private final FlowBuses flow = new FlowBuses(TOPIC, this::target);
+    private final String prefix = flow.prefix();
 
     @Parameter
     Deployment deployment;
@@ -56,15 +55,11 @@ class FlowControlTest {
 
     @AfterEach
     void cleanUp() {
-        buses.forEach(Bus::close);
-        target().deleteKeys(prefix);
+        flow.close();
     }
 
     private Bus bus(int partitions) {
-        Bus bus = Bus.connect(BusConfig.builder(target().uri()).keyPrefix(prefix).partitions(TOPIC, partitions)
-                .build());
-        buses.add(bus);
-        return bus;
+        return flow.bus(partitions);
     }
 
     private static SubscribeOptions.Builder capped(int cap) {
@@ -73,15 +68,7 @@ class FlowControlTest {
 
     /** Members of a flow structure ({@code holds}, {@code queue}) over every partition of the topic. */
     private long flowMembers(String structure, int partitions) {
-        long n = 0;
-        for (String name : partitionNames(partitions)) {
-            n += target().redis().zcard(prefix + ":{" + name + "}:flow:" + structure);
-        }
-        return n;
-    }
-
-    private static List<String> partitionNames(int partitions) {
-        return new Partitions(TOPIC, partitions).names();
+        return flow.members(structure, partitions);
     }
 
     @Test
@@ -101,7 +88,7 @@ class FlowControlTest {
                 }
             }, capped(cap).concurrency(6).build());
         }
-        Publisher publisher = buses.get(0).publisher();
+        Publisher publisher = flow.first().publisher();
         List<Message> batch = new ArrayList<>();
         for (int n = 0; n < 25; n++) {
             for (int k = 0; k < 6; k++) {
@@ -140,7 +127,7 @@ class FlowControlTest {
                 perKey.end(key);
             }
         }, capped(1).concurrency(4).build());
-        Publisher publisher = buses.get(0).publisher();
+        Publisher publisher = flow.first().publisher();
         List<Message> many = new ArrayList<>();
         for (int n = 0; n < 300; n++) {
             many.add(job("a", n));
@@ -177,7 +164,7 @@ class FlowControlTest {
             deliveries.add(d);
             release.await();
         }, capped(1).concurrency(2).build());
-        Publisher publisher = buses.get(0).publisher();
+        Publisher publisher = flow.first().publisher();
         for (int n = 0; n < 5; n++) {
             publisher.publish(TOPIC, job("a", n));
         }
@@ -210,7 +197,7 @@ class FlowControlTest {
                 release.await();
             }
         }, capped(1).concurrency(2).build());
-        Publisher publisher = buses.get(0).publisher();
+        Publisher publisher = flow.first().publisher();
         publisher.publish(TOPIC, job("a", 0));
         Wait.until("a-0 running", Duration.ofSeconds(20), () -> deliveries.size() == 1);
         publisher.publish(TOPIC, job("a", 1), Duration.ofMillis(50));
@@ -245,14 +232,14 @@ class FlowControlTest {
             }
         }, capped(1).concurrency(4).retryPolicy(RetryPolicy.fixed(Duration.ofMillis(50))).maxDeliveries(3).build());
         for (int n = 0; n < 10; n++) {
-            buses.get(0).publisher().publish(TOPIC, job("a", n));
+            flow.first().publisher().publish(TOPIC, job("a", n));
         }
 
         Wait.until("the ten succeeded", Duration.ofSeconds(60), () -> succeededAt.size() == 10);
         assertThat(succeededAt.values()).as("each at its second attempt").containsOnly(2L);
         assertThat(calls).as("each ran twice").hasSize(20);
         assertThat(perKey.most()).as("one slot, retries included").isEqualTo(1);
-        assertThat(buses.get(0).deadLetters().list(TOPIC, null, 10)).isEmpty();
+        assertThat(flow.first().deadLetters().list(TOPIC, null, 10)).isEmpty();
         Wait.until("every slot released", Duration.ofSeconds(20), () -> flowMembers("holds", 1) == 0
                 && flowMembers("queue", 1) == 0);
     }
@@ -349,7 +336,7 @@ class FlowControlTest {
             }, SubscribeOptions.builder().flowRate(FlowRate.perSecond(permits).withBurst(burst)).concurrency(4)
                     .blockTime(Duration.ofMillis(200)).claimInterval(Duration.ofMillis(500)).build());
         }
-        Publisher publisher = buses.get(0).publisher();
+        Publisher publisher = flow.first().publisher();
         for (int n = 0; n < messages; n++) {
             publisher.publish(TOPIC, job("busy", n));
         }

@@ -336,13 +336,6 @@ public final class RedisBus implements Bus {
         retention.round(subscribed.values(), config.retention());
     }
 
-    /**
-     * Destroys the group on every partition's stream together with its start and retry records there, one script per
-     * partition (delete_group.lua: a group created again under the name inherits no handler starts), then forgets its
-     * heartbeats and memberships. The leases and fencing counters stay: a lease expires on its own, so a holder that
-     * is paused now starts nothing beside the next owner, and the counter keeps the tokens of a group of the same
-     * name growing past those a consumer of the old group may still hold.
-     */
     @Override
     public int setFlowCap(String topic, String flowKey, int cap) {
         if (cap < 0) {
@@ -365,6 +358,47 @@ public final class RedisBus implements Bus {
     @Override
     public int clearFlowRate(String topic, String flowKey) {
         return flowRate(topic, flowKey, null);
+    }
+
+    @Override
+    public int setFlowTopicCap(String topic, int cap) {
+        if (cap < 0) {
+            throw new IllegalArgumentException("a topic's cap must be 0 or more, got " + cap);
+        }
+        return flowTopicCap(topic, cap);
+    }
+
+    @Override
+    public int clearFlowTopicCap(String topic) {
+        return flowTopicCap(topic, null);
+    }
+
+    @Override
+    public int setFlowWeight(String topic, String flowKey, double weight) {
+        if (!(weight > 0 && weight <= FlowCaps.MAX_WEIGHT)) {
+            throw new IllegalArgumentException("a flow key's weight must be more than 0 and at most "
+                    + (long) FlowCaps.MAX_WEIGHT + ", got " + weight);
+        }
+        return onFlowKey(topic, flowKey, "setting the flow weight of ", caps -> caps.weight(flowKey, weight));
+    }
+
+    @Override
+    public int clearFlowWeight(String topic, String flowKey) {
+        return onFlowKey(topic, flowKey, "setting the flow weight of ", caps -> caps.weight(flowKey, null));
+    }
+
+    /** A topic's cap lives in its one partition's caps: a topic with partitions has none. */
+    private int flowTopicCap(String topic, Integer cap) {
+        requireOpen();
+        Keys.checkTopic(topic);
+        Partitions partitions = topics.register(topic);
+        if (partitions.count() > 1) {
+            throw new IllegalArgumentException("a topic cap needs an unpartitioned topic: " + topic + " has "
+                    + partitions.count() + " partitions (docs/flow-control.md)");
+        }
+        String name = partitions.name(0);
+        return Calls.call("setting the flow cap of topic " + topic,
+                () -> new FlowCaps(calls, link.sync(), null, keys, name).topicCap(cap)).size();
     }
 
     private int flowCap(String topic, String flowKey, Integer cap) {
@@ -390,6 +424,13 @@ public final class RedisBus implements Bus {
                 () -> change.apply(new FlowCaps(calls, link.sync(), null, keys, name))).size();
     }
 
+    /**
+     * Destroys the group on every partition's stream together with its start and retry records there, one script per
+     * partition (delete_group.lua: a group created again under the name inherits no handler starts), then forgets its
+     * heartbeats and memberships. The leases and fencing counters stay: a lease expires on its own, so a holder that
+     * is paused now starts nothing beside the next owner, and the counter keeps the tokens of a group of the same
+     * name growing past those a consumer of the old group may still hold.
+     */
     @Override
     public boolean deleteGroup(String topic, String group) {
         requireOpen();

@@ -28,10 +28,18 @@
 --            entries and room under their cap that only their rate holds back; a tick admits them when due. Under
 --            NUL ticker and NUL ticker_until in caps: the consumer that schedules the ticks of this partition
 --            (the others tick at their own pace only), until when
+--   ready    sorted set, flow key -> its start tag: with a topic cap (NUL topic_cap in caps, the subscription's; NUL
+--            topic_cap_set, one set at run time, in its place), the keys with parked entries and room under their
+--            own cap that wait for a slot of the topic. A free slot of the topic goes to the key with the smallest
+--            start tag (start-time fair queueing): an admission of key k at start tag S sets the virtual time to S
+--            and k's finish tag to S + 1 / weight (its weight under NUL weight NUL k in caps, default 1); a key
+--            joining the set starts at max(virtual time, its finish tag), so an idle key neither gains credit nor
+--            waits behind a backlog, and each backlogged key gets slots in proportion to its weight
+--   tags     hash, flow key -> its finish tag; NUL vt: the virtual time
 -- A flow key never holds NUL (the publisher refuses it), so a key's members are exactly those in [key NUL, key \1).
 --
 -- KEYS[1] stream, KEYS[2] parked, KEYS[3] queue, KEYS[4] holds, KEYS[5] held, KEYS[6] caps, KEYS[7] seq, KEYS[8] tat,
--- KEYS[9] later
+-- KEYS[9] later, KEYS[10] ready, KEYS[11] tags
 -- ARGV[1] the operation; then, by operation:
 --   configure ARGV[2] the default cap, ARGV[3] the hold's lease (ms), ARGV[4] the last key served by the previous
 --            call ('' at first), ARGV[5] at most this many keys served, 2 or more: admits what the keys with
@@ -39,7 +47,8 @@
 --            never the last one served and '' stays free to mean "done"), ARGV[6] the subscribing group: refused
 --            with the error FLOWGROUP <group> while another group is recorded and still exists on the stream,
 --            ARGV[7] a key's rate limit as the interval between two admissions (ms, may be fractional; '' for none),
---            ARGV[8] its burst (admissions at once after an idle time, 1 or more)
+--            ARGV[8] its burst (admissions at once after an idle time, 1 or more), ARGV[9] the cap of the whole topic
+--            (the holds of all keys together; '' for none)
 --            returns { the last key served ('' when every key was), stream ids admitted... }
 --   park     ARGV[2] flow key, ARGV[3..] the entry's fields and values
 --            returns { parked id, stream ids admitted... }
@@ -68,12 +77,18 @@
 --   cap      ARGV[2] flow key, ARGV[3] its cap ('' for the default): a cap raised admits at once, one lowered
 --            admits nothing until fewer hold
 --            returns { stream ids admitted... }
+--   topiccap ARGV[2] the topic's cap ('' for the subscription's): raised (or removed), it admits at once
+--            returns { stream ids admitted... }
+--   weight   ARGV[2] flow key, ARGV[3] its weight under a topic cap (> 0; '' for 1): its share of the topic's
+--            slots against the other waiting keys' from its next admission on
+--            returns { stream ids admitted... }
 local stream, parked, queue, holds, held, caps, seqKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
-local tats, later = KEYS[8], KEYS[9]
+local tats, later, ready, tags = KEYS[8], KEYS[9], KEYS[10], KEYS[11]
 local op = ARGV[1]
 local NUL = '\0'
 local CAP, LEASE, GROUP = NUL .. 'cap', NUL .. 'lease', NUL .. 'group'
 local RATE, BURST, TICKER, TICKER_UNTIL = NUL .. 'rate', NUL .. 'burst', NUL .. 'ticker', NUL .. 'ticker_until'
+local TOPIC_CAP, TOPIC_CAP_SET, WEIGHT, VT = NUL .. 'topic_cap', NUL .. 'topic_cap_set', NUL .. 'weight', NUL .. 'vt'
 
 -- Whether group exists on the stream (a group deleted since it was recorded gives the topic up).
 local function groupExists(group)
@@ -102,11 +117,28 @@ if op == 'configure' then
   else
     redis.call('HSET', caps, RATE, ARGV[7], BURST, ARGV[8])
   end
+  if ARGV[9] == '' then
+    redis.call('HDEL', caps, TOPIC_CAP)
+  else
+    redis.call('HSET', caps, TOPIC_CAP, ARGV[9])
+  end
+end
+if op == 'topiccap' then
+  if ARGV[2] == '' then
+    redis.call('HDEL', caps, TOPIC_CAP_SET)
+  else
+    redis.call('HSET', caps, TOPIC_CAP_SET, ARGV[2])
+  end
 end
 local lease = tonumber(redis.call('HGET', caps, LEASE) or '0')
 local defaultCap = tonumber(redis.call('HGET', caps, CAP) or '0')
 local interval = tonumber(redis.call('HGET', caps, RATE) or '0')
 local tolerance = interval > 0 and (tonumber(redis.call('HGET', caps, BURST) or '1') - 1) * interval or 0
+-- The cap of the whole topic (the holds of every key together), -1 for none; not before a subscription configured.
+local topicCap = tonumber(redis.call('HGET', caps, TOPIC_CAP_SET) or redis.call('HGET', caps, TOPIC_CAP) or '-1')
+if lease <= 0 then
+  topicCap = -1
+end
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -179,18 +211,20 @@ local function waitForRate(key)
   redis.call('ZADD', later, tatOf(key) - tol, key)
 end
 
--- Admits the key's oldest parked entries while it has room and its rate allows; appends the stream ids to out. A
--- key that has room and parked entries but must wait for its rate goes to later, due when its rate allows.
-local function admit(key, out)
-  local room = capOf(key) - holding(key)
+-- Admits up to max of the key's oldest parked entries while it has room and its rate allows; appends the stream ids
+-- to out and returns how many. A key that has room and parked entries but must wait for its rate goes to later, due
+-- when its rate allows.
+local function admitOwn(key, out, max)
+  local room = math.min(capOf(key) - holding(key), max)
+  local admitted = 0
   while room > 0 do
     local first = redis.call('ZRANGEBYLEX', queue, '[' .. key .. NUL, '(' .. key .. '\1', 'LIMIT', 0, 1)[1]
     if not first then
-      return
+      return admitted
     end
     if not takeRate(key) then
       waitForRate(key)
-      return
+      return admitted
     end
     redis.call('ZREM', queue, first)
     local pid = string.sub(first, #key + 19) -- key NUL, 16 digits, NUL
@@ -212,7 +246,68 @@ local function admit(key, out)
       hold(key, id)
       out[#out + 1] = id
       room = room - 1
+      admitted = admitted + 1
     end
+  end
+  return admitted
+end
+
+-- The slots of the topic left free, under its cap.
+local function topicRoom()
+  return topicCap - redis.call('ZCARD', holds)
+end
+
+local function weightOf(key)
+  return tonumber(redis.call('HGET', caps, WEIGHT .. NUL .. key) or '1')
+end
+
+local function hasParked(key)
+  return redis.call('ZRANGEBYLEX', queue, '[' .. key .. NUL, '(' .. key .. '\1', 'LIMIT', 0, 1)[1] ~= nil
+end
+
+-- With a topic cap: files a key with parked entries and room under its own cap among the ready ones, at its start
+-- tag (a key already there keeps its tag).
+local function markReady(key)
+  if holding(key) < capOf(key) and hasParked(key) then
+    local vt = tonumber(redis.call('HGET', tags, VT) or '0')
+    local finish = tonumber(redis.call('HGET', tags, key) or '0')
+    redis.call('ZADD', ready, 'NX', math.max(vt, finish), key)
+  end
+end
+
+-- With a topic cap: gives its free slots to the ready keys, one entry at a time, smallest start tag first. A key
+-- that cannot take its turn (no parked entry or room left; its rate holds it back: then it goes to later) leaves
+-- the set and is filed again when that changes.
+local function admitFair(out)
+  local room = topicRoom()
+  local turns = 0
+  while room > 0 and turns < room + 100 do
+    turns = turns + 1
+    local first = redis.call('ZRANGE', ready, 0, 0, 'WITHSCORES')
+    if not first[1] then
+      return
+    end
+    local key, start = first[1], tonumber(first[2])
+    redis.call('ZREM', ready, key)
+    if admitOwn(key, out, 1) > 0 then
+      room = room - 1
+      local finish = start + 1 / weightOf(key)
+      redis.call('HSET', tags, VT, tostring(start), key, tostring(finish))
+      if holding(key) < capOf(key) and hasParked(key) then
+        redis.call('ZADD', ready, finish, key)
+      end
+    end
+  end
+end
+
+-- Admits what the key has room for: all of it without a topic cap; with one, the key waits its turn among the
+-- ready keys for the topic's free slots.
+local function admit(key, out)
+  if topicCap < 0 then
+    admitOwn(key, out, math.huge)
+  else
+    markReady(key)
+    admitFair(out)
   end
 end
 
@@ -223,6 +318,9 @@ local function park(key, seq, fields)
 end
 
 if op == 'configure' then
+  if topicCap < 0 then
+    redis.call('DEL', ready) -- no topic cap: no key waits for one (each key admits on its own below)
+  end
   local out, last, served = { '' }, ARGV[4], 0
   while served < tonumber(ARGV[5]) do
     local from = last == '' and '-' or ('[' .. last .. '\1')
@@ -312,12 +410,15 @@ if op == 'confirm' then
   for i = 3, #ARGV, 3 do
     local key, id, starts = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
     local member = key .. NUL .. id
+    local room = holding(key) < capOf(key)
+    local topicFree = topicCap < 0 or topicRoom() > 0
     if redis.call('ZSCORE', holds, member) then
       redis.call('ZADD', holds, now + lease, member)
       confirmed[#confirmed + 1] = id
-    elseif holding(key) < capOf(key) and takeRate(key) then
+    elseif room and topicFree and takeRate(key) then
       -- Reached the stream without a slot (a delayed or retried entry, or one whose slot expired before it
-      -- started): it takes one, and is counted by the key's rate as an admission is.
+      -- started): it takes one if its key and the topic have room, and is counted by the key's rate as an
+      -- admission is.
       hold(key, id)
       confirmed[#confirmed + 1] = id
     else
@@ -342,7 +443,9 @@ if op == 'confirm' then
           end
         end
         park(key, seq or string.format('%016d', 0), fields)
-        if limited(key) and holding(key) < capOf(key) then
+        if room and not topicFree then
+          markReady(key) -- held back by the topic's cap: it takes its turn when a slot of the topic frees
+        elseif room and limited(key) then
           waitForRate(key) -- held back by its rate, not its cap: a tick lets it in when due
         end
       end
@@ -377,6 +480,32 @@ if op == 'rate' then
   redis.call('ZREM', later, ARGV[2]) -- filed again by the admission below if the new rate holds it back
   local out = {}
   admit(ARGV[2], out)
+  return out
+end
+
+if op == 'weight' then
+  if ARGV[3] == '' then
+    redis.call('HDEL', caps, WEIGHT .. NUL .. ARGV[2])
+  else
+    redis.call('HSET', caps, WEIGHT .. NUL .. ARGV[2], ARGV[3])
+  end
+  local out = {}
+  admit(ARGV[2], out)
+  return out
+end
+
+if op == 'topiccap' then
+  local out = {}
+  if topicCap < 0 then
+    -- No topic cap any more: every key that waited for the topic takes what it has room for.
+    local waiting = redis.call('ZRANGE', ready, 0, -1)
+    redis.call('DEL', ready)
+    for _, key in ipairs(waiting) do
+      admitOwn(key, out, math.huge)
+    end
+  else
+    admitFair(out)
+  end
   return out
 end
 

@@ -69,10 +69,11 @@ public final class RedisAcl {
     /**
      * What a publisher needs on top of its list to publish messages with a flow key (flow.lua {@code park}, which
      * admits what has room): INCR the waiting order, HGET, HMGET the caps and rates, ZLEXCOUNT a key's slots,
-     * ZRANGEBYLEX, ZREM its queue, XRANGE, XDEL the waiting entry it lets in, HSET the key's rate state.
+     * ZRANGEBYLEX, ZREM its queue, XRANGE, XDEL the waiting entry it lets in, HSET the key's rate state; under a topic
+     * cap, ZCARD the topic's slots and ZRANGE the key whose turn it is.
      */
     public static final String FLOW_PUBLISHER_EXTRA_COMMANDS =
-            "+incr +hget +hmget +hset +zlexcount +zrangebylex +zrem +xrange +xdel";
+            "+incr +hget +hmget +hset +zlexcount +zrangebylex +zrem +xrange +xdel +zcard +zrange";
 
     /**
      * What a worker needs on top of its list for flow control (a subscription with {@code flowCap} or

@@ -33,6 +33,9 @@ public final class FlowCaps {
 
     private static final LuaScript FLOW = LuaScript.load("flow");
 
+    /** The largest weight of a flow key: a share a million times another's is already all of it. */
+    public static final double MAX_WEIGHT = 1_000_000;
+
     /** An admitted entry's hold: its flow key and its id in the partition's stream. */
     public record Hold(String flowKey, String streamId) {
     }
@@ -110,6 +113,19 @@ public final class FlowCaps {
      * idle time (GCRA on the Redis clock).
      */
     public List<String> configure(String group, int defaultCap, Duration lease, dev.runbus.FlowRate rate) {
+        return configure(group, defaultCap, lease, rate, -1);
+    }
+
+    /**
+     * {@link #configure(String, int, Duration, dev.runbus.FlowRate)} with a cap for the whole topic ({@code topicCap};
+     * -1 for none): at most that many holds of all keys together, a slot that frees going to the waiting key whose
+     * turn it is (start-time fair queueing, by {@link #weight}).
+     */
+    public List<String> configure(String group, int defaultCap, Duration lease, dev.runbus.FlowRate rate,
+                                  int topicCap) {
+        if (topicCap < -1) {
+            throw new IllegalArgumentException("a topic's cap must be 0 or more (or -1 for none), not " + topicCap);
+        }
         if (defaultCap < 0) {
             throw new IllegalArgumentException("a flow key's cap must be 0 or more, not " + defaultCap);
         }
@@ -123,7 +139,7 @@ public final class FlowCaps {
             try {
                 reply = Replies.ids(call(List.of("configure", defaultCap, lease.toMillis(), last,
                         KEYS_PER_CONFIGURE_CALL, group, rate == null ? "" : rate.intervalMillis(),
-                        rate == null ? 1 : rate.burst())));
+                        rate == null ? 1 : rate.burst(), topicCap < 0 ? "" : topicCap)));
             } catch (RuntimeException e) {
                 String owner = flowGroupIn(e);
                 if (owner == null) {
@@ -294,6 +310,30 @@ public final class FlowCaps {
         checkKey(flowKey);
         return Replies.ids(call(List.of("rate", flowKey, rate == null ? "" : rate.intervalMillis(),
                 rate == null ? "" : rate.burst())));
+    }
+
+    /**
+     * Sets the topic's cap ({@code null}: back to the subscription's {@code flowTopicCap}); returns what a raised (or
+     * removed) cap admitted.
+     */
+    public List<String> topicCap(Integer cap) {
+        if (cap != null && cap < 0) {
+            throw new IllegalArgumentException("a topic's cap must be 0 or more, not " + cap);
+        }
+        return Replies.ids(call(List.of("topiccap", cap == null ? "" : cap)));
+    }
+
+    /**
+     * Sets {@code flowKey}'s weight under a topic cap ({@code null}: back to 1): its share of the topic's slots
+     * against the other keys waiting for them; returns what it admitted.
+     */
+    public List<String> weight(String flowKey, Double weight) {
+        checkKey(flowKey);
+        if (weight != null && !(weight > 0 && weight <= MAX_WEIGHT)) {
+            throw new IllegalArgumentException("a flow key's weight must be more than 0 and at most " + MAX_WEIGHT
+                    + ", not " + weight);
+        }
+        return Replies.ids(call(List.of("weight", flowKey, weight == null ? "" : weight)));
     }
 
     private static List<Object> withHolds(List<Object> head, List<Hold> holds) {

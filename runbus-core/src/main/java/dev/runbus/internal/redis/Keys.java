@@ -108,15 +108,17 @@ public final class Keys {
     public static final int FLOW_HOLDS = 3;
     /** In {@link #flow}: the keys only their rate holds back. */
     public static final int FLOW_LATER = 8;
+    /** In {@link #flow}: the keys waiting for a slot of the topic's cap. */
+    public static final int FLOW_READY = 9;
 
     /**
      * The stream and flow-control keys of a partition, in the order {@code flow.lua} takes them: stream, parked,
-     * queue, holds, held, caps, seq, tat, later (docs/flow-control.md).
+     * queue, holds, held, caps, seq, tat, later, ready, tags (docs/flow-control.md).
      */
     public String[] flow(String name) {
         String base = tagged(name) + ":flow:";
         return new String[] {stream(name), base + "parked", base + "queue", base + "holds", base + "held", base + "caps",
-                base + "seq", base + "tat", base + "later"};
+                base + "seq", base + "tat", base + "later", base + "ready", base + "tags"};
     }
 
     /** The members of an ordered group of a topic. */
