@@ -326,7 +326,7 @@ class DocsMatchTheCodeTest {
     /** The commands a cell names, each in backticks without "runbus": `dlq list`. */
     private static List<String> commandsNamed(String cell) {
         List<String> out = new ArrayList<>();
-        Matcher m = Pattern.compile("`([a-z][a-z ]*)`").matcher(cell);
+        Matcher m = Pattern.compile("`([a-z][a-z -]*)`").matcher(cell);
         while (m.find()) {
             out.add(m.group(1));
         }

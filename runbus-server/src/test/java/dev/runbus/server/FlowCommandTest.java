@@ -18,8 +18,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@code runbus flow show|cap|rate} on the local Redis: what waits and what holds a slot, and one key's cap and rate
- * changed live, against a subscription with a cap of 1 whose first handler blocks.
+ * {@code runbus flow show|cap|rate|weight|topic-cap} on the local Redis: what waits and what holds a slot, one key's
+ * cap, rate and weight and the topic's cap changed live, against subscriptions whose handlers block.
  */
 class FlowCommandTest {
 
@@ -88,6 +88,43 @@ class FlowCommandTest {
             release.countDown();
             Wait.until("all four handled", WAIT, () -> handled.size() == 4);
         }
+    }
+
+    @Test
+    void changesTheTopicsCapAndAKeysWeightLive() throws Exception {
+        CountDownLatch release = new CountDownLatch(1);
+        List<String> handled = new CopyOnWriteArrayList<>();
+        try (Bus bus = Bus.connect(BusConfig.builder(redis.uri()).keyPrefix(prefix).build())) {
+            bus.subscribe("jobs", "g", "c", d -> {
+                release.await();
+                handled.add(new String(d.message().payload(), java.nio.charset.StandardCharsets.UTF_8));
+            }, SubscribeOptions.builder().flowTopicCap(1).concurrency(4).blockTime(Duration.ofMillis(200)).build());
+            for (int n = 0; n < 3; n++) {
+                bus.publisher().publish("jobs", job("k" + n, 0));
+            }
+            assertThat(json("flow", "show", "jobs", "--json").get("waiting").asLong()).as("behind the topic's one slot")
+                    .isEqualTo(2);
+
+            JsonNode weighted = json("flow", "weight", "jobs", "k2", "2", "--json");
+            assertThat(weighted.get("weight").asDouble()).isEqualTo(2.0);
+            assertThat(weighted.get("let_in").asInt()).as("the topic is full").isZero();
+
+            JsonNode raised = json("flow", "topic-cap", "jobs", "2", "--json");
+            assertThat(raised.get("topic_cap").asInt()).isEqualTo(2);
+            assertThat(raised.get("let_in").asInt()).as("one more slot").isEqualTo(1);
+            assertThat(json("flow", "topic-cap", "jobs", "--clear", "--json").get("let_in").asInt())
+                    .as("back to the group's 1 with 2 running").isZero();
+            assertThat(json("flow", "weight", "jobs", "k2", "--clear", "--json").get("weight").asDouble())
+                    .isEqualTo(1.0);
+            release.countDown();
+            Wait.until("all three handled", WAIT, () -> handled.size() == 3);
+        }
+        Cli zero = cli("flow", "weight", "jobs", "k", "0");
+        assertThat(zero.exitCode).isEqualTo(2);
+        assertThat(zero.err).contains("more than 0");
+        Cli neither = cli("flow", "topic-cap", "jobs");
+        assertThat(neither.exitCode).isEqualTo(2);
+        assertThat(neither.err).contains("one of the two");
     }
 
     @Test

@@ -15,8 +15,9 @@ import picocli.CommandLine.Parameters;
 
 @Command(name = "flow", mixinStandardHelpOptions = true,
         description = {"Flow control of a topic (docs/flow-control.md): what waits for a slot and what holds one; one "
-                + "flow key's cap or rate, live."},
-        subcommands = {FlowCommand.Show.class, FlowCommand.Cap.class, FlowCommand.Rate.class})
+                + "flow key's cap, rate or weight, and the topic's cap, live."},
+        subcommands = {FlowCommand.Show.class, FlowCommand.Cap.class, FlowCommand.Rate.class, FlowCommand.Weight.class,
+                FlowCommand.TopicCap.class})
 final class FlowCommand implements Runnable {
 
     @picocli.CommandLine.Spec
@@ -24,7 +25,8 @@ final class FlowCommand implements Runnable {
 
     @Override
     public void run() {
-        throw new picocli.CommandLine.ParameterException(spec.commandLine(), "missing subcommand: show, cap or rate");
+        throw new picocli.CommandLine.ParameterException(spec.commandLine(),
+                "missing subcommand: show, cap, rate, weight or topic-cap");
     }
 
     @Command(name = "show", mixinStandardHelpOptions = true,
@@ -110,7 +112,56 @@ final class FlowCommand implements Runnable {
         }
     }
 
-    /** The topic and flow key a change is for: the first two arguments of {@code cap} and {@code rate}. */
+    @Command(name = "weight", mixinStandardHelpOptions = true,
+            description = "Set one flow key's weight under the topic's cap (its share of the topic's slots against the "
+                    + "other waiting keys'; default 1), or give it 1 again with --clear.")
+    static final class Weight extends AdminCommand {
+        @Mixin
+        TopicAndKey at;
+
+        @Parameters(index = "2", paramLabel = "W", arity = "0..1",
+                description = "the key's weight, more than 0 and at most 1000000 (2: twice the share of weight 1)")
+        Double weight;
+
+        @Option(names = "--clear", description = "give the key the weight 1 again")
+        boolean clear;
+
+        @Override
+        int run(Infrastructure infra, Settings s) {
+            if (clear == (weight != null)) {
+                throw new IllegalArgumentException("give the key's weight W, or --clear (one of the two)");
+            }
+            int admitted = clear ? infra.bus().clearFlowWeight(at.topic, at.key)
+                    : infra.bus().setFlowWeight(at.topic, at.key, weight);
+            return changed(this, at.topic, at.key, "weight", clear ? 1.0 : weight, admitted);
+        }
+    }
+
+    @Command(name = "topic-cap", mixinStandardHelpOptions = true,
+            description = "Set the cap of the whole topic in place of the group's flowTopicCap (raised: waiting "
+                    + "messages start at once, in their turns; lowered: none starts until fewer run), or give it the "
+                    + "group's again with --clear. An unpartitioned topic only.")
+    static final class TopicCap extends AdminCommand {
+        @Parameters(index = "0", paramLabel = "TOPIC", description = "the topic")
+        String topic;
+
+        @Parameters(index = "1", paramLabel = "N", arity = "0..1", description = "the topic's cap, 0 or more")
+        Integer cap;
+
+        @Option(names = "--clear", description = "give the topic the group's flowTopicCap again")
+        boolean clear;
+
+        @Override
+        int run(Infrastructure infra, Settings s) {
+            if (clear == (cap != null)) {
+                throw new IllegalArgumentException("give the topic's cap N, or --clear (one of the two)");
+            }
+            int admitted = clear ? infra.bus().clearFlowTopicCap(topic) : infra.bus().setFlowTopicCap(topic, cap);
+            return changed(this, topic, null, "topic_cap", clear ? "the group's" : cap, admitted);
+        }
+    }
+
+    /** The topic and flow key a change is for: the first two arguments of {@code cap}, {@code rate} and {@code weight}. */
     static final class TopicAndKey {
         @Parameters(index = "0", paramLabel = "TOPIC", description = "the topic")
         String topic;
@@ -127,11 +178,18 @@ final class FlowCommand implements Runnable {
         }
     }
 
-    /** Prints what a cap or rate change did: the key, its new value, the messages it let in. */
     private static int changed(AdminCommand command, TopicAndKey at, String what, Object value, int admitted) {
+        return changed(command, at.topic, at.key, what, value, admitted);
+    }
+
+    /** Prints what a change did: the key (none for the topic's cap), its new value, the messages it let in. */
+    private static int changed(AdminCommand command, String topic, String key, String what, Object value,
+                               int admitted) {
         Map<String, Object> out = new LinkedHashMap<>();
-        out.put("topic", at.topic);
-        out.put("flow_key", at.key);
+        out.put("topic", topic);
+        if (key != null) {
+            out.put("flow_key", key);
+        }
         out.put(what, value);
         out.put("let_in", admitted);
         Table t = new Table("field", "value");
