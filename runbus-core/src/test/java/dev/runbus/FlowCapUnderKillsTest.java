@@ -28,12 +28,13 @@ import org.junit.jupiter.params.Parameter;
 
 /**
  * A cap is never exceeded while workers die (docs/flow-control.md, guarantee 1): three worker JVMs ({@link FlowWorker})
- * with 8 handlers each and a per-key cap of 2 run 6 keys' messages (so every key is at its cap throughout: 12 slots,
- * 24 handlers) while the test SIGKILLs a random worker every 2 s and SIGTERMs another every 3 s, starting a new one
- * in its place each time. Every handler's start and end are on the machine's
- * clock in µs; a handler whose worker died before its end ran until the death. At every instant of the merged log at
- * most 2 handlers of a key ran, and every message's handler ended once at least; nothing was dead-lettered. The
- * kills go on while there is work: about 20 s on an idle machine, 6 or 7 deaths (longer beside other work).
+ * with 8 handlers each, a per-key cap of 2 and a topic cap of 8 run 6 keys' messages (so the topic is at its cap
+ * throughout, with keys waiting for their turn: 8 slots of 12 the keys' caps allow, 24 handlers) while the test
+ * SIGKILLs a random worker every 2 s and SIGTERMs another every 3 s, starting a new one in its place each time. Every
+ * handler's start and end are on the machine's clock in µs; a handler whose worker died before its end ran until the
+ * death. At every instant of the merged log at most 2 handlers of a key and 8 in all ran, and every message's handler
+ * ended once at least; nothing was dead-lettered. The kills go on while there is work: about 20 s on an idle
+ * machine, 6 or 7 deaths (longer beside other work).
  */
 @OnDeployments({LOCAL, CLUSTER})
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
@@ -41,9 +42,10 @@ class FlowCapUnderKillsTest {
 
     private static final String TOPIC = "jobs";
     private static final int CAP = 2;
+    private static final int TOPIC_CAP = 8;
     private static final int KEYS = 6;
-    /** About 8 s of work on an idle machine: 6 keys × 2 slots, 100 ms per handler, 120 messages a second. */
-    private static final int PER_KEY = 160;
+    /** About 8 s of work on an idle machine: 8 slots of the topic, 100 ms per handler, 80 messages a second. */
+    private static final int PER_KEY = 110;
     /**
      * The slots' lease. A worker that gets no CPU for longer than its lease less a keep-alive interval loses its slots
      * while its handlers still run (the lease's limit, docs/flow-control.md), which a loaded two-core machine did to a
@@ -84,7 +86,7 @@ class FlowCapUnderKillsTest {
 
     private Worker startWorker() throws Exception {
         ChildJvm jvm = ChildJvm.start(FlowWorker.class, target().uri(), prefix, TOPIC, "g", "w" + started++,
-                Long.toString(MIN_IDLE_MILLIS), Integer.toString(CAP), "8");
+                Long.toString(MIN_IDLE_MILLIS), Integer.toString(CAP), "8", "-", Integer.toString(TOPIC_CAP));
         Worker w = new Worker(jvm);
         workers.add(w);
         jvm.awaitLine("READY", Duration.ofSeconds(60));
@@ -130,11 +132,14 @@ class FlowCapUnderKillsTest {
         ended.addAll(workers);
         workers.clear();
 
-        int most = mostAtOnce();
-        System.out.printf("FLOW-KILLS[%s] %d workers started, the most handlers of one key at once: %d (cap %d)%n",
-                target().name(), started, most, CAP);
-        assertThat(most).as("handlers of one key at once, at any instant; slots lost by a paused worker: %s",
+        Most most = mostAtOnce();
+        System.out.printf("FLOW-KILLS[%s] %d workers started, the most handlers of one key at once: %d (cap %d), "
+                + "in all: %d (topic cap %d)%n", target().name(), started, most.ofOneKey(), CAP, most.inAll(),
+                TOPIC_CAP);
+        assertThat(most.ofOneKey()).as("handlers of one key at once, at any instant; slots lost by a paused worker: %s",
                 lostSlots()).isLessThanOrEqualTo(CAP);
+        assertThat(most.inAll()).as("handlers at once in all, at any instant; slots lost by a paused worker: %s",
+                lostSlots()).isLessThanOrEqualTo(TOPIC_CAP);
     }
 
     /** SIGKILLs ({@code kill}) or SIGTERMs a random worker and starts another in its place. */
@@ -209,12 +214,16 @@ class FlowCapUnderKillsTest {
         return done;
     }
 
+    /** The most handlers running at one instant: of one key, and of all keys together. */
+    private record Most(int ofOneKey, int inAll) {
+    }
+
     /**
-     * The most handlers of one key running at one instant, over every worker's log: each start opens an interval
+     * The most handlers running at one instant, over every worker's log: each start opens an interval
      * closed by its end in the same worker, or by the worker's death. At equal times an end counts before a start (a
      * slot freed by an end reaches another start through an ack, Redis and a read: never within the same µs).
      */
-    private int mostAtOnce() {
+    private Most mostAtOnce() {
         record Event(long at, String key, int change) {
         }
         List<Event> events = new ArrayList<>();
@@ -234,10 +243,14 @@ class FlowCapUnderKillsTest {
         events.sort((a, b) -> a.at() != b.at() ? Long.compare(a.at(), b.at()) : Integer.compare(a.change(), b.change()));
         Map<String, Integer> running = new HashMap<>();
         int most = 0;
+        int inAll = 0;
+        int mostInAll = 0;
         for (Event e : events) {
             int now = running.merge(e.key(), e.change(), Integer::sum);
             most = Math.max(most, now);
+            inAll += e.change();
+            mostInAll = Math.max(mostInAll, inAll);
         }
-        return most;
+        return new Most(most, mostInAll);
     }
 }

@@ -14,20 +14,23 @@ import java.util.concurrent.ThreadLocalRandom;
  * every worker shares), and works 50 to 150 ms in between. SIGTERM closes the bus (its shutdown hook), letting running
  * handlers finish within a second.
  *
- * <p>Arguments: redis-uri key-prefix topic group consumer min-idle-millis flow-cap concurrency [rate-per-second]
- * (a flow cap of -1: none; with a rate, the handlers also print the entry's stream id after its message id)
+ * <p>Arguments: redis-uri key-prefix topic group consumer min-idle-millis flow-cap concurrency [rate-per-second
+ * [topic-cap]] (a flow cap or topic cap of -1: none; a rate of -: none; with a rate, the handlers also print the
+ * entry's stream id after its message id)
  */
 public final class FlowWorker {
 
     public static void main(String[] args) throws Exception {
         Bus bus = Bus.connect(BusConfig.builder(args[0]).keyPrefix(args[1]).build());
         Duration minIdle = Duration.ofMillis(Long.parseLong(args[5]));
+        boolean rated = args.length > 8 && !args[8].equals("-");
         SubscribeOptions options = SubscribeOptions.builder().concurrency(Integer.parseInt(args[7])).batchSize(20)
                 .minIdle(minIdle).claimInterval(minIdle.dividedBy(2)).blockTime(Duration.ofMillis(200))
                 .maxDeliveries(20).shutdownTimeout(Duration.ofSeconds(1)).flowCap(Integer.parseInt(args[6]))
-                .flowRate(args.length > 8 ? dev.runbus.FlowRate.perSecond(Integer.parseInt(args[8])) : null).build();
+                .flowRate(rated ? dev.runbus.FlowRate.perSecond(Integer.parseInt(args[8])) : null)
+                .flowTopicCap(args.length > 9 ? Integer.parseInt(args[9]) : -1).build();
         bus.subscribe(args[2], args[3], args[4], d -> {
-            String what = d.message().flowKey() + " " + d.message().id() + (args.length > 8 ? " " + d.streamId() : "");
+            String what = d.message().flowKey() + " " + d.message().id() + (rated ? " " + d.streamId() : "");
             System.out.println("START " + what + " " + micros());
             Thread.sleep(ThreadLocalRandom.current().nextLong(50, 151));
             System.out.println("END " + what + " " + micros());
