@@ -56,6 +56,12 @@ public interface Inspector {
     FlowInfo flow(String topic);
 
     /**
+     * How many messages of one flow key wait outside the streams of {@code topic} for a slot or their turn
+     * (docs/flow-control.md): 0 for a key with none waiting.
+     */
+    long flowWaiting(String topic, String flowKey);
+
+    /**
      * @param topic  topic name
      * @param parked messages waiting outside the stream for a free slot of their flow key (never read, no delivery
      *               count)

@@ -14,8 +14,12 @@ import java.util.Objects;
  * @param idempotencyKey minted once by the client and reused on its retries; {@code null} lets the server
  *                       derive one from session, user, input and the current epoch second, which absorbs
  *                       a double click but not a retry a minute later
+ * @param flowKey        the flow key of the run's trigger ({@code null}: none), typically the tenant: a worker whose
+ *                       {@link RunsConfig#workerOptions() options} set a flow cap, rate or topic cap runs the runs of
+ *                       one flow key within them (docs/flow-control.md). Non-empty, at most
+ *                       {@value dev.runbus.Message#MAX_FLOW_KEY_BYTES} UTF-8 bytes, no NUL; unordered runs only
  */
-public record NewRun(String sessionId, String userId, String input, String idempotencyKey) {
+public record NewRun(String sessionId, String userId, String input, String idempotencyKey, String flowKey) {
 
     public static final int MAX_KEY_LENGTH = 200;
 
@@ -46,6 +50,19 @@ public record NewRun(String sessionId, String userId, String input, String idemp
         if (idempotencyKey != null) {
             requireStorable("idempotencyKey", idempotencyKey);
         }
+        if (flowKey != null) {
+            requireStorable("flowKey", flowKey);
+            try {
+                dev.runbus.Message.checkFlowKey(flowKey);
+            } catch (IllegalArgumentException e) {
+                throw new InvalidRunException("flowKey", e.getMessage());
+            }
+        }
+    }
+
+    /** A run without a flow key. */
+    public NewRun(String sessionId, String userId, String input, String idempotencyKey) {
+        this(sessionId, userId, input, idempotencyKey, null);
     }
 
     public static NewRun of(String sessionId, String userId, String input) {
@@ -53,7 +70,12 @@ public record NewRun(String sessionId, String userId, String input, String idemp
     }
 
     public NewRun withKey(String key) {
-        return new NewRun(sessionId, userId, input, key);
+        return new NewRun(sessionId, userId, input, key, flowKey);
+    }
+
+    /** This run with {@code flowKey} as the flow key of its trigger (see {@link #flowKey()}). */
+    public NewRun withFlowKey(String flowKey) {
+        return new NewRun(sessionId, userId, input, idempotencyKey, flowKey);
     }
 
     private static void requireId(String name, String value) {

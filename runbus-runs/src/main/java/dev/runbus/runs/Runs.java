@@ -27,6 +27,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
@@ -177,6 +178,10 @@ public final class Runs implements AutoCloseable {
         Objects.requireNonNull(delay, "delay");
         checkDelay(delay);
         checkKeyable(request);
+        if (config.ordered() && request.flowKey() != null) {
+            throw new InvalidRunException("flowKey", "cannot be given to runs in per-user order: a flow key chooses "
+                    + "its trigger's partition in place of the user id");
+        }
         String given = request.idempotencyKey() != null ? request.idempotencyKey()
                 : IdempotencyKeys.derive(request.sessionId(), request.userId(), request.input(),
                         Instant.now().getEpochSecond());
@@ -229,9 +234,10 @@ public final class Runs implements AutoCloseable {
      * The run is committed; if its trigger cannot be published now, the sweeper publishes it later. Ordered runs'
      * triggers are keyed by the user.
      */
-    private void publishTrigger(UUID id, String userId) {
+    private void publishTrigger(UUID id, String userId, String flowKey) {
         try {
-            bus.publisher().publish(config.topic(), Triggers.of(id, config.ordered() ? userId : null));
+            bus.publisher().publish(config.topic(), Triggers.of(id, config.ordered() ? userId : null, Map.of(),
+                    flowKey));
         } catch (RunbusException e) {
             log.warn("run {} is stored but its trigger could not be published ({}); the sweeper will publish it",
                     id, e.getMessage());
@@ -435,7 +441,7 @@ public final class Runs implements AutoCloseable {
             }
             return; // the run stays pending (or a worker started it): the replay stands, the sweeper sees to it
         }
-        publishTrigger(runId, replay.userId());
+        publishTrigger(runId, replay.userId(), replay.flowKey());
     }
 
     /**

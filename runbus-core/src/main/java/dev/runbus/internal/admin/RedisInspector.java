@@ -124,6 +124,20 @@ public final class RedisInspector implements Inspector {
         return new FlowInfo(topic, parked, held, throttled);
     }
 
+    /** ZLEXCOUNT of the key's members in its partition's flow queue ({@code <key> NUL ...}, below {@code <key> \1}). */
+    @Override
+    public long flowWaiting(String topic, String flowKey) {
+        Keys.checkTopic(topic);
+        dev.runbus.Message.checkFlowKey(flowKey);
+        Partitions partitions = topics.recorded(topic);
+        String queue = keys.flow(partitions.name(partitions.partitionFor(flowKey)))[Keys.FLOW_QUEUE];
+        Range<byte[]> members = Range.from(
+                Range.Boundary.including((flowKey + "\0").getBytes(java.nio.charset.StandardCharsets.UTF_8)),
+                Range.Boundary.excluding((flowKey + "\1").getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+        return Calls.call("counting the waiting entries of flow key " + flowKey + " of " + topic,
+                () -> redis.zlexcount(queue, members));
+    }
+
     private long deadLetters(Partitions partitions) {
         long n = 0;
         for (String name : partitions.names()) {

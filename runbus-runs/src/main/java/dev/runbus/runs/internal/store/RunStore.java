@@ -66,10 +66,10 @@ public final class RunStore {
         this.runs = schema + ".runs";
         this.messages = schema + ".messages";
         this.insertSql = "INSERT INTO " + runs
-                + " (id, idempotency_key, input_hash, session_id, user_id, input, status, next_attempt_at)"
-                + " SELECT u.id, u.k, u.h, u.s, u.u, u.i, u.st, now() + u.delay_ms * interval '1 millisecond'"
+                + " (id, idempotency_key, input_hash, session_id, user_id, input, status, next_attempt_at, flow_key)"
+                + " SELECT u.id, u.k, u.h, u.s, u.u, u.i, u.st, now() + u.delay_ms * interval '1 millisecond', u.f"
                 + " FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[],"
-                + " ?::bigint[]) AS u(id, k, h, s, u, i, st, delay_ms)"
+                + " ?::bigint[], ?::text[]) AS u(id, k, h, s, u, i, st, delay_ms, f)"
                 + " ON CONFLICT (idempotency_key) DO NOTHING RETURNING idempotency_key, id";
         this.lookupSql = "SELECT idempotency_key, id, input_hash, status FROM " + runs
                 + " WHERE idempotency_key = ANY (?)";
@@ -175,6 +175,7 @@ public final class RunStore {
             String[] inputs = new String[n];
             String[] statuses = new String[n];
             Long[] delays = new Long[n];
+            String[] flowKeys = new String[n];
             for (int i = 0; i < n; i++) {
                 Insert in = inserts.get(i);
                 ids[i] = in.id();
@@ -185,6 +186,7 @@ public final class RunStore {
                 inputs[i] = in.run().input();
                 statuses[i] = RunStatus.PENDING.sql();
                 delays[i] = in.delay() == null ? null : in.delay().toMillis();
+                flowKeys[i] = in.run().flowKey();
             }
             ps.setArray(1, c.createArrayOf("uuid", ids));
             ps.setArray(2, c.createArrayOf("text", keys));
@@ -194,6 +196,7 @@ public final class RunStore {
             ps.setArray(6, c.createArrayOf("text", inputs));
             ps.setArray(7, c.createArrayOf("text", statuses));
             ps.setArray(8, c.createArrayOf("bigint", delays));
+            ps.setArray(9, c.createArrayOf("text", flowKeys));
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     created.put(rs.getString(1), rs.getObject(2, UUID.class));

@@ -51,6 +51,12 @@ final class Liveness {
 
     /** @throws RunbusException when Redis cannot tell (a timeout, a lost connection): the sweep must stop */
     boolean isLive(SweeperStore.Candidate cand) {
+        // A trigger with a flow key may wait outside the stream for a slot of its key or its turn (parked, or parked
+        // again after a takeover), where nothing below sees it: while any entry of its key waits, the run is taken
+        // to be among them. It enters the stream in its turn; if it was lost, a sweep after its key drained finds it.
+        if (cand.flowKey() != null && inspector.flowWaiting(config.topic(), cand.flowKey()) > 0) {
+            return true;
+        }
         if (cand.status() == RunStatus.RUNNING && cand.streamId() != null) {
             if (groupExists && isPending(cand.streamId())) {
                 return true;

@@ -119,7 +119,8 @@ public final class Sweeper {
         List<String> skipped = new ArrayList<>();
         for (SweeperStore.Candidate l : lost) {
             try {
-                triggers.put(l.runId(), Triggers.of(l.runId(), config.ordered() ? l.userId() : null));
+                triggers.put(l.runId(), Triggers.of(l.runId(), config.ordered() ? l.userId() : null, Map.of(),
+                        l.flowKey()));
             } catch (IllegalArgumentException e) {
                 skipped.add(l.runId() + " (" + e.getMessage() + ")");
             }

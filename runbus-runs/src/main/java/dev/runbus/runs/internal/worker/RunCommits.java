@@ -56,7 +56,8 @@ public final class RunCommits implements AutoCloseable {
                 if (result.created()) {
                     Submission in = batch.get(i);
                     Message trigger = Triggers.of(result.owner().runId(),
-                            ordered ? in.insert().run().userId() : null, in.traceContext());
+                            ordered ? in.insert().run().userId() : null, in.traceContext(),
+                            in.insert().run().flowKey());
                     if (in.insert().delay() == null) {
                         triggers.add(trigger);
                     } else {

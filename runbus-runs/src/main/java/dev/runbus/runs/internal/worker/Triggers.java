@@ -35,8 +35,17 @@ public final class Triggers {
      * run's execution joins its submitter's trace.
      */
     public static Message of(UUID runId, String key, Map<String, String> headers) {
+        return of(runId, key, headers, null);
+    }
+
+    /**
+     * A trigger with a message key (or null), headers and the run's flow key (or null): a worker with flow control
+     * runs the runs of one flow key within its caps and rates (docs/flow-control.md).
+     */
+    public static Message of(UUID runId, String key, Map<String, String> headers, String flowKey) {
         String id = runId.toString();
-        Message m = Message.builder(TYPE, id.getBytes(StandardCharsets.UTF_8)).id(id).headers(headers).build();
+        Message.Builder b = Message.builder(TYPE, id.getBytes(StandardCharsets.UTF_8)).id(id).headers(headers);
+        Message m = (flowKey == null ? b : b.flowKey(flowKey)).build();
         return key == null ? m : m.withKey(key);
     }
 

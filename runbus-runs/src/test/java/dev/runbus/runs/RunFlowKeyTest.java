@@ -1,0 +1,140 @@
+package dev.runbus.runs;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.runbus.Bus;
+import dev.runbus.runs.testing.RunsTestSupport;
+import dev.runbus.runs.testing.TestDatabase;
+import dev.runbus.testkit.TestServers;
+import dev.runbus.testkit.Wait;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Runs with a flow key ({@link NewRun#withFlowKey}, docs/flow-control.md): the trigger carries it, so a worker whose
+ * options set a flow cap runs one tenant's runs within it; the key is kept with the run, so that the sweeper's
+ * republished trigger carries it too; and the sweeper leaves alone a run whose trigger waits outside the stream for
+ * its key's slot, where it cannot see it in the stream.
+ */
+class RunFlowKeyTest extends RunsTestSupport {
+
+    static final Duration WAIT = Duration.ofSeconds(30);
+
+    /** The tenant of a run's input, {@code <tenant>-<n>}. */
+    private static String tenantOf(RunContext run) {
+        return run.input().substring(0, run.input().indexOf('-'));
+    }
+
+    @Test
+    void aTenantsRunsRunWithinItsCap_andAnotherTenantIsNotHeldBack() {
+        Map<String, AtomicInteger> running = new ConcurrentHashMap<>();
+        AtomicInteger mostOfA = new AtomicInteger();
+        List<String> finished = new CopyOnWriteArrayList<>();
+        Runs runs = runs(bus(), "w1", workerOptions().flowCap(1).build());
+        runs.startWorker(run -> {
+            AtomicInteger mine = running.computeIfAbsent(tenantOf(run), t -> new AtomicInteger());
+            int now = mine.incrementAndGet();
+            if (tenantOf(run).equals("a")) {
+                mostOfA.accumulateAndGet(now, Math::max);
+            }
+            try {
+                Thread.sleep(100); // a run's work: lets a's runs overlap if the cap let them
+            } finally {
+                mine.decrementAndGet();
+                finished.add(run.input());
+            }
+            return List.of(Reply.assistant("ok"));
+        });
+        List<UUID> ids = new ArrayList<>();
+        for (int n = 0; n < 5; n++) {
+            ids.add(runs.submit(NewRun.of("s", "u", "a-" + n).withFlowKey("a")).runId());
+        }
+        ids.add(runs.submit(NewRun.of("s", "u", "b-0").withFlowKey("b")).runId());
+
+        Wait.until("six runs done", WAIT, () -> ids.stream()
+                .allMatch(id -> runs.get(id).orElseThrow().status() == RunStatus.DONE));
+        assertThat(mostOfA.get()).as("runs of tenant a at once").isEqualTo(1);
+        assertThat(finished).as("each run once").hasSize(6).doesNotHaveDuplicates();
+        assertThat(finished.indexOf("b-0")).as("b's run not behind a's five, in %s", finished).isLessThan(4);
+        for (UUID id : ids) {
+            assertThat(runs.get(id).orElseThrow().attempts()).as("waiting is not an attempt").isEqualTo(1);
+        }
+    }
+
+    /**
+     * A run whose trigger waits outside the stream for its key's slot (its tenant's other run holds the only one) is
+     * not lost: a sweep past the threshold leaves it alone instead of publishing it again.
+     */
+    @Test
+    void theSweeperLeavesARunWhoseTriggerWaitsForItsKeysSlot() {
+        CountDownLatch release = new CountDownLatch(1);
+        List<String> started = new CopyOnWriteArrayList<>();
+        Bus bus = bus();
+        Runs runs = runs(bus, "w1", workerOptions().flowCap(1).build());
+        runs.startWorker(run -> {
+            started.add(run.input());
+            if (run.input().equals("a-0")) {
+                release.await();
+            }
+            return List.of(Reply.assistant("ok"));
+        });
+        UUID first = runs.submit(NewRun.of("s", "u", "a-0").withFlowKey("a")).runId();
+        Wait.until("a-0 running", WAIT, () -> started.contains("a-0"));
+        UUID second = runs.submit(NewRun.of("s", "u", "a-1").withFlowKey("a")).runId();
+        assertThat(bus.inspector().flowWaiting("runs", "a")).as("a-1's trigger waits for a's slot").isEqualTo(1);
+
+        age(second);
+        runs.sweepOnce();
+        assertThat(republishedOf(second)).as("not taken for lost").isZero();
+
+        release.countDown();
+        Wait.until("both done", WAIT, () -> runs.get(first).orElseThrow().status() == RunStatus.DONE
+                && runs.get(second).orElseThrow().status() == RunStatus.DONE);
+        assertThat(started).containsExactly("a-0", "a-1");
+    }
+
+    /** A run committed whose trigger was lost is published again with its flow key: it waits for its key's slot. */
+    @Test
+    void aLostRunsTriggerIsPublishedAgainWithItsFlowKey() {
+        Bus bus = bus();
+        Runs runs = runs(bus, "w1", workerOptions().flowCap(1).build());
+        UUID id = lostRun("a-0", Duration.ofMinutes(1));
+        execute("UPDATE " + schema + ".runs SET flow_key = 'a' WHERE id = '" + id + "'");
+        // The worker's group configured no cap yet (no worker started): a trigger with a flow key waits for one.
+        assertThat(runs.sweepOnce().republished()).isEqualTo(1);
+        assertThat(bus.inspector().flowWaiting("runs", "a")).as("republished with its flow key").isEqualTo(1);
+
+        List<String> ran = new CopyOnWriteArrayList<>();
+        runs.startWorker(run -> {
+            ran.add(run.input());
+            return List.of(Reply.assistant("ok"));
+        });
+        Wait.until("done", WAIT, () -> runs.get(id).orElseThrow().status() == RunStatus.DONE);
+        assertThat(ran).containsExactly("a-0");
+        assertThat(TestDatabase.count("SELECT count(*) FROM " + schema + ".runs WHERE flow_key = 'a'")).isEqualTo(1);
+    }
+
+    @Test
+    void aFlowKeyIsChecked_andRefusedForRunsInPerUserOrder() {
+        assertThatThrownBy(() -> NewRun.of("s", "u", "x").withFlowKey("a\0b"))
+                .isInstanceOf(InvalidRunException.class).hasMessageContaining("flowKey");
+        assertThatThrownBy(() -> NewRun.of("s", "u", "x").withFlowKey("k".repeat(257)))
+                .isInstanceOf(InvalidRunException.class).hasMessageContaining("256");
+        assertThatThrownBy(() -> NewRun.of("s", "u", "x").withFlowKey(""))
+                .isInstanceOf(InvalidRunException.class).hasMessageContaining("empty");
+        Runs ordered = runs(bus(), configBuilder(schema + "_o", "w1", workerOptions().build()).ordered(true).build());
+        closeables.add(() -> TestServers.dropSchema(schema + "_o"));
+        assertThatThrownBy(() -> ordered.submit(NewRun.of("s", "u", "x").withFlowKey("a")))
+                .isInstanceOf(InvalidRunException.class).hasMessageContaining("per-user order");
+        assertThat(ordered.list(RunQuery.newest()).runs()).as("nothing half-written").isEmpty();
+    }
+}
