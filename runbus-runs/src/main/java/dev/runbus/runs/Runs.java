@@ -99,7 +99,7 @@ public final class Runs implements AutoCloseable {
         this.meters = RunMeters.of(config.meterRegistry(), config.meterRegistry() == null ? null
                 : new RunCountReader(store.dataSource(), config.schema()).start(config.meterRefreshInterval()));
         this.commits = new RunCommits(store, new RunAttempts(store.dataSource(), config.schema(), maxDeliveries), bus,
-                config.topic(), config.ordered(), meters);
+                config.topic(), config.ordered(), config.flowControlled(), meters);
         this.sweeper = new Sweeper(store.dataSource(), failures, bus, config);
         this.marker = new FailedRunMarker(failures, config.topic(), config.group());
         this.listenerHandle = bus.addListener(marker);
@@ -237,7 +237,7 @@ public final class Runs implements AutoCloseable {
     private void publishTrigger(UUID id, String userId, String flowKey) {
         try {
             bus.publisher().publish(config.topic(), Triggers.of(id, config.ordered() ? userId : null, Map.of(),
-                    flowKey));
+                    config.triggerFlowKey(flowKey)));
         } catch (RunbusException e) {
             log.warn("run {} is stored but its trigger could not be published ({}); the sweeper will publish it",
                     id, e.getMessage());

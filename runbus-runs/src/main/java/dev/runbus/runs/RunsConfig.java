@@ -130,6 +130,20 @@ public record RunsConfig(String schema, String topic, String group, String consu
         }
     }
 
+    /**
+     * Whether runs' flow keys reach their triggers: when the workers' options set flow control
+     * ({@link SubscribeOptions#flowControlled()}). Without it a flow key is stored with its run and its trigger goes
+     * without one: a trigger with a flow key on a topic that no subscription flow-controls would wait for one.
+     */
+    public boolean flowControlled() {
+        return workerOptions.flowControlled();
+    }
+
+    /** The flow key a run's trigger carries: {@code flowKey} when {@link #flowControlled()}, else none. */
+    public String triggerFlowKey(String flowKey) {
+        return flowControlled() ? flowKey : null;
+    }
+
     /** The workers' subscription: {@code workerOptions} with the runs' {@code retryPolicy}. */
     public SubscribeOptions workerSubscription() {
         return workerOptions.toBuilder().retryPolicy(retryPolicy).build();

@@ -20,8 +20,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /**
- * Runs with a flow key ({@link NewRun#withFlowKey}, docs/flow-control.md): the trigger carries it, so a worker whose
- * options set a flow cap runs one tenant's runs within it; the key is kept with the run, so that the sweeper's
+ * Runs with a flow key ({@link NewRun#withFlowKey}, docs/flow-control.md): the trigger carries it when the workers'
+ * options set flow control, so that a worker with a flow cap runs one tenant's runs within it; the key is kept with the run, so that the sweeper's
  * republished trigger carries it too; and the sweeper leaves alone a run whose trigger waits outside the stream for
  * its key's slot, where it cannot see it in the stream.
  */
@@ -120,6 +120,21 @@ class RunFlowKeyTest extends RunsTestSupport {
         });
         Wait.until("done", WAIT, () -> runs.get(id).orElseThrow().status() == RunStatus.DONE);
         assertThat(ran).containsExactly("a-0");
+        assertThat(TestDatabase.count("SELECT count(*) FROM " + schema + ".runs WHERE flow_key = 'a'")).isEqualTo(1);
+    }
+
+    /**
+     * Workers without flow control: a run's flow key is stored, and its trigger goes without it (one with a flow key
+     * would wait for a flow-controlled subscription that never comes).
+     */
+    @Test
+    void withoutFlowControlInTheWorkersOptions_aRunsFlowKeyIsStoredAndItRunsAsItComes() {
+        Bus bus = bus();
+        Runs runs = runs(bus, "w1", workerOptions().build());
+        runs.startWorker(ECHO);
+        UUID id = runs.submit(NewRun.of("s", "u", "a-0").withFlowKey("a")).runId();
+        Wait.until("done", WAIT, () -> runs.get(id).orElseThrow().status() == RunStatus.DONE);
+        assertThat(bus.inspector().flowWaiting("runs", "a")).isZero();
         assertThat(TestDatabase.count("SELECT count(*) FROM " + schema + ".runs WHERE flow_key = 'a'")).isEqualTo(1);
     }
 

@@ -87,6 +87,33 @@ class HttpApiTest {
         assertThat(json(conflict).get("error").asText()).contains("key-a");
     }
 
+    /** A flow key is stored with the run; this server's worker sets no flow control, so the run runs as it comes. */
+    @Test
+    void aRunWithAFlowKeyIsStoredWithIt() throws Exception {
+        HttpResponse<String> r = post("/v1/runs", "application/json",
+                "{\"session_id\":\"s1\",\"user_id\":\"u1\",\"input\":\"tenant work\",\"flow_key\":\"tenant-7\"}",
+                null);
+        assertThat(r.statusCode()).isEqualTo(201);
+        String id = json(r).get("run_id").asText();
+        Wait.until("done", WAIT, () -> {
+            try {
+                return json(get("/v1/runs/" + id));
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        }, run -> run.get("status").asText().equals("done"));
+        try (java.sql.Connection c = java.sql.DriverManager.getConnection(dev.runbus.testkit.TestServers.databaseUrl());
+             java.sql.ResultSet rs = c.createStatement().executeQuery("SELECT flow_key FROM " + schema
+                     + ".runs WHERE id = '" + id + "'")) {
+            assertThat(rs.next()).isTrue();
+            assertThat(rs.getString(1)).isEqualTo("tenant-7");
+        }
+        HttpResponse<String> bad = post("/v1/runs", "application/json",
+                "{\"session_id\":\"s1\",\"user_id\":\"u1\",\"input\":\"x\",\"flow_key\":7}", null);
+        assertThat(bad.statusCode()).isEqualTo(400);
+        assertThat(json(bad).get("field").asText()).isEqualTo("flow_key");
+    }
+
     @Test
     void theEchoHandlerIsWarnedAboutInTheBanner() {
         assertThat(server.handlerWarning()).startsWith("WARNING").contains("echo")

@@ -107,7 +107,7 @@ class OpenApiConstraintsTest {
         JsonNode newRun = doc.at("/components/schemas/NewRun/properties");
         List<String> mismatches = new ArrayList<>();
         int checked = 0;
-        for (String field : List.of("session_id", "user_id", "idempotency_key")) {
+        for (String field : List.of("session_id", "user_id", "idempotency_key", "flow_key")) {
             JsonNode schema = newRun.get(field);
             assertThat(Constraint.constrains(schema)).as(field + " is constrained").isTrue();
             Constraint c = new Constraint(schema);

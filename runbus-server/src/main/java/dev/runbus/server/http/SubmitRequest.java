@@ -7,8 +7,9 @@ import dev.runbus.server.Json;
 
 /**
  * The body of {@code POST /v1/runs}: {@code {"session_id": "...", "user_id": "...", "input": ...,
- * "idempotency_key": "...", "run_at" or "delay": ...}} ({@link RunDelay}). {@code input} is a string or any JSON value (stored as its JSON text). The key
- * may come in the {@code Idempotency-Key} header instead; if both are given they must agree.
+ * "idempotency_key": "...", "flow_key": "...", "run_at" or "delay": ...}} ({@link RunDelay}). {@code input} is a
+ * string or any JSON value (stored as its JSON text). The key may come in the {@code Idempotency-Key} header instead;
+ * if both are given they must agree.
  */
 final class SubmitRequest {
 
@@ -62,7 +63,15 @@ final class SubmitRequest {
             throw ApiError.badRequest("idempotency key is longer than " + NewRun.MAX_KEY_LENGTH + " characters",
                     "idempotency_key");
         }
-        return new Parsed(new NewRun(session, user, inputText, key), RunDelay.of(root, now));
+        String flowKey = null;
+        JsonNode f = root.get("flow_key");
+        if (f != null && !f.isNull()) {
+            if (!f.isTextual() || f.asText().isEmpty()) {
+                throw ApiError.badRequest("field 'flow_key' must be a non-empty string", "flow_key");
+            }
+            flowKey = f.asText();
+        }
+        return new Parsed(new NewRun(session, user, inputText, key, flowKey), RunDelay.of(root, now));
     }
 
     /** The body's name of a {@link NewRun} component: {@code userId} is {@code user_id}. */

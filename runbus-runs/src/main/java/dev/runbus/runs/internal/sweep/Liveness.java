@@ -54,7 +54,8 @@ final class Liveness {
         // A trigger with a flow key may wait outside the stream for a slot of its key or its turn (parked, or parked
         // again after a takeover), where nothing below sees it: while any entry of its key waits, the run is taken
         // to be among them. It enters the stream in its turn; if it was lost, a sweep after its key drained finds it.
-        if (cand.flowKey() != null && inspector.flowWaiting(config.topic(), cand.flowKey()) > 0) {
+        String flowKey = config.triggerFlowKey(cand.flowKey());
+        if (flowKey != null && inspector.flowWaiting(config.topic(), flowKey) > 0) {
             return true;
         }
         if (cand.status() == RunStatus.RUNNING && cand.streamId() != null) {

@@ -120,7 +120,7 @@ public final class Sweeper {
         for (SweeperStore.Candidate l : lost) {
             try {
                 triggers.put(l.runId(), Triggers.of(l.runId(), config.ordered() ? l.userId() : null, Map.of(),
-                        l.flowKey()));
+                        config.triggerFlowKey(l.flowKey())));
             } catch (IllegalArgumentException e) {
                 skipped.add(l.runId() + " (" + e.getMessage() + ")");
             }

@@ -41,11 +41,15 @@ public final class RunCommits implements AutoCloseable {
      * @param ordered runs in per-user order: triggers are keyed by the run's user id
      */
     public RunCommits(RunStore store, RunAttempts starts, Bus bus, String topic, boolean ordered) {
-        this(store, starts, bus, topic, ordered, RunMeters.NONE);
+        this(store, starts, bus, topic, ordered, false, RunMeters.NONE);
     }
 
-    /** @param meters hears each completion, with the time since the run's submission */
-    public RunCommits(RunStore store, RunAttempts starts, Bus bus, String topic, boolean ordered, RunMeters meters) {
+    /**
+     * @param flowKeys whether triggers carry their runs' flow keys (the workers are flow-controlled)
+     * @param meters   hears each completion, with the time since the run's submission
+     */
+    public RunCommits(RunStore store, RunAttempts starts, Bus bus, String topic, boolean ordered, boolean flowKeys,
+                      RunMeters meters) {
         this.startsOf = starts;
         DelayedTriggers delayed = new DelayedTriggers(store, bus, topic);
         this.submits = new GroupCommitter<>("runbus-runs-submit-commit", MAX_BATCH, batch -> {
@@ -57,7 +61,7 @@ public final class RunCommits implements AutoCloseable {
                     Submission in = batch.get(i);
                     Message trigger = Triggers.of(result.owner().runId(),
                             ordered ? in.insert().run().userId() : null, in.traceContext(),
-                            in.insert().run().flowKey());
+                            flowKeys ? in.insert().run().flowKey() : null);
                     if (in.insert().delay() == null) {
                         triggers.add(trigger);
                     } else {
