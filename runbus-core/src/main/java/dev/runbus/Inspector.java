@@ -44,6 +44,14 @@ public interface Inspector {
     java.util.Optional<PendingEntry> pendingEntry(String topic, String group, String streamId);
 
     /**
+     * The message ids ({@link Message#id()}) of the entries of partition {@code partition} of {@code topic} in the
+     * pending list of {@code group} (delivered, not acknowledged: running, or read and waiting for a handler) whose
+     * stream ids are from {@code fromMillis} on, oldest first, at most {@code max}: what a consumer holds of the
+     * partition's newer entries. Entries trimmed from the stream while pending are left out.
+     */
+    List<String> pendingMessageIds(String topic, String group, int partition, long fromMillis, int max);
+
+    /**
      * The partitions of a topic as its group sees them, by partition number: one for a plain topic. The partition
      * count is the one recorded in Redis.
      */
@@ -109,10 +117,12 @@ public interface Inspector {
      * @param lastId        the stream id (plain, of this partition's stream) of its newest entry; null when empty
      * @param lastDeliveredId the stream id (plain) of the newest entry delivered to the group; null without the
      *                      group
+     * @param lastPendingId the stream id (plain) of the newest entry in the group's pending list (delivered, not
+     *                      acknowledged); null when it has none
      */
     record PartitionInfo(int partition, String streamKey, long length, long pending, long lag, String owner,
                          long fencingToken, long leaseAgeMillis, long leaseExpiresInMillis, String lastId,
-                         String lastDeliveredId) {
+                         String lastDeliveredId, String lastPendingId) {
     }
 
     /**

@@ -81,6 +81,35 @@ class SweeperTest extends RunsTestSupport {
      * Issue 10, defect 2: XPENDING times out (Redis unreachable for longer than the command timeout) while the
      * sweeper asks whether a running run is live: the sweep stops and republishes nothing.
      */
+    /**
+     * A consumer reads up to its batch ahead of its handlers: nine triggers delivered to a worker with one handler,
+     * waiting behind a run that holds it, are pending in Redis while their runs are pending in PostgreSQL. A sweep
+     * past the threshold must not take them for lost (the group was delivered entries from their time on, but has
+     * not acknowledged them): published again, they would run twice (loaded run 74 of the test command).
+     */
+    @Test
+    void triggersDeliveredAndWaitingForAHandler_areNotTakenForLost() {
+        CountDownLatch release = new CountDownLatch(1);
+        Bus bus = bus();
+        Runs runs = runs(bus, "w1", workerOptions().concurrency(1).build());
+        runs.startWorker(holdingLive(release));
+        List<UUID> ids = new ArrayList<>();
+        ids.add(runs.submit(NewRun.of("s", "u", "live")).runId());
+        for (int i = 0; i < 9; i++) {
+            ids.add(runs.submit(NewRun.of("s", "u", "behind-" + i)).runId());
+        }
+        Wait.until("the first running, the nine delivered behind it and older than the threshold", WAIT,
+                () -> runsIn(RunStatus.RUNNING) == 1 && TestDatabase.count("SELECT count(*) FROM " + schema
+                        + ".runs WHERE status = 'pending' AND updated_at < now() - interval '700 milliseconds'") == 9
+                        && bus.inspector().partitions("runs", RunsConfig.DEFAULT_GROUP).get(0).pending() == 10);
+        assertThat(runs.sweepOnce().republished()).as("nothing taken for lost").isZero();
+
+        release.countDown();
+        Wait.until("all ten done", WAIT, () -> runsIn(RunStatus.DONE) == 10);
+        assertThat(TestDatabase.count("SELECT count(*) FROM " + schema + ".runs WHERE attempts <> 1"))
+                .as("each run once").isZero();
+    }
+
     @Test
     void xpendingTimesOut_sweepRepublishesNothing() {
         CountDownLatch release = new CountDownLatch(1);

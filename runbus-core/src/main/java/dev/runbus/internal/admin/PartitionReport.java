@@ -47,6 +47,7 @@ final class PartitionReport {
         long lag = -1; // no group there (or no stream): Redis cannot tell
         String lastId = null;
         String lastDelivered = null;
+        String lastPending = null;
         if (length > 0 || Calls.call("reading stream " + stream, () -> redis.exists(stream)) > 0) {
             for (Object g : Calls.call("reading groups of " + stream, () -> redis.xinfoGroups(stream))) {
                 Map<String, Object> info = Replies.info(g);
@@ -60,18 +61,24 @@ final class PartitionReport {
             List<StreamMessage<String, byte[]>> newest = Calls.call("reading the newest entry of " + stream,
                     () -> redis.xrevrange(stream, Range.create("-", "+"), Limit.from(1)));
             lastId = newest.isEmpty() ? null : newest.get(0).getId();
+            if (pending > 0) {
+                io.lettuce.core.models.stream.PendingMessages summary = Calls.call("reading the pending list of "
+                        + stream, () -> redis.xpending(stream, group));
+                lastPending = summary.getMessageIds().getUpper().getValue();
+            }
         }
         String leaseKey = keys.lease(name, group);
         byte[] lease = Calls.call("reading lease " + leaseKey, () -> redis.get(leaseKey));
         if (lease == null) {
-            return new PartitionInfo(p, stream, length, pending, lag, null, 0, -1, -1, lastId, lastDelivered);
+            return new PartitionInfo(p, stream, length, pending, lag, null, 0, -1, -1, lastId, lastDelivered,
+                    lastPending);
         }
         long expiresIn = Calls.call("reading the expiry of " + leaseKey, () -> redis.pttl(leaseKey));
         LeaseValue value = LeaseValue.parse(Replies.str(lease));
         long acquiredAt = value.acquiredAtMillis();
         return new PartitionInfo(p, stream, length, pending, lag, value.consumer(), value.token(),
                 acquiredAt < 0 ? -1 : Math.max(0, now - acquiredAt), expiresIn < 0 ? -1 : expiresIn, lastId,
-                lastDelivered);
+                lastDelivered, lastPending);
     }
 
     private long redisNowMillis() {

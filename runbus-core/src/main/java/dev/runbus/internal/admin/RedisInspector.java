@@ -217,6 +217,35 @@ public final class RedisInspector implements Inspector {
         return out;
     }
 
+    /** XPENDING from {@code fromMillis}, then each entry's {@code id} field (XRANGE of its one id). */
+    @Override
+    public List<String> pendingMessageIds(String topic, String group, int partition, long fromMillis, int max) {
+        Keys.checkTopic(topic);
+        Keys.checkName("group", group);
+        if (max < 1) {
+            throw new IllegalArgumentException("max must be at least 1, got " + max);
+        }
+        Partitions partitions = topics.recorded(topic);
+        if (partition < 0 || partition >= partitions.count()) {
+            throw new IllegalArgumentException("topic " + topic + " has no partition " + partition);
+        }
+        String key = keys.stream(partitions.name(partition));
+        List<PendingMessage> raw = Calls.call("reading pending entries of " + key + "/" + group,
+                () -> redis.xpending(key, group, Range.create(Math.max(0, fromMillis) + "-0", "+"), Limit.from(max)));
+        List<String> ids = new ArrayList<>(raw.size());
+        for (PendingMessage m : raw) {
+            List<io.lettuce.core.StreamMessage<String, byte[]>> entry = Calls.call("reading entry " + m.getId()
+                    + " of " + key, () -> redis.xrange(key, Range.create(m.getId(), m.getId())));
+            if (!entry.isEmpty()) {
+                byte[] id = entry.get(0).getBody().get(dev.runbus.internal.redis.WireFormat.ID);
+                if (id != null) {
+                    ids.add(new String(id, java.nio.charset.StandardCharsets.UTF_8));
+                }
+            }
+        }
+        return ids;
+    }
+
     /**
      * {@code streamId} is an id as handed out: qualified with its partition for a partitioned topic.
      *

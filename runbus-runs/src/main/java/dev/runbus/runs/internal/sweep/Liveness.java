@@ -23,15 +23,27 @@ final class Liveness {
 
     /** Tolerated difference between the PostgreSQL and Redis clocks when comparing times with stream ids. */
     static final long CLOCK_MARGIN_MILLIS = 1000;
+    /**
+     * At most this many of a partition's pending entries are read per sweep to find the triggers consumers hold;
+     * with more than that (consumers hold them all unread, or runs started long ago still run), a pending run is
+     * taken to be among them.
+     */
+    static final int MAX_PENDING_READ = 5_000;
 
-    /** Per partition: the time of its newest entry and of the newest delivered to the group; -1 for none. */
-    private record Times(long lastPublishedMillis, long lastDeliveredMillis) {
+    /**
+     * Per partition: the time of its newest entry, of the newest delivered to the group and of the newest in the
+     * group's pending list (-1 for none), and whether some entry is not delivered yet.
+     */
+    private record Times(long lastPublishedMillis, long lastDeliveredMillis, long lastPendingMillis,
+                         boolean undelivered) {
     }
 
     private final Inspector inspector;
     private final RunsConfig config;
     private final boolean groupExists;
     private final List<Times> partitions;
+    /** Per partition, once read: the run ids of the triggers in the group's pending list, or null when too many. */
+    private final java.util.Map<Integer, java.util.Set<String>> pendingTriggers = new java.util.HashMap<>();
 
     private Liveness(Inspector inspector, RunsConfig config, boolean groupExists, List<Times> partitions) {
         this.inspector = inspector;
@@ -44,7 +56,10 @@ final class Liveness {
         boolean exists = inspector.groups(config.topic()).stream().anyMatch(g -> g.name().equals(config.group()));
         List<Times> times = new ArrayList<>();
         for (Inspector.PartitionInfo p : inspector.partitions(config.topic(), config.group())) {
-            times.add(new Times(millisOf(p.lastId()), millisOf(p.lastDeliveredId())));
+            boolean undelivered = p.lastId() != null
+                    && (p.lastDeliveredId() == null || StreamIds.compare(p.lastId(), p.lastDeliveredId()) > 0);
+            times.add(new Times(millisOf(p.lastId()), millisOf(p.lastDeliveredId()), millisOf(p.lastPendingId()),
+                    undelivered));
         }
         return new Liveness(inspector, config, exists, times);
     }
@@ -65,20 +80,58 @@ final class Liveness {
             // Its failed attempt was acked and a copy scheduled (a retry policy): moved into the stream at about
             // next_attempt_at, the copy is live while it waits there unread, like a pending run's trigger.
             return cand.nextAttemptAt() != null && groupExists
-                    && partitions.stream().anyMatch(t -> waiting(t, cand.nextAttemptAt().toEpochMilli()
-                    - CLOCK_MARGIN_MILLIS));
+                    && anyPartitionHolds(cand, cand.nextAttemptAt().toEpochMilli() - CLOCK_MARGIN_MILLIS, false);
         }
-        // Pending: its trigger (published at about updatedAt) is live if a partition it can be in has entries from
-        // then on and the group has not delivered that far there yet.
-        long since = cand.updatedAt().toEpochMilli() - CLOCK_MARGIN_MILLIS;
-        if (config.ordered() && partitions.size() > 1 && cand.userId() != null) {
-            return waiting(partitions.get(Partitioner.partitionOf(cand.userId(), partitions.size())), since);
-        }
-        return partitions.stream().anyMatch(t -> waiting(t, since));
+        // Pending: its trigger (published at about updatedAt) is live if a partition it can be in has, from then on,
+        // an entry the group has not been delivered or has not acknowledged yet: the trigger may be that entry.
+        return anyPartitionHolds(cand, cand.updatedAt().toEpochMilli() - CLOCK_MARGIN_MILLIS, groupExists);
     }
 
+    /**
+     * Whether a partition the run's trigger can be in may hold it unprocessed: undelivered there (entries from
+     * {@code since} on that the group was not delivered), or, when {@code inPendingList}, delivered and not
+     * acknowledged (in the group's pending list, read from {@code since} on).
+     */
+    private boolean anyPartitionHolds(SweeperStore.Candidate cand, long since, boolean inPendingList) {
+        if (config.ordered() && partitions.size() > 1 && cand.userId() != null) {
+            int p = Partitioner.partitionOf(cand.userId(), partitions.size());
+            return holds(p, cand, since, inPendingList);
+        }
+        for (int p = 0; p < partitions.size(); p++) {
+            if (holds(p, cand, since, inPendingList)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private boolean holds(int p, SweeperStore.Candidate cand, long since, boolean inPendingList) {
+        if (waiting(partitions.get(p), since)) {
+            return true;
+        }
+        if (!inPendingList || partitions.get(p).lastPendingMillis() < since) {
+            return false;
+        }
+        // Delivered from then on and not acknowledged: a consumer reads up to its batch ahead of its handlers, so a
+        // backlog's triggers are delivered long before their runs start (a run that started is RUNNING, and not
+        // asked about here). Taken for lost there, a trigger would be published again and its run would run twice.
+        java.util.Set<String> held = pendingTriggers.computeIfAbsent(p, part -> {
+            List<String> ids = inspector.pendingMessageIds(config.topic(), config.group(), part, since,
+                    MAX_PENDING_READ);
+            return ids.size() >= MAX_PENDING_READ ? null : new java.util.HashSet<>(ids);
+        });
+        return held == null || held.contains(cand.runId().toString());
+    }
+
+    /**
+     * Whether an entry published from {@code since} on may still wait undelivered in this partition: the partition
+     * has entries the group was not delivered yet, the newest from {@code since} on, and the group was delivered
+     * none from {@code since} plus twice the clock margin on (the trigger was published by then, on either clock):
+     * a lost trigger is found once the group read past its time.
+     */
     private static boolean waiting(Times t, long since) {
-        return t.lastPublishedMillis() >= since && t.lastDeliveredMillis() < since;
+        return t.undelivered() && t.lastPublishedMillis() >= since
+                && t.lastDeliveredMillis() < since + 2 * CLOCK_MARGIN_MILLIS;
     }
 
     private boolean isPending(String streamId) {

@@ -19,7 +19,7 @@ public final class StreamIds {
     }
 
     /** Negative, zero or positive as {@code a} comes before, is, or comes after {@code b} in a stream. */
-    static int compare(String a, String b) {
+    public static int compare(String a, String b) {
         int byMillis = Long.compare(millis(a), millis(b));
         if (byMillis != 0) {
             return byMillis;
