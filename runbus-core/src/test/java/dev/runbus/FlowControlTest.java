@@ -214,6 +214,34 @@ class FlowControlTest {
         Wait.until("every slot released", Duration.ofSeconds(20), () -> flowMembers("holds", 1) == 0);
     }
 
+    /**
+     * Delayed messages of one flow key on a topic of four partitions enter the stream of the flow key's partition,
+     * where its slots are counted: with a cap of 1 none runs beside another. (They went to the partition of their
+     * message key, or of none, and were each confirmed against another partition's count of the key.)
+     */
+    @Test
+    void delayedMessagesOfAKeyOnAPartitionedTopic_areCountedWhereTheKeysSlotsAre() {
+        int partitions = 4;
+        FlowJobs.PerKey perKey = new FlowJobs.PerKey();
+        List<String> handled = new CopyOnWriteArrayList<>();
+        bus(partitions).subscribe(TOPIC, "g", "c", d -> {
+            perKey.start(d.message().flowKey());
+            try {
+                Thread.sleep(20); // a handler's work: lets calls of one key overlap if the cap let them
+                handled.add(body(d));
+            } finally {
+                perKey.end(d.message().flowKey());
+            }
+        }, capped(1).concurrency(8).build());
+        for (int n = 0; n < 12; n++) {
+            Message m = job("a", n);
+            flow.first().publisher().publish(TOPIC, n % 2 == 0 ? m : m.withKey("order-" + n), Duration.ofMillis(50));
+        }
+        Wait.until("twelve handled", Duration.ofSeconds(60), () -> handled.size() == 12);
+        assertThat(perKey.most()).as("calls of key a at once").isEqualTo(1);
+        Wait.until("every slot released", Duration.ofSeconds(20), () -> flowMembers("holds", partitions) == 0);
+    }
+
     @Test
     void aRetriedMessageWaitsForASlotAgain_andKeepsItsAttempts() {
         FlowJobs.PerKey perKey = new FlowJobs.PerKey();

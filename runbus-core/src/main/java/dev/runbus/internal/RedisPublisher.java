@@ -201,7 +201,9 @@ final class RedisPublisher implements Publisher {
         Objects.requireNonNull(message, "message");
         Map<String, byte[]> fields = WireFormat.encode(message); // at most 256 headers: well within Lua's unpack()
         Partitions partitions = prepare(topic);
-        int p = partitions.partitionFor(message.key());
+        // A flow key's partition, as for a publish now: its slots are counted there, and an entry confirmed in
+        // another partition would be counted against another count of its key.
+        int p = partitionFor(partitions, message);
         String name = partitions.name(p);
         String id = ScheduledIds.next();
         Scripts.Schedule s = Calls.await("scheduling a message on " + topic,
