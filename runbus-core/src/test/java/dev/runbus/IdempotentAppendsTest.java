@@ -137,6 +137,41 @@ class IdempotentAppendsTest {
     }
 
     /**
+     * A publish with a flow key parks the message (flow.lua); its reply lost with its connection, the client runs
+     * the script again. On Redis 8.6 the park's XADD carries IDMP and the second run parks nothing more; elsewhere
+     * the message waits twice (at-least-once). No subscription configured the topic, so both would stay parked.
+     */
+    @Test
+    void aFlowKeyedPublishReSentAfterItsReplyWasLost_isParkedOnceWhereTheServerTakesIdmp() throws Exception {
+        OwnRedis redis = opened(OwnRedis.process());
+        TcpProxy proxy = opened(TcpProxy.before(redis.uri()));
+        Bus bus = opened(Bus.connect(BusConfig.builder(proxy.uri()).keyPrefix(prefix).commandTimeout(PATIENCE)
+                .build()));
+        Publisher publisher = bus.publisher();
+        String parked = prefix + ":{" + TOPIC + "}:flow:parked";
+        String queue = prefix + ":{" + TOPIC + "}:flow:queue";
+        publisher.publish(TOPIC, flowMessage("warm-up")); // the topic registered and the script loaded
+        redis.redis().del(parked, queue);
+        proxy.swallowReplies(true);
+        CompletableFuture<String> sent = CompletableFuture.supplyAsync(
+                () -> publisher.publish(TOPIC, flowMessage("once")));
+        Wait.until("the server to park it, its reply lost", PATIENCE, () -> redis.redis().xlen(parked) >= 1);
+        proxy.dropConnections();
+        proxy.swallowReplies(false);
+        String id = sent.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+
+        List<StreamMessage<String, String>> entries = redis.redis().xrange(parked, Range.create("-", "+"));
+        if (hasIdmp(redis)) {
+            assertThat(entries).as("parked").hasSize(1);
+            assertThat(redis.redis().zcard(queue)).as("waiting in its key's queue").isEqualTo(1);
+            assertThat(id).as("the id the publisher got: the first park's").isEqualTo(entries.get(0).getId());
+        } else {
+            assertThat(entries).as("parked on a server without IDMP: the re-sent park parks again").hasSize(2);
+            assertThat(redis.redis().zcard(queue)).isEqualTo(2);
+        }
+    }
+
+    /**
      * The bus met Redis 8.6 at connect; then a server without IDMP took its address (a replica of an older
      * version promoted, a rolling downgrade). Its first append is refused, appends nothing, and is sent again
      * plainly; the bus sends plain XADDs from then on.
@@ -197,5 +232,9 @@ class IdempotentAppendsTest {
 
     private static Message message(String text) {
         return Message.builder("order", text.getBytes(StandardCharsets.UTF_8)).build();
+    }
+
+    private static Message flowMessage(String text) {
+        return Message.builder("order", text.getBytes(StandardCharsets.UTF_8)).flowKey("tenant-1").build();
     }
 }

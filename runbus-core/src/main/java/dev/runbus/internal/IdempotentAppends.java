@@ -60,6 +60,14 @@ final class IdempotentAppends {
     }
 
     /**
+     * The producer id and a fresh number for one park on the connection named {@code connection}: flow.lua parks
+     * with {@code XADD … IDMP} on them. A new pair each time, kept with the call Lettuce may re-send.
+     */
+    String[] nextPark(String connection) {
+        return new String[] {producer + connection, Long.toString(next.incrementAndGet(), 36)};
+    }
+
+    /**
      * Whether {@code failure} is a server refusing the option; if so, appends carry it no more (logged once).
      * Such a refusal appended nothing, so the caller sends the append again without it.
      */

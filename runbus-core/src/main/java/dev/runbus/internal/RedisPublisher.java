@@ -89,8 +89,18 @@ final class RedisPublisher implements Publisher {
         Partitions partitions = prepare(topic);
         int p = partitionFor(partitions, message);
         if (message.flowKey() != null) {
-            return partitions.qualify(p, Calls.await("publishing to " + topic,
-                    park(redis, partitions.name(p), message), timeoutMillis));
+            boolean idmp = idempotent && appends.on();
+            String what = "publishing to " + topic;
+            try {
+                return partitions.qualify(p, Calls.await(what, park(redis, partitions.name(p), message, SHARED, idmp),
+                        timeoutMillis));
+            } catch (RunbusException e) {
+                if (idmp && appends.refusedBy(e)) { // refused, so not parked: again, plainly
+                    return partitions.qualify(p, Calls.await(what,
+                            park(redis, partitions.name(p), message, SHARED, false), timeoutMillis));
+                }
+                throw e;
+            }
         }
         return partitions.qualify(p, append("publishing to " + topic, keys.stream(partitions.name(p)),
                 WireFormat.encode(message)));
@@ -103,14 +113,17 @@ final class RedisPublisher implements Publisher {
 
     /**
      * Parks a message with a flow key in partition {@code name}; the id is its parked entry's, its place among the
-     * entries waiting for a slot (it gets a stream id when it enters the stream).
+     * entries waiting for a slot (it gets a stream id when it enters the stream). With {@code idmp} the park's
+     * {@code XADD} carries {@code IDMP} (the producer of {@code connection}), so a park re-sent after its reply was
+     * lost parks nothing more.
      */
     private CompletableFuture<String> park(RedisClusterAsyncCommands<String, byte[]> via, String name,
-                                          Message message) {
+                                          Message message, String connection, boolean idmp) {
         Map<String, byte[]> fields = WireFormat.encode(message);
         fields.remove(WireFormat.FLOW_KEY); // the script adds it, with the entry's place in its key's queue
-        return new FlowCaps(calls, null, via, keys, name).parkAsync(message.flowKey(), fields)
-                .thenApply(FlowCaps.Parked::parkedId);
+        FlowCaps caps = new FlowCaps(calls, null, via, keys, name);
+        return (idmp ? caps.parkAsync(message.flowKey(), fields, appends.nextPark(connection))
+                : caps.parkAsync(message.flowKey(), fields)).thenApply(FlowCaps.Parked::parkedId);
     }
 
     /** One XADD on the shared connection, awaited; sent again without IDMP if the server refuses it. */
@@ -142,7 +155,7 @@ final class RedisPublisher implements Publisher {
             List<CompletionStage<String>> futures = new ArrayList<>(messages.size());
             for (int i = 0; i < partitionOf.length; i++) {
                 String name = partitions.name(partitionOf[i]);
-                futures.add(messages.get(i).flowKey() != null ? park(async, name, messages.get(i))
+                futures.add(messages.get(i).flowKey() != null ? park(async, name, messages.get(i), BATCH, idmp)
                         : add(async, keys.stream(name), fields.get(i), BATCH, idmp));
             }
             return futures;
@@ -156,11 +169,14 @@ final class RedisPublisher implements Publisher {
                 try {
                     id = Calls.await(what, f.toCompletableFuture(), timeoutMillis);
                 } catch (RunbusException e) {
-                    if (!idmp || !appends.refusedBy(e) || messages.get(i).flowKey() != null) {
+                    if (!idmp || !appends.refusedBy(e)) {
                         throw e;
                     }
                     // Refused, so not appended: this one again, plainly (the rest of the batch as it comes).
-                    id = append(what, keys.stream(partitions.name(partitionOf[i])), fields.get(i));
+                    String name = partitions.name(partitionOf[i]);
+                    id = messages.get(i).flowKey() != null
+                            ? Calls.await(what, park(redis, name, messages.get(i), SHARED, false), timeoutMillis)
+                            : append(what, keys.stream(name), fields.get(i));
                 }
                 ids.add(partitions.qualify(partitionOf[i], id));
             } catch (RunbusException e) {

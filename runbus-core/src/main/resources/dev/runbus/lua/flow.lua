@@ -52,6 +52,9 @@
 --            returns { the last key served ('' when every key was), stream ids admitted... }
 --   park     ARGV[2] flow key, ARGV[3..] the entry's fields and values
 --            returns { parked id, stream ids admitted... }
+--   park_idmp ARGV[2] producer id, ARGV[3] its number for this park, ARGV[4] flow key, ARGV[5..] fields and values:
+--            park, with XADD ... IDMP (Redis 8.6); run again with the same producer and number it parks nothing
+--            more and returns { the first park's id }
 --   release  ARGV[2] the caller (a consumer name; '' for none), ARGV[3] the ticker's lease (ms), ARGV[4..] flow key,
 --            stream id, ...: holds given up (acked, dead-lettered, retried); frees and admits
 --            returns { the next tick's delay, stream ids admitted... }: the delay (ms) until the first key in later
@@ -336,18 +339,40 @@ if op == 'configure' then
   return out
 end
 
-if op == 'park' then
-  local key = ARGV[2]
+if op == 'park' or op == 'park_idmp' then
+  local at = op == 'park' and 2 or 4
+  local key = ARGV[at]
   local seq = string.format('%016d', redis.call('INCR', seqKey))
   local fields = {}
-  for i = 3, #ARGV do
+  for i = at + 1, #ARGV do
     fields[#fields + 1] = ARGV[i]
   end
   fields[#fields + 1] = 'flow_key'
   fields[#fields + 1] = key
   fields[#fields + 1] = 'flow_seq'
   fields[#fields + 1] = seq
-  local out = { park(key, seq, fields) }
+  local pid
+  if op == 'park_idmp' then
+    pid = redis.call('XADD', parked, 'IDMP', ARGV[2], ARGV[3], '*', unpack(fields))
+    -- A park run again with the same producer and number (re-sent after its reply was lost) is answered the first
+    -- one's id, whose entry carries another seq, or is gone (let in since): it parks nothing more.
+    local entry = redis.call('XRANGE', parked, pid, pid)[1]
+    local fresh = false
+    if entry then
+      for j = 1, #entry[2], 2 do
+        if entry[2][j] == 'flow_seq' and entry[2][j + 1] == seq then
+          fresh = true
+        end
+      end
+    end
+    if not fresh then
+      return { pid }
+    end
+    redis.call('ZADD', queue, 0, key .. NUL .. seq .. NUL .. pid)
+  else
+    pid = park(key, seq, fields)
+  end
+  local out = { pid }
   admit(key, out)
   return out
 end

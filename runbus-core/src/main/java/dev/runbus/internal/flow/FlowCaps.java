@@ -188,6 +188,18 @@ public final class FlowCaps {
         return callAsync(parkArgs(flowKey, fields)).thenApply(FlowCaps::parked);
     }
 
+    /**
+     * {@link #parkAsync(String, Map)} whose {@code XADD} carries {@code IDMP} with {@code idmp} (producer id, number;
+     * Redis 8.6): the same call run again (re-sent after its reply was lost) parks nothing more and answers the first
+     * park's id. A server without it refuses the call.
+     */
+    public CompletableFuture<Parked> parkAsync(String flowKey, Map<String, byte[]> fields, String[] idmp) {
+        List<Object> args = new ArrayList<>(List.of("park_idmp", idmp[0], idmp[1]));
+        List<Object> rest = parkArgs(flowKey, fields);
+        args.addAll(rest.subList(1, rest.size()));
+        return callAsync(args).thenApply(FlowCaps::parked);
+    }
+
     private static List<Object> parkArgs(String flowKey, Map<String, byte[]> fields) {
         checkKey(flowKey);
         List<Object> args = new ArrayList<>(List.of("park", flowKey));
