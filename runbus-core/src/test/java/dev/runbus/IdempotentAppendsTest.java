@@ -206,6 +206,45 @@ class IdempotentAppendsTest {
                 .toList()).as("every publish on the older server appended once").containsExactlyElementsOf(ids);
     }
 
+    /**
+     * The same with a park first, on a Redis 7 server that took the address (functions, no IDMP): flow.lua's
+     * {@code XADD … IDMP} is refused inside the script, which parks nothing, and the park is sent again plainly.
+     */
+    @Test
+    void aParkRefusedByAServerWithoutIdmpAfterTheConnect_isParkedOncePlainly() throws Exception {
+        Path redis86 = redis86();
+        assumeTrue(redis86 != null, "no Redis 8.6 build (RUNBUS_TEST_REDIS_SERVER or shared/redis-servers)");
+        Path redis7 = redis7OnThePath();
+        assumeTrue(redis7 != null, "no Redis 7 redis-server on the PATH");
+        OwnRedis newer = opened(OwnRedis.of(RedisServerProcess.startWithEnvironment(redis86, java.util.Map.of())));
+        assumeTrue(hasIdmp(newer), "the bus sends no IDMP here (-Drunbus.redis.commandsUpTo below 8.6)");
+        OwnRedis older = opened(OwnRedis.of(RedisServerProcess.startWithEnvironment(redis7, java.util.Map.of())));
+        TcpProxy proxy = opened(TcpProxy.before(newer.uri()));
+        Bus bus = opened(Bus.connect(BusConfig.builder(proxy.uri()).keyPrefix(prefix).commandTimeout(PATIENCE)
+                .build()));
+        Publisher publisher = bus.publisher();
+        publisher.publish(TOPIC, flowMessage("parked on 8.6"));
+
+        proxy.forwardTo(older.uri());
+        proxy.dropConnections();
+        String parkedId = publisher.publish(TOPIC, flowMessage("parked on 7"));
+        String again = publisher.publish(TOPIC, flowMessage("parked on 7, plainly from the start"));
+        assertThat(older.redis().xrange(prefix + ":{" + TOPIC + "}:flow:parked", Range.create("-", "+"))
+                .stream().map(StreamMessage::getId).toList()).as("each parked once on the older server")
+                .containsExactly(parkedId, again);
+    }
+
+    /** The {@code redis-server} on the PATH when it is Redis 7 (functions, no IDMP); else null. */
+    private static Path redis7OnThePath() throws Exception {
+        for (String dir : System.getenv().getOrDefault("PATH", "").split(java.io.File.pathSeparator)) {
+            Path candidate = Path.of(dir, "redis-server");
+            if (java.nio.file.Files.isExecutable(candidate) && versionOf(candidate).startsWith("7.")) {
+                return candidate;
+            }
+        }
+        return null;
+    }
+
     /** A Redis 8.6 server binary: the test binary when it is one, else the build beside the repository. */
     private static Path redis86() throws Exception {
         String named = System.getenv("RUNBUS_TEST_REDIS_SERVER");
