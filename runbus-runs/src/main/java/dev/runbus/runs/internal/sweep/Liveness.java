@@ -42,8 +42,14 @@ final class Liveness {
     private final RunsConfig config;
     private final boolean groupExists;
     private final List<Times> partitions;
-    /** Per partition, once read: the run ids of the triggers in the group's pending list, or null when too many. */
-    private final java.util.Map<Integer, java.util.Set<String>> pendingTriggers = new java.util.HashMap<>();
+    /**
+     * Per partition, once read: the run ids of the triggers in the group's pending list from a time on (null when
+     * there were too many); read again for a candidate that asks from an earlier time.
+     */
+    private final java.util.Map<Integer, PendingTriggers> pendingTriggers = new java.util.HashMap<>();
+
+    private record PendingTriggers(long fromMillis, java.util.Set<String> runIds) {
+    }
 
     private Liveness(Inspector inspector, RunsConfig config, boolean groupExists, List<Times> partitions) {
         this.inspector = inspector;
@@ -80,7 +86,7 @@ final class Liveness {
             // Its failed attempt was acked and a copy scheduled (a retry policy): moved into the stream at about
             // next_attempt_at, the copy is live while it waits there unread, like a pending run's trigger.
             return cand.nextAttemptAt() != null && groupExists
-                    && anyPartitionHolds(cand, cand.nextAttemptAt().toEpochMilli() - CLOCK_MARGIN_MILLIS, false);
+                    && anyPartitionHolds(cand, cand.nextAttemptAt().toEpochMilli() - CLOCK_MARGIN_MILLIS, true);
         }
         // Pending: its trigger (published at about updatedAt) is live if a partition it can be in has, from then on,
         // an entry the group has not been delivered or has not acknowledged yet: the trigger may be that entry.
@@ -115,12 +121,14 @@ final class Liveness {
         // Delivered from then on and not acknowledged: a consumer reads up to its batch ahead of its handlers, so a
         // backlog's triggers are delivered long before their runs start (a run that started is RUNNING, and not
         // asked about here). Taken for lost there, a trigger would be published again and its run would run twice.
-        java.util.Set<String> held = pendingTriggers.computeIfAbsent(p, part -> {
-            List<String> ids = inspector.pendingMessageIds(config.topic(), config.group(), part, since,
+        PendingTriggers held = pendingTriggers.get(p);
+        if (held == null || held.fromMillis() > since) {
+            List<String> ids = inspector.pendingMessageIds(config.topic(), config.group(), p, since,
                     MAX_PENDING_READ);
-            return ids.size() >= MAX_PENDING_READ ? null : new java.util.HashSet<>(ids);
-        });
-        return held == null || held.contains(cand.runId().toString());
+            held = new PendingTriggers(since, ids.size() >= MAX_PENDING_READ ? null : new java.util.HashSet<>(ids));
+            pendingTriggers.put(p, held);
+        }
+        return held.runIds() == null || held.runIds().contains(cand.runId().toString());
     }
 
     /**
