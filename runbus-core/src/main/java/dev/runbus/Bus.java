@@ -144,7 +144,7 @@ public interface Bus extends AutoCloseable {
     int clearFlowTopicCap(String topic);
 
     /**
-     * Sets the weight of one flow key on {@code topic} under a topic cap (default 1; more than 0, at most a million):
+     * Sets the weight of one flow key on {@code topic} under a topic cap (default 1; from a millionth to a million):
      * while several keys wait for the topic's slots, each gets slots in proportion to its weight (a key of weight 2
      * twice as many as one of weight 1). Kept in Redis as {@link #setFlowCap} is. Returns how many waiting entries it
      * admitted.

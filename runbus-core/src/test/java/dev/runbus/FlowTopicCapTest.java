@@ -189,9 +189,11 @@ class FlowTopicCapTest {
         assertThat(shares.get("c")).as("weight 5 of 8, in %s", shares).isBetween(48L, 52L);
 
         assertThatThrownBy(() -> bus.setFlowWeight(TOPIC, "a", 0)).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("more than 0");
+                .hasMessageContaining("from 1.0E-6");
         assertThatThrownBy(() -> bus.setFlowWeight(TOPIC, "a", Double.NaN))
                 .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> bus.setFlowWeight(TOPIC, "a", 1e-7)).as("below a millionth: its tags would leave a "
+                + "double's precision and every key would tie").isInstanceOf(IllegalArgumentException.class);
         bus.clearFlowWeight(TOPIC, "c");
         assertThat(target().redis().hget(flow.key("caps"), "\0weight\0c")).isNull();
     }
@@ -241,6 +243,25 @@ class FlowTopicCapTest {
         Wait.until("every slot released", Duration.ofSeconds(20), () -> flowMembers("holds") == 0);
         assertThatThrownBy(() -> bus.setFlowTopicCap(TOPIC, -1)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("0 or more");
+    }
+
+    /** A topic cap raised by hundreds lets every waiting entry in at once: no free slot is left idle. */
+    @Test
+    void aTopicCapRaisedByHundreds_letsEveryWaitingEntryInAtOnce() {
+        CountDownLatch gate = new CountDownLatch(1);
+        Bus bus = bus(1);
+        bus.subscribe(TOPIC, "g", "c", d -> gate.await(), topicCapped(0).concurrency(1).build());
+        List<Message> batch = new ArrayList<>();
+        for (int n = 0; n < 300; n++) {
+            batch.add(job("k" + n % 3, n / 3));
+        }
+        bus.publisher().publishAll(TOPIC, batch);
+        assertThat(flowMembers("queue")).as("held back by a topic cap of 0").isEqualTo(300);
+
+        assertThat(bus.setFlowTopicCap(TOPIC, 300)).as("let in by the call").isEqualTo(300);
+        assertThat(flowMembers("queue")).isZero();
+        assertThat(flowMembers("ready")).isZero();
+        gate.countDown();
     }
 
     /**

@@ -375,9 +375,9 @@ public final class RedisBus implements Bus {
 
     @Override
     public int setFlowWeight(String topic, String flowKey, double weight) {
-        if (!(weight > 0 && weight <= FlowCaps.MAX_WEIGHT)) {
-            throw new IllegalArgumentException("a flow key's weight must be more than 0 and at most "
-                    + (long) FlowCaps.MAX_WEIGHT + ", got " + weight);
+        if (!(weight >= FlowCaps.MIN_WEIGHT && weight <= FlowCaps.MAX_WEIGHT)) {
+            throw new IllegalArgumentException("a flow key's weight must be from " + FlowCaps.MIN_WEIGHT + " (one "
+                    + "millionth) to " + (long) FlowCaps.MAX_WEIGHT + ", got " + weight);
         }
         return onFlowKey(topic, flowKey, "setting the flow weight of ", caps -> caps.weight(flowKey, weight));
     }

@@ -283,8 +283,8 @@ end
 -- the set and is filed again when that changes.
 local function admitFair(out)
   local room = topicRoom()
-  local turns = 0
-  while room > 0 and turns < room + 100 do
+  local turns, most = 0, room + 100 -- every free slot, and up to 100 turns of keys that cannot take theirs
+  while room > 0 and turns < most do
     turns = turns + 1
     local first = redis.call('ZRANGE', ready, 0, 0, 'WITHSCORES')
     if not first[1] then
@@ -295,7 +295,7 @@ local function admitFair(out)
     if admitOwn(key, out, 1) > 0 then
       room = room - 1
       local finish = start + 1 / weightOf(key)
-      redis.call('HSET', tags, VT, tostring(start), key, tostring(finish))
+      redis.call('HSET', tags, VT, string.format('%.17g', start), key, string.format('%.17g', finish))
       if holding(key) < capOf(key) and hasParked(key) then
         redis.call('ZADD', ready, finish, key)
       end

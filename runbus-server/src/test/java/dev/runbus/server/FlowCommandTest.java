@@ -121,7 +121,7 @@ class FlowCommandTest {
         }
         Cli zero = cli("flow", "weight", "jobs", "k", "0");
         assertThat(zero.exitCode).isEqualTo(2);
-        assertThat(zero.err).contains("more than 0");
+        assertThat(zero.err).contains("from 1.0E-6");
         Cli neither = cli("flow", "topic-cap", "jobs");
         assertThat(neither.exitCode).isEqualTo(2);
         assertThat(neither.err).contains("one of the two");

@@ -33,8 +33,13 @@ public final class FlowCaps {
 
     private static final LuaScript FLOW = LuaScript.load("flow");
 
-    /** The largest weight of a flow key: a share a million times another's is already all of it. */
+    /**
+     * The largest weight of a flow key, and the inverse of the smallest: a share a million times another's is already
+     * all of it, and the tags that order the keys' turns stay within what a double tells apart.
+     */
     public static final double MAX_WEIGHT = 1_000_000;
+    /** The smallest weight of a flow key (see {@link #MAX_WEIGHT}). */
+    public static final double MIN_WEIGHT = 1 / MAX_WEIGHT;
 
     /** An admitted entry's hold: its flow key and its id in the partition's stream. */
     public record Hold(String flowKey, String streamId) {
@@ -341,9 +346,9 @@ public final class FlowCaps {
      */
     public List<String> weight(String flowKey, Double weight) {
         checkKey(flowKey);
-        if (weight != null && !(weight > 0 && weight <= MAX_WEIGHT)) {
-            throw new IllegalArgumentException("a flow key's weight must be more than 0 and at most " + MAX_WEIGHT
-                    + ", not " + weight);
+        if (weight != null && !(weight >= MIN_WEIGHT && weight <= MAX_WEIGHT)) {
+            throw new IllegalArgumentException("a flow key's weight must be from " + MIN_WEIGHT + " to "
+                    + (long) MAX_WEIGHT + ", not " + weight);
         }
         return Replies.ids(call(List.of("weight", flowKey, weight == null ? "" : weight)));
     }

@@ -120,7 +120,7 @@ final class FlowCommand implements Runnable {
         TopicAndKey at;
 
         @Parameters(index = "2", paramLabel = "W", arity = "0..1",
-                description = "the key's weight, more than 0 and at most 1000000 (2: twice the share of weight 1)")
+                description = "the key's weight, from 0.000001 to 1000000 (2: twice the share of weight 1)")
         Double weight;
 
         @Option(names = "--clear", description = "give the key the weight 1 again")
