@@ -44,12 +44,30 @@ public interface Inspector {
     java.util.Optional<PendingEntry> pendingEntry(String topic, String group, String streamId);
 
     /**
-     * The message ids ({@link Message#id()}) of the entries of partition {@code partition} of {@code topic} in the
-     * pending list of {@code group} (delivered, not acknowledged: running, or read and waiting for a handler) whose
-     * stream ids are from {@code fromMillis} on, oldest first, at most {@code max}: what a consumer holds of the
-     * partition's newer entries. Entries trimmed from the stream while pending are left out.
+     * Message ids ({@link Message#id()}) read from one place, and whether they are all of it: {@code complete} is
+     * false when there were more than the read's {@code max} (then {@code ids} holds the first ones).
      */
-    List<String> pendingMessageIds(String topic, String group, int partition, long fromMillis, int max);
+    record MessageIds(List<String> ids, boolean complete) {
+    }
+
+    /**
+     * The messages of partition {@code partition} of {@code topic} in the pending list of {@code group} (delivered,
+     * not acknowledged: running, or read and waiting for a handler) whose stream ids are from {@code fromMillis} on,
+     * oldest first, at most {@code max}. Entries trimmed from the stream while pending are left out.
+     */
+    MessageIds pendingMessageIds(String topic, String group, int partition, long fromMillis, int max);
+
+    /**
+     * The messages of partition {@code partition} of {@code topic} not delivered to {@code group} yet (after its last
+     * delivered id; all of them when the group does not exist), oldest first, at most {@code max}.
+     */
+    MessageIds undeliveredMessageIds(String topic, String group, int partition, int max);
+
+    /**
+     * The messages of one flow key waiting outside the streams of {@code topic} for a slot or their turn
+     * (docs/flow-control.md), in their order, at most {@code max}.
+     */
+    MessageIds flowWaitingMessageIds(String topic, String flowKey, int max);
 
     /**
      * The partitions of a topic as its group sees them, by partition number: one for a plain topic. The partition

@@ -183,10 +183,11 @@ public final class Runs implements AutoCloseable {
                     + "its trigger's partition in place of the user id");
         }
         String given = request.idempotencyKey() != null ? request.idempotencyKey()
-                : IdempotencyKeys.derive(request.sessionId(), request.userId(), request.input(),
+                : IdempotencyKeys.derive(request.sessionId(), request.userId(), request.input(), request.flowKey(),
                         Instant.now().getEpochSecond());
         String key = scope.owner().map(owner -> IdempotencyKeys.scoped(owner, given)).orElse(given);
-        String bodyHash = IdempotencyKeys.bodyHash(request.sessionId(), request.userId(), request.input());
+        String bodyHash = IdempotencyKeys.bodyHash(request.sessionId(), request.userId(), request.input(),
+                request.flowKey());
         try {
             RunStore.Inserted s = commits.submit(new RunCommits.Submission(
                     new RunStore.Insert(UUID.randomUUID(), key, bodyHash, request, delay.isZero() ? null : delay),

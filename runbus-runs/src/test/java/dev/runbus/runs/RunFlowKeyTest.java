@@ -102,6 +102,63 @@ class RunFlowKeyTest extends RunsTestSupport {
         assertThat(started).containsExactly("a-0", "a-1");
     }
 
+    /**
+     * A flow-keyed trigger gets its stream id when it is let in, long after its run was written: one waiting in the
+     * stream, undelivered (no worker reads), is not taken for lost though the group was delivered entries written
+     * long after its run.
+     */
+    @Test
+    void aFlowKeyedTriggerUndeliveredInTheStream_isNotTakenForLost() {
+        Bus bus = bus();
+        Runs first = runs(bus, "w1", workerOptions().flowCap(5).build());
+        first.startWorker(ECHO);
+        UUID filler = first.submit(NewRun.of("s", "u", "f-0").withFlowKey("f")).runId();
+        Wait.until("the filler done", WAIT, () -> first.get(filler).orElseThrow().status() == RunStatus.DONE);
+        first.close(); // nobody reads now; the topic's flow control stays configured
+
+        Runs runs = runs(bus, "w1", workerOptions().flowCap(5).build());
+        UUID id = runs.submit(NewRun.of("s", "u", "a-0").withFlowKey("a")).runId();
+        assertThat(bus.inspector().undeliveredMessageIds("runs", RunsConfig.DEFAULT_GROUP, 0, 10).ids())
+                .as("let in at once, undelivered").containsExactly(id.toString());
+        age(id); // written a minute before the group's last delivery, as a trigger that waited for its key's slot
+        assertThat(runs.sweepOnce().republished()).as("not taken for lost").isZero();
+
+        runs.startWorker(ECHO);
+        Wait.until("done", WAIT, () -> runs.get(id).orElseThrow().status() == RunStatus.DONE);
+        assertThat(runs.get(id).orElseThrow().attempts()).isEqualTo(1);
+    }
+
+    /**
+     * A lost trigger of a key that always has others waiting is found: the sweeper looks for the run's own trigger
+     * among its key's waiting ones, not for any.
+     */
+    @Test
+    void aLostTriggerOfAKeyWithOthersWaiting_isPublishedAgain() {
+        CountDownLatch release = new CountDownLatch(1);
+        List<String> started = new CopyOnWriteArrayList<>();
+        Bus bus = bus();
+        Runs runs = runs(bus, "w1", workerOptions().flowCap(1).build());
+        runs.startWorker(run -> {
+            started.add(run.input());
+            release.await();
+            return List.of(Reply.assistant("ok"));
+        });
+        runs.submit(NewRun.of("s", "u", "a-0").withFlowKey("a"));
+        Wait.until("a-0 running", WAIT, () -> started.contains("a-0"));
+        UUID waiting = runs.submit(NewRun.of("s", "u", "a-1").withFlowKey("a")).runId();
+        UUID lost = lostRun("a-2", Duration.ofMinutes(1));
+        execute("UPDATE " + schema + ".runs SET flow_key = 'a' WHERE id = '" + lost + "'");
+        age(waiting);
+
+        runs.sweepOnce();
+        assertThat(republishedOf(lost)).as("its trigger is nowhere: published again").isEqualTo(1);
+        assertThat(republishedOf(waiting)).as("its trigger waits for a's slot").isZero();
+        assertThat(bus.inspector().flowWaiting("runs", "a")).as("a-1 and a-2 wait now").isEqualTo(2);
+        release.countDown();
+        Wait.until("all done", WAIT, () -> runs.get(lost).orElseThrow().status() == RunStatus.DONE
+                && runs.get(waiting).orElseThrow().status() == RunStatus.DONE);
+    }
+
     /** A run committed whose trigger was lost is published again with its flow key: it waits for its key's slot. */
     @Test
     void aLostRunsTriggerIsPublishedAgainWithItsFlowKey() {
@@ -136,6 +193,18 @@ class RunFlowKeyTest extends RunsTestSupport {
         Wait.until("done", WAIT, () -> runs.get(id).orElseThrow().status() == RunStatus.DONE);
         assertThat(bus.inspector().flowWaiting("runs", "a")).isZero();
         assertThat(TestDatabase.count("SELECT count(*) FROM " + schema + ".runs WHERE flow_key = 'a'")).isEqualTo(1);
+    }
+
+    /** An idempotency key reused with another flow key names another body: a conflict, not the same run. */
+    @Test
+    void anIdempotencyKeyReusedWithAnotherFlowKey_conflicts() {
+        Runs runs = runs(bus(), "w1", workerOptions().flowCap(1).build());
+        UUID id = runs.submit(NewRun.of("s", "u", "x").withKey("k-1").withFlowKey("a")).runId();
+        assertThat(runs.submit(NewRun.of("s", "u", "x").withKey("k-1").withFlowKey("a")).runId()).isEqualTo(id);
+        assertThatThrownBy(() -> runs.submit(NewRun.of("s", "u", "x").withKey("k-1").withFlowKey("b")))
+                .isInstanceOf(IdempotencyConflictException.class);
+        assertThatThrownBy(() -> runs.submit(NewRun.of("s", "u", "x").withKey("k-1")))
+                .isInstanceOf(IdempotencyConflictException.class);
     }
 
     @Test

@@ -32,11 +32,13 @@ public final class RedisInspector implements Inspector {
     private final ConsumerRegistry consumers;
     private final PartitionReport partitionReport;
     private final Retention retention;
+    private final MessageIdReader ids;
 
     public RedisInspector(RedisClusterCommands<String, byte[]> redis, Keys keys, TopicRegistry topics, ConsumerRegistry consumers,
                    Retention retention) {
         this.redis = redis;
         this.retention = retention;
+        this.ids = new MessageIdReader(redis);
         this.keys = keys;
         this.topics = topics;
         this.consumers = consumers;
@@ -217,33 +219,42 @@ public final class RedisInspector implements Inspector {
         return out;
     }
 
-    /** XPENDING from {@code fromMillis}, then each entry's {@code id} field (XRANGE of its one id). */
     @Override
-    public List<String> pendingMessageIds(String topic, String group, int partition, long fromMillis, int max) {
-        Keys.checkTopic(topic);
+    public MessageIds pendingMessageIds(String topic, String group, int partition, long fromMillis, int max) {
         Keys.checkName("group", group);
-        if (max < 1) {
-            throw new IllegalArgumentException("max must be at least 1, got " + max);
-        }
+        return ids.pending(streamOf(topic, partition, max), group, fromMillis, max);
+    }
+
+    @Override
+    public MessageIds undeliveredMessageIds(String topic, String group, int partition, int max) {
+        Keys.checkName("group", group);
+        return ids.undelivered(streamOf(topic, partition, max), group, max);
+    }
+
+    @Override
+    public MessageIds flowWaitingMessageIds(String topic, String flowKey, int max) {
+        Keys.checkTopic(topic);
+        dev.runbus.Message.checkFlowKey(flowKey);
+        requireMax(max);
+        Partitions partitions = topics.recorded(topic);
+        return ids.flowWaiting(keys.flow(partitions.name(partitions.partitionFor(flowKey))), flowKey, max);
+    }
+
+    /** The stream of a partition of a topic, checked to be one, for a read of at most {@code max}. */
+    private String streamOf(String topic, int partition, int max) {
+        Keys.checkTopic(topic);
+        requireMax(max);
         Partitions partitions = topics.recorded(topic);
         if (partition < 0 || partition >= partitions.count()) {
             throw new IllegalArgumentException("topic " + topic + " has no partition " + partition);
         }
-        String key = keys.stream(partitions.name(partition));
-        List<PendingMessage> raw = Calls.call("reading pending entries of " + key + "/" + group,
-                () -> redis.xpending(key, group, Range.create(Math.max(0, fromMillis) + "-0", "+"), Limit.from(max)));
-        List<String> ids = new ArrayList<>(raw.size());
-        for (PendingMessage m : raw) {
-            List<io.lettuce.core.StreamMessage<String, byte[]>> entry = Calls.call("reading entry " + m.getId()
-                    + " of " + key, () -> redis.xrange(key, Range.create(m.getId(), m.getId())));
-            if (!entry.isEmpty()) {
-                byte[] id = entry.get(0).getBody().get(dev.runbus.internal.redis.WireFormat.ID);
-                if (id != null) {
-                    ids.add(new String(id, java.nio.charset.StandardCharsets.UTF_8));
-                }
-            }
+        return keys.stream(partitions.name(partition));
+    }
+
+    private static void requireMax(int max) {
+        if (max < 1) {
+            throw new IllegalArgumentException("max must be at least 1, got " + max);
         }
-        return ids;
     }
 
     /**

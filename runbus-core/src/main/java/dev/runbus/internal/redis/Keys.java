@@ -103,7 +103,8 @@ public final class Keys {
         return tagged(name) + ":starts:" + group;
     }
 
-    /** In {@link #flow}: the queue of parked entries (one member each), and the holds (one member per slot held). */
+    /** In {@link #flow}: the parked entries (a stream), their queue (one member each), and the holds (one per slot). */
+    public static final int FLOW_PARKED = 1;
     public static final int FLOW_QUEUE = 2;
     public static final int FLOW_HOLDS = 3;
     /** In {@link #flow}: the keys only their rate holds back. */

@@ -16,6 +16,12 @@ public final class IdempotencyKeys {
         return "derived:" + sha256(sessionId, userId, input, Long.toString(epochSecond));
     }
 
+    /** {@link #derive(String, String, String, long)} of a run with a flow key ({@code null}: none, the same key). */
+    public static String derive(String sessionId, String userId, String input, String flowKey, long epochSecond) {
+        return flowKey == null ? derive(sessionId, userId, input, epochSecond)
+                : "derived:" + sha256(sessionId, userId, input, Long.toString(epochSecond), "flow", flowKey);
+    }
+
     /**
      * The key stored for {@code key} (given or derived) in an owner's scope: the owner and the key hashed together,
      * so that no two owners, and no owner and a global key, ever share a stored key.
@@ -27,6 +33,14 @@ public final class IdempotencyKeys {
     /** What must be equal for two submissions with one key to be the same submission. */
     public static String bodyHash(String sessionId, String userId, String input) {
         return sha256(sessionId, userId, input);
+    }
+
+    /**
+     * {@link #bodyHash(String, String, String)} of a run with a flow key ({@code null}: none, the same hash as
+     * without one): a key reused with another flow key is a different body.
+     */
+    public static String bodyHash(String sessionId, String userId, String input, String flowKey) {
+        return flowKey == null ? sha256(sessionId, userId, input) : sha256(sessionId, userId, input, "flow", flowKey);
     }
 
     static String sha256(String... parts) {

@@ -24,11 +24,10 @@ final class Liveness {
     /** Tolerated difference between the PostgreSQL and Redis clocks when comparing times with stream ids. */
     static final long CLOCK_MARGIN_MILLIS = 1000;
     /**
-     * At most this many of a partition's pending entries are read per sweep to find the triggers consumers hold;
-     * with more than that (consumers hold them all unread, or runs started long ago still run), a pending run is
-     * taken to be among them.
+     * At most this many entries are read per place and sweep to find a trigger by its run's id (a partition's pending
+     * list, its undelivered entries, a flow key's waiting ones); with more there, a run is taken to be among them.
      */
-    static final int MAX_PENDING_READ = 5_000;
+    static final int MAX_IDS_READ = 5_000;
 
     /**
      * Per partition: the time of its newest entry, of the newest delivered to the group and of the newest in the
@@ -47,6 +46,9 @@ final class Liveness {
      * there were too many); read again for a candidate that asks from an earlier time.
      */
     private final java.util.Map<Integer, PendingTriggers> pendingTriggers = new java.util.HashMap<>();
+    /** Per partition and per flow key, once read in a sweep: for triggers with a flow key. */
+    private final java.util.Map<Integer, Inspector.MessageIds> undelivered = new java.util.HashMap<>();
+    private final java.util.Map<String, Inspector.MessageIds> flowWaiting = new java.util.HashMap<>();
 
     private record PendingTriggers(long fromMillis, java.util.Set<String> runIds) {
     }
@@ -72,25 +74,51 @@ final class Liveness {
 
     /** @throws RunbusException when Redis cannot tell (a timeout, a lost connection): the sweep must stop */
     boolean isLive(SweeperStore.Candidate cand) {
-        // A trigger with a flow key may wait outside the stream for a slot of its key or its turn (parked, or parked
-        // again after a takeover), where nothing below sees it: while any entry of its key waits, the run is taken
-        // to be among them. It enters the stream in its turn; if it was lost, a sweep after its key drained finds it.
-        String flowKey = config.triggerFlowKey(cand.flowKey());
-        if (flowKey != null && inspector.flowWaiting(config.topic(), flowKey) > 0) {
+        boolean running = cand.status() == RunStatus.RUNNING && cand.streamId() != null;
+        if (running && groupExists && isPending(cand.streamId())) {
             return true;
         }
-        if (cand.status() == RunStatus.RUNNING && cand.streamId() != null) {
-            if (groupExists && isPending(cand.streamId())) {
-                return true;
-            }
+        String flowKey = config.triggerFlowKey(cand.flowKey());
+        if (flowKey != null) {
+            // Pending, or running with its retry copy due: the trigger (or copy) may be on its way.
+            return (!running || cand.nextAttemptAt() != null) && flowTriggerOnItsWay(cand, flowKey);
+        }
+        if (running) {
             // Its failed attempt was acked and a copy scheduled (a retry policy): moved into the stream at about
-            // next_attempt_at, the copy is live while it waits there unread, like a pending run's trigger.
+            // next_attempt_at, the copy is live while it waits there unread or unstarted, like a pending run's trigger.
             return cand.nextAttemptAt() != null && groupExists
                     && anyPartitionHolds(cand, cand.nextAttemptAt().toEpochMilli() - CLOCK_MARGIN_MILLIS, true);
         }
         // Pending: its trigger (published at about updatedAt) is live if a partition it can be in has, from then on,
         // an entry the group has not been delivered or has not acknowledged yet: the trigger may be that entry.
         return anyPartitionHolds(cand, cand.updatedAt().toEpochMilli() - CLOCK_MARGIN_MILLIS, groupExists);
+    }
+
+    /**
+     * A trigger with a flow key gets its stream id when it is let in, any time after its run's {@code updated_at}, so
+     * time says nothing of it: it is looked for by its run's id where it can be, in the order it moves (waiting
+     * outside the stream for its key's slot or turn, then in the stream not delivered yet, then in the group's pending
+     * list), so that one moving on between two reads is found at the next. A read with more than it may look at
+     * takes the run to be there.
+     */
+    private boolean flowTriggerOnItsWay(SweeperStore.Candidate cand, String flowKey) {
+        String runId = cand.runId().toString();
+        Inspector.MessageIds waiting = flowWaiting.computeIfAbsent(flowKey,
+                k -> inspector.flowWaitingMessageIds(config.topic(), k, MAX_IDS_READ));
+        if (holdsRun(waiting, runId)) {
+            return true;
+        }
+        int p = Partitioner.partitionOf(flowKey, partitions.size());
+        Inspector.MessageIds undelivered = this.undelivered.computeIfAbsent(p,
+                part -> inspector.undeliveredMessageIds(config.topic(), config.group(), part, MAX_IDS_READ));
+        if (holdsRun(undelivered, runId)) {
+            return true;
+        }
+        return groupExists && pendingTriggers(p, 0).test(runId);
+    }
+
+    private static boolean holdsRun(Inspector.MessageIds ids, String runId) {
+        return !ids.complete() || ids.ids().contains(runId);
     }
 
     /**
@@ -121,14 +149,30 @@ final class Liveness {
         // Delivered from then on and not acknowledged: a consumer reads up to its batch ahead of its handlers, so a
         // backlog's triggers are delivered long before their runs start (a run that started is RUNNING, and not
         // asked about here). Taken for lost there, a trigger would be published again and its run would run twice.
+        return pendingTriggers(p, since).test(cand.runId().toString());
+    }
+
+    /**
+     * The run ids of the triggers in partition {@code p}'s pending list from {@code since} on, read once per sweep
+     * (again for an earlier {@code since}); every run id when there are more than may be read.
+     */
+    private java.util.function.Predicate<String> pendingTriggers(int p, long since) {
         PendingTriggers held = pendingTriggers.get(p);
         if (held == null || held.fromMillis() > since) {
-            List<String> ids = inspector.pendingMessageIds(config.topic(), config.group(), p, since,
-                    MAX_PENDING_READ);
-            held = new PendingTriggers(since, ids.size() >= MAX_PENDING_READ ? null : new java.util.HashSet<>(ids));
+            Inspector.MessageIds ids;
+            try {
+                ids = inspector.pendingMessageIds(config.topic(), config.group(), p, since, MAX_IDS_READ);
+            } catch (RunbusException e) {
+                if (!isNoGroup(e)) {
+                    throw e;
+                }
+                ids = new Inspector.MessageIds(List.of(), true); // the group vanished since read: nothing pending
+            }
+            held = new PendingTriggers(since, ids.complete() ? new java.util.HashSet<>(ids.ids()) : null);
             pendingTriggers.put(p, held);
         }
-        return held.runIds() == null || held.runIds().contains(cand.runId().toString());
+        java.util.Set<String> runIds = held.runIds();
+        return runIds == null ? id -> true : runIds::contains;
     }
 
     /**
