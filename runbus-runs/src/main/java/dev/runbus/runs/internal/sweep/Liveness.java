@@ -46,9 +46,9 @@ final class Liveness {
      * there were too many); read again for a candidate that asks from an earlier time.
      */
     private final java.util.Map<Integer, PendingTriggers> pendingTriggers = new java.util.HashMap<>();
-    /** Per partition and per flow key, once read in a sweep: for triggers with a flow key. */
+    /** For triggers with a flow key, read by {@link #prepare}: per partition, and per flow key. */
     private final java.util.Map<Integer, Inspector.MessageIds> undelivered = new java.util.HashMap<>();
-    private final java.util.Map<String, Inspector.MessageIds> flowWaiting = new java.util.HashMap<>();
+    private final java.util.Map<String, java.util.function.Predicate<String>> flowWaiting = new java.util.HashMap<>();
 
     private record PendingTriggers(long fromMillis, java.util.Set<String> runIds) {
     }
@@ -89,32 +89,80 @@ final class Liveness {
             return cand.nextAttemptAt() != null && groupExists
                     && anyPartitionHolds(cand, cand.nextAttemptAt().toEpochMilli() - CLOCK_MARGIN_MILLIS, true);
         }
-        // Pending: its trigger (published at about updatedAt) is live if a partition it can be in has, from then on,
-        // an entry the group has not been delivered or has not acknowledged yet: the trigger may be that entry.
-        return anyPartitionHolds(cand, cand.updatedAt().toEpochMilli() - CLOCK_MARGIN_MILLIS, groupExists);
+        // Pending: its trigger (published at about updatedAt, or moved in from the delay set at about next_attempt_at
+        // for a delayed run) is live if a partition it can be in has, from then on, an entry the group has not been
+        // delivered or has not acknowledged yet: the trigger may be that entry.
+        long at = cand.updatedAt().toEpochMilli();
+        if (cand.nextAttemptAt() != null) {
+            at = Math.max(at, cand.nextAttemptAt().toEpochMilli());
+        }
+        return anyPartitionHolds(cand, at - CLOCK_MARGIN_MILLIS, groupExists);
     }
 
     /**
-     * A trigger with a flow key gets its stream id when it is let in, any time after its run's {@code updated_at}, so
-     * time says nothing of it: it is looked for by its run's id where it can be, in the order it moves (waiting
-     * outside the stream for its key's slot or turn, then in the stream not delivered yet, then in the group's pending
-     * list), so that one moving on between two reads is found at the next. A read with more than it may look at
-     * takes the run to be there.
+     * Reads, before any candidate is judged, where the triggers of the candidates with a flow key can be, in the
+     * order a trigger moves: every such key's waiting messages, then every partition's undelivered entries, then its
+     * pending list, then the keys' waiting messages again (an entry that reached the stream without a slot is put
+     * back to wait). A trigger moving on between two reads is found at the next. Read per candidate instead, the
+     * partitions' reads made for an earlier candidate would be stale for a later one.
+     */
+    void prepare(List<SweeperStore.Candidate> candidates) {
+        java.util.Set<String> keys = new java.util.TreeSet<>();
+        for (SweeperStore.Candidate c : candidates) {
+            String k = config.triggerFlowKey(c.flowKey());
+            if (k != null && !flowWaiting.containsKey(k)) {
+                keys.add(k);
+            }
+        }
+        if (keys.isEmpty()) {
+            return;
+        }
+        java.util.Map<String, Inspector.MessageIds> before = new java.util.HashMap<>();
+        for (String k : keys) {
+            before.put(k, inspector.flowWaitingMessageIds(config.topic(), k, MAX_IDS_READ));
+        }
+        for (int p = 0; p < partitions.size(); p++) {
+            undelivered.put(p, inspector.undeliveredMessageIds(config.topic(), config.group(), p, MAX_IDS_READ));
+        }
+        if (groupExists) {
+            for (int p = 0; p < partitions.size(); p++) {
+                pendingTriggers.remove(p);
+                pendingTriggers(p, 0);
+            }
+        }
+        for (String k : keys) {
+            Inspector.MessageIds first = before.get(k);
+            Inspector.MessageIds again = inspector.flowWaitingMessageIds(config.topic(), k, MAX_IDS_READ);
+            if (!first.complete() || !again.complete()) {
+                flowWaiting.put(k, id -> true);
+            } else {
+                java.util.Set<String> ids = new java.util.HashSet<>(first.ids());
+                ids.addAll(again.ids());
+                flowWaiting.put(k, ids::contains);
+            }
+        }
+    }
+
+    /**
+     * A trigger with a flow key gets its stream id when it is let in, any time after its run was written, so time
+     * says nothing of it: it is looked for by its run's id where it can be ({@link #prepare}), in every partition (a
+     * trigger published before the runs had flow control went to any). A read with more than it may look at takes
+     * the run to be there.
      */
     private boolean flowTriggerOnItsWay(SweeperStore.Candidate cand, String flowKey) {
+        if (!flowWaiting.containsKey(flowKey)) {
+            prepare(List.of(cand));
+        }
         String runId = cand.runId().toString();
-        Inspector.MessageIds waiting = flowWaiting.computeIfAbsent(flowKey,
-                k -> inspector.flowWaitingMessageIds(config.topic(), k, MAX_IDS_READ));
-        if (holdsRun(waiting, runId)) {
+        if (flowWaiting.get(flowKey).test(runId)) {
             return true;
         }
-        int p = Partitioner.partitionOf(flowKey, partitions.size());
-        Inspector.MessageIds undelivered = this.undelivered.computeIfAbsent(p,
-                part -> inspector.undeliveredMessageIds(config.topic(), config.group(), part, MAX_IDS_READ));
-        if (holdsRun(undelivered, runId)) {
-            return true;
+        for (int p = 0; p < partitions.size(); p++) {
+            if (holdsRun(undelivered.get(p), runId) || groupExists && pendingTriggers(p, 0).test(runId)) {
+                return true;
+            }
         }
-        return groupExists && pendingTriggers(p, 0).test(runId);
+        return false;
     }
 
     private static boolean holdsRun(Inspector.MessageIds ids, String runId) {

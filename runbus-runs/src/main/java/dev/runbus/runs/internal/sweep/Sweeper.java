@@ -84,8 +84,19 @@ public final class Sweeper {
         List<SweeperStore.Candidate> lost = new ArrayList<>();
         if (!candidates.isEmpty()) {
             Liveness liveness = Liveness.read(bus.inspector(), config);
+            liveness.prepare(candidates);
             for (SweeperStore.Candidate cand : candidates) {
-                if (!liveness.isLive(cand)) {
+                boolean live;
+                try {
+                    live = liveness.isLive(cand);
+                } catch (IllegalArgumentException e) {
+                    // A row Redis cannot be asked about (a stream id of another partition count, a hand-written
+                    // flow key): left alone rather than stopping every sweep at it, or republished on a guess.
+                    log.warn("sweeper cannot tell whether run {} is live, left alone: {}", cand.runId(),
+                            e.getMessage());
+                    live = true;
+                }
+                if (!live) {
                     lost.add(cand);
                 }
             }
