@@ -24,6 +24,14 @@ final class Liveness {
     /** Tolerated difference between the PostgreSQL and Redis clocks when comparing times with stream ids. */
     static final long CLOCK_MARGIN_MILLIS = 1000;
     /**
+     * How much later than its run's time a trigger may be published: after the commit of a group of up to 500 runs
+     * (whose {@code updated_at} is when its transaction began), or a user's lock for ordered runs, or a delayed
+     * run's move out of the delay set by a mover that was backing off. A trigger undelivered behind entries the
+     * group was delivered up to this long after its run's time is still taken to be waiting; a lost one is found
+     * once the group read past it.
+     */
+    static final long PUBLISH_LAG_MILLIS = 30_000;
+    /**
      * At most this many entries are read per place and sweep to find a trigger by its run's id (a partition's pending
      * list, its undelivered entries, a flow key's waiting ones); with more there, a run is taken to be among them.
      */
@@ -226,12 +234,12 @@ final class Liveness {
     /**
      * Whether an entry published from {@code since} on may still wait undelivered in this partition: the partition
      * has entries the group was not delivered yet, the newest from {@code since} on, and the group was delivered
-     * none from {@code since} plus twice the clock margin on (the trigger was published by then, on either clock):
-     * a lost trigger is found once the group read past its time.
+     * none from {@code since} plus twice the clock margin and the publish lag on (the trigger was published by then,
+     * on either clock): a lost trigger is found once the group read past that.
      */
     private static boolean waiting(Times t, long since) {
         return t.undelivered() && t.lastPublishedMillis() >= since
-                && t.lastDeliveredMillis() < since + 2 * CLOCK_MARGIN_MILLIS;
+                && t.lastDeliveredMillis() < since + 2 * CLOCK_MARGIN_MILLIS + PUBLISH_LAG_MILLIS;
     }
 
     private boolean isPending(String streamId) {
