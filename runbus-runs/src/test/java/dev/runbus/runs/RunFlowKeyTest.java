@@ -64,7 +64,7 @@ class RunFlowKeyTest extends RunsTestSupport {
                 .allMatch(id -> runs.get(id).orElseThrow().status() == RunStatus.DONE));
         assertThat(mostOfA.get()).as("runs of tenant a at once").isEqualTo(1);
         assertThat(finished).as("each run once").hasSize(6).doesNotHaveDuplicates();
-        assertThat(finished.indexOf("b-0")).as("b's run not behind a's five, in %s", finished).isLessThan(4);
+        assertThat(finished.indexOf("b-0")).as("b's run not behind a's five, in %s", finished).isLessThan(5);
         for (UUID id : ids) {
             assertThat(runs.get(id).orElseThrow().attempts()).as("waiting is not an attempt").isEqualTo(1);
         }
