@@ -29,6 +29,24 @@ class RunFlowKeyTest extends RunsTestSupport {
 
     static final Duration WAIT = Duration.ofSeconds(30);
 
+    /**
+     * Starts a worker on {@code runs} whose handler records each run's input in {@code started} and holds run
+     * {@code a-0} until {@code release}; submits a-0 with flow key a and returns its id once it runs (holding a's
+     * only slot under a cap of 1).
+     */
+    private static UUID a0RunningUntil(Runs runs, CountDownLatch release, List<String> started) {
+        runs.startWorker(run -> {
+            started.add(run.input());
+            if (run.input().equals("a-0")) {
+                release.await();
+            }
+            return List.of(Reply.assistant("ok"));
+        });
+        UUID id = runs.submit(NewRun.of("s", "u", "a-0").withFlowKey("a")).runId();
+        Wait.until("a-0 running", WAIT, () -> started.contains("a-0"));
+        return id;
+    }
+
     /** The tenant of a run's input, {@code <tenant>-<n>}. */
     private static String tenantOf(RunContext run) {
         return run.input().substring(0, run.input().indexOf('-'));
@@ -80,15 +98,7 @@ class RunFlowKeyTest extends RunsTestSupport {
         List<String> started = new CopyOnWriteArrayList<>();
         Bus bus = bus();
         Runs runs = runs(bus, "w1", workerOptions().flowCap(1).build());
-        runs.startWorker(run -> {
-            started.add(run.input());
-            if (run.input().equals("a-0")) {
-                release.await();
-            }
-            return List.of(Reply.assistant("ok"));
-        });
-        UUID first = runs.submit(NewRun.of("s", "u", "a-0").withFlowKey("a")).runId();
-        Wait.until("a-0 running", WAIT, () -> started.contains("a-0"));
+        UUID first = a0RunningUntil(runs, release, started);
         UUID second = runs.submit(NewRun.of("s", "u", "a-1").withFlowKey("a")).runId();
         assertThat(bus.inspector().flowWaiting("runs", "a")).as("a-1's trigger waits for a's slot").isEqualTo(1);
 
@@ -138,13 +148,7 @@ class RunFlowKeyTest extends RunsTestSupport {
         List<String> started = new CopyOnWriteArrayList<>();
         Bus bus = bus();
         Runs runs = runs(bus, "w1", workerOptions().flowCap(1).build());
-        runs.startWorker(run -> {
-            started.add(run.input());
-            release.await();
-            return List.of(Reply.assistant("ok"));
-        });
-        runs.submit(NewRun.of("s", "u", "a-0").withFlowKey("a"));
-        Wait.until("a-0 running", WAIT, () -> started.contains("a-0"));
+        a0RunningUntil(runs, release, started);
         UUID waiting = runs.submit(NewRun.of("s", "u", "a-1").withFlowKey("a")).runId();
         UUID lost = lostRun("a-2", Duration.ofMinutes(1));
         execute("UPDATE " + schema + ".runs SET flow_key = 'a' WHERE id = '" + lost + "'");

@@ -66,8 +66,7 @@ final class MessageIdReader {
     MessageIds flowWaiting(String[] flow, String flowKey, int max) {
         String queue = flow[Keys.FLOW_QUEUE];
         String parked = flow[Keys.FLOW_PARKED];
-        Range<byte[]> members = Range.from(Range.Boundary.including((flowKey + "\0").getBytes(StandardCharsets.UTF_8)),
-                Range.Boundary.excluding((flowKey + "\1").getBytes(StandardCharsets.UTF_8)));
+        Range<byte[]> members = membersOf(flowKey);
         List<byte[]> raw = Calls.call("reading the waiting entries of flow key " + flowKey,
                 () -> redis.zrangebylex(queue, members, Limit.create(0, max)));
         List<String> ids = new ArrayList<>(raw.size());
@@ -80,6 +79,12 @@ final class MessageIdReader {
             }
         }
         return new MessageIds(ids, raw.size() < max);
+    }
+
+    /** A flow key's members of the sorted sets of flow.lua ({@code <key> NUL ...}): from key NUL, below key \1. */
+    static Range<byte[]> membersOf(String flowKey) {
+        return Range.from(Range.Boundary.including((flowKey + "\0").getBytes(StandardCharsets.UTF_8)),
+                Range.Boundary.excluding((flowKey + "\1").getBytes(StandardCharsets.UTF_8)));
     }
 
     private String messageIdAt(String stream, String streamId) {

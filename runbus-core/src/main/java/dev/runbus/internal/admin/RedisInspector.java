@@ -133,11 +133,8 @@ public final class RedisInspector implements Inspector {
         dev.runbus.Message.checkFlowKey(flowKey);
         Partitions partitions = topics.recorded(topic);
         String queue = keys.flow(partitions.name(partitions.partitionFor(flowKey)))[Keys.FLOW_QUEUE];
-        Range<byte[]> members = Range.from(
-                Range.Boundary.including((flowKey + "\0").getBytes(java.nio.charset.StandardCharsets.UTF_8)),
-                Range.Boundary.excluding((flowKey + "\1").getBytes(java.nio.charset.StandardCharsets.UTF_8)));
         return Calls.call("counting the waiting entries of flow key " + flowKey + " of " + topic,
-                () -> redis.zlexcount(queue, members));
+                () -> redis.zlexcount(queue, MessageIdReader.membersOf(flowKey)));
     }
 
     private long deadLetters(Partitions partitions) {
