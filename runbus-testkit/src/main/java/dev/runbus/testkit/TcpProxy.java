@@ -22,6 +22,9 @@ import java.util.function.Predicate;
  * from the first request that names a given key ({@link #swallowRepliesFrom}), hold the replies of the connection
  * that sent a given command ({@link #holdRepliesFrom}), or cut every connection
  * ({@link #dropConnections()}). The server stays real; only the wire misbehaves.
+ *
+ * <p>Lost replies are lost with their connection: a drop ends {@link #swallowReplies}, so the connections a client
+ * opens after it get their replies, whenever the test turns the swallowing off.
  */
 public final class TcpProxy implements AutoCloseable {
 
@@ -32,7 +35,10 @@ public final class TcpProxy implements AutoCloseable {
     private final List<Connection> connections = new CopyOnWriteArrayList<>();
     private final Object gate = new Object();
     private volatile boolean paused;
+    /** Whether connections accepted now lose their replies; each connection keeps its own flag after that. */
     private volatile boolean swallowReplies;
+    /** Taken to accept a connection, to change what swallows and to drop: a drop and an accept never interleave. */
+    private final Object connecting = new Object();
     /** Bytes whose first appearance in a request turns {@link #swallowReplies} on; null when none is awaited. */
     private volatile byte[] swallowFrom;
     private volatile boolean closed;
@@ -96,15 +102,24 @@ public final class TcpProxy implements AutoCloseable {
         }
     }
 
-    /** While on, requests still reach the server but its replies are thrown away. */
+    /**
+     * While on, requests still reach the server but its replies are thrown away, on every open connection and those
+     * opened until it is turned off or the connections are dropped ({@link #dropConnections} turns it off: the
+     * replies are lost with their connection, and the client's new connections are answered).
+     */
     public void swallowReplies(boolean on) {
-        swallowReplies = on;
+        synchronized (connecting) {
+            swallowReplies = on;
+            for (Connection c : connections) {
+                c.swallowing = on;
+            }
+        }
     }
 
     /**
      * From the first request that carries {@code marker} (a key only one kind of command names, say) on any
      * connection, replies are thrown away as by {@link #swallowReplies}: that request still reaches the server, and
-     * its reply is lost. Ends with {@code swallowReplies(false)}.
+     * its reply is lost. Ends with {@code swallowReplies(false)} or {@link #dropConnections}.
      */
     public void swallowRepliesFrom(String marker) {
         swallowFrom = marker.getBytes(StandardCharsets.UTF_8);
@@ -138,12 +153,19 @@ public final class TcpProxy implements AutoCloseable {
         return matched.get();
     }
 
-    /** Closes every open connection; new ones are accepted as before. */
+    /**
+     * Closes every open connection; new ones are accepted as before, and their replies are not swallowed (the
+     * closed ones' replies stay lost to the end).
+     */
     public void dropConnections() {
-        for (Socket s : sockets) {
-            closeQuietly(s);
+        synchronized (connecting) {
+            swallowReplies = false;
+            swallowFrom = null;
+            for (Socket s : sockets) {
+                closeQuietly(s);
+            }
+            sockets.clear();
         }
-        sockets.clear();
     }
 
     /** How many client connections are open now. */
@@ -174,10 +196,13 @@ public final class TcpProxy implements AutoCloseable {
                 }
                 client.setTcpNoDelay(true);
                 upstream.setTcpNoDelay(true);
-                sockets.add(client);
-                sockets.add(upstream);
                 Connection connection = new Connection();
-                connections.add(connection);
+                synchronized (connecting) {
+                    sockets.add(client);
+                    sockets.add(upstream);
+                    connection.swallowing = swallowReplies;
+                    connections.add(connection);
+                }
                 pump(client, upstream, connection, false);
                 pump(upstream, client, connection, true);
             } catch (IOException e) {
@@ -198,7 +223,7 @@ public final class TcpProxy implements AutoCloseable {
                     awaitResume();
                     if (replies) {
                         awaitRepliesReleased(connection);
-                        if (swallowReplies) {
+                        if (connection.swallowing) {
                             continue;
                         }
                     } else {
@@ -208,8 +233,7 @@ public final class TcpProxy implements AutoCloseable {
                     if (!replies && marker != null) {
                         seen = tail(seen, buf, n, marker.length);
                         if (contains(seen, marker)) {
-                            swallowFrom = null;
-                            swallowReplies = true; // before the request goes on: its reply is lost
+                            swallowFrom(marker); // before the request goes on: its reply is lost
                         }
                     }
                     out.write(buf, 0, n);
@@ -227,6 +251,16 @@ public final class TcpProxy implements AutoCloseable {
         }, "tcp-proxy-" + (replies ? "reply" : "request") + "-" + port());
         t.setDaemon(true);
         t.start();
+    }
+
+    /** Turns swallowing on for every connection, unless a drop or another request ended the wait for the marker. */
+    private void swallowFrom(byte[] marker) {
+        synchronized (connecting) {
+            if (swallowFrom == marker) {
+                swallowFrom = null;
+                swallowReplies(true);
+            }
+        }
     }
 
     /** The last bytes of {@code previous} (fewer than the marker: a marker split by a read is found) and the read. */
@@ -273,10 +307,12 @@ public final class TcpProxy implements AutoCloseable {
         }
     }
 
-    /** One client connection: the commands it sent, and whether its replies are held. */
+    /** One client connection: the commands it sent, and whether its replies are held or swallowed. */
     private static final class Connection {
         final Requests requests = new Requests();
         volatile boolean holdingReplies;
+        /** Whether its replies are thrown away. */
+        volatile boolean swallowing;
     }
 
     /**

@@ -92,6 +92,33 @@ class FaultFixturesTest {
         }
     }
 
+    /**
+     * A client that reconnects after the drop and re-sends at once is answered, even before the test turns the
+     * swallowing off: the replies were lost with the old connection (a global flag swallowed the re-sent command's
+     * reply when the reconnect came between the drop and {@code swallowReplies(false)}).
+     */
+    @Test
+    void proxy_aDropEndsTheSwallowing_theNewConnectionIsAnswered() {
+        RedisTarget redis = RedisTarget.local();
+        String key = "fixtures-" + java.util.UUID.randomUUID();
+        try (TcpProxy proxy = TcpProxy.before(redis.uri())) {
+            RedisClient client = RedisClient.create();
+            try (StatefulRedisConnection<String, String> c = connect(client, proxy.uri(), Duration.ofMillis(500))) {
+                assertThat(c.sync().ping()).isEqualTo("PONG");
+                proxy.swallowReplies(true);
+                assertThatThrownBy(() -> c.sync().set(key, "written"))
+                        .isInstanceOf(RedisCommandTimeoutException.class);
+                proxy.dropConnections();
+                awaitPong(c, "a PING on the connection opened after the drop");
+                c.setTimeout(Duration.ofSeconds(5));
+                assertThat(c.sync().get(key)).isEqualTo("written");
+            } finally {
+                client.shutdown();
+                redis.redis().del(key);
+            }
+        }
+    }
+
     @Test
     void proxy_swallowsRepliesFromTheFirstRequestNamingTheMarker() {
         RedisTarget redis = RedisTarget.local();
