@@ -26,6 +26,13 @@ public final class Message {
     /** A flow key is at most this many UTF-8 bytes: what a publisher may make Redis keep per waiting entry. */
     public static final int MAX_FLOW_KEY_BYTES = 256;
 
+    /** The least urgent {@link #priority()}. */
+    public static final int MIN_PRIORITY = 0;
+    /** The most urgent {@link #priority()}. */
+    public static final int MAX_PRIORITY = 9;
+    /** The priority of a message that names none: the middle, as in JMS. */
+    public static final int DEFAULT_PRIORITY = 4;
+
     private final String id;
     private final String type;
     private final byte[] payload;
@@ -33,12 +40,14 @@ public final class Message {
     private final Instant publishedAt;
     private final String key;
     private final String flowKey;
+    private final int priority;
 
     private Message(String id, String type, byte[] payload, Map<String, String> headers, Instant publishedAt,
-                    String key, String flowKey) {
+                    String key, String flowKey, int priority) {
         this.id = id;
         this.key = key;
         this.flowKey = flowKey;
+        this.priority = priority;
         this.type = type;
         this.payload = payload;
         this.headers = headers;
@@ -86,7 +95,7 @@ public final class Message {
 
     /** This message with {@code key} as its key. */
     public Message withKey(String key) {
-        return new Message(id, type, payload, headers, publishedAt, checkKey(key), flowKey);
+        return new Message(id, type, payload, headers, publishedAt, checkKey(key), flowKey, priority);
     }
 
     /**
@@ -100,7 +109,25 @@ public final class Message {
 
     /** This message with {@code flowKey} as its flow key (see {@link #flowKey()}). */
     public Message withFlowKey(String flowKey) {
-        return new Message(id, type, payload, headers, publishedAt, key, checkFlowKey(flowKey));
+        return new Message(id, type, payload, headers, publishedAt, key, checkFlowKey(flowKey), priority);
+    }
+
+    /**
+     * How urgent the message is among the waiting messages of its flow key, from {@value #MIN_PRIORITY} to
+     * {@value #MAX_PRIORITY} (most urgent; default {@value #DEFAULT_PRIORITY}). When its key's slots are taken, the
+     * key's next message is its most urgent waiting one, unless a less urgent one has waited longer than the
+     * priorities between them are worth ({@link SubscribeOptions#flowPriorityAging()} each), so that every priority
+     * is served within a bound (docs/flow-control.md, "Priorities"). Only a message with a flow key has one; a
+     * message that does not wait runs as it comes.
+     */
+    public int priority() {
+        return priority;
+    }
+
+    /** This message with {@code priority} (see {@link #priority()}); it must have a flow key. */
+    public Message withPriority(int priority) {
+        return new Message(id, type, payload, headers, publishedAt, key, flowKey,
+                checkPriority(priority, flowKey));
     }
 
     @Override
@@ -114,19 +141,20 @@ public final class Message {
         Message m = (Message) o;
         return id.equals(m.id) && type.equals(m.type) && Arrays.equals(payload, m.payload)
                 && headers.equals(m.headers) && publishedAt.equals(m.publishedAt) && Objects.equals(key, m.key)
-                && Objects.equals(flowKey, m.flowKey);
+                && Objects.equals(flowKey, m.flowKey) && priority == m.priority;
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(id, type, Arrays.hashCode(payload), headers, publishedAt, key, flowKey);
+        return Objects.hash(id, type, Arrays.hashCode(payload), headers, publishedAt, key, flowKey, priority);
     }
 
     @Override
     public String toString() {
         return "Message[id=" + id + ", type=" + type + ", payload=" + payload.length + " bytes, headers=" + headers
                 + ", publishedAt=" + publishedAt + (key == null ? "" : ", key=" + key)
-                + (flowKey == null ? "" : ", flowKey=" + flowKey) + "]";
+                + (flowKey == null ? "" : ", flowKey=" + flowKey)
+                + (priority == DEFAULT_PRIORITY ? "" : ", priority=" + priority) + "]";
     }
 
     /** Builds a {@link Message}; id, headers and publish time are optional. */
@@ -138,6 +166,7 @@ public final class Message {
         private Instant publishedAt;
         private String key;
         private String flowKey;
+        private int priority = DEFAULT_PRIORITY;
 
         private Builder(String type, byte[] payload) {
             this.type = Objects.requireNonNull(type, "type");
@@ -182,6 +211,16 @@ public final class Message {
             return this;
         }
 
+        /**
+         * The priority (see {@link Message#priority()}): {@value #MIN_PRIORITY} to {@value #MAX_PRIORITY}, default
+         * {@value #DEFAULT_PRIORITY}. Another than the default needs a {@link #flowKey flow key}: only waiting
+         * messages are ordered.
+         */
+        public Builder priority(int priority) {
+            this.priority = checkPriority(priority, "");
+            return this;
+        }
+
         public Builder publishedAt(Instant publishedAt) {
             this.publishedAt = Objects.requireNonNull(publishedAt, "publishedAt");
             return this;
@@ -195,10 +234,11 @@ public final class Message {
             if (id != null && id.isEmpty()) {
                 throw new IllegalArgumentException("message id must not be empty");
             }
+            checkPriority(priority, flowKey);
             return new Message(id == null ? UUID.randomUUID().toString() : id, type, payload,
                     Collections.unmodifiableMap(new LinkedHashMap<>(headers)),
                     (publishedAt == null ? Instant.now() : publishedAt).truncatedTo(ChronoUnit.MILLIS), key,
-                    flowKey);
+                    flowKey, priority);
         }
     }
 
@@ -220,6 +260,22 @@ public final class Message {
                     + bytes);
         }
         return flowKey;
+    }
+
+    /**
+     * A priority as {@link Builder#priority} takes it, for a message whose flow key is {@code flowKey} (null: none,
+     * and then only the default is taken).
+     */
+    private static int checkPriority(int priority, String flowKey) {
+        if (priority < MIN_PRIORITY || priority > MAX_PRIORITY) {
+            throw new IllegalArgumentException("a priority is " + MIN_PRIORITY + " to " + MAX_PRIORITY + ", got "
+                    + priority);
+        }
+        if (priority != DEFAULT_PRIORITY && flowKey == null) {
+            throw new IllegalArgumentException("a priority orders the messages waiting for their flow key's slots:"
+                    + " give the message a flow key too (docs/flow-control.md)");
+        }
+        return priority;
     }
 
     private static String checkKey(String key) {

@@ -64,12 +64,17 @@ import java.util.concurrent.Executor;
  *                          without {@code flowCap} and {@code flowRate}, and with the same conditions; on an
  *                          unpartitioned topic only (refused at subscribe on one with partitions). Default
  *                          {@value #FLOW_CONTROL_OFF}: no cap for the topic
+ * @param flowPriorityAging flow control: how long waiting is worth one step of {@link Message#priority() priority}.
+ *                          A flow key's next message is its most urgent waiting one unless a less urgent one has
+ *                          waited longer than the steps between them are worth: a message of priority p waits behind
+ *                          later, more urgent ones of its key at most {@code (9 - p) × flowPriorityAging}. Positive;
+ *                          default {@value #DEFAULT_FLOW_PRIORITY_AGING_SECONDS} s
  */
 public record SubscribeOptions(int concurrency, int batchSize, Duration blockTime, Duration minIdle,
                                int maxDeliveries, Duration claimInterval, Duration keepAliveInterval,
                                Duration shutdownTimeout, AckMode ackMode, Executor executor, boolean ordered,
                                Duration leaseTime, RetryPolicy retryPolicy, int flowCap, FlowRate flowRate,
-                               int flowTopicCap) {
+                               int flowTopicCap, Duration flowPriorityAging) {
 
     public static final int DEFAULT_CONCURRENCY = 8;
     public static final int DEFAULT_BATCH_SIZE = 100;
@@ -81,6 +86,17 @@ public record SubscribeOptions(int concurrency, int batchSize, Duration blockTim
     public static final int DEFAULT_LEASE_SECONDS = 10;
     /** {@link #flowCap()} when flow control is off (the default). */
     public static final int FLOW_CONTROL_OFF = -1;
+    public static final int DEFAULT_FLOW_PRIORITY_AGING_SECONDS = 60;
+
+    /** The options as they were before {@link #flowPriorityAging()}: its default. */
+    public SubscribeOptions(int concurrency, int batchSize, Duration blockTime, Duration minIdle, int maxDeliveries,
+                            Duration claimInterval, Duration keepAliveInterval, Duration shutdownTimeout,
+                            AckMode ackMode, Executor executor, boolean ordered, Duration leaseTime,
+                            RetryPolicy retryPolicy, int flowCap, FlowRate flowRate, int flowTopicCap) {
+        this(concurrency, batchSize, blockTime, minIdle, maxDeliveries, claimInterval, keepAliveInterval,
+                shutdownTimeout, ackMode, executor, ordered, leaseTime, retryPolicy, flowCap, flowRate, flowTopicCap,
+                Duration.ofSeconds(DEFAULT_FLOW_PRIORITY_AGING_SECONDS));
+    }
 
     public SubscribeOptions {
         requireAtLeast("concurrency", concurrency, 1);
@@ -93,6 +109,7 @@ public record SubscribeOptions(int concurrency, int batchSize, Duration blockTim
         requirePositive("shutdownTimeout", shutdownTimeout);
         Objects.requireNonNull(ackMode, "ackMode");
         requirePositive("leaseTime", leaseTime);
+        requirePositive("flowPriorityAging", flowPriorityAging);
         Objects.requireNonNull(retryPolicy, "retryPolicy");
         if (!retryPolicy.isOnIdle() && ackMode != AckMode.AFTER_WORK) {
             throw new IllegalArgumentException("a retry policy retries failed deliveries, which ackMode "
@@ -177,6 +194,7 @@ public record SubscribeOptions(int concurrency, int batchSize, Duration blockTim
         b.flowCap = flowCap;
         b.flowRate = flowRate;
         b.flowTopicCap = flowTopicCap;
+        b.flowPriorityAging = flowPriorityAging;
         return b;
     }
 
@@ -210,6 +228,7 @@ public record SubscribeOptions(int concurrency, int batchSize, Duration blockTim
         private int flowCap = FLOW_CONTROL_OFF;
         private FlowRate flowRate;
         private int flowTopicCap = FLOW_CONTROL_OFF;
+        private Duration flowPriorityAging = Duration.ofSeconds(DEFAULT_FLOW_PRIORITY_AGING_SECONDS);
         private RetryPolicy retryPolicy = RetryPolicy.onIdle();
 
         private Builder() {
@@ -301,6 +320,14 @@ public record SubscribeOptions(int concurrency, int batchSize, Duration blockTim
             return this;
         }
 
+        /**
+         * Default {@value #DEFAULT_FLOW_PRIORITY_AGING_SECONDS} s; see {@link SubscribeOptions#flowPriorityAging()}.
+         */
+        public Builder flowPriorityAging(Duration v) {
+            flowPriorityAging = v;
+            return this;
+        }
+
         public SubscribeOptions build() {
             Duration keepAlive = keepAliveInterval;
             if (keepAlive == null && minIdle != null) {
@@ -308,7 +335,7 @@ public record SubscribeOptions(int concurrency, int batchSize, Duration blockTim
             }
             return new SubscribeOptions(concurrency, batchSize, blockTime, minIdle, maxDeliveries, claimInterval,
                     keepAlive, shutdownTimeout, ackMode, executor, ordered, leaseTime, retryPolicy, flowCap,
-                    flowRate, flowTopicCap);
+                    flowRate, flowTopicCap, flowPriorityAging);
         }
     }
 }

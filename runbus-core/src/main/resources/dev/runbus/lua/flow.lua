@@ -11,7 +11,12 @@
 -- Data, all in the partition's hash slot (every key declared):
 --   parked   a stream of the parked entries, their fields as published plus flow_key and flow_seq; an entry let
 --            into the stream also carries flow_parked, the id it first waited under (its time: when it was parked)
---   queue    sorted set, score 0, members key NUL seq NUL parked-id: each key's parked entries in order (by lex)
+--   queue    sorted set, score 0, members key NUL seq NUL parked-id: each key's parked entries in order (by lex).
+--            seq is 16 characters: the entry's lane (one digit, 0 the most urgent: 9 - its priority field, 5 without
+--            one) and a 15-digit sequence number, so that a key's entries sort by lane, then in the order they were
+--            parked. A key admits the head of its most urgent lane unless a less urgent lane's head has aged past it:
+--            of the lanes' heads, the one whose park time + lane * aging is smallest (aging in ms under NUL aging in
+--            caps, the subscription's; one minute by default). Entries parked before lanes existed have lane 0
 --   holds    sorted set, members key NUL stream-id, score the hold's expiry (ms, Redis clock)
 --   held     sorted set, score 0, the same members: a key's holds counted by lex (ZLEXCOUNT)
 --   caps     hash, flow key -> its cap where it differs from the default; and, under NUL cap and NUL lease, the
@@ -48,7 +53,8 @@
 --            with the error FLOWGROUP <group> while another group is recorded and still exists on the stream,
 --            ARGV[7] a key's rate limit as the interval between two admissions (ms, may be fractional; '' for none),
 --            ARGV[8] its burst (admissions at once after an idle time, 1 or more), ARGV[9] the cap of the whole topic
---            (the holds of all keys together; '' for none)
+--            (the holds of all keys together; '' for none), ARGV[10] how long (ms) waiting is worth one lane of
+--            priority ('' for the default, a minute)
 --            returns { the last key served ('' when every key was), stream ids admitted... }
 --   park     ARGV[2] flow key, ARGV[3..] the entry's fields and values
 --            returns { parked id, stream ids admitted... }
@@ -92,6 +98,7 @@ local NUL = '\0'
 local CAP, LEASE, GROUP = NUL .. 'cap', NUL .. 'lease', NUL .. 'group'
 local RATE, BURST, TICKER, TICKER_UNTIL = NUL .. 'rate', NUL .. 'burst', NUL .. 'ticker', NUL .. 'ticker_until'
 local TOPIC_CAP, TOPIC_CAP_SET, WEIGHT, VT = NUL .. 'topic_cap', NUL .. 'topic_cap_set', NUL .. 'weight', NUL .. 'vt'
+local AGING, DEFAULT_AGING = NUL .. 'aging', 60000
 
 -- Whether group exists on the stream (a group deleted since it was recorded gives the topic up).
 local function groupExists(group)
@@ -125,6 +132,11 @@ if op == 'configure' then
   else
     redis.call('HSET', caps, TOPIC_CAP, ARGV[9])
   end
+  if (ARGV[10] or '') == '' then
+    redis.call('HDEL', caps, AGING)
+  else
+    redis.call('HSET', caps, AGING, ARGV[10])
+  end
 end
 if op == 'topiccap' then
   if ARGV[2] == '' then
@@ -142,6 +154,7 @@ local topicCap = tonumber(redis.call('HGET', caps, TOPIC_CAP_SET) or redis.call(
 if lease <= 0 then
   topicCap = -1
 end
+local aging = tonumber(redis.call('HGET', caps, AGING) or DEFAULT_AGING)
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -214,14 +227,51 @@ local function waitForRate(key)
   redis.call('ZADD', later, tatOf(key) - tol, key)
 end
 
--- Admits up to max of the key's oldest parked entries while it has room and its rate allows; appends the stream ids
--- to out and returns how many. A key that has room and parked entries but must wait for its rate goes to later, due
+-- An entry's lane from its fields: 9 - its priority (0 to 9), 5 without a valid one.
+local function laneOf(fields)
+  for j = 1, #fields, 2 do
+    if fields[j] == 'priority' then
+      local p = tonumber(fields[j + 1])
+      if p and p >= 0 and p <= 9 and p == math.floor(p) then
+        return 9 - p
+      end
+    end
+  end
+  return 5
+end
+
+-- The queue member of the key's entry to admit next: of the heads of its lanes (one query per lane that holds
+-- entries, and one more), the one whose park time + lane * aging is smallest, ties to the more urgent lane. So a
+-- more urgent entry goes first unless a less urgent one has waited longer than the lanes between them are worth.
+local function nextOf(key)
+  local hi = '(' .. key .. '\1'
+  local from = '[' .. key .. NUL
+  local best, bestRank
+  while true do
+    local member = redis.call('ZRANGEBYLEX', queue, from, hi, 'LIMIT', 0, 1)[1]
+    if not member then
+      return best
+    end
+    local lane = string.byte(member, #key + 2) - 48
+    local rank = tonumber(string.match(string.sub(member, #key + 19), '^%d+')) + lane * aging
+    if not best or rank < bestRank then
+      best, bestRank = member, rank
+    end
+    if lane >= 9 or lane < 0 then
+      return best
+    end
+    from = '[' .. key .. NUL .. string.char(48 + lane + 1)
+  end
+end
+
+-- Admits up to max of the key's parked entries, in the order of nextOf, while it has room and its rate allows;
+-- appends the stream ids to out and returns how many. A key that has room and parked entries but must wait for its rate goes to later, due
 -- when its rate allows.
 local function admitOwn(key, out, max)
   local room = math.min(capOf(key) - holding(key), max)
   local admitted = 0
   while room > 0 do
-    local first = redis.call('ZRANGEBYLEX', queue, '[' .. key .. NUL, '(' .. key .. '\1', 'LIMIT', 0, 1)[1]
+    local first = nextOf(key)
     if not first then
       return admitted
     end
@@ -342,11 +392,11 @@ end
 if op == 'park' or op == 'park_idmp' then
   local at = op == 'park' and 2 or 4
   local key = ARGV[at]
-  local seq = string.format('%016d', redis.call('INCR', seqKey))
   local fields = {}
   for i = at + 1, #ARGV do
     fields[#fields + 1] = ARGV[i]
   end
+  local seq = string.char(48 + laneOf(fields)) .. string.format('%015d', redis.call('INCR', seqKey))
   fields[#fields + 1] = 'flow_key'
   fields[#fields + 1] = key
   fields[#fields + 1] = 'flow_seq'
@@ -467,7 +517,8 @@ if op == 'confirm' then
             fields[#fields + 1] = tostring(starts)
           end
         end
-        park(key, seq or string.format('%016d', 0), fields)
+        -- An entry that was never parked (delayed, retried) goes first in its lane.
+        park(key, seq or (string.char(48 + laneOf(fields)) .. string.format('%015d', 0)), fields)
         if room and not topicFree then
           markReady(key) -- held back by the topic's cap: it takes its turn when a slot of the topic frees
         elseif room and limited(key) then

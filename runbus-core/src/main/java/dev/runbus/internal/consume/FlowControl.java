@@ -113,7 +113,7 @@ public final class FlowControl {
         for (int p = 0; p < ctx.partitions().count(); p++) {
             admitted += new FlowCaps(bus.scriptCalls(), bus.sync(), null, bus.keys(), ctx.name(p))
                     .configure(ctx.group(), capOf(ctx.options()), ctx.options().minIdle(), ctx.options().flowRate(),
-                            topicCap)
+                            topicCap, ctx.options().flowPriorityAging())
                     .size();
         }
         log.debug("{}: flow cap {} and rate {} per key; {} waiting entries admitted", ctx.describe(),

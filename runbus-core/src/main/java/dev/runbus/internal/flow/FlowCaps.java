@@ -128,6 +128,19 @@ public final class FlowCaps {
      */
     public List<String> configure(String group, int defaultCap, Duration lease, dev.runbus.FlowRate rate,
                                   int topicCap) {
+        return configure(group, defaultCap, lease, rate, topicCap, null);
+    }
+
+    /**
+     * {@link #configure(String, int, Duration, dev.runbus.FlowRate, int)} with how long waiting is worth one step of
+     * a message's priority ({@code priorityAging}; null for the default, a minute): a key's next entry is its most
+     * urgent waiting one unless a less urgent one waited longer than the steps between them are worth.
+     */
+    public List<String> configure(String group, int defaultCap, Duration lease, dev.runbus.FlowRate rate,
+                                  int topicCap, Duration priorityAging) {
+        if (priorityAging != null && priorityAging.toMillis() <= 0) {
+            throw new IllegalArgumentException("a priority's aging must be at least 1 ms, not " + priorityAging);
+        }
         if (topicCap < -1) {
             throw new IllegalArgumentException("a topic's cap must be 0 or more (or -1 for none), not " + topicCap);
         }
@@ -144,7 +157,8 @@ public final class FlowCaps {
             try {
                 reply = Replies.ids(call(List.of("configure", defaultCap, lease.toMillis(), last,
                         KEYS_PER_CONFIGURE_CALL, group, rate == null ? "" : rate.intervalMillis(),
-                        rate == null ? 1 : rate.burst(), topicCap < 0 ? "" : topicCap)));
+                        rate == null ? 1 : rate.burst(), topicCap < 0 ? "" : topicCap,
+                        priorityAging == null ? "" : priorityAging.toMillis())));
             } catch (RuntimeException e) {
                 String owner = flowGroupIn(e);
                 if (owner == null) {

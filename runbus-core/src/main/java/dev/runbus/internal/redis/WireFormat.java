@@ -31,6 +31,11 @@ public final class WireFormat {
      * when it was parked (Redis's clock, as the stream id's).
      */
     public static final String FLOW_PARKED = "flow_parked";
+    /**
+     * The message's priority, 0 to 9 (docs/flow-control.md); absent for the default, 4. Read by flow.lua to order a
+     * key's waiting entries; ignored on an entry without a flow key.
+     */
+    public static final String PRIORITY = "priority";
     /** Set on a replayed dead letter: only this group handles the entry; other groups ack it unseen. */
     public static final String FOR_GROUP = "for_group";
     /**
@@ -53,6 +58,9 @@ public final class WireFormat {
         }
         if (m.flowKey() != null) {
             fields.put(FLOW_KEY, utf8(m.flowKey()));
+            if (m.priority() != Message.DEFAULT_PRIORITY) {
+                fields.put(PRIORITY, utf8(Integer.toString(m.priority())));
+            }
         }
         m.headers().forEach((name, value) -> fields.put(HEADER_PREFIX + name, utf8(value)));
         return fields;
@@ -75,6 +83,7 @@ public final class WireFormat {
         String flowKey = flowKey(fields);
         if (flowKey != null) {
             b.flowKey(flowKey);
+            b.priority(priority(fields));
         }
         for (Map.Entry<String, byte[]> f : fields.entrySet()) {
             String name = f.getKey();
@@ -124,6 +133,15 @@ public final class WireFormat {
         } catch (NumberFormatException written) { // by another program, in another format
             return 0;
         }
+    }
+
+    /** The entry's priority: the default when it has none or one a publisher could not have given. */
+    public static int priority(Map<String, byte[]> fields) {
+        String value = text(fields.get(PRIORITY), null);
+        if (value == null || value.length() != 1 || value.charAt(0) < '0' || value.charAt(0) > '9') {
+            return Message.DEFAULT_PRIORITY;
+        }
+        return value.charAt(0) - '0';
     }
 
     /** The entry's flow key, or null when it has none or one a publisher could not have given (written by hand). */

@@ -1,0 +1,160 @@
+package dev.runbus;
+
+import static dev.runbus.testing.FlowJobs.body;
+import static dev.runbus.testkit.Deployment.CLUSTER;
+import static dev.runbus.testkit.Deployment.LOCAL;
+import static dev.runbus.testkit.Deployment.REDIS_62;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.runbus.internal.redis.WireFormat;
+import dev.runbus.testing.FlowBuses;
+import dev.runbus.testkit.Deployment;
+import dev.runbus.testkit.OnDeployments;
+import dev.runbus.testkit.RedisTarget;
+import dev.runbus.testkit.Wait;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.Parameter;
+
+/**
+ * Priorities among a flow key's waiting messages (docs/flow-control.md, "Priorities"): with a cap of 1, the key's
+ * messages run one at a time in the order Redis lets them in, so the handler's order is the order of admission.
+ * A blocker holds the key's one slot while the others are published; its release starts the line.
+ */
+@OnDeployments({LOCAL, REDIS_62, CLUSTER})
+@Timeout(value = 2, unit = TimeUnit.MINUTES)
+class FlowPriorityTest {
+
+    private static final String TOPIC = "jobs";
+    private static final Duration WAIT = Duration.ofSeconds(30);
+    private final FlowBuses flow = new FlowBuses(TOPIC, this::target);
+    private final List<String> handled = new CopyOnWriteArrayList<>();
+    private final List<Integer> priorities = new CopyOnWriteArrayList<>();
+    private final CountDownLatch blockerMayEnd = new CountDownLatch(1);
+
+    @Parameter
+    Deployment deployment;
+
+    RedisTarget target() {
+        return deployment.target();
+    }
+
+    @AfterEach
+    void cleanUp() {
+        blockerMayEnd.countDown();
+        flow.close();
+    }
+
+    private static Message job(String name, int priority) {
+        return Message.builder("job", name.getBytes(StandardCharsets.UTF_8)).flowKey("tenant").priority(priority)
+                .build();
+    }
+
+    /** A subscription with a cap of 1, and the blocker running in the key's one slot. */
+    private Publisher blocked(SubscribeOptions.Builder options) {
+        Bus bus = flow.bus(1);
+        bus.subscribe(TOPIC, "g", "c", d -> {
+            if (body(d).equals("blocker")) {
+                blockerMayEnd.await();
+            }
+            handled.add(body(d));
+            priorities.add(d.message().priority());
+        }, options.flowCap(1).concurrency(4).blockTime(Duration.ofMillis(200)).build());
+        Publisher publisher = bus.publisher();
+        publisher.publish(TOPIC, job("blocker", Message.DEFAULT_PRIORITY));
+        Wait.until("the blocker to hold the key's slot", WAIT, () -> flow.members("held", 1) == 1
+                && flow.members("queue", 1) == 0);
+        return publisher;
+    }
+
+    private List<String> afterTheBlocker(int expected) {
+        blockerMayEnd.countDown();
+        Wait.until(expected + " messages after the blocker", WAIT, () -> handled.size() >= expected + 1);
+        assertThat(handled.get(0)).isEqualTo("blocker");
+        return handled.subList(1, handled.size());
+    }
+
+    @Test
+    void aKeysMostUrgentWaitingMessageGoesFirst_andEachPriorityInPublishOrder() {
+        Publisher publisher = blocked(SubscribeOptions.builder());
+        for (int n = 1; n <= 2; n++) {
+            publisher.publish(TOPIC, job("low-" + n, 0));
+            publisher.publish(TOPIC, job("default-" + n, Message.DEFAULT_PRIORITY));
+            publisher.publish(TOPIC, job("high-" + n, 9));
+            publisher.publish(TOPIC, job("seven-" + n, 7));
+        }
+        assertThat(flow.members("queue", 1)).as("waiting").isEqualTo(8);
+
+        assertThat(afterTheBlocker(8)).containsExactly("high-1", "high-2", "seven-1", "seven-2", "default-1",
+                "default-2", "low-1", "low-2");
+        assertThat(priorities.subList(1, priorities.size())).as("the priorities the handler saw")
+                .containsExactly(9, 9, 7, 7, 4, 4, 0, 0);
+    }
+
+    /**
+     * With an aging of 200 ms a step, a message of priority 0 that waited 1.8 s is worth a priority-9 message
+     * parked now: one that waited longer goes before the more urgent ones parked after that time, and one parked
+     * after them waits behind them.
+     */
+    @Test
+    void aLessUrgentMessageThatWaitedLongerThanTheStepsBetweenGoesFirst() {
+        Publisher publisher = blocked(SubscribeOptions.builder().flowPriorityAging(Duration.ofMillis(200)));
+        String parkedAt = publisher.publish(TOPIC, job("old-low", 0));
+        long agedBy = WireFormat.millisOf(parkedAt) + 9 * 200 + 100;
+        Wait.until("the Redis clock 1.9 s past old-low's park", WAIT, () -> redisMillis() > agedBy);
+        publisher.publish(TOPIC, job("high-1", 9));
+        publisher.publish(TOPIC, job("default", Message.DEFAULT_PRIORITY));
+        publisher.publish(TOPIC, job("high-2", 9));
+        publisher.publish(TOPIC, job("new-low", 0));
+
+        assertThat(afterTheBlocker(5)).containsExactly("old-low", "high-1", "high-2", "default", "new-low");
+    }
+
+    /**
+     * A message that reaches the stream without a slot (a delayed one, when due) and is put back to wait takes its
+     * priority's place: first among its priority's waiting messages, behind the more urgent ones (before priorities,
+     * it went first of all).
+     */
+    @Test
+    void aDelayedMessagePutBackToWait_waitsInItsPrioritysPlace() {
+        Publisher publisher = blocked(SubscribeOptions.builder());
+        publisher.publish(TOPIC, job("default-1", Message.DEFAULT_PRIORITY));
+        publisher.publish(TOPIC, job("low-1", 0));
+        publisher.publish(TOPIC, job("delayed-low", 0), Duration.ofMillis(300));
+        publisher.publish(TOPIC, job("default-2", Message.DEFAULT_PRIORITY));
+        Wait.until("the delayed message due, read, and put back to wait", WAIT,
+                () -> flow.members("queue", 1) == 4);
+
+        assertThat(afterTheBlocker(4)).containsExactly("default-1", "default-2", "delayed-low", "low-1");
+    }
+
+    @Test
+    void aPriorityOutOfRange_orWithoutAFlowKey_isRefused() {
+        assertThatThrownBy(() -> Message.builder("job", new byte[0]).flowKey("t").priority(10))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("0 to 9");
+        assertThatThrownBy(() -> Message.builder("job", new byte[0]).flowKey("t").priority(-1))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("0 to 9");
+        assertThatThrownBy(() -> Message.builder("job", new byte[0]).priority(9).build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("flow key");
+        assertThatThrownBy(() -> Message.of("job", new byte[0]).withPriority(9))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("flow key");
+        assertThat(Message.builder("job", new byte[0]).flowKey("t").build().withPriority(9).priority()).isEqualTo(9);
+        assertThat(Message.builder("job", new byte[0]).priority(Message.DEFAULT_PRIORITY).build().priority())
+                .isEqualTo(Message.DEFAULT_PRIORITY);
+        assertThatThrownBy(() -> SubscribeOptions.builder().flowCap(1).flowPriorityAging(Duration.ZERO).build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("flowPriorityAging");
+    }
+
+    private long redisMillis() {
+        List<String> time = target().redis().time();
+        return Long.parseLong(time.get(0)) * 1000 + Long.parseLong(time.get(1)) / 1000;
+    }
+}
