@@ -18,8 +18,12 @@ import java.util.Objects;
  *                       {@link RunsConfig#workerOptions() options} set a flow cap, rate or topic cap runs the runs of
  *                       one flow key within them (docs/flow-control.md). Non-empty, at most
  *                       {@value dev.runbus.Message#MAX_FLOW_KEY_BYTES} UTF-8 bytes, no NUL; unordered runs only
+ * @param priority       the priority of the run's trigger among its flow key's waiting runs, 0 to 9 (9 the most
+ *                       urgent; default {@value dev.runbus.Message#DEFAULT_PRIORITY}; docs/flow-control.md,
+ *                       "Priorities"). Another than the default needs a flow key
  */
-public record NewRun(String sessionId, String userId, String input, String idempotencyKey, String flowKey) {
+public record NewRun(String sessionId, String userId, String input, String idempotencyKey, String flowKey,
+                     int priority) {
 
     public static final int MAX_KEY_LENGTH = 200;
 
@@ -58,6 +62,14 @@ public record NewRun(String sessionId, String userId, String input, String idemp
                 throw new InvalidRunException("flowKey", e.getMessage());
             }
         }
+        if (priority < dev.runbus.Message.MIN_PRIORITY || priority > dev.runbus.Message.MAX_PRIORITY) {
+            throw new InvalidRunException("priority", "is " + dev.runbus.Message.MIN_PRIORITY + " to "
+                    + dev.runbus.Message.MAX_PRIORITY + ", not " + priority);
+        }
+        if (priority != dev.runbus.Message.DEFAULT_PRIORITY && flowKey == null) {
+            throw new InvalidRunException("priority", "orders the runs waiting for their flow key's slots: give the "
+                    + "run a flow key too");
+        }
     }
 
     /** A run without a flow key. */
@@ -65,17 +77,27 @@ public record NewRun(String sessionId, String userId, String input, String idemp
         this(sessionId, userId, input, idempotencyKey, null);
     }
 
+    /** A run with the default priority. */
+    public NewRun(String sessionId, String userId, String input, String idempotencyKey, String flowKey) {
+        this(sessionId, userId, input, idempotencyKey, flowKey, dev.runbus.Message.DEFAULT_PRIORITY);
+    }
+
     public static NewRun of(String sessionId, String userId, String input) {
         return new NewRun(sessionId, userId, input, null);
     }
 
     public NewRun withKey(String key) {
-        return new NewRun(sessionId, userId, input, key, flowKey);
+        return new NewRun(sessionId, userId, input, key, flowKey, priority);
     }
 
     /** This run with {@code flowKey} as the flow key of its trigger (see {@link #flowKey()}). */
     public NewRun withFlowKey(String flowKey) {
-        return new NewRun(sessionId, userId, input, idempotencyKey, flowKey);
+        return new NewRun(sessionId, userId, input, idempotencyKey, flowKey, priority);
+    }
+
+    /** This run with {@code priority} (see {@link #priority()}); it needs a flow key. */
+    public NewRun withPriority(int priority) {
+        return new NewRun(sessionId, userId, input, idempotencyKey, flowKey, priority);
     }
 
     private static void requireId(String name, String value) {

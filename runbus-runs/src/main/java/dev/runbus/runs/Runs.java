@@ -182,12 +182,12 @@ public final class Runs implements AutoCloseable {
             throw new InvalidRunException("flowKey", "cannot be given to runs in per-user order: a flow key chooses "
                     + "its trigger's partition in place of the user id");
         }
+        String flowPart = IdempotencyKeys.flowPart(request.flowKey(), request.priority());
         String given = request.idempotencyKey() != null ? request.idempotencyKey()
-                : IdempotencyKeys.derive(request.sessionId(), request.userId(), request.input(), request.flowKey(),
+                : IdempotencyKeys.derive(request.sessionId(), request.userId(), request.input(), flowPart,
                         Instant.now().getEpochSecond());
         String key = scope.owner().map(owner -> IdempotencyKeys.scoped(owner, given)).orElse(given);
-        String bodyHash = IdempotencyKeys.bodyHash(request.sessionId(), request.userId(), request.input(),
-                request.flowKey());
+        String bodyHash = IdempotencyKeys.bodyHash(request.sessionId(), request.userId(), request.input(), flowPart);
         try {
             RunStore.Inserted s = commits.submit(new RunCommits.Submission(
                     new RunStore.Insert(UUID.randomUUID(), key, bodyHash, request, delay.isZero() ? null : delay),
@@ -235,10 +235,10 @@ public final class Runs implements AutoCloseable {
      * The run is committed; if its trigger cannot be published now, the sweeper publishes it later. Ordered runs'
      * triggers are keyed by the user.
      */
-    private void publishTrigger(UUID id, String userId, String flowKey) {
+    private void publishTrigger(UUID id, String userId, String flowKey, int priority) {
         try {
             bus.publisher().publish(config.topic(), Triggers.of(id, config.ordered() ? userId : null, Map.of(),
-                    config.triggerFlowKey(flowKey)));
+                    config.triggerFlowKey(flowKey), priority));
         } catch (RunbusException e) {
             log.warn("run {} is stored but its trigger could not be published ({}); the sweeper will publish it",
                     id, e.getMessage());
@@ -442,7 +442,7 @@ public final class Runs implements AutoCloseable {
             }
             return; // the run stays pending (or a worker started it): the replay stands, the sweeper sees to it
         }
-        publishTrigger(runId, replay.userId(), replay.flowKey());
+        publishTrigger(runId, replay.userId(), replay.flowKey(), replay.priority());
     }
 
     /**

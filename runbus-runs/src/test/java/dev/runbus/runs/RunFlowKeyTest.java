@@ -185,6 +185,36 @@ class RunFlowKeyTest extends RunsTestSupport {
     }
 
     /**
+     * A tenant's waiting runs start by priority (docs/flow-control.md, "Priorities"), and a lost run's trigger
+     * published again by the sweeper keeps its run's priority: behind a-0 in a's one slot, the lost a-lost
+     * (priority 9, stored) goes before a-low (0) and a-default (4), submitted before the sweep.
+     */
+    @Test
+    void aTenantsWaitingRunsStartByPriority_andASweptRunKeepsItsPriority() {
+        CountDownLatch release = new CountDownLatch(1);
+        List<String> started = new CopyOnWriteArrayList<>();
+        Bus bus = bus();
+        Runs runs = runs(bus, "w1", workerOptions().flowCap(1).build());
+        UUID lost = lostRun("a-lost", Duration.ofMinutes(1));
+        execute("UPDATE " + schema + ".runs SET flow_key = 'a', priority = 9 WHERE id = '" + lost + "'");
+        a0RunningUntil(runs, release, started);
+        UUID low = runs.submit(NewRun.of("s", "u", "a-low").withFlowKey("a").withPriority(0)).runId();
+        UUID middle = runs.submit(NewRun.of("s", "u", "a-default").withFlowKey("a")).runId();
+        UUID high = runs.submit(NewRun.of("s", "u", "a-high").withFlowKey("a").withPriority(9)).runId();
+        Wait.until("three of a's runs waiting for its slot", WAIT,
+                () -> bus.inspector().flowWaiting("runs", "a") == 3);
+        assertThat(runs.sweepOnce().republished()).as("the lost run, not the waiting ones").isEqualTo(1);
+
+        release.countDown();
+        Wait.until("all done", WAIT, () -> List.of(lost, low, middle, high).stream()
+                .allMatch(id -> runs.get(id).orElseThrow().status() == RunStatus.DONE));
+        assertThat(started).containsExactly("a-0", "a-high", "a-lost", "a-default", "a-low");
+        assertThat(TestDatabase.count("SELECT count(*) FROM " + schema + ".runs WHERE priority = 9")).isEqualTo(2);
+        assertThat(TestDatabase.count("SELECT count(*) FROM " + schema + ".runs WHERE priority IS NULL"))
+                .as("the default is stored as NULL").isEqualTo(2);
+    }
+
+    /**
      * Workers without flow control: a run's flow key is stored, and its trigger goes without it (one with a flow key
      * would wait for a flow-controlled subscription that never comes).
      */
@@ -209,6 +239,8 @@ class RunFlowKeyTest extends RunsTestSupport {
                 .isInstanceOf(IdempotencyConflictException.class);
         assertThatThrownBy(() -> runs.submit(NewRun.of("s", "u", "x").withKey("k-1")))
                 .isInstanceOf(IdempotencyConflictException.class);
+        assertThatThrownBy(() -> runs.submit(NewRun.of("s", "u", "x").withKey("k-1").withFlowKey("a")
+                .withPriority(9))).as("another priority").isInstanceOf(IdempotencyConflictException.class);
     }
 
     @Test
@@ -219,6 +251,10 @@ class RunFlowKeyTest extends RunsTestSupport {
                 .isInstanceOf(InvalidRunException.class).hasMessageContaining("256");
         assertThatThrownBy(() -> NewRun.of("s", "u", "x").withFlowKey(""))
                 .isInstanceOf(InvalidRunException.class).hasMessageContaining("empty");
+        assertThatThrownBy(() -> NewRun.of("s", "u", "x").withPriority(9))
+                .isInstanceOf(InvalidRunException.class).hasMessageContaining("priority").hasMessageContaining("flow key");
+        assertThatThrownBy(() -> NewRun.of("s", "u", "x").withFlowKey("a").withPriority(10))
+                .isInstanceOf(InvalidRunException.class).hasMessageContaining("priority");
         Runs ordered = runs(bus(), configBuilder(schema + "_o", "w1", workerOptions().build()).ordered(true).build());
         closeables.add(() -> TestServers.dropSchema(schema + "_o"));
         assertThatThrownBy(() -> ordered.submit(NewRun.of("s", "u", "x").withFlowKey("a")))

@@ -11,6 +11,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
@@ -87,12 +88,15 @@ class HttpApiTest {
         assertThat(json(conflict).get("error").asText()).contains("key-a");
     }
 
-    /** A flow key is stored with the run; this server's worker sets no flow control, so the run runs as it comes. */
+    /**
+     * A flow key and a priority are stored with the run; this server's worker sets no flow control, so the run runs
+     * as it comes.
+     */
     @Test
     void aRunWithAFlowKeyIsStoredWithIt() throws Exception {
         HttpResponse<String> r = post("/v1/runs", "application/json",
-                "{\"session_id\":\"s1\",\"user_id\":\"u1\",\"input\":\"tenant work\",\"flow_key\":\"tenant-7\"}",
-                null);
+                "{\"session_id\":\"s1\",\"user_id\":\"u1\",\"input\":\"tenant work\",\"flow_key\":\"tenant-7\","
+                        + "\"priority\":9}", null);
         assertThat(r.statusCode()).isEqualTo(201);
         String id = json(r).get("run_id").asText();
         Wait.until("done", WAIT, () -> {
@@ -103,11 +107,23 @@ class HttpApiTest {
             }
         }, run -> run.get("status").asText().equals("done"));
         try (java.sql.Connection c = java.sql.DriverManager.getConnection(dev.runbus.testkit.TestServers.databaseUrl());
-             java.sql.ResultSet rs = c.createStatement().executeQuery("SELECT flow_key FROM " + schema
+             java.sql.ResultSet rs = c.createStatement().executeQuery("SELECT flow_key, priority FROM " + schema
                      + ".runs WHERE id = '" + id + "'")) {
             assertThat(rs.next()).isTrue();
             assertThat(rs.getString(1)).isEqualTo("tenant-7");
+            assertThat(rs.getInt(2)).isEqualTo(9);
         }
+        for (String priority : List.of("10", "-1", "4.5", "\"9\"", "true")) {
+            HttpResponse<String> refused = post("/v1/runs", "application/json",
+                    "{\"session_id\":\"s1\",\"user_id\":\"u1\",\"input\":\"x\",\"flow_key\":\"t\",\"priority\":"
+                            + priority + "}", null);
+            assertThat(refused.statusCode()).as("priority " + priority).isEqualTo(400);
+            assertThat(json(refused).get("field").asText()).isEqualTo("priority");
+        }
+        HttpResponse<String> withoutFlowKey = post("/v1/runs", "application/json",
+                "{\"session_id\":\"s1\",\"user_id\":\"u1\",\"input\":\"x\",\"priority\":9}", null);
+        assertThat(withoutFlowKey.statusCode()).isEqualTo(400);
+        assertThat(json(withoutFlowKey).get("field").asText()).isEqualTo("priority");
         HttpResponse<String> bad = post("/v1/runs", "application/json",
                 "{\"session_id\":\"s1\",\"user_id\":\"u1\",\"input\":\"x\",\"flow_key\":7}", null);
         assertThat(bad.statusCode()).isEqualTo(400);

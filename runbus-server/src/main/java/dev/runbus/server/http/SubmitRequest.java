@@ -71,7 +71,17 @@ final class SubmitRequest {
             }
             flowKey = f.asText();
         }
-        return new Parsed(new NewRun(session, user, inputText, key, flowKey), RunDelay.of(root, now));
+        int priority = dev.runbus.Message.DEFAULT_PRIORITY;
+        JsonNode p = root.get("priority");
+        if (p != null && !p.isNull()) {
+            if (!p.isIntegralNumber() || !p.canConvertToInt() || p.asInt() < dev.runbus.Message.MIN_PRIORITY
+                    || p.asInt() > dev.runbus.Message.MAX_PRIORITY) {
+                throw ApiError.badRequest("field 'priority' must be an integer from " + dev.runbus.Message.MIN_PRIORITY
+                        + " to " + dev.runbus.Message.MAX_PRIORITY, "priority");
+            }
+            priority = p.asInt();
+        }
+        return new Parsed(new NewRun(session, user, inputText, key, flowKey, priority), RunDelay.of(root, now));
     }
 
     /** The body's name of a {@link NewRun} component: {@code userId} is {@code user_id}. */

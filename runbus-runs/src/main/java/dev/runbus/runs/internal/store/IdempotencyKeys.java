@@ -43,6 +43,15 @@ public final class IdempotencyKeys {
         return flowKey == null ? sha256(sessionId, userId, input) : sha256(sessionId, userId, input, "flow", flowKey);
     }
 
+    /**
+     * What the keys and hashes take as a run's flow key: its flow key, with its priority after a NUL (which no flow
+     * key holds) when that is not the default, so that runs without a priority keep their keys and hashes.
+     */
+    public static String flowPart(String flowKey, int priority) {
+        return flowKey == null || priority == dev.runbus.Message.DEFAULT_PRIORITY ? flowKey
+                : flowKey + "\0priority=" + priority;
+    }
+
     static String sha256(String... parts) {
         try {
             MessageDigest md = MessageDigest.getInstance("SHA-256");

@@ -66,10 +66,11 @@ public final class RunStore {
         this.runs = schema + ".runs";
         this.messages = schema + ".messages";
         this.insertSql = "INSERT INTO " + runs
-                + " (id, idempotency_key, input_hash, session_id, user_id, input, status, next_attempt_at, flow_key)"
-                + " SELECT u.id, u.k, u.h, u.s, u.u, u.i, u.st, now() + u.delay_ms * interval '1 millisecond', u.f"
-                + " FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[],"
-                + " ?::bigint[], ?::text[]) AS u(id, k, h, s, u, i, st, delay_ms, f)"
+                + " (id, idempotency_key, input_hash, session_id, user_id, input, status, next_attempt_at, flow_key,"
+                + " priority)"
+                + " SELECT u.id, u.k, u.h, u.s, u.u, u.i, u.st, now() + u.delay_ms * interval '1 millisecond', u.f,"
+                + " u.p FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[],"
+                + " ?::bigint[], ?::text[], ?::smallint[]) AS u(id, k, h, s, u, i, st, delay_ms, f, p)"
                 + " ON CONFLICT (idempotency_key) DO NOTHING RETURNING idempotency_key, id";
         this.lookupSql = "SELECT idempotency_key, id, input_hash, status FROM " + runs
                 + " WHERE idempotency_key = ANY (?)";
@@ -176,6 +177,7 @@ public final class RunStore {
             String[] statuses = new String[n];
             Long[] delays = new Long[n];
             String[] flowKeys = new String[n];
+            Short[] priorities = new Short[n];
             for (int i = 0; i < n; i++) {
                 Insert in = inserts.get(i);
                 ids[i] = in.id();
@@ -187,6 +189,8 @@ public final class RunStore {
                 statuses[i] = RunStatus.PENDING.sql();
                 delays[i] = in.delay() == null ? null : in.delay().toMillis();
                 flowKeys[i] = in.run().flowKey();
+                priorities[i] = in.run().priority() == dev.runbus.Message.DEFAULT_PRIORITY ? null
+                        : (short) in.run().priority();
             }
             ps.setArray(1, c.createArrayOf("uuid", ids));
             ps.setArray(2, c.createArrayOf("text", keys));
@@ -197,6 +201,7 @@ public final class RunStore {
             ps.setArray(7, c.createArrayOf("text", statuses));
             ps.setArray(8, c.createArrayOf("bigint", delays));
             ps.setArray(9, c.createArrayOf("text", flowKeys));
+            ps.setArray(10, c.createArrayOf("smallint", priorities));
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     created.put(rs.getString(1), rs.getObject(2, UUID.class));
@@ -417,5 +422,11 @@ public final class RunStore {
             ps.unwrap(org.postgresql.PGStatement.class).setPrepareThreshold(0);
         }
         return ps;
+    }
+
+    /** A run's priority from column {@code column} of {@code rs}: NULL (the default, or a run from before) is 4. */
+    public static int priorityOf(ResultSet rs, int column) throws SQLException {
+        short p = rs.getShort(column);
+        return rs.wasNull() ? dev.runbus.Message.DEFAULT_PRIORITY : p;
     }
 }

@@ -131,7 +131,7 @@ public final class Sweeper {
         for (SweeperStore.Candidate l : lost) {
             try {
                 triggers.put(l.runId(), Triggers.of(l.runId(), config.ordered() ? l.userId() : null, Map.of(),
-                        config.triggerFlowKey(l.flowKey())));
+                        config.triggerFlowKey(l.flowKey()), l.priority()));
             } catch (IllegalArgumentException e) {
                 skipped.add(l.runId() + " (" + e.getMessage() + ")");
             }

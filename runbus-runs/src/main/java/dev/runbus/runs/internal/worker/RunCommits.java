@@ -61,7 +61,7 @@ public final class RunCommits implements AutoCloseable {
                     Submission in = batch.get(i);
                     Message trigger = Triggers.of(result.owner().runId(),
                             ordered ? in.insert().run().userId() : null, in.traceContext(),
-                            flowKeys ? in.insert().run().flowKey() : null);
+                            flowKeys ? in.insert().run().flowKey() : null, in.insert().run().priority());
                     if (in.insert().delay() == null) {
                         triggers.add(trigger);
                     } else {

@@ -30,10 +30,14 @@ public final class RunFailures {
 
     private static final Logger log = LoggerFactory.getLogger(RunFailures.class);
 
-    /** What a replay found: the run was failed, its user and flow key, and its dead letter if it had one. */
-    public record Replay(boolean began, String userId, String flowKey, Optional<String> deadLetterId, Before before) {
+    /**
+     * What a replay found: the run was failed, its user, flow key and priority, and its dead letter if it had one.
+     */
+    public record Replay(boolean began, String userId, String flowKey, int priority, Optional<String> deadLetterId,
+                         Before before) {
 
-        static final Replay NOT_FAILED = new Replay(false, null, null, Optional.empty(), null);
+        static final Replay NOT_FAILED = new Replay(false, null, null, dev.runbus.Message.DEFAULT_PRIORITY,
+                Optional.empty(), null);
     }
 
     /** What a replay changed, to put back if its Redis step is refused ({@link #undoReplay}). */
@@ -183,7 +187,7 @@ public final class RunFailures {
                      + " attempts_at_replay FROM " + runs + " WHERE id = ? FOR UPDATE) old"
                      + " WHERE r.id = old.id AND r.status IN (" + RunStore.sources(RunStatus.PENDING) + ")"
                      + " RETURNING r.user_id, old.attempts, old.error, old.dead_letter_id, old.stream_id,"
-                     + " old.finished_at, old.next_attempt_at, old.attempts_at_replay, r.flow_key")) {
+                     + " old.finished_at, old.next_attempt_at, old.attempts_at_replay, r.flow_key, r.priority")) {
             ps.setString(1, RunStatus.PENDING.sql());
             ps.setObject(2, id);
             try (ResultSet rs = ps.executeQuery()) {
@@ -192,8 +196,8 @@ public final class RunFailures {
                 }
                 Before before = new Before(rs.getInt(2), rs.getString(3), rs.getString(4), rs.getString(5),
                         rs.getTimestamp(6), rs.getTimestamp(7), rs.getInt(8));
-                return new Replay(true, rs.getString(1), rs.getString(9), Optional.ofNullable(before.deadLetterId()),
-                        before);
+                return new Replay(true, rs.getString(1), rs.getString(9), RunStore.priorityOf(rs, 10),
+                        Optional.ofNullable(before.deadLetterId()), before);
             }
         }
     }

@@ -43,9 +43,17 @@ public final class Triggers {
      * runs the runs of one flow key within its caps and rates (docs/flow-control.md).
      */
     public static Message of(UUID runId, String key, Map<String, String> headers, String flowKey) {
+        return of(runId, key, headers, flowKey, Message.DEFAULT_PRIORITY);
+    }
+
+    /**
+     * {@link #of(UUID, String, Map, String)} with the run's priority among its flow key's waiting runs, which a
+     * trigger without a flow key does not carry.
+     */
+    public static Message of(UUID runId, String key, Map<String, String> headers, String flowKey, int priority) {
         String id = runId.toString();
         Message.Builder b = Message.builder(TYPE, id.getBytes(StandardCharsets.UTF_8)).id(id).headers(headers);
-        Message m = (flowKey == null ? b : b.flowKey(flowKey)).build();
+        Message m = (flowKey == null ? b : b.flowKey(flowKey).priority(priority)).build();
         return key == null ? m : m.withKey(key);
     }
 
