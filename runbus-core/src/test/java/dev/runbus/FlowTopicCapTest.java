@@ -166,6 +166,34 @@ class FlowTopicCapTest {
         assertThat(flowMembers("ready")).isZero();
     }
 
+    /**
+     * Keys whose messages waited before the group subscribed take turns from the first admission: the subscription
+     * files every waiting key before it lets any in (it let them in key by key, and the first key, in lex order,
+     * took every free slot of the topic: with a cap of 64, a tenant that sorts first ran 64 before anyone else).
+     */
+    @Test
+    void keysWaitingBeforeTheGroupSubscribes_takeTurnsFromTheFirstAdmission() {
+        Bus bus = bus(1);
+        List<Message> batch = new ArrayList<>();
+        for (int n = 0; n < 5; n++) {
+            for (int k = 0; k < 10; k++) {
+                batch.add(job("k" + k, n));
+            }
+        }
+        bus.publisher().publishAll(TOPIC, batch);
+        List<Admission> admissions = new CopyOnWriteArrayList<>();
+        bus.subscribe(TOPIC, "g", "c", d -> admissions.add(new Admission(d.message().flowKey(), d.streamId())),
+                topicCapped(4).concurrency(4).build());
+        Wait.until("50 messages handled", Duration.ofSeconds(60), () -> admissions.size() >= 50);
+
+        List<String> order = keysInAdmissionOrder(admissions);
+        assertThat(order.subList(0, 4)).as("the subscription's own admissions, in %s", order).doesNotHaveDuplicates();
+        for (int turn = 0; turn < 5; turn++) {
+            assertThat(order.subList(turn * 10, turn * 10 + 10)).as("turn %d: each key once, in %s", turn, order)
+                    .doesNotHaveDuplicates();
+        }
+    }
+
     /** Three keys backlogged with weights 1, 2 and 5 share the topic's first 80 admissions 10, 20 and 50. */
     @Test
     void keysWithWeightsShareTheTopicInProportion() {

@@ -374,16 +374,26 @@ if op == 'configure' then
   if topicCap < 0 then
     redis.call('DEL', ready) -- no topic cap: no key waits for one (each key admits on its own below)
   end
+  -- With a topic cap, every key served is filed among the ready ones before any is let in: admitted one by one, the
+  -- first key would take all of the topic's free slots before the others were waiting for them.
   local out, last, served = { '' }, ARGV[4], 0
   while served < tonumber(ARGV[5]) do
     local from = last == '' and '-' or ('[' .. last .. '\1')
     local member = redis.call('ZRANGEBYLEX', queue, from, '+', 'LIMIT', 0, 1)[1]
     if not member then
-      return out
+      last = ''
+      break
     end
     last = string.sub(member, 1, string.find(member, NUL, 1, true) - 1)
-    admit(last, out)
+    if topicCap < 0 then
+      admitOwn(last, out, math.huge)
+    else
+      markReady(last)
+    end
     served = served + 1
+  end
+  if topicCap >= 0 then
+    admitFair(out)
   end
   out[1] = last
   return out
