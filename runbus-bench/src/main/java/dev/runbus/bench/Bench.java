@@ -142,6 +142,9 @@ public final class Bench {
             case "redis8":
                 results.redis8 = Redis8Scenario.run(env);
                 break;
+            case "flow":
+                results.flow = FlowScenario.run(env);
+                break;
             default:
                 throw new IllegalArgumentException(scenario);
         }

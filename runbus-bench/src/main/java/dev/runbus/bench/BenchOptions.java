@@ -16,7 +16,7 @@ import java.util.Set;
  * <pre>
  * --quick              fewer messages, shorter windows, one repeat: a smoke test, not a result
  * --scenarios a,b,...  drain, latency, runs, recovery, poison, memory, ordered, cluster, delay, hung-master,
- *                      redis8 (default: all; cluster and hung-master start Redis servers of their own: redis-server
+ *                      redis8, flow (default: all; cluster and hung-master start Redis servers of their own: redis-server
  *                      on the PATH, or $RUNBUS_BENCH_REDIS_SERVER; redis8 runs on Redis 8.2 and later only)
  * --repeats N          measurements per figure (default 5, with --quick 1): a target within ±10 % needs
  *                      five rounds before its min–max range says anything
@@ -35,7 +35,7 @@ public record BenchOptions(boolean quick, Set<String> scenarios, int repeats, St
                            Path out, Path jfrDir, Sizes sizes, Path reportFrom, long seed) {
 
     public static final List<String> ALL_SCENARIOS = List.of("drain", "latency", "runs", "recovery", "poison", "memory",
-            "ordered", "cluster", "delay", "hung-master", "redis8");
+            "ordered", "cluster", "delay", "hung-master", "redis8", "flow");
 
     /** Rounds of a full run: with fewer, a min–max range is too narrow to tell a target met from noise. */
     static final int DEFAULT_REPEATS = 5;

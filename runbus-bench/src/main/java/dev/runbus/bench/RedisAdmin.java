@@ -152,6 +152,11 @@ public final class RedisAdmin implements AutoCloseable {
         }
     }
 
+    /** The server's command counters and CPU time now ({@code INFO everything}). */
+    ServerCounters counters() {
+        return ServerCounters.parse(redis.info("everything"));
+    }
+
     public String serverVersion() {
         String info = redis.info("server");
         for (String line : info.split("\r?\n")) {

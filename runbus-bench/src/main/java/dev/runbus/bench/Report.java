@@ -69,6 +69,9 @@ final class Report {
         if (r.redis8 != null) {
             new Redis8Section(md).write(r.redis8);
         }
+        if (r.flow != null) {
+            new FlowSection(md).write(r.flow);
+        }
         failures();
         new MethodSection(md).write(r);
         new Analysis(md).write(r);

@@ -43,6 +43,8 @@ final class Results implements Serializable {
     HungMasterScenario.Result hungMaster;
     /** Null in results saved before the redis8 scenario existed, and on servers older than Redis 8.2. */
     Redis8Scenario.Result redis8;
+    /** Null in results saved before the flow scenario existed. */
+    FlowScenario.Result flow;
     /** Scenario name → why it could not be measured. */
     final Map<String, String> failures = new LinkedHashMap<>();
 

@@ -93,7 +93,32 @@ final class Targets {
         if (r.redis8 != null) {
             redis8(out, r.redis8);
         }
+        if (r.flow != null) {
+            flow(out, r.flow);
+        }
         return out;
+    }
+
+    /** Issue targets of flow control (docs/flow-control.md). */
+    private static void flow(List<Check> out, FlowScenario.Result x) {
+        List<Double> gated = x.gated().stream().map(FlowScenario.Drain::drainRate).toList();
+        List<Double> ungated = x.ungated().stream().map(FlowScenario.Drain::drainRate).toList();
+        Stats.Summary drain = Stats.pairedRatio(gated, ungated);
+        out.add(new Check("drain under flow key caps at C=" + FlowMeasures.CONCURRENCY + " ≥ 0.85× ungated",
+                Fmt.summary(drain, Fmt::ratio), Verdict.atLeast(drain, 0.85)));
+        Stats.Summary ratio = Stats.of(x.shares().stream().map(FlowScenario.Shares::maxOverMin).toList());
+        out.add(new Check("shares at 100:1, worst window max/min ≤ 1.10", Fmt.summary(ratio,
+                v -> String.format(java.util.Locale.ROOT, "%.3f", v)), Verdict.atMost(ratio, 1.10)));
+        Stats.Summary jain = Stats.of(x.shares().stream().map(FlowScenario.Shares::jain).toList());
+        out.add(new Check("shares at 100:1, worst window Jain ≥ 0.99", Fmt.summary(jain,
+                v -> String.format(java.util.Locale.ROOT, "%.4f", v)), Verdict.atLeast(jain, 0.99)));
+        Stats.Summary light = Stats.of(x.fair().stream().map(FlowScenario.Fairness::lightP99).toList());
+        out.add(new Check("light tenant's wait p99 ≤ 50 ms beside a backlogged heavy one", Fmt.summary(light, Fmt::ms)
+                + " ms", Verdict.atMost(light, 50)));
+        Stats.Summary rate = Stats.pairedRatio(x.fair().stream().map(FlowScenario.Fairness::rate).toList(),
+                x.unfair().stream().map(FlowScenario.Fairness::rate).toList());
+        out.add(new Check("throughput with fair shares ≥ 0.95× first come first served", Fmt.summary(rate, Fmt::ratio),
+                Verdict.atLeast(rate, 0.95)));
     }
 
     private static void redis8(List<Check> out, Redis8Scenario.Result x) {
