@@ -144,6 +144,17 @@ public interface Bus extends AutoCloseable {
     int clearFlowTopicCap(String topic);
 
     /**
+     * Sets the rate of the whole of {@code topic} in place of the flow-controlled group's
+     * {@link SubscribeOptions#flowTopicRate() flowTopicRate} (docs/flow-control.md, "A rate for the topic"), starting
+     * afresh (up to its burst at once, admitted now). Kept in Redis as {@link #setFlowCap} is; an unpartitioned topic
+     * only. Returns how many waiting entries it admitted.
+     */
+    int setFlowTopicRate(String topic, FlowRate rate);
+
+    /** Gives {@code topic} the group's {@code flowTopicRate} again (none if it sets none); returns how many it admitted. */
+    int clearFlowTopicRate(String topic);
+
+    /**
      * Sets the weight of one flow key on {@code topic} under a topic cap (default 1; from a millionth to a million):
      * while several keys wait for the topic's slots, each gets slots in proportion to its weight (a key of weight 2
      * twice as many as one of weight 1). Kept in Redis as {@link #setFlowCap} is. Returns how many waiting entries it

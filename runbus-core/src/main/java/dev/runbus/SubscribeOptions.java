@@ -69,12 +69,16 @@ import java.util.concurrent.Executor;
  *                          waited longer than the steps between them are worth: a message of priority p waits behind
  *                          later, more urgent ones of its key at most {@code (9 - p) × flowPriorityAging}. Positive;
  *                          default {@value #DEFAULT_FLOW_PRIORITY_AGING_SECONDS} s
+ * @param flowTopicRate     flow control: the entries with a flow key of the whole topic are let into the stream at
+ *                          most at this rate ({@link FlowRate}), across all keys, the keys taking turns as under
+ *                          {@code flowTopicCap} (fair shares by weight); with or without the other limits, and with
+ *                          the same conditions; on an unpartitioned topic only. Default null: no rate for the topic
  */
 public record SubscribeOptions(int concurrency, int batchSize, Duration blockTime, Duration minIdle,
                                int maxDeliveries, Duration claimInterval, Duration keepAliveInterval,
                                Duration shutdownTimeout, AckMode ackMode, Executor executor, boolean ordered,
                                Duration leaseTime, RetryPolicy retryPolicy, int flowCap, FlowRate flowRate,
-                               int flowTopicCap, Duration flowPriorityAging) {
+                               int flowTopicCap, Duration flowPriorityAging, FlowRate flowTopicRate) {
 
     public static final int DEFAULT_CONCURRENCY = 8;
     public static final int DEFAULT_BATCH_SIZE = 100;
@@ -88,14 +92,14 @@ public record SubscribeOptions(int concurrency, int batchSize, Duration blockTim
     public static final int FLOW_CONTROL_OFF = -1;
     public static final int DEFAULT_FLOW_PRIORITY_AGING_SECONDS = 60;
 
-    /** The options as they were before {@link #flowPriorityAging()}: its default. */
+    /** The options as they were before {@link #flowPriorityAging()} and {@link #flowTopicRate()}: their defaults. */
     public SubscribeOptions(int concurrency, int batchSize, Duration blockTime, Duration minIdle, int maxDeliveries,
                             Duration claimInterval, Duration keepAliveInterval, Duration shutdownTimeout,
                             AckMode ackMode, Executor executor, boolean ordered, Duration leaseTime,
                             RetryPolicy retryPolicy, int flowCap, FlowRate flowRate, int flowTopicCap) {
         this(concurrency, batchSize, blockTime, minIdle, maxDeliveries, claimInterval, keepAliveInterval,
                 shutdownTimeout, ackMode, executor, ordered, leaseTime, retryPolicy, flowCap, flowRate, flowTopicCap,
-                Duration.ofSeconds(DEFAULT_FLOW_PRIORITY_AGING_SECONDS));
+                Duration.ofSeconds(DEFAULT_FLOW_PRIORITY_AGING_SECONDS), null);
     }
 
     public SubscribeOptions {
@@ -139,7 +143,7 @@ public record SubscribeOptions(int concurrency, int batchSize, Duration blockTim
                     + flowTopicCap);
         }
         String flow = flowCap != FLOW_CONTROL_OFF ? "flowCap" : flowRate != null ? "flowRate"
-                : flowTopicCap != FLOW_CONTROL_OFF ? "flowTopicCap" : null;
+                : flowTopicCap != FLOW_CONTROL_OFF ? "flowTopicCap" : flowTopicRate != null ? "flowTopicRate" : null;
         if (flow != null && ordered) {
             throw new IllegalArgumentException(flow + " does not apply to ordered consumption yet: a partition's "
                     + "owner already runs its entries one at a time");
@@ -152,10 +156,11 @@ public record SubscribeOptions(int concurrency, int batchSize, Duration blockTim
 
     /**
      * Whether flow control is on: {@link #flowCap()} or {@link #flowTopicCap()} is 0 or more, or a {@link #flowRate()}
-     * is set.
+     * or {@link #flowTopicRate()} is set.
      */
     public boolean flowControlled() {
-        return flowCap != FLOW_CONTROL_OFF || flowRate != null || flowTopicCap != FLOW_CONTROL_OFF;
+        return flowCap != FLOW_CONTROL_OFF || flowRate != null || flowTopicCap != FLOW_CONTROL_OFF
+                || flowTopicRate != null;
     }
 
     /**
@@ -195,6 +200,7 @@ public record SubscribeOptions(int concurrency, int batchSize, Duration blockTim
         b.flowRate = flowRate;
         b.flowTopicCap = flowTopicCap;
         b.flowPriorityAging = flowPriorityAging;
+        b.flowTopicRate = flowTopicRate;
         return b;
     }
 
@@ -229,6 +235,7 @@ public record SubscribeOptions(int concurrency, int batchSize, Duration blockTim
         private FlowRate flowRate;
         private int flowTopicCap = FLOW_CONTROL_OFF;
         private Duration flowPriorityAging = Duration.ofSeconds(DEFAULT_FLOW_PRIORITY_AGING_SECONDS);
+        private FlowRate flowTopicRate;
         private RetryPolicy retryPolicy = RetryPolicy.onIdle();
 
         private Builder() {
@@ -328,6 +335,12 @@ public record SubscribeOptions(int concurrency, int batchSize, Duration blockTim
             return this;
         }
 
+        /** Default null (no rate for the topic); see {@link SubscribeOptions#flowTopicRate()}. */
+        public Builder flowTopicRate(FlowRate v) {
+            flowTopicRate = v;
+            return this;
+        }
+
         public SubscribeOptions build() {
             Duration keepAlive = keepAliveInterval;
             if (keepAlive == null && minIdle != null) {
@@ -335,7 +348,7 @@ public record SubscribeOptions(int concurrency, int batchSize, Duration blockTim
             }
             return new SubscribeOptions(concurrency, batchSize, blockTime, minIdle, maxDeliveries, claimInterval,
                     keepAlive, shutdownTimeout, ackMode, executor, ordered, leaseTime, retryPolicy, flowCap,
-                    flowRate, flowTopicCap, flowPriorityAging);
+                    flowRate, flowTopicCap, flowPriorityAging, flowTopicRate);
         }
     }
 }

@@ -374,6 +374,17 @@ public final class RedisBus implements Bus {
     }
 
     @Override
+    public int setFlowTopicRate(String topic, FlowRate rate) {
+        java.util.Objects.requireNonNull(rate, "rate");
+        return onTopic(topic, "a topic rate", "setting the flow rate of topic ", caps -> caps.topicRate(rate));
+    }
+
+    @Override
+    public int clearFlowTopicRate(String topic) {
+        return onTopic(topic, "a topic rate", "setting the flow rate of topic ", caps -> caps.topicRate(null));
+    }
+
+    @Override
     public int setFlowWeight(String topic, String flowKey, double weight) {
         if (!(weight >= FlowCaps.MIN_WEIGHT && weight <= FlowCaps.MAX_WEIGHT)) {
             throw new IllegalArgumentException("a flow key's weight must be from " + FlowCaps.MIN_WEIGHT + " (one "
@@ -387,18 +398,25 @@ public final class RedisBus implements Bus {
         return onFlowKey(topic, flowKey, "setting the flow weight of ", caps -> caps.weight(flowKey, null));
     }
 
-    /** A topic's cap lives in its one partition's caps: a topic with partitions has none. */
     private int flowTopicCap(String topic, Integer cap) {
+        return onTopic(topic, "a topic cap", "setting the flow cap of topic ", caps -> caps.topicCap(cap));
+    }
+
+    /**
+     * A topic's cap and rate live in its one partition's caps: a topic with partitions has none. Returns how many
+     * entries {@code change} admitted.
+     */
+    private int onTopic(String topic, String limit, String what,
+                        java.util.function.Function<FlowCaps, List<String>> change) {
         requireOpen();
         Keys.checkTopic(topic);
         Partitions partitions = topics.register(topic);
         if (partitions.count() > 1) {
-            throw new IllegalArgumentException("a topic cap needs an unpartitioned topic: " + topic + " has "
+            throw new IllegalArgumentException(limit + " needs an unpartitioned topic: " + topic + " has "
                     + partitions.count() + " partitions (docs/flow-control.md)");
         }
         String name = partitions.name(0);
-        return Calls.call("setting the flow cap of topic " + topic,
-                () -> new FlowCaps(calls, link.sync(), null, keys, name).topicCap(cap)).size();
+        return Calls.call(what + topic, () -> change.apply(new FlowCaps(calls, link.sync(), null, keys, name))).size();
     }
 
     private int flowCap(String topic, String flowKey, Integer cap) {

@@ -41,6 +41,11 @@
 --            joining the set starts at max(virtual time, its finish tag), so an idle key neither gains credit nor
 --            waits behind a backlog, and each backlogged key gets slots in proportion to its weight
 --   tags     hash, flow key -> its finish tag; NUL vt: the virtual time
+-- A rate for the whole topic (NUL topic_rate and NUL topic_burst in caps, the subscription's; NUL topic_rate_set and
+-- NUL topic_burst_set, one set at run time, in their place) is a GCRA like a key's, its theoretical arrival time
+-- under NUL topic in tat: every admission of any key counts. With it, keys wait their turns in ready as under a
+-- topic cap (with or without one), and while the rate holds the topic back, NUL topic waits in later, due when the
+-- rate allows: a tick then lets the ready keys in.
 -- A flow key never holds NUL (the publisher refuses it), so a key's members are exactly those in [key NUL, key \1).
 --
 -- KEYS[1] stream, KEYS[2] parked, KEYS[3] queue, KEYS[4] holds, KEYS[5] held, KEYS[6] caps, KEYS[7] seq, KEYS[8] tat,
@@ -54,7 +59,8 @@
 --            ARGV[7] a key's rate limit as the interval between two admissions (ms, may be fractional; '' for none),
 --            ARGV[8] its burst (admissions at once after an idle time, 1 or more), ARGV[9] the cap of the whole topic
 --            (the holds of all keys together; '' for none), ARGV[10] how long (ms) waiting is worth one lane of
---            priority ('' for the default, a minute)
+--            priority ('' for the default, a minute), ARGV[11] the topic's rate as the interval between two
+--            admissions ('' for none), ARGV[12] its burst
 --            returns { the last key served ('' when every key was), stream ids admitted... }
 --   park     ARGV[2] flow key, ARGV[3..] the entry's fields and values
 --            returns { parked id, stream ids admitted... }
@@ -88,6 +94,9 @@
 --            returns { stream ids admitted... }
 --   topiccap ARGV[2] the topic's cap ('' for the subscription's): raised (or removed), it admits at once
 --            returns { stream ids admitted... }
+--   topicrate ARGV[2] the topic's rate as an interval (ms, fractional; '' for the subscription's), ARGV[3] its
+--            burst: the topic starts afresh under it
+--            returns { stream ids admitted... }
 --   weight   ARGV[2] flow key, ARGV[3] its weight under a topic cap (> 0; '' for 1): its share of the topic's
 --            slots against the other waiting keys' from its next admission on
 --            returns { stream ids admitted... }
@@ -99,6 +108,11 @@ local CAP, LEASE, GROUP = NUL .. 'cap', NUL .. 'lease', NUL .. 'group'
 local RATE, BURST, TICKER, TICKER_UNTIL = NUL .. 'rate', NUL .. 'burst', NUL .. 'ticker', NUL .. 'ticker_until'
 local TOPIC_CAP, TOPIC_CAP_SET, WEIGHT, VT = NUL .. 'topic_cap', NUL .. 'topic_cap_set', NUL .. 'weight', NUL .. 'vt'
 local AGING, DEFAULT_AGING = NUL .. 'aging', 60000
+local TOPIC_RATE, TOPIC_BURST = NUL .. 'topic_rate', NUL .. 'topic_burst'
+local TOPIC_RATE_SET, TOPIC_BURST_SET = NUL .. 'topic_rate_set', NUL .. 'topic_burst_set'
+local TOPIC = NUL .. 'topic' -- the topic's field in tat and its member in later
+-- Admissions of one call without a topic cap, under a topic rate only: the rest waits for the next tick.
+local RATE_ONLY_ROOM = 1000
 
 -- Whether group exists on the stream (a group deleted since it was recorded gives the topic up).
 local function groupExists(group)
@@ -137,6 +151,20 @@ if op == 'configure' then
   else
     redis.call('HSET', caps, AGING, ARGV[10])
   end
+  if (ARGV[11] or '') == '' then
+    redis.call('HDEL', caps, TOPIC_RATE, TOPIC_BURST)
+  else
+    redis.call('HSET', caps, TOPIC_RATE, ARGV[11], TOPIC_BURST, ARGV[12])
+  end
+end
+if op == 'topicrate' then
+  if ARGV[2] == '' then
+    redis.call('HDEL', caps, TOPIC_RATE_SET, TOPIC_BURST_SET)
+  else
+    redis.call('HSET', caps, TOPIC_RATE_SET, ARGV[2], TOPIC_BURST_SET, ARGV[3])
+  end
+  redis.call('HDEL', tats, TOPIC) -- afresh: up to its burst at once
+  redis.call('ZREM', later, TOPIC)
 end
 if op == 'topiccap' then
   if ARGV[2] == '' then
@@ -155,6 +183,20 @@ if lease <= 0 then
   topicCap = -1
 end
 local aging = tonumber(redis.call('HGET', caps, AGING) or DEFAULT_AGING)
+-- The topic's rate: its interval (0: none) and tolerance; not before a subscription configured.
+local topicInterval, topicTolerance = 0, 0
+do
+  local rate = redis.call('HMGET', caps, TOPIC_RATE_SET, TOPIC_BURST_SET)
+  if not rate[1] then
+    rate = redis.call('HMGET', caps, TOPIC_RATE, TOPIC_BURST)
+  end
+  if rate[1] and lease > 0 then
+    topicInterval = tonumber(rate[1])
+    topicTolerance = (tonumber(rate[2] or '1') - 1) * topicInterval
+  end
+end
+-- Whether keys take turns for the topic (a topic cap or a topic rate), or each admits on its own.
+local fair = topicCap >= 0 or topicInterval > 0
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -305,9 +347,33 @@ local function admitOwn(key, out, max)
   return admitted
 end
 
--- The slots of the topic left free, under its cap.
+-- The slots of the topic left free, under its cap; without one, what one call may admit under the topic's rate.
 local function topicRoom()
+  if topicCap < 0 then
+    return RATE_ONLY_ROOM
+  end
   return topicCap - redis.call('ZCARD', holds)
+end
+
+-- When the topic's rate lets the next admission in (ms, Redis clock); now or earlier when it does now.
+local function topicDue()
+  if topicInterval <= 0 then
+    return now
+  end
+  return math.max(tonumber(redis.call('HGET', tats, TOPIC) or '0'), now) - topicTolerance
+end
+
+-- Counts an admission against the topic's rate.
+local function takeTopicRate()
+  if topicInterval > 0 then
+    local tat = math.max(tonumber(redis.call('HGET', tats, TOPIC) or '0'), now)
+    redis.call('HSET', tats, TOPIC, tostring(tat + topicInterval))
+  end
+end
+
+-- Files the topic in later, due when its rate lets the next admission in: a tick gives the ready keys their turns.
+local function waitForTopicRate()
+  redis.call('ZADD', later, topicDue(), TOPIC)
 end
 
 local function weightOf(key)
@@ -340,9 +406,14 @@ local function admitFair(out)
     if not first[1] then
       return
     end
+    if topicDue() > now then
+      waitForTopicRate()
+      return
+    end
     local key, start = first[1], tonumber(first[2])
     redis.call('ZREM', ready, key)
     if admitOwn(key, out, 1) > 0 then
+      takeTopicRate()
       room = room - 1
       local finish = start + 1 / weightOf(key)
       redis.call('HSET', tags, VT, string.format('%.17g', start), key, string.format('%.17g', finish))
@@ -351,12 +422,15 @@ local function admitFair(out)
       end
     end
   end
+  if topicCap < 0 and room == 0 and redis.call('ZCARD', ready) > 0 then
+    redis.call('ZADD', later, now, TOPIC) -- this call's share admitted under the topic's rate: the next tick goes on
+  end
 end
 
 -- Admits what the key has room for: all of it without a topic cap; with one, the key waits its turn among the
 -- ready keys for the topic's free slots.
 local function admit(key, out)
-  if topicCap < 0 then
+  if not fair then
     admitOwn(key, out, math.huge)
   else
     markReady(key)
@@ -371,7 +445,7 @@ local function park(key, seq, fields)
 end
 
 if op == 'configure' then
-  if topicCap < 0 then
+  if not fair then
     redis.call('DEL', ready) -- no topic cap: no key waits for one (each key admits on its own below)
   end
   -- With a topic cap, every key served is filed among the ready ones before any is let in: admitted one by one, the
@@ -385,14 +459,14 @@ if op == 'configure' then
       break
     end
     last = string.sub(member, 1, string.find(member, NUL, 1, true) - 1)
-    if topicCap < 0 then
+    if not fair then
       admitOwn(last, out, math.huge)
     else
       markReady(last)
     end
     served = served + 1
   end
-  if topicCap >= 0 then
+  if fair then
     admitFair(out)
   end
   out[1] = last
@@ -470,7 +544,11 @@ if op == 'tick' then
   local due = redis.call('ZRANGEBYSCORE', later, '-inf', now, 'LIMIT', 0, tonumber(ARGV[4]))
   for _, key in ipairs(due) do
     redis.call('ZREM', later, key)
-    admit(key, out)
+    if key == TOPIC then
+      admitFair(out) -- the topic's rate lets the ready keys in again
+    else
+      admit(key, out)
+    end
   end
   out[1] = nextTick(ARGV[2], tonumber(ARGV[3]))
   return out
@@ -496,7 +574,7 @@ if op == 'confirm' then
     local key, id, starts = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
     local member = key .. NUL .. id
     local room = holding(key) < capOf(key)
-    local topicFree = topicCap < 0 or topicRoom() > 0
+    local topicFree = not fair or (topicRoom() > 0 and topicDue() <= now)
     if redis.call('ZSCORE', holds, member) then
       redis.call('ZADD', holds, now + lease, member)
       confirmed[#confirmed + 1] = id
@@ -505,6 +583,7 @@ if op == 'confirm' then
       -- started): it takes one if its key and the topic have room, and is counted by the key's rate as an
       -- admission is.
       hold(key, id)
+      takeTopicRate()
       confirmed[#confirmed + 1] = id
     else
       local entry = redis.call('XRANGE', stream, id, id)[1]
@@ -530,7 +609,11 @@ if op == 'confirm' then
         -- An entry that was never parked (delayed, retried) goes first in its lane.
         park(key, seq or (string.char(48 + laneOf(fields)) .. string.format('%015d', 0)), fields)
         if room and not topicFree then
-          markReady(key) -- held back by the topic's cap: it takes its turn when a slot of the topic frees
+          -- held back by the topic's cap or rate: it takes its turn when a slot of the topic frees or the rate allows
+          markReady(key)
+          if topicDue() > now then
+            waitForTopicRate()
+          end
         elseif room and limited(key) then
           waitForRate(key) -- held back by its rate, not its cap: a tick lets it in when due
         end
@@ -580,9 +663,9 @@ if op == 'weight' then
   return out
 end
 
-if op == 'topiccap' then
+if op == 'topiccap' or op == 'topicrate' then
   local out = {}
-  if topicCap < 0 then
+  if not fair then
     -- No topic cap any more: every key that waited for the topic takes what it has room for.
     local waiting = redis.call('ZRANGE', ready, 0, -1)
     redis.call('DEL', ready)

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@code runbus flow show|cap|rate|weight|topic-cap} on the local Redis: what waits and what holds a slot, one key's
+ * {@code runbus flow show|cap|rate|weight|topic-cap|topic-rate} on the local Redis: what waits and what holds a slot, one key's
  * cap, rate and weight and the topic's cap changed live, against subscriptions whose handlers block.
  */
 class FlowCommandTest {
@@ -123,6 +123,33 @@ class FlowCommandTest {
         assertThat(zero.exitCode).isEqualTo(2);
         assertThat(zero.err).contains("from 1.0E-6");
         Cli neither = cli("flow", "topic-cap", "jobs");
+        assertThat(neither.exitCode).isEqualTo(2);
+        assertThat(neither.err).contains("one of the two");
+    }
+
+    @Test
+    void changesTheTopicsRateLive() throws Exception {
+        List<String> handled = new CopyOnWriteArrayList<>();
+        try (Bus bus = Bus.connect(BusConfig.builder(redis.uri()).keyPrefix(prefix).build())) {
+            bus.subscribe("jobs", "g", "c", d -> handled.add(new String(d.message().payload(),
+                    java.nio.charset.StandardCharsets.UTF_8)), SubscribeOptions.builder()
+                    .flowTopicRate(dev.runbus.FlowRate.of(1, Duration.ofMinutes(1))).blockTime(Duration.ofMillis(200))
+                    .build());
+            for (int n = 0; n < 3; n++) {
+                bus.publisher().publish("jobs", job("k" + n, 0));
+            }
+            Wait.until("the burst of one handled", WAIT, () -> handled.size() == 1);
+            assertThat(json("flow", "show", "jobs", "--json").get("waiting").asLong()).as("behind the topic's rate")
+                    .isEqualTo(2);
+
+            JsonNode raised = json("flow", "topic-rate", "jobs", "10", "--per", "1m", "--burst", "2", "--json");
+            assertThat(raised.get("topic_rate").asText()).isEqualTo("10 per PT1M, burst 2");
+            assertThat(raised.get("let_in").asInt()).as("afresh: its burst").isEqualTo(2);
+            Wait.until("all three handled", WAIT, () -> handled.size() == 3);
+            assertThat(json("flow", "topic-rate", "jobs", "--clear", "--json").get("topic_rate").asText())
+                    .isEqualTo("the group's");
+        }
+        Cli neither = cli("flow", "topic-rate", "jobs");
         assertThat(neither.exitCode).isEqualTo(2);
         assertThat(neither.err).contains("one of the two");
     }

@@ -103,17 +103,19 @@ public final class FlowControl {
      */
     public static void configure(SubscriptionContext ctx, BusServices bus) {
         int topicCap = ctx.options().flowTopicCap();
-        if (topicCap != SubscribeOptions.FLOW_CONTROL_OFF && ctx.partitions().count() > 1) {
+        String topicLimit = topicCap != SubscribeOptions.FLOW_CONTROL_OFF ? "flowTopicCap"
+                : ctx.options().flowTopicRate() != null ? "flowTopicRate" : null;
+        if (topicLimit != null && ctx.partitions().count() > 1) {
             // Each partition's slots live in its own hash slot: a cap counted per partition would be a cap per
             // shard, not the topic's.
-            throw new IllegalArgumentException("flowTopicCap needs an unpartitioned topic: " + ctx.describe()
+            throw new IllegalArgumentException(topicLimit + " needs an unpartitioned topic: " + ctx.describe()
                     + " has " + ctx.partitions().count() + " partitions, whose slots live apart (docs/flow-control.md)");
         }
         int admitted = 0;
         for (int p = 0; p < ctx.partitions().count(); p++) {
             admitted += new FlowCaps(bus.scriptCalls(), bus.sync(), null, bus.keys(), ctx.name(p))
                     .configure(ctx.group(), capOf(ctx.options()), ctx.options().minIdle(), ctx.options().flowRate(),
-                            topicCap, ctx.options().flowPriorityAging())
+                            topicCap, ctx.options().flowPriorityAging(), ctx.options().flowTopicRate())
                     .size();
         }
         log.debug("{}: flow cap {} and rate {} per key; {} waiting entries admitted", ctx.describe(),

@@ -128,16 +128,18 @@ public final class FlowCaps {
      */
     public List<String> configure(String group, int defaultCap, Duration lease, dev.runbus.FlowRate rate,
                                   int topicCap) {
-        return configure(group, defaultCap, lease, rate, topicCap, null);
+        return configure(group, defaultCap, lease, rate, topicCap, null, null);
     }
 
     /**
      * {@link #configure(String, int, Duration, dev.runbus.FlowRate, int)} with how long waiting is worth one step of
      * a message's priority ({@code priorityAging}; null for the default, a minute): a key's next entry is its most
-     * urgent waiting one unless a less urgent one waited longer than the steps between them are worth.
+     * urgent waiting one unless a less urgent one waited longer than the steps between them are worth) and a rate
+     * for the whole topic ({@code topicRate}; null for none: every key's admissions count, the keys taking turns as
+     * under a topic cap).
      */
     public List<String> configure(String group, int defaultCap, Duration lease, dev.runbus.FlowRate rate,
-                                  int topicCap, Duration priorityAging) {
+                                  int topicCap, Duration priorityAging, dev.runbus.FlowRate topicRate) {
         if (priorityAging != null && priorityAging.toMillis() <= 0) {
             throw new IllegalArgumentException("a priority's aging must be at least 1 ms, not " + priorityAging);
         }
@@ -158,7 +160,9 @@ public final class FlowCaps {
                 reply = Replies.ids(call(List.of("configure", defaultCap, lease.toMillis(), last,
                         KEYS_PER_CONFIGURE_CALL, group, rate == null ? "" : rate.intervalMillis(),
                         rate == null ? 1 : rate.burst(), topicCap < 0 ? "" : topicCap,
-                        priorityAging == null ? "" : priorityAging.toMillis())));
+                        priorityAging == null ? "" : priorityAging.toMillis(),
+                        topicRate == null ? "" : topicRate.intervalMillis(),
+                        topicRate == null ? 1 : topicRate.burst())));
             } catch (RuntimeException e) {
                 String owner = flowGroupIn(e);
                 if (owner == null) {
@@ -352,6 +356,15 @@ public final class FlowCaps {
             throw new IllegalArgumentException("a topic's cap must be 0 or more, not " + cap);
         }
         return Replies.ids(call(List.of("topiccap", cap == null ? "" : cap)));
+    }
+
+    /**
+     * Sets the topic's rate ({@code null}: back to the subscription's {@code flowTopicRate}), starting afresh; returns
+     * what it admitted.
+     */
+    public List<String> topicRate(dev.runbus.FlowRate rate) {
+        return Replies.ids(call(List.of("topicrate", rate == null ? "" : rate.intervalMillis(),
+                rate == null ? "" : rate.burst())));
     }
 
     /**

@@ -15,9 +15,9 @@ import picocli.CommandLine.Parameters;
 
 @Command(name = "flow", mixinStandardHelpOptions = true,
         description = {"Flow control of a topic (docs/flow-control.md): what waits for a slot and what holds one; one "
-                + "flow key's cap, rate or weight, and the topic's cap, live."},
+                + "flow key's cap, rate or weight, and the topic's cap and rate, live."},
         subcommands = {FlowCommand.Show.class, FlowCommand.Cap.class, FlowCommand.Rate.class, FlowCommand.Weight.class,
-                FlowCommand.TopicCap.class})
+                FlowCommand.TopicCap.class, FlowCommand.TopicRate.class})
 final class FlowCommand implements Runnable {
 
     @picocli.CommandLine.Spec
@@ -26,7 +26,7 @@ final class FlowCommand implements Runnable {
     @Override
     public void run() {
         throw new picocli.CommandLine.ParameterException(spec.commandLine(),
-                "missing subcommand: show, cap, rate, weight or topic-cap");
+                "missing subcommand: show, cap, rate, weight, topic-cap or topic-rate");
     }
 
     @Command(name = "show", mixinStandardHelpOptions = true,
@@ -158,6 +158,42 @@ final class FlowCommand implements Runnable {
             }
             int admitted = clear ? infra.bus().clearFlowTopicCap(topic) : infra.bus().setFlowTopicCap(topic, cap);
             return changed(this, topic, null, "topic_cap", clear ? "the group's" : cap, admitted);
+        }
+    }
+
+    @Command(name = "topic-rate", mixinStandardHelpOptions = true,
+            description = "Set the rate of the whole topic in place of the group's flowTopicRate (the topic starts "
+                    + "afresh: up to its burst at once), or give it the group's again with --clear. An unpartitioned "
+                    + "topic only.")
+    static final class TopicRate extends AdminCommand {
+        @Parameters(index = "0", paramLabel = "TOPIC", description = "the topic")
+        String topic;
+
+        @Parameters(index = "1", paramLabel = "PERMITS", arity = "0..1",
+                description = "messages of the topic let in per --per, 1 or more")
+        Integer permits;
+
+        @Option(names = "--per", paramLabel = "DURATION", defaultValue = "1s", converter = DurationConverter.class,
+                description = "the period of PERMITS (e.g. 1s, 1m); default ${DEFAULT-VALUE}")
+        Duration per;
+
+        @Option(names = "--burst", paramLabel = "N", defaultValue = "1",
+                description = "messages let in at once after an idle time; default ${DEFAULT-VALUE}")
+        int burst;
+
+        @Option(names = "--clear", description = "give the topic the group's flowTopicRate again")
+        boolean clear;
+
+        @Override
+        int run(Infrastructure infra, Settings s) {
+            if (clear == (permits != null)) {
+                throw new IllegalArgumentException("give the topic's rate PERMITS, or --clear (one of the two)");
+            }
+            if (clear) {
+                return changed(this, topic, null, "topic_rate", "the group's", infra.bus().clearFlowTopicRate(topic));
+            }
+            return changed(this, topic, null, "topic_rate", permits + " per " + per + ", burst " + burst,
+                    infra.bus().setFlowTopicRate(topic, new FlowRate(permits, per, burst)));
         }
     }
 
