@@ -87,13 +87,8 @@ final class FlowCommand implements Runnable {
                 description = "messages of the key let in per --per, 1 or more")
         Integer permits;
 
-        @Option(names = "--per", paramLabel = "DURATION", defaultValue = "1s", converter = DurationConverter.class,
-                description = "the period of PERMITS (e.g. 1s, 1m); default ${DEFAULT-VALUE}")
-        Duration per;
-
-        @Option(names = "--burst", paramLabel = "N", defaultValue = "1",
-                description = "messages let in at once after an idle time; default ${DEFAULT-VALUE}")
-        int burst;
+        @Mixin
+        RateOptions every;
 
         @Option(names = "--clear", description = "give the key the group's flowRate again")
         boolean clear;
@@ -106,9 +101,8 @@ final class FlowCommand implements Runnable {
             if (clear) {
                 return changed(this, at, "rate", "the group's", infra.bus().clearFlowRate(at.topic, at.key));
             }
-            FlowRate rate = new FlowRate(permits, per, burst);
-            return changed(this, at, "rate", permits + " per " + per + ", burst " + burst,
-                    infra.bus().setFlowRate(at.topic, at.key, rate));
+            return changed(this, at, "rate", every.describe(permits),
+                    infra.bus().setFlowRate(at.topic, at.key, every.rate(permits)));
         }
     }
 
@@ -173,13 +167,8 @@ final class FlowCommand implements Runnable {
                 description = "messages of the topic let in per --per, 1 or more")
         Integer permits;
 
-        @Option(names = "--per", paramLabel = "DURATION", defaultValue = "1s", converter = DurationConverter.class,
-                description = "the period of PERMITS (e.g. 1s, 1m); default ${DEFAULT-VALUE}")
-        Duration per;
-
-        @Option(names = "--burst", paramLabel = "N", defaultValue = "1",
-                description = "messages let in at once after an idle time; default ${DEFAULT-VALUE}")
-        int burst;
+        @Mixin
+        RateOptions every;
 
         @Option(names = "--clear", description = "give the topic the group's flowTopicRate again")
         boolean clear;
@@ -192,8 +181,27 @@ final class FlowCommand implements Runnable {
             if (clear) {
                 return changed(this, topic, null, "topic_rate", "the group's", infra.bus().clearFlowTopicRate(topic));
             }
-            return changed(this, topic, null, "topic_rate", permits + " per " + per + ", burst " + burst,
-                    infra.bus().setFlowTopicRate(topic, new FlowRate(permits, per, burst)));
+            return changed(this, topic, null, "topic_rate", every.describe(permits),
+                    infra.bus().setFlowTopicRate(topic, every.rate(permits)));
+        }
+    }
+
+    /** The period and burst of a rate of {@code rate} and {@code topic-rate}, whose PERMITS come first. */
+    static final class RateOptions {
+        @Option(names = "--per", paramLabel = "DURATION", defaultValue = "1s", converter = DurationConverter.class,
+                description = "the period of PERMITS (e.g. 1s, 1m); default ${DEFAULT-VALUE}")
+        Duration per;
+
+        @Option(names = "--burst", paramLabel = "N", defaultValue = "1",
+                description = "messages let in at once after an idle time; default ${DEFAULT-VALUE}")
+        int burst;
+
+        FlowRate rate(int permits) {
+            return new FlowRate(permits, per, burst);
+        }
+
+        String describe(int permits) {
+            return permits + " per " + per + ", burst " + burst;
         }
     }
 
