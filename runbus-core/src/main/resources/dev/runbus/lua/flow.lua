@@ -173,26 +173,30 @@ if op == 'topiccap' then
     redis.call('HSET', caps, TOPIC_CAP_SET, ARGV[2])
   end
 end
-local lease = tonumber(redis.call('HGET', caps, LEASE) or '0')
-local defaultCap = tonumber(redis.call('HGET', caps, CAP) or '0')
-local interval = tonumber(redis.call('HGET', caps, RATE) or '0')
-local tolerance = interval > 0 and (tonumber(redis.call('HGET', caps, BURST) or '1') - 1) * interval or 0
+-- The subscription's settings, in one read: a call's fixed cost, paid by every park.
+local conf = redis.call('HMGET', caps, LEASE, CAP, RATE, BURST, TOPIC_CAP_SET, TOPIC_CAP, AGING, TOPIC_RATE_SET,
+  TOPIC_BURST_SET, TOPIC_RATE, TOPIC_BURST)
+local lease = tonumber(conf[1] or '0')
+local defaultCap = tonumber(conf[2] or '0')
+local interval = tonumber(conf[3] or '0')
+local tolerance = interval > 0 and (tonumber(conf[4] or '1') - 1) * interval or 0
 -- The cap of the whole topic (the holds of every key together), -1 for none; not before a subscription configured.
-local topicCap = tonumber(redis.call('HGET', caps, TOPIC_CAP_SET) or redis.call('HGET', caps, TOPIC_CAP) or '-1')
+local topicCap = tonumber(conf[5] or conf[6] or '-1')
 if lease <= 0 then
   topicCap = -1
 end
-local aging = tonumber(redis.call('HGET', caps, AGING) or DEFAULT_AGING)
--- The topic's rate: its interval (0: none) and tolerance; not before a subscription configured.
+local aging = tonumber(conf[7] or DEFAULT_AGING)
+-- The topic's rate: its interval (0: none) and tolerance, the one set at run time in place of the subscription's;
+-- not before a subscription configured.
 local topicInterval, topicTolerance = 0, 0
 do
-  local rate = redis.call('HMGET', caps, TOPIC_RATE_SET, TOPIC_BURST_SET)
-  if not rate[1] then
-    rate = redis.call('HMGET', caps, TOPIC_RATE, TOPIC_BURST)
+  local rate, burst = conf[8], conf[9]
+  if not rate then
+    rate, burst = conf[10], conf[11]
   end
-  if rate[1] and lease > 0 then
-    topicInterval = tonumber(rate[1])
-    topicTolerance = (tonumber(rate[2] or '1') - 1) * topicInterval
+  if rate and lease > 0 then
+    topicInterval = tonumber(rate)
+    topicTolerance = (tonumber(burst or '1') - 1) * topicInterval
   end
 end
 -- Whether keys take turns for the topic (a topic cap or a topic rate), or each admits on its own.
@@ -573,9 +577,13 @@ if op == 'confirm' then
   for i = 3, #ARGV, 3 do
     local key, id, starts = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
     local member = key .. NUL .. id
-    local room = holding(key) < capOf(key)
-    local topicFree = not fair or (topicRoom() > 0 and topicDue() <= now)
-    if redis.call('ZSCORE', holds, member) then
+    local held = redis.call('ZSCORE', holds, member)
+    local room, topicFree -- asked only of an entry without a slot: most come with theirs
+    if not held then
+      room = holding(key) < capOf(key)
+      topicFree = not fair or (topicRoom() > 0 and topicDue() <= now)
+    end
+    if held then
       redis.call('ZADD', holds, now + lease, member)
       confirmed[#confirmed + 1] = id
     elseif room and topicFree and takeRate(key) then
