@@ -121,8 +121,9 @@ public interface Bus extends AutoCloseable {
     /**
      * Sets the rate of one flow key on {@code topic} in place of the flow-controlled group's
      * {@link SubscribeOptions#flowRate() flowRate} (docs/flow-control.md, "Rate limits"): from now on its entries are
-     * let in at most at {@code rate}, starting afresh (up to its burst at once, admitted now). Kept in Redis as
-     * {@link #setFlowCap} is. Returns how many waiting entries it admitted.
+     * let in at most at {@code rate}, starting afresh (up to its burst at once, admitted now) unless it has that rate
+     * already (then nothing changes). Kept in Redis as {@link #setFlowCap} is. Returns how many waiting entries it
+     * admitted.
      */
     int setFlowRate(String topic, String flowKey, FlowRate rate);
 

@@ -87,7 +87,7 @@
 --   reap     ARGV[2] at most this many expired holds removed; admits in their place
 --            returns { holds reaped, stream ids admitted... }
 --   rate     ARGV[2] flow key, ARGV[3] its rate's interval (ms, fractional; 0 for no rate; '' for the default),
---            ARGV[4] its burst: the key starts afresh under it (up to its burst at once)
+--            ARGV[4] its burst: the key starts afresh under it (up to its burst at once) unless it had it already
 --            returns { stream ids admitted... }
 --   cap      ARGV[2] flow key, ARGV[3] its cap ('' for the default): a cap raised admits at once, one lowered
 --            admits nothing until fewer hold
@@ -648,13 +648,19 @@ if op == 'reap' then
 end
 
 if op == 'rate' then
+  local before = redis.call('HMGET', caps, RATE .. NUL .. ARGV[2], BURST .. NUL .. ARGV[2])
+  local changed
   if ARGV[3] == '' then
+    changed = before[1] ~= false
     redis.call('HDEL', caps, RATE .. NUL .. ARGV[2], BURST .. NUL .. ARGV[2])
   else
+    changed = before[1] ~= ARGV[3] or before[2] ~= ARGV[4]
     redis.call('HSET', caps, RATE .. NUL .. ARGV[2], ARGV[3], BURST .. NUL .. ARGV[2], ARGV[4])
   end
-  redis.call('HDEL', tats, ARGV[2]) -- the key starts afresh under its new rate: up to its burst at once
-  redis.call('ZREM', later, ARGV[2]) -- filed again by the admission below if the new rate holds it back
+  if changed then -- the rate it has, set again (an override applied once more), changes nothing
+    redis.call('HDEL', tats, ARGV[2]) -- the key starts afresh under its new rate: up to its burst at once
+    redis.call('ZREM', later, ARGV[2]) -- filed again by the admission below if the new rate holds it back
+  end
   local out = {}
   admit(ARGV[2], out)
   return out

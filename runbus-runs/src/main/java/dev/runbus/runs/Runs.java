@@ -10,6 +10,7 @@ import dev.runbus.runs.internal.worker.FailedRunMarker;
 import dev.runbus.runs.internal.store.IdempotencyKeys;
 import dev.runbus.runs.internal.worker.OrderedRunWorker;
 import dev.runbus.runs.internal.worker.RetrySchedule;
+import dev.runbus.runs.internal.store.FlowOverrideStore;
 import dev.runbus.runs.internal.store.RunCancels;
 import dev.runbus.runs.internal.meters.RunCountReader;
 import dev.runbus.runs.internal.meters.RunMeters;
@@ -21,6 +22,7 @@ import dev.runbus.runs.internal.store.RunPruning;
 import dev.runbus.runs.internal.store.TimedReads;
 import dev.runbus.runs.internal.store.RunStore;
 import dev.runbus.runs.internal.worker.RunWorker;
+import dev.runbus.runs.internal.sweep.FlowOverrideSync;
 import dev.runbus.runs.internal.sweep.Sweeper;
 import dev.runbus.runs.internal.worker.Triggers;
 import java.sql.SQLException;
@@ -85,6 +87,8 @@ public final class Runs implements AutoCloseable {
     private final RunListing listing;
     private final RunCancels cancels;
     private final RunPruning pruning;
+    private final FlowOverrideStore overrideStore;
+    private final FlowOverrideSync overrides;
     private Subscription worker;
     /** Where the worker's run handlers run, when this layer owns the threads. */
     private ExecutorService ownedHandlers;
@@ -106,6 +110,8 @@ public final class Runs implements AutoCloseable {
         this.listing = new RunListing(new TimedReads(store.dataSource(), config.readTimeout()), config.schema());
         this.cancels = new RunCancels(store.dataSource(), config.schema());
         this.pruning = new RunPruning(store.dataSource(), config.schema());
+        this.overrideStore = new FlowOverrideStore(store.dataSource(), config.schema());
+        this.overrides = new FlowOverrideSync(bus, config.topic(), overrideStore);
     }
 
     /**
@@ -504,6 +510,9 @@ public final class Runs implements AutoCloseable {
             throw new IllegalStateException("the worker of this Runs is already started");
         }
         SubscribeOptions options = config.workerSubscription();
+        if (config.flowControlled()) {
+            overrides.applyAll(); // before the subscription lets waiting triggers in under the workers' own limits
+        }
         RetrySchedule retries = new RetrySchedule(options);
         if (config.ordered()) {
             worker = bus.subscribe(config.topic(), config.group(), config.consumer(),
@@ -532,6 +541,53 @@ public final class Runs implements AutoCloseable {
             t.setDaemon(true);
             return t;
         };
+    }
+
+    /**
+     * Gives {@code flowKey} limits of its own in place of the workers' ({@link FlowOverride}; docs/flow-control.md,
+     * "Overrides that outlive Redis"): written to PostgreSQL (committed when this returns), then set in Redis, where
+     * they take effect at once as {@link Bus#setFlowCap} and the others do. Set in Redis again at every worker start
+     * and sweep, so a Redis that lost its data gets them back. If Redis cannot be reached now, the override is kept
+     * and the next sweep sets it (a warning says so). {@link FlowOverride#none()} gives the key the workers' limits
+     * again.
+     *
+     * @throws InvalidRunException when the flow key is not one a message can carry
+     * @throws RunStoreException   when PostgreSQL fails: nothing changed
+     */
+    public void setFlowOverride(String flowKey, FlowOverride override) {
+        Objects.requireNonNull(override, "override");
+        try {
+            dev.runbus.Message.checkFlowKey(flowKey);
+        } catch (IllegalArgumentException | NullPointerException e) {
+            throw new InvalidRunException("flowKey", String.valueOf(e.getMessage()));
+        }
+        try {
+            overrideStore.put(flowKey, override);
+        } catch (SQLException e) {
+            throw new RunStoreException("storing the flow override of " + flowKey + " failed: " + e.getMessage(), e);
+        }
+        try {
+            overrides.apply(flowKey, override);
+        } catch (RuntimeException e) {
+            log.warn("the flow override of key {} is stored but not set in Redis ({}); the next sweep sets it",
+                    flowKey, e.getMessage());
+        }
+    }
+
+    /** Gives {@code flowKey} the workers' limits again: {@link #setFlowOverride} with {@link FlowOverride#none()}. */
+    public void clearFlowOverride(String flowKey) {
+        setFlowOverride(flowKey, FlowOverride.none());
+    }
+
+    /** The flow keys with limits of their own, by key (those set back to the workers' are left out). */
+    public Map<String, FlowOverride> flowOverrides() {
+        try {
+            Map<String, FlowOverride> all = new java.util.LinkedHashMap<>(overrideStore.all());
+            all.values().removeIf(FlowOverride::isNone);
+            return all;
+        } catch (SQLException e) {
+            throw new RunStoreException("reading the flow overrides failed: " + e.getMessage(), e);
+        }
     }
 
     /** Starts sweeping every {@code sweepInterval}; see {@link #sweepOnce()}. */

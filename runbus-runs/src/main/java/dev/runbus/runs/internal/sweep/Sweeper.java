@@ -4,6 +4,7 @@ import dev.runbus.Bus;
 import dev.runbus.Message;
 import dev.runbus.runs.RunsConfig;
 import dev.runbus.runs.SweepResult;
+import dev.runbus.runs.internal.store.FlowOverrideStore;
 import dev.runbus.runs.internal.store.Transactions;
 import dev.runbus.runs.internal.worker.RunFailures;
 import dev.runbus.runs.internal.worker.Triggers;
@@ -53,6 +54,8 @@ public final class Sweeper {
     private final Bus bus;
     private final RunsConfig config;
     private final String cursorName;
+    /** Set in Redis again at every sweep, when the workers are flow-controlled: Redis may have lost them. */
+    private final FlowOverrideSync overrides;
 
     public Sweeper(DataSource dataSource, RunFailures failures, Bus bus, RunsConfig config) {
         this.dataSource = dataSource;
@@ -61,6 +64,8 @@ public final class Sweeper {
         this.bus = bus;
         this.config = config;
         this.cursorName = "runs_after:" + config.topic() + ":" + config.group();
+        this.overrides = new FlowOverrideSync(bus, config.topic(),
+                new FlowOverrideStore(dataSource, config.schema()));
     }
 
     public SweepResult sweepOnce() throws SQLException {
@@ -113,6 +118,9 @@ public final class Sweeper {
         if (!republish.isEmpty()) {
             bus.publisher().publishAll(config.topic(), republish.stream().map(r -> triggers.get(r.runId())).toList());
             log.info("sweeper republished {} runs", republish.size());
+        }
+        if (config.flowControlled()) {
+            overrides.applyAll();
         }
         return new SweepResult(true, reconciled.marked(), reconciled.skipped(), candidates.size(),
                 candidates.size() - lost.size(), republish.size(), lost.size() - publishable.size());
