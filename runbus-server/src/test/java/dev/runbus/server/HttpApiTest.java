@@ -130,6 +130,51 @@ class HttpApiTest {
         assertThat(json(bad).get("field").asText()).isEqualTo("flow_key");
     }
 
+    static HttpResponse<String> send(String method, String path, String contentType, String body) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + path))
+                .method(method, body == null ? HttpRequest.BodyPublishers.noBody()
+                        : HttpRequest.BodyPublishers.ofString(body));
+        if (contentType != null) {
+            b.header("Content-Type", contentType);
+        }
+        return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    /** A flow key's override is stored, set in Redis and listed; cleared, it is gone from both; bad ones are 4xx. */
+    @Test
+    void aFlowOverrideIsSetListedAndCleared() throws Exception {
+        String caps = prefix + ":{runs}:flow:caps";
+        HttpResponse<String> set = send("PUT", "/v1/flow/overrides/tenant-7", "application/json",
+                "{\"cap\":3,\"rate\":{\"permits\":50,\"per\":\"PT1S\",\"burst\":5},\"weight\":2}");
+        assertThat(set.statusCode()).as(set.body()).isEqualTo(200);
+        assertThat(json(set).get("rate").get("burst").asInt()).isEqualTo(5);
+        assertThat(RedisTarget.local().redis().hget(caps, "tenant-7")).isEqualTo("3");
+        JsonNode listed = json(get("/v1/flow/overrides"));
+        assertThat(listed.get("overrides")).hasSize(1);
+        assertThat(listed.get("overrides").get(0).get("flow_key").asText()).isEqualTo("tenant-7");
+        assertThat(listed.get("overrides").get(0).get("weight").asDouble()).isEqualTo(2.0);
+        assertThat(listed.get("left_out").asInt()).isZero();
+
+        Map<String, String> refused = Map.of("{\"cap\":-1}", "cap", "{\"rate\":{\"permits\":0}}", "rate",
+                "{\"rate\":{\"permits\":1,\"per\":\"soon\"}}", "rate", "{\"weight\":\"heavy\"}", "weight",
+                "{\"weight\":0}", "weight");
+        for (Map.Entry<String, String> bad : refused.entrySet()) {
+            HttpResponse<String> r = send("PUT", "/v1/flow/overrides/tenant-7", "application/json", bad.getKey());
+            assertThat(r.statusCode()).as(bad.getKey()).isEqualTo(400);
+            assertThat(json(r).get("field").asText()).as(bad.getKey()).isEqualTo(bad.getValue());
+        }
+        assertThat(send("PUT", "/v1/flow/overrides/a%00b", "application/json", "{}").statusCode()).isEqualTo(400);
+        assertThat(send("PUT", "/v1/flow/overrides/tenant-7", "text/plain", "{}").statusCode()).isEqualTo(415);
+        assertThat(send("PUT", "/v1/flow/overrides/tenant-7", "application/json", "[1]").statusCode())
+                .isEqualTo(400);
+        assertThat(RedisTarget.local().redis().hget(caps, "tenant-7")).as("unchanged by the refused ones")
+                .isEqualTo("3");
+
+        assertThat(send("DELETE", "/v1/flow/overrides/tenant-7", null, null).statusCode()).isEqualTo(204);
+        assertThat(RedisTarget.local().redis().hget(caps, "tenant-7")).isNull();
+        assertThat(json(get("/v1/flow/overrides")).get("overrides")).isEmpty();
+    }
+
     @Test
     void theEchoHandlerIsWarnedAboutInTheBanner() {
         assertThat(server.handlerWarning()).startsWith("WARNING").contains("echo")

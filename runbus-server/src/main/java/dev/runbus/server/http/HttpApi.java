@@ -223,6 +223,7 @@ public final class HttpApi implements AutoCloseable {
         RunEndpoints runRoutes = new RunEndpoints(runs, body, new SubmissionRate(
                 settings.integer(Setting.SUBMIT_RATE, 0), System::nanoTime), events, access.sessions());
         BusEndpoints busRoutes = new BusEndpoints(runs, bus, settings);
+        FlowEndpoints flowRoutes = new FlowEndpoints(runs, body);
 
         app.before(ctx -> {
             String id = RequestIds.next();
@@ -256,6 +257,9 @@ public final class HttpApi implements AutoCloseable {
         app.delete("/v1/scheduled/{id}", busRoutes::cancelScheduled, Scope.ADMIN);
         app.get("/v1/streams", busRoutes::streams, Scope.READ);
         app.get("/v1/streams/{topic}/partitions", busRoutes::partitions, Scope.READ);
+        app.get("/v1/flow/overrides", flowRoutes::list, Scope.READ);
+        app.put("/v1/flow/overrides/{flowKey}", flowRoutes::put, Scope.ADMIN);
+        app.delete("/v1/flow/overrides/{flowKey}", flowRoutes::clear, Scope.ADMIN);
         app.get("/metrics", ctx -> ctx.contentType(Metrics.CONTENT_TYPE).result(metrics.scrape()), Scope.READ);
         app.get("/v1/openapi.json", new OpenApiDocument()::serve);
         app.get(HEALTH, this::health);
