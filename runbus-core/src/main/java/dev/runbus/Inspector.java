@@ -82,6 +82,13 @@ public interface Inspector {
     FlowInfo flow(String topic);
 
     /**
+     * The flow keys of {@code topic} that have messages waiting or slots held (docs/flow-control.md), by name, the
+     * first {@code max} after {@code afterKey} (null: from the first), with their counts and their own limits. Reads
+     * a few commands per key and partition: for an operator's page, not a loop.
+     */
+    List<FlowKeyInfo> flowKeys(String topic, String afterKey, int max);
+
+    /**
      * How many messages of one flow key wait outside the streams of {@code topic} for a slot or their turn
      * (docs/flow-control.md): 0 for a key with none waiting.
      */
@@ -97,6 +104,20 @@ public interface Inspector {
      *               waiting messages and a free slot, and wait for the time their rate lets the next one in
      */
     record FlowInfo(String topic, long parked, long held, long throttled) {
+    }
+
+    /**
+     * One flow key of a topic.
+     *
+     * @param waiting       its messages waiting outside the stream for a slot or their turn
+     * @param held          its slots held (messages let in and not given back yet)
+     * @param cap           its own cap ({@link Bus#setFlowCap}); null: the group's
+     * @param ratePerSecond its own rate, per second ({@link Bus#setFlowRate}); null: the group's
+     * @param burst         its own rate's burst; null with no rate of its own
+     * @param weight        its own weight ({@link Bus#setFlowWeight}); null: 1
+     */
+    record FlowKeyInfo(String topic, String flowKey, long waiting, long held, Integer cap, Double ratePerSecond,
+                       Integer burst, Double weight) {
     }
 
     /**

@@ -126,6 +126,18 @@ public final class RedisInspector implements Inspector {
         return new FlowInfo(topic, parked, held, throttled);
     }
 
+    @Override
+    public List<FlowKeyInfo> flowKeys(String topic, String afterKey, int max) {
+        Keys.checkTopic(topic);
+        if (max < 1 || max > 1000) {
+            throw new IllegalArgumentException("max must be 1 to 1000, got " + max);
+        }
+        if (afterKey != null) {
+            dev.runbus.Message.checkFlowKey(afterKey);
+        }
+        return new FlowKeyReader(redis, keys).keys(topic, topics.recorded(topic), afterKey, max);
+    }
+
     /** ZLEXCOUNT of the key's members in its partition's flow queue ({@code <key> NUL ...}, below {@code <key> \1}). */
     @Override
     public long flowWaiting(String topic, String flowKey) {

@@ -107,6 +107,9 @@ public final class Keys {
     public static final int FLOW_PARKED = 1;
     public static final int FLOW_QUEUE = 2;
     public static final int FLOW_HOLDS = 3;
+    /** In {@link #flow}: the holds again, counted per key by lex range; and the caps, rates and weights (a hash). */
+    public static final int FLOW_HELD = 4;
+    public static final int FLOW_CAPS = 5;
     /** In {@link #flow}: the keys only their rate holds back. */
     public static final int FLOW_LATER = 8;
     /** In {@link #flow}: the keys waiting for a slot of the topic's cap. */

@@ -12,12 +12,15 @@ import java.util.Map;
 
 /**
  * {@code /topics/{topic}}: each group with its consumers (heartbeat, idle, pending), its partitions (owner,
- * fencing token, lease) and its oldest pending entries (owner, deliveries, idle); and what retention keeps.
+ * fencing token, lease) and its oldest pending entries (owner, deliveries, idle); its flow keys (waiting, running,
+ * their own limits); and what retention keeps.
  */
 final class TopicPage {
 
     /** Pending entries shown per group, oldest first. */
     static final int PENDING_SHOWN = 50;
+    /** Flow keys shown, the first by name. */
+    static final int FLOW_KEYS_SHOWN = 50;
 
     private final Bus bus;
     private final Layout layout;
@@ -92,6 +95,35 @@ final class TopicPage {
             retention.add(rm);
         }
         m.put("retention", retention);
+        m.put("flow", flow(inspector, topic));
         layout.render(ctx, "topic", m);
+    }
+
+    /** The topic's flow control, or nothing when no message of it waits or holds a slot. */
+    private static List<Map<String, Object>> flow(Inspector inspector, String topic) {
+        Inspector.FlowInfo totals = inspector.flow(topic);
+        if (totals.parked() == 0 && totals.held() == 0) {
+            return List.of();
+        }
+        List<Map<String, Object>> keys = new ArrayList<>();
+        for (Inspector.FlowKeyInfo k : inspector.flowKeys(topic, null, FLOW_KEYS_SHOWN)) {
+            Map<String, Object> km = new LinkedHashMap<>();
+            km.put("key", k.flowKey());
+            km.put("waiting", k.waiting());
+            km.put("held", k.held());
+            km.put("cap", k.cap() == null ? "the group's" : k.cap() + " (own)");
+            km.put("rate", k.ratePerSecond() == null ? "the group's"
+                    : String.format(java.util.Locale.ROOT, "%.3g/s, burst %d (own)", k.ratePerSecond(), k.burst()));
+            km.put("weight", k.weight() == null ? "1" : k.weight() + " (own)");
+            keys.add(km);
+        }
+        Map<String, Object> flow = new LinkedHashMap<>();
+        flow.put("parked", totals.parked());
+        flow.put("held", totals.held());
+        flow.put("throttled", totals.throttled());
+        flow.put("keys", keys);
+        flow.put("shown", FLOW_KEYS_SHOWN);
+        flow.put("more", keys.size() == FLOW_KEYS_SHOWN);
+        return List.of(flow);
     }
 }
