@@ -205,9 +205,14 @@ public final class FlowControl {
         h.slots().release(1);
     }
 
-    /** Gives the slot of {@code hold}'s entry back, if it has a flow key; without waiting. */
+    /**
+     * Gives the slot of {@code hold}'s entry back, if it has a flow key; without waiting. The hold has no flow key from
+     * then on: its slot is not renewed (nor reported lost) while its ack is on its way, nor given back twice.
+     */
     void release(InFlight.Hold hold) {
-        release(hold.partition(), hold.flowKey(), hold.streamId());
+        String flowKey = hold.flowKey();
+        hold.flowKey(null);
+        release(hold.partition(), flowKey, hold.streamId());
     }
 
     /** Gives the slot of entry {@code streamId} of {@code partition} back, if it has a flow key; without waiting. */

@@ -113,11 +113,12 @@ final class OutcomeApplier {
                     releaseSlot(entry);
                 } else {
                     starts.withdrawFirstStart(entry); // handled before its record left: no need to count it
+                    // The handler ended: its flow slot goes now, beside the ack, not after it (one round trip less
+                    // before the key's next message is let in). An ack that fails leaves the entry pending without
+                    // a slot: its next delivery takes a free one or waits again, so no cap is exceeded.
+                    releaseSlot(entry);
                     acker.ack(entry.partition(), entry.streamId(), entry.startRecorded(), entry.startRecordSent(),
-                            () -> {
-                                inFlight.release(entry);
-                                releaseSlot(entry);
-                            });
+                            () -> inFlight.release(entry));
                 }
                 return false;
             case RETRY:
@@ -157,8 +158,9 @@ final class OutcomeApplier {
     }
 
     /**
-     * Gives the entry's flow slot back once its outcome was answered. A retry on idle keeps it: the entry stays in
-     * the stream and its next delivery confirms the same hold (or, expired and reaped meanwhile, takes another).
+     * Gives the entry's flow slot back (an ack's as it is sent, the others' once their outcome was answered). A retry
+     * on idle keeps it: the entry stays in the stream and its next delivery confirms the same hold (or, expired and
+     * reaped meanwhile, takes another).
      */
     private void releaseSlot(InFlight.Hold entry) {
         if (flow != null) {
