@@ -136,6 +136,26 @@ class FlowPriorityTest {
         assertThat(afterTheBlocker(4)).containsExactly("default-1", "default-2", "delayed-low", "low-1");
     }
 
+    /**
+     * A message put back to wait heads its priority's line with a new park time; the line's age is still that of
+     * the older message behind it. With an aging of 200 ms a step: old-default (4) parked at T is worth a priority-9
+     * message parked at T + 1 s; delayed-default (4), put back at T + 600 ms or later, heads the line; high (9) is
+     * parked after T + 1.05 s. The line of 4 goes first (its head, then old-default); it went after high when its
+     * age was its head's.
+     */
+    @Test
+    void aMessagePutBackAtTheHeadOfItsLine_doesNotMakeTheLineYounger() {
+        Publisher publisher = blocked(SubscribeOptions.builder().flowPriorityAging(Duration.ofMillis(200)));
+        String parkedAt = publisher.publish(TOPIC, job("old-default", Message.DEFAULT_PRIORITY));
+        long t = WireFormat.millisOf(parkedAt);
+        publisher.publish(TOPIC, job("delayed-default", Message.DEFAULT_PRIORITY), Duration.ofMillis(600));
+        Wait.until("the delayed message put back to wait", WAIT, () -> flow.members("queue", 1) == 2);
+        Wait.until("the Redis clock 1.05 s past old-default's park", WAIT, () -> redisMillis() > t + 1_050);
+        publisher.publish(TOPIC, job("high", 9));
+
+        assertThat(afterTheBlocker(3)).containsExactly("delayed-default", "old-default", "high");
+    }
+
     @Test
     void aPriorityOutOfRange_orWithoutAFlowKey_isRefused() {
         assertThatThrownBy(() -> Message.builder("job", new byte[0]).flowKey("t").priority(10))

@@ -226,6 +226,34 @@ class FlowTopicCapTest {
                 .containsOnly("t00");
     }
 
+    /**
+     * More keys than one configure call serves (100): every waiting key is filed before any is let in, across the
+     * calls, so 150 keys behind a topic cap of 150 each get one slot at subscribe (the first call's 100 took them
+     * all when each call let its own keys in).
+     */
+    @Test
+    void keysWaitingBeforeTheGroupSubscribes_takeTurnsAcrossConfigureCalls() {
+        CountDownLatch never = new CountDownLatch(1);
+        Bus bus = bus(1);
+        List<Message> batch = new ArrayList<>();
+        for (int n = 0; n < 4; n++) {
+            for (int k = 0; k < 150; k++) {
+                batch.add(job(String.format("k%03d", k), n));
+            }
+        }
+        bus.publisher().publishAll(TOPIC, batch);
+        try {
+            bus.subscribe(TOPIC, "g", "c", d -> never.await(), topicCapped(150).concurrency(2).build());
+            Set<String> holding = new HashSet<>();
+            for (String member : target().redis().zrange(flow.key("held"), 0, -1)) {
+                holding.add(member.substring(0, member.indexOf('\0'))); // key NUL stream id
+            }
+            assertThat(holding).as("keys holding a slot right after subscribe").hasSize(150);
+        } finally {
+            never.countDown();
+        }
+    }
+
     /** Three keys backlogged with weights 1, 2 and 5 share the topic's first 80 admissions 10, 20 and 50. */
     @Test
     void keysWithWeightsShareTheTopicInProportion() {

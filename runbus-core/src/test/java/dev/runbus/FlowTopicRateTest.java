@@ -127,6 +127,49 @@ class FlowTopicRateTest {
         assertThat(target().redis().hget(flow.key("caps"), "\0topic_rate_set")).isNull();
     }
 
+    private void publishFiftyOfK0(Bus bus, int from) {
+        List<Message> batch = new ArrayList<>();
+        for (int n = from; n < from + 50; n++) {
+            batch.add(job("k0", n));
+        }
+        bus.publisher().publishAll(TOPIC, batch);
+    }
+
+    /**
+     * A topic rate of tens of thousands a second lets in its burst and no more within one call: its state is kept to
+     * the microsecond (it was kept to 0.1 ms, so a step of 0.04 ms rounded to nothing and every waiting message went
+     * in at once). The rate in force set again starts nothing afresh; another one does.
+     */
+    @Test
+    void aTopicRateOfTensOfThousandsASecond_letsInItsBurst_andTheSameRateSetAgainChangesNothing() {
+        Bus bus = flow.bus(1);
+        publishFiftyOfK0(bus, 0);
+        subscribe(bus, SubscribeOptions.builder().flowTopicRate(FlowRate.of(1, Duration.ofMinutes(1))));
+        Wait.until("the burst of one", WAIT, () -> admissions.size() == 1);
+
+        assertThat(bus.setFlowTopicRate(TOPIC, FlowRate.perSecond(25_000))).as("its burst of one").isEqualTo(1);
+        Wait.until("the fifty, at 25,000 a second", WAIT, () -> admissions.size() == 50);
+
+        publishFiftyOfK0(bus, 50);
+        assertThat(bus.setFlowTopicRate(TOPIC, FlowRate.of(1, Duration.ofMinutes(1)))).as("another rate: afresh")
+                .isEqualTo(1);
+        assertThat(bus.setFlowTopicRate(TOPIC, FlowRate.of(1, Duration.ofMinutes(1)))).as("the same rate again")
+                .isZero();
+        assertThat(bus.clearFlowTopicRate(TOPIC)).as("the group's, the same rate").isZero();
+    }
+
+    /** The same for a key's own rate: 50,000 a second lets in its burst of one in the call, not all fifty. */
+    @Test
+    void aKeysRateOfFiftyThousandASecond_letsInItsBurstInTheCall() {
+        Bus bus = flow.bus(1);
+        publishFiftyOfK0(bus, 0);
+        subscribe(bus, SubscribeOptions.builder().flowRate(FlowRate.of(1, Duration.ofMinutes(1))));
+        Wait.until("the burst of one", WAIT, () -> admissions.size() == 1);
+
+        assertThat(bus.setFlowRate(TOPIC, "k0", FlowRate.perSecond(50_000))).as("its burst of one").isEqualTo(1);
+        Wait.until("the fifty", WAIT, () -> admissions.size() == 50);
+    }
+
     @Test
     void aTopicRateIsRefusedOnAPartitionedTopic() {
         Bus bus = flow.bus(2);

@@ -113,6 +113,8 @@ local TOPIC_RATE_SET, TOPIC_BURST_SET = NUL .. 'topic_rate_set', NUL .. 'topic_b
 local TOPIC = NUL .. 'topic' -- the topic's field in tat and its member in later
 -- Admissions of one call without a topic cap, under a topic rate only: the rest waits for the next tick.
 local RATE_ONLY_ROOM = 1000
+-- Members read at the head of a lane to tell its age (entries put back to wait take the head with a new time).
+local LANE_AGE_READ = 4
 
 -- Whether group exists on the stream (a group deleted since it was recorded gives the topic up).
 local function groupExists(group)
@@ -128,6 +130,23 @@ local function groupExists(group)
     end
   end
   return false
+end
+
+-- Starts the topic's rate afresh (up to its burst at once) when the rate in force changes from before to after.
+local function topicRateChanged(before, after)
+  if before[1] ~= after[1] or before[2] ~= after[2] then
+    redis.call('HDEL', tats, TOPIC)
+    redis.call('ZREM', later, TOPIC)
+  end
+end
+
+-- The topic's rate in force: the one set at run time, else the subscription's ({ interval, burst }, false: none).
+local function topicRateInForce()
+  local set = redis.call('HMGET', caps, TOPIC_RATE_SET, TOPIC_BURST_SET)
+  if set[1] then
+    return set
+  end
+  return redis.call('HMGET', caps, TOPIC_RATE, TOPIC_BURST)
 end
 
 if op == 'configure' then
@@ -151,20 +170,22 @@ if op == 'configure' then
   else
     redis.call('HSET', caps, AGING, ARGV[10])
   end
+  local rateBefore = topicRateInForce()
   if (ARGV[11] or '') == '' then
     redis.call('HDEL', caps, TOPIC_RATE, TOPIC_BURST)
   else
     redis.call('HSET', caps, TOPIC_RATE, ARGV[11], TOPIC_BURST, ARGV[12])
   end
+  topicRateChanged(rateBefore, topicRateInForce())
 end
 if op == 'topicrate' then
+  local before = topicRateInForce()
   if ARGV[2] == '' then
     redis.call('HDEL', caps, TOPIC_RATE_SET, TOPIC_BURST_SET)
   else
     redis.call('HSET', caps, TOPIC_RATE_SET, ARGV[2], TOPIC_BURST_SET, ARGV[3])
   end
-  redis.call('HDEL', tats, TOPIC) -- afresh: up to its burst at once
-  redis.call('ZREM', later, TOPIC)
+  topicRateChanged(before, topicRateInForce())
 end
 if op == 'topiccap' then
   if ARGV[2] == '' then
@@ -258,7 +279,7 @@ local function takeRate(key)
   if tat - tol > now then
     return false
   end
-  redis.call('HSET', tats, key, tostring(tat + i))
+  redis.call('HSET', tats, key, string.format('%.17g', tat + i)) -- tostring keeps 14 digits: 0.1 ms of a time
   return true
 end
 
@@ -276,11 +297,8 @@ end
 -- An entry's lane from its fields: 9 - its priority (0 to 9), 5 without a valid one.
 local function laneOf(fields)
   for j = 1, #fields, 2 do
-    if fields[j] == 'priority' then
-      local p = tonumber(fields[j + 1])
-      if p and p >= 0 and p <= 9 and p == math.floor(p) then
-        return 9 - p
-      end
+    if fields[j] == 'priority' and string.match(fields[j + 1], '^%d$') then
+      return 9 - tonumber(fields[j + 1]) -- one digit, as WireFormat reads it
     end
   end
   return 5
@@ -294,12 +312,21 @@ local function nextOf(key)
   local from = '[' .. key .. NUL
   local best, bestRank
   while true do
-    local member = redis.call('ZRANGEBYLEX', queue, from, hi, 'LIMIT', 0, 1)[1]
+    local heads = redis.call('ZRANGEBYLEX', queue, from, hi, 'LIMIT', 0, LANE_AGE_READ)
+    local member = heads[1]
     if not member then
       return best
     end
     local lane = string.byte(member, #key + 2) - 48
-    local rank = tonumber(string.match(string.sub(member, #key + 19), '^%d+')) + lane * aging
+    -- The lane's age is its oldest of the first few: an entry put back to wait heads its lane with a new park time,
+    -- and must not make the lane look younger than the entries behind it.
+    local oldest = math.huge
+    for _, m in ipairs(heads) do
+      if string.byte(m, #key + 2) - 48 == lane then
+        oldest = math.min(oldest, tonumber(string.match(string.sub(m, #key + 19), '^%d+')))
+      end
+    end
+    local rank = oldest + lane * aging
     if not best or rank < bestRank then
       best, bestRank = member, rank
     end
@@ -371,7 +398,7 @@ end
 local function takeTopicRate()
   if topicInterval > 0 then
     local tat = math.max(tonumber(redis.call('HGET', tats, TOPIC) or '0'), now)
-    redis.call('HSET', tats, TOPIC, tostring(tat + topicInterval))
+    redis.call('HSET', tats, TOPIC, string.format('%.17g', tat + topicInterval))
   end
 end
 
@@ -470,8 +497,8 @@ if op == 'configure' then
     end
     served = served + 1
   end
-  if fair then
-    admitFair(out)
+  if fair and last == '' then
+    admitFair(out) -- once every key is filed: a call's keys must not take the slots before the next call's wait
   end
   out[1] = last
   return out

@@ -122,6 +122,9 @@ public final class RedisInspector implements Inspector {
             held += Calls.call("counting flow holds of " + name, () -> redis.zcard(flow[Keys.FLOW_HOLDS]));
             throttled += Calls.call("counting throttled flow keys of " + name,
                     () -> redis.zcard(flow[Keys.FLOW_LATER]));
+            // The topic's own place there, while its rate holds every key back, is not a key.
+            throttled -= Calls.call("reading the topic's rate of " + name, () -> redis.zscore(flow[Keys.FLOW_LATER],
+                    "\0topic".getBytes(java.nio.charset.StandardCharsets.UTF_8))) == null ? 0 : 1;
         }
         return new FlowInfo(topic, parked, held, throttled);
     }

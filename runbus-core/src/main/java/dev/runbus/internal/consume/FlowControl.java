@@ -256,6 +256,20 @@ public final class FlowControl {
         }
     }
 
+    /**
+     * Of the entries whose hold a renewal found gone, those still running here: a hold released after the renewal
+     * read its flow key (its handler ended and its slot went with its ack) was not lost.
+     */
+    private static List<String> stillRunning(List<InFlight.Hold> renewed, List<String> lost) {
+        List<String> out = new ArrayList<>();
+        for (InFlight.Hold h : renewed) {
+            if (h.flowKey() != null && lost.contains(h.streamId())) {
+                out.add(h.streamId());
+            }
+        }
+        return out;
+    }
+
     /** Renews the holds of the entries the keep-alive just renewed, those with a flow key; without waiting. */
     void renew(int partition, List<InFlight.Hold> renewed) {
         List<FlowCaps.Hold> holds = new ArrayList<>();
@@ -268,10 +282,13 @@ public final class FlowControl {
             return;
         }
         try {
-            caps[partition].renewAsync(holds).whenComplete((lost, failure) -> {
+            caps[partition].renewAsync(holds).whenComplete((gone, failure) -> {
                 if (failure != null) {
                     listener.onLoopError("flow control of " + ctx.describe(), failure);
-                } else if (!lost.isEmpty()) {
+                    return;
+                }
+                List<String> lost = stillRunning(renewed, gone);
+                if (!lost.isEmpty()) {
                     // Reaped while this consumer still ran them: it was paused past the lease (docs/flow-control.md).
                     log.warn("{}: {} running entries of {} lost their flow slot (the process was paused longer than "
                             + "minIdle); others of their keys may have started: {}", ctx.describe(), lost.size(),

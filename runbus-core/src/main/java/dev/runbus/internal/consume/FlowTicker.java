@@ -55,10 +55,10 @@ final class FlowTicker {
         Duration claimInterval = ctx.options().claimInterval();
         this.lease = claimInterval.multipliedBy(3);
         // Every flow-controlled subscription ticks: a key may have a rate of its own (Bus.setFlowRate) where the
-        // subscription has none. Without a rate of its own, it ticks at the reclaimer's pace, and its ticker as its
-        // releases and ticks tell it.
-        this.round = ctx.options().flowRate() == null || claimInterval.compareTo(TICK_AT_LEAST_EVERY) <= 0
-                ? claimInterval : TICK_AT_LEAST_EVERY;
+        // subscription has none. Without a rate of its own (for its keys or its topic), it ticks at the reclaimer's
+        // pace, and its ticker as its releases and ticks tell it.
+        boolean rated = ctx.options().flowRate() != null || ctx.options().flowTopicRate() != null;
+        this.round = !rated || claimInterval.compareTo(TICK_AT_LEAST_EVERY) <= 0 ? claimInterval : TICK_AT_LEAST_EVERY;
         this.loop = new PeriodicLoop("runbus-flow-tick-" + ctx.describe(), round, this::tick, listener);
     }
 
