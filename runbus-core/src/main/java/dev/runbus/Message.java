@@ -32,6 +32,8 @@ public final class Message {
     public static final int MAX_PRIORITY = 9;
     /** The priority of a message that names none: the middle, as in JMS. */
     public static final int DEFAULT_PRIORITY = 4;
+    /** The largest {@link #cost()}. */
+    public static final int MAX_COST = 1_000_000;
 
     private final String id;
     private final String type;
@@ -41,13 +43,15 @@ public final class Message {
     private final String key;
     private final String flowKey;
     private final int priority;
+    private final int cost;
 
     private Message(String id, String type, byte[] payload, Map<String, String> headers, Instant publishedAt,
-                    String key, String flowKey, int priority) {
+                    String key, String flowKey, int priority, int cost) {
         this.id = id;
         this.key = key;
         this.flowKey = flowKey;
         this.priority = priority;
+        this.cost = cost;
         this.type = type;
         this.payload = payload;
         this.headers = headers;
@@ -95,7 +99,7 @@ public final class Message {
 
     /** This message with {@code key} as its key. */
     public Message withKey(String key) {
-        return new Message(id, type, payload, headers, publishedAt, checkKey(key), flowKey, priority);
+        return new Message(id, type, payload, headers, publishedAt, checkKey(key), flowKey, priority, cost);
     }
 
     /**
@@ -109,7 +113,7 @@ public final class Message {
 
     /** This message with {@code flowKey} as its flow key (see {@link #flowKey()}). */
     public Message withFlowKey(String flowKey) {
-        return new Message(id, type, payload, headers, publishedAt, key, checkFlowKey(flowKey), priority);
+        return new Message(id, type, payload, headers, publishedAt, key, checkFlowKey(flowKey), priority, cost);
     }
 
     /**
@@ -127,7 +131,24 @@ public final class Message {
     /** This message with {@code priority} (see {@link #priority()}); it must have a flow key. */
     public Message withPriority(int priority) {
         return new Message(id, type, payload, headers, publishedAt, key, flowKey,
-                checkPriority(priority, flowKey));
+                checkPriority(priority, flowKey), cost);
+    }
+
+    /**
+     * What the message counts for under flow control's rates and fair shares, 1 to {@value #MAX_COST} (default 1):
+     * its admission takes {@code cost} of its key's and its topic's rate ({@link SubscribeOptions#flowRate()},
+     * {@link SubscribeOptions#flowTopicRate()}), and moves its key's fair-share turn as far as {@code cost} messages
+     * of 1 would (docs/flow-control.md, "Costs"). It still takes one slot of a cap. Only a message with a flow key
+     * has one.
+     */
+    public int cost() {
+        return cost;
+    }
+
+    /** This message with {@code cost} (see {@link #cost()}); it must have a flow key. */
+    public Message withCost(int cost) {
+        return new Message(id, type, payload, headers, publishedAt, key, flowKey, priority,
+                checkCost(cost, flowKey));
     }
 
     @Override
@@ -141,12 +162,12 @@ public final class Message {
         Message m = (Message) o;
         return id.equals(m.id) && type.equals(m.type) && Arrays.equals(payload, m.payload)
                 && headers.equals(m.headers) && publishedAt.equals(m.publishedAt) && Objects.equals(key, m.key)
-                && Objects.equals(flowKey, m.flowKey) && priority == m.priority;
+                && Objects.equals(flowKey, m.flowKey) && priority == m.priority && cost == m.cost;
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(id, type, Arrays.hashCode(payload), headers, publishedAt, key, flowKey, priority);
+        return Objects.hash(id, type, Arrays.hashCode(payload), headers, publishedAt, key, flowKey, priority, cost);
     }
 
     @Override
@@ -154,7 +175,8 @@ public final class Message {
         return "Message[id=" + id + ", type=" + type + ", payload=" + payload.length + " bytes, headers=" + headers
                 + ", publishedAt=" + publishedAt + (key == null ? "" : ", key=" + key)
                 + (flowKey == null ? "" : ", flowKey=" + flowKey)
-                + (priority == DEFAULT_PRIORITY ? "" : ", priority=" + priority) + "]";
+                + (priority == DEFAULT_PRIORITY ? "" : ", priority=" + priority)
+                + (cost == 1 ? "" : ", cost=" + cost) + "]";
     }
 
     /** Builds a {@link Message}; id, headers and publish time are optional. */
@@ -167,6 +189,7 @@ public final class Message {
         private String key;
         private String flowKey;
         private int priority = DEFAULT_PRIORITY;
+        private int cost = 1;
 
         private Builder(String type, byte[] payload) {
             this.type = Objects.requireNonNull(type, "type");
@@ -221,6 +244,15 @@ public final class Message {
             return this;
         }
 
+        /**
+         * The cost (see {@link Message#cost()}): 1 to {@value #MAX_COST}, default 1. Another than 1 needs a
+         * {@link #flowKey flow key}.
+         */
+        public Builder cost(int cost) {
+            this.cost = checkCost(cost, "");
+            return this;
+        }
+
         public Builder publishedAt(Instant publishedAt) {
             this.publishedAt = Objects.requireNonNull(publishedAt, "publishedAt");
             return this;
@@ -235,10 +267,11 @@ public final class Message {
                 throw new IllegalArgumentException("message id must not be empty");
             }
             checkPriority(priority, flowKey);
+            checkCost(cost, flowKey);
             return new Message(id == null ? UUID.randomUUID().toString() : id, type, payload,
                     Collections.unmodifiableMap(new LinkedHashMap<>(headers)),
                     (publishedAt == null ? Instant.now() : publishedAt).truncatedTo(ChronoUnit.MILLIS), key,
-                    flowKey, priority);
+                    flowKey, priority, cost);
         }
     }
 
@@ -276,6 +309,18 @@ public final class Message {
                     + " give the message a flow key too (docs/flow-control.md)");
         }
         return priority;
+    }
+
+    /** A cost as {@link Builder#cost} takes it, for a message whose flow key is {@code flowKey} (null: none). */
+    private static int checkCost(int cost, String flowKey) {
+        if (cost < 1 || cost > MAX_COST) {
+            throw new IllegalArgumentException("a cost is 1 to " + MAX_COST + ", got " + cost);
+        }
+        if (cost != 1 && flowKey == null) {
+            throw new IllegalArgumentException("a cost counts under flow control's rates and fair shares: give the "
+                    + "message a flow key too (docs/flow-control.md)");
+        }
+        return cost;
     }
 
     private static String checkKey(String key) {

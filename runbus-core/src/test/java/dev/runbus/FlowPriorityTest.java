@@ -169,6 +169,11 @@ class FlowPriorityTest {
         assertThat(Message.builder("job", new byte[0]).flowKey("t").build().withPriority(9).priority()).isEqualTo(9);
         assertThat(Message.builder("job", new byte[0]).priority(Message.DEFAULT_PRIORITY).build().priority())
                 .isEqualTo(Message.DEFAULT_PRIORITY);
+        assertThatThrownBy(() -> Message.builder("job", new byte[0]).flowKey("t").cost(0))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("1 to 1000000");
+        assertThatThrownBy(() -> Message.builder("job", new byte[0]).cost(3).build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("flow key");
+        assertThat(Message.builder("job", new byte[0]).flowKey("t").cost(3).build().cost()).isEqualTo(3);
         assertThatThrownBy(() -> SubscribeOptions.builder().flowCap(1).flowPriorityAging(Duration.ZERO).build())
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("flowPriorityAging");
     }

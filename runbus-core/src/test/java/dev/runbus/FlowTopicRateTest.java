@@ -170,6 +170,46 @@ class FlowTopicRateTest {
         Wait.until("the fifty", WAIT, () -> admissions.size() == 50);
     }
 
+    private static Message costing(String flowKey, String body, int cost) {
+        return Message.builder("job", body.getBytes(java.nio.charset.StandardCharsets.UTF_8)).flowKey(flowKey)
+                .cost(cost).build();
+    }
+
+    /**
+     * Costs (docs/flow-control.md, "Costs"): under a key's rate of 10 a second, a message of cost 5 goes in at once and
+     * the next waits the 500 ms it cost; under a topic cap of 1, a key whose messages cost 3 gets a third of the turns
+     * of a key whose messages cost 1.
+     */
+    @Test
+    void aMessagesCostCountsAgainstTheRate_andMovesItsKeysTurn() {
+        Bus bus = flow.bus(1);
+        bus.publisher().publishAll(TOPIC, List.of(costing("k0", "five", 5), costing("k0", "one", 1),
+                costing("k0", "two", 1)));
+        subscribe(bus, SubscribeOptions.builder().flowRate(FlowRate.perSecond(10)));
+        Wait.until("three handled", WAIT, () -> admissions.size() == 3);
+        List<Admission> order = inAdmissionOrder();
+        assertThat(order.get(1).millis() - order.get(0).millis()).as("after the message of cost 5, ms")
+                .isGreaterThanOrEqualTo(499);
+        assertThat(order.get(2).millis() - order.get(1).millis()).as("after one of cost 1, ms")
+                .isGreaterThanOrEqualTo(99);
+    }
+
+    @Test
+    void keysTakeTurnsByCost_underATopicCap() {
+        Bus bus = flow.bus(1);
+        List<Message> batch = new ArrayList<>();
+        for (int n = 0; n < 20; n++) {
+            batch.add(costing("dear", "dear-" + n, 3));
+            batch.add(costing("cheap", "cheap-" + n, 1));
+        }
+        bus.publisher().publishAll(TOPIC, batch);
+        subscribe(bus, SubscribeOptions.builder().flowTopicCap(1));
+        Wait.until("forty handled", WAIT, () -> admissions.size() == 40);
+        List<String> first = inAdmissionOrder().subList(0, 16).stream().map(Admission::flowKey).toList();
+        assertThat(first.stream().filter("cheap"::equals).count()).as("cheap's turns of the first 16, in %s", first)
+                .isBetween(11L, 13L);
+    }
+
     @Test
     void aTopicRateIsRefusedOnAPartitionedTopic() {
         Bus bus = flow.bus(2);

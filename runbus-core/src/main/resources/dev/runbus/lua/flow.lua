@@ -269,8 +269,9 @@ local function rateOf(key)
   return interval, tolerance
 end
 
--- Whether the key's rate lets one more entry start now; if it does, that entry is counted (its tat moves on).
-local function takeRate(key)
+-- Whether the key's rate lets one more entry start now; if it does, that entry is counted, cost times (its tat
+-- moves on cost intervals): one allowed now may take its whole cost, the next waits until the cost is paid.
+local function takeRate(key, cost)
   local i, tol = rateOf(key)
   if i <= 0 then
     return true
@@ -279,7 +280,8 @@ local function takeRate(key)
   if tat - tol > now then
     return false
   end
-  redis.call('HSET', tats, key, string.format('%.17g', tat + i)) -- tostring keeps 14 digits: 0.1 ms of a time
+  -- tostring keeps 14 digits: 0.1 ms of a time
+  redis.call('HSET', tats, key, string.format('%.17g', tat + i * (cost or 1)))
   return true
 end
 
@@ -337,24 +339,38 @@ local function nextOf(key)
   end
 end
 
+-- An entry's cost from its fields: its cost field (a whole number, 1 to 1,000,000), 1 without a valid one.
+local function costOf(fields)
+  for j = 1, #fields, 2 do
+    if fields[j] == 'cost' and string.match(fields[j + 1], '^%d%d?%d?%d?%d?%d?%d?$') then
+      local c = tonumber(fields[j + 1])
+      if c >= 1 and c <= 1000000 then
+        return c
+      end
+    end
+  end
+  return 1
+end
+
 -- Admits up to max of the key's parked entries, in the order of nextOf, while it has room and its rate allows;
--- appends the stream ids to out and returns how many. A key that has room and parked entries but must wait for its rate goes to later, due
+-- appends the stream ids to out and returns how many, and their costs summed. A key that has room and parked entries but must wait for its rate goes to later, due
 -- when its rate allows.
 local function admitOwn(key, out, max)
   local room = math.min(capOf(key) - holding(key), max)
-  local admitted = 0
+  local admitted, spent = 0, 0
   while room > 0 do
     local first = nextOf(key)
     if not first then
-      return admitted
+      return admitted, spent
     end
-    if not takeRate(key) then
-      waitForRate(key)
-      return admitted
-    end
-    redis.call('ZREM', queue, first)
     local pid = string.sub(first, #key + 19) -- key NUL, 16 digits, NUL
     local entry = redis.call('XRANGE', parked, pid, pid)[1]
+    local cost = entry and costOf(entry[2]) or 1
+    if not takeRate(key, cost) then
+      waitForRate(key)
+      return admitted, spent
+    end
+    redis.call('ZREM', queue, first)
     if entry then
       redis.call('XDEL', parked, pid)
       local fields = entry[2]
@@ -373,9 +389,10 @@ local function admitOwn(key, out, max)
       out[#out + 1] = id
       room = room - 1
       admitted = admitted + 1
+      spent = spent + cost
     end
   end
-  return admitted
+  return admitted, spent
 end
 
 -- The slots of the topic left free, under its cap; without one, what one call may admit under the topic's rate.
@@ -394,11 +411,11 @@ local function topicDue()
   return math.max(tonumber(redis.call('HGET', tats, TOPIC) or '0'), now) - topicTolerance
 end
 
--- Counts an admission against the topic's rate.
-local function takeTopicRate()
+-- Counts an admission of cost against the topic's rate.
+local function takeTopicRate(cost)
   if topicInterval > 0 then
     local tat = math.max(tonumber(redis.call('HGET', tats, TOPIC) or '0'), now)
-    redis.call('HSET', tats, TOPIC, string.format('%.17g', tat + topicInterval))
+    redis.call('HSET', tats, TOPIC, string.format('%.17g', tat + topicInterval * (cost or 1)))
   end
 end
 
@@ -443,10 +460,11 @@ local function admitFair(out)
     end
     local key, start = first[1], tonumber(first[2])
     redis.call('ZREM', ready, key)
-    if admitOwn(key, out, 1) > 0 then
-      takeTopicRate()
+    local admitted, spent = admitOwn(key, out, 1)
+    if admitted > 0 then
+      takeTopicRate(spent)
       room = room - 1
-      local finish = start + 1 / weightOf(key)
+      local finish = start + spent / weightOf(key) -- a turn is as long as its cost
       redis.call('HSET', tags, VT, string.format('%.17g', start), key, string.format('%.17g', finish))
       if holding(key) < capOf(key) and hasParked(key) then
         redis.call('ZADD', ready, finish, key)
@@ -605,23 +623,24 @@ if op == 'confirm' then
     local key, id, starts = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
     local member = key .. NUL .. id
     local held = redis.call('ZSCORE', holds, member)
-    local room, topicFree -- asked only of an entry without a slot: most come with theirs
+    local room, topicFree, entry, cost -- asked only of an entry without a slot: most come with theirs
     if not held then
       room = holding(key) < capOf(key)
       topicFree = not fair or (topicRoom() > 0 and topicDue() <= now)
+      entry = redis.call('XRANGE', stream, id, id)[1]
+      cost = entry and costOf(entry[2]) or 1
     end
     if held then
       redis.call('ZADD', holds, now + lease, member)
       confirmed[#confirmed + 1] = id
-    elseif room and topicFree and takeRate(key) then
+    elseif room and topicFree and takeRate(key, cost) then
       -- Reached the stream without a slot (a delayed or retried entry, or one whose slot expired before it
       -- started): it takes one if its key and the topic have room, and is counted by the key's rate as an
       -- admission is.
       hold(key, id)
-      takeTopicRate()
+      takeTopicRate(cost)
       confirmed[#confirmed + 1] = id
     else
-      local entry = redis.call('XRANGE', stream, id, id)[1]
       redis.call('XACK', stream, group, id)
       redis.call('XDEL', stream, id)
       if entry then

@@ -36,6 +36,11 @@ public final class WireFormat {
      * key's waiting entries; ignored on an entry without a flow key.
      */
     public static final String PRIORITY = "priority";
+    /**
+     * The message's cost under flow control's rates and fair shares, 1 to 1,000,000 in decimal (docs/flow-control.md);
+     * absent for 1. Read by flow.lua; ignored on an entry without a flow key.
+     */
+    public static final String COST = "cost";
     /** Set on a replayed dead letter: only this group handles the entry; other groups ack it unseen. */
     public static final String FOR_GROUP = "for_group";
     /**
@@ -61,6 +66,9 @@ public final class WireFormat {
             if (m.priority() != Message.DEFAULT_PRIORITY) {
                 fields.put(PRIORITY, utf8(Integer.toString(m.priority())));
             }
+            if (m.cost() != 1) {
+                fields.put(COST, utf8(Integer.toString(m.cost())));
+            }
         }
         m.headers().forEach((name, value) -> fields.put(HEADER_PREFIX + name, utf8(value)));
         return fields;
@@ -84,6 +92,7 @@ public final class WireFormat {
         if (flowKey != null) {
             b.flowKey(flowKey);
             b.priority(priority(fields));
+            b.cost(cost(fields));
         }
         for (Map.Entry<String, byte[]> f : fields.entrySet()) {
             String name = f.getKey();
@@ -142,6 +151,16 @@ public final class WireFormat {
             return Message.DEFAULT_PRIORITY;
         }
         return value.charAt(0) - '0';
+    }
+
+    /** The entry's cost: 1 when it has none or one a publisher could not have given. */
+    public static int cost(Map<String, byte[]> fields) {
+        String value = text(fields.get(COST), null);
+        if (value == null || !value.matches("[0-9]{1,7}")) {
+            return 1;
+        }
+        int cost = Integer.parseInt(value);
+        return cost >= 1 && cost <= Message.MAX_COST ? cost : 1;
     }
 
     /** The entry's flow key, or null when it has none or one a publisher could not have given (written by hand). */
