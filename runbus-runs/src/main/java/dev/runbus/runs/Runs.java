@@ -590,6 +590,21 @@ public final class Runs implements AutoCloseable {
         }
     }
 
+    /**
+     * A page of {@link #flowOverrides()}: the first {@code limit} keys (1 to 1,000) after {@code afterKey} (null:
+     * from the first), by key.
+     */
+    public Map<String, FlowOverride> flowOverrides(String afterKey, int limit) {
+        if (limit < 1 || limit > 1000) {
+            throw new InvalidRunException("limit", "must be 1 to 1000, not " + limit);
+        }
+        try {
+            return overrideStore.page(afterKey, limit);
+        } catch (SQLException e) {
+            throw new RunStoreException("reading the flow overrides failed: " + e.getMessage(), e);
+        }
+    }
+
     /** Starts sweeping every {@code sweepInterval}; see {@link #sweepOnce()}. */
     public synchronized void startSweeper() {
         if (sweeperLoop != null) {

@@ -153,7 +153,21 @@ class HttpApiTest {
         assertThat(listed.get("overrides")).hasSize(1);
         assertThat(listed.get("overrides").get(0).get("flow_key").asText()).isEqualTo("tenant-7");
         assertThat(listed.get("overrides").get(0).get("weight").asDouble()).isEqualTo(2.0);
-        assertThat(listed.get("left_out").asInt()).isZero();
+        assertThat(listed.get("next_after").isNull()).as("a short page").isTrue();
+        for (String key : java.util.List.of("tenant-8", "tenant-9")) {
+            assertThat(send("PUT", "/v1/flow/overrides/" + key, "application/json", "{\"cap\":1}").statusCode())
+                    .isEqualTo(200);
+        }
+        JsonNode first = json(get("/v1/flow/overrides?limit=2"));
+        assertThat(first.get("overrides")).hasSize(2);
+        assertThat(first.get("next_after").asText()).isEqualTo("tenant-8");
+        JsonNode rest = json(get("/v1/flow/overrides?after=tenant-8&limit=2"));
+        assertThat(rest.get("overrides").get(0).get("flow_key").asText()).isEqualTo("tenant-9");
+        assertThat(rest.get("next_after").isNull()).isTrue();
+        assertThat(json(get("/v1/flow/overrides?after=")).get("field").asText()).isEqualTo("after");
+        for (String key : java.util.List.of("tenant-8", "tenant-9")) {
+            assertThat(send("DELETE", "/v1/flow/overrides/" + key, null, null).statusCode()).isEqualTo(204);
+        }
 
         Map<String, String> refused = Map.of("{\"cap\":-1}", "cap", "{\"rate\":{\"permits\":0}}", "rate",
                 "{\"rate\":{\"permits\":1,\"per\":\"soon\"}}", "rate", "{\"weight\":\"heavy\"}", "weight",

@@ -21,8 +21,8 @@ import java.util.Map;
  */
 final class FlowEndpoints {
 
-    /** Overrides on one answer of {@code GET /v1/flow/overrides}; the rest is said to be left out. */
-    static final int MAX_LISTED = 1_000;
+    /** Overrides on one page of {@code GET /v1/flow/overrides}, at most. */
+    static final int MAX_PAGE = 1_000;
 
     private final Runs runs;
     private final RequestBody body;
@@ -32,18 +32,27 @@ final class FlowEndpoints {
         this.body = body;
     }
 
+    /** A page of the overrides by key, after the key {@code after}; {@code next_after} continues it. */
     void list(Context ctx) {
-        List<Map<String, Object>> out = new ArrayList<>();
-        Map<String, FlowOverride> all = runs.flowOverrides();
-        for (Map.Entry<String, FlowOverride> e : all.entrySet()) {
-            if (out.size() == MAX_LISTED) {
-                break;
+        int limit = Math.min(MAX_PAGE, Inputs.limit(ctx.queryParam("limit"), "limit", 100));
+        String after = ctx.queryParam("after");
+        if (after != null) {
+            try {
+                Message.checkFlowKey(after);
+            } catch (IllegalArgumentException e) {
+                throw ApiError.badRequest(e.getMessage(), "after");
             }
+        }
+        List<Map<String, Object>> out = new ArrayList<>();
+        String last = null;
+        for (Map.Entry<String, FlowOverride> e : runs.flowOverrides(after, limit).entrySet()) {
             out.add(view(e.getKey(), e.getValue()));
+            last = e.getKey();
         }
         Map<String, Object> page = new LinkedHashMap<>();
         page.put("overrides", out);
-        page.put("left_out", all.size() - out.size());
+        page.put("limit", limit);
+        page.put("next_after", out.size() == limit ? last : null);
         ctx.json(page);
     }
 

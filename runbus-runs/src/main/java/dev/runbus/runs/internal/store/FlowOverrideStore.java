@@ -51,19 +51,40 @@ public final class FlowOverrideStore {
 
     /** Every key's override, those set back to the workers' included, by key. */
     public Map<String, FlowOverride> all() throws SQLException {
-        Map<String, FlowOverride> out = new LinkedHashMap<>();
         try (Connection c = dataSource.getConnection();
              PreparedStatement ps = c.prepareStatement("SELECT flow_key, cap, rate_permits, rate_per_ms, rate_burst,"
                      + " weight FROM " + table + " ORDER BY flow_key");
              ResultSet rs = ps.executeQuery()) {
-            while (rs.next()) {
-                Integer cap = (Integer) rs.getObject(2);
-                Integer permits = (Integer) rs.getObject(3);
-                FlowRate rate = permits == null ? null
-                        : new FlowRate(permits, Duration.ofMillis(rs.getLong(4)), rs.getInt(5));
-                Double weight = (Double) rs.getObject(6);
-                out.put(rs.getString(1), new FlowOverride(cap, rate, weight));
+            return read(rs);
+        }
+    }
+
+    /**
+     * The keys with an override of their own (not set back to the workers'), by key, the first {@code limit} after
+     * {@code after} (null: from the first).
+     */
+    public Map<String, FlowOverride> page(String after, int limit) throws SQLException {
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement ps = c.prepareStatement("SELECT flow_key, cap, rate_permits, rate_per_ms, rate_burst,"
+                     + " weight FROM " + table + " WHERE flow_key > ? AND (cap IS NOT NULL OR rate_permits IS NOT NULL"
+                     + " OR weight IS NOT NULL) ORDER BY flow_key LIMIT ?")) {
+            ps.setString(1, after == null ? "" : after);
+            ps.setInt(2, limit);
+            try (ResultSet rs = ps.executeQuery()) {
+                return read(rs);
             }
+        }
+    }
+
+    private static Map<String, FlowOverride> read(ResultSet rs) throws SQLException {
+        Map<String, FlowOverride> out = new LinkedHashMap<>();
+        while (rs.next()) {
+            Integer cap = (Integer) rs.getObject(2);
+            Integer permits = (Integer) rs.getObject(3);
+            FlowRate rate = permits == null ? null
+                    : new FlowRate(permits, Duration.ofMillis(rs.getLong(4)), rs.getInt(5));
+            Double weight = (Double) rs.getObject(6);
+            out.put(rs.getString(1), new FlowOverride(cap, rate, weight));
         }
         return out;
     }
