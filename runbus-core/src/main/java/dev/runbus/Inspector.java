@@ -112,7 +112,8 @@ public interface Inspector {
      * @param waiting       its messages waiting outside the stream for a slot or their turn
      * @param held          its slots held (messages let in and not given back yet)
      * @param cap           its own cap ({@link Bus#setFlowCap}); null: the group's
-     * @param ratePerSecond its own rate, per second ({@link Bus#setFlowRate}); null: the group's
+     * @param ratePerSecond its own rate, per second ({@link Bus#setFlowRate}); null: the group's; infinite: none (the
+     *                      key is exempt from the group's)
      * @param burst         its own rate's burst; null with no rate of its own
      * @param weight        its own weight ({@link Bus#setFlowWeight}); null: 1
      */

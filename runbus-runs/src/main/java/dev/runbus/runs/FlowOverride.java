@@ -18,6 +18,9 @@ public record FlowOverride(Integer cap, FlowRate rate, Double weight) {
         if (cap != null && cap < 0) {
             throw new InvalidRunException("cap", "must be 0 or more, not " + cap);
         }
+        if (rate != null && rate.per().toNanos() % 1_000 != 0) {
+            throw new InvalidRunException("rate", "its period must be whole microseconds, not " + rate.per());
+        }
         if (weight != null && !(weight >= 1e-6 && weight <= 1e6)) {
             throw new InvalidRunException("weight", "must be from 0.000001 to 1000000, not " + weight);
         }

@@ -510,9 +510,7 @@ public final class Runs implements AutoCloseable {
             throw new IllegalStateException("the worker of this Runs is already started");
         }
         SubscribeOptions options = config.workerSubscription();
-        if (config.flowControlled()) {
-            overrides.applyAll(); // before the subscription lets waiting triggers in under the workers' own limits
-        }
+        overrides.applyAll(); // before the subscription lets waiting triggers in under the workers' own limits
         RetrySchedule retries = new RetrySchedule(options);
         if (config.ordered()) {
             worker = bus.subscribe(config.topic(), config.group(), config.consumer(),
@@ -551,10 +549,11 @@ public final class Runs implements AutoCloseable {
      * and the next sweep sets it (a warning says so). {@link FlowOverride#none()} gives the key the workers' limits
      * again.
      *
+     * @return whether Redis has it now (false: stored, and the next sweep sets it)
      * @throws InvalidRunException when the flow key is not one a message can carry
      * @throws RunStoreException   when PostgreSQL fails: nothing changed
      */
-    public void setFlowOverride(String flowKey, FlowOverride override) {
+    public boolean setFlowOverride(String flowKey, FlowOverride override) {
         Objects.requireNonNull(override, "override");
         try {
             dev.runbus.Message.checkFlowKey(flowKey);
@@ -562,37 +561,23 @@ public final class Runs implements AutoCloseable {
             throw new InvalidRunException("flowKey", String.valueOf(e.getMessage()));
         }
         try {
-            overrideStore.put(flowKey, override);
+            return overrides.set(flowKey, override);
         } catch (SQLException e) {
             throw new RunStoreException("storing the flow override of " + flowKey + " failed: " + e.getMessage(), e);
-        }
-        try {
-            overrides.apply(flowKey, override);
-        } catch (RuntimeException e) {
-            log.warn("the flow override of key {} is stored but not set in Redis ({}); the next sweep sets it",
-                    flowKey, e.getMessage());
-        }
-    }
-
-    /** Gives {@code flowKey} the workers' limits again: {@link #setFlowOverride} with {@link FlowOverride#none()}. */
-    public void clearFlowOverride(String flowKey) {
-        setFlowOverride(flowKey, FlowOverride.none());
-    }
-
-    /** The flow keys with limits of their own, by key (those set back to the workers' are left out). */
-    public Map<String, FlowOverride> flowOverrides() {
-        try {
-            Map<String, FlowOverride> all = new java.util.LinkedHashMap<>(overrideStore.all());
-            all.values().removeIf(FlowOverride::isNone);
-            return all;
-        } catch (SQLException e) {
-            throw new RunStoreException("reading the flow overrides failed: " + e.getMessage(), e);
         }
     }
 
     /**
-     * A page of {@link #flowOverrides()}: the first {@code limit} keys (1 to 1,000) after {@code afterKey} (null:
-     * from the first), by key.
+     * Gives {@code flowKey} the workers' limits again: {@link #setFlowOverride} with {@link FlowOverride#none()};
+     * returns whether Redis has them now.
+     */
+    public boolean clearFlowOverride(String flowKey) {
+        return setFlowOverride(flowKey, FlowOverride.none());
+    }
+
+    /**
+     * The flow keys with limits of their own (those set back to the workers' are left out), by key: the first
+     * {@code limit} (1 to 1,000) after {@code afterKey} (null: from the first).
      */
     public Map<String, FlowOverride> flowOverrides(String afterKey, int limit) {
         if (limit < 1 || limit > 1000) {

@@ -34,12 +34,12 @@ class RunFlowOverridesTest extends RunsTestSupport {
         runs.startWorker(ECHO);
         FlowOverride premium = FlowOverride.none().withCap(3).withRate(FlowRate.perSecond(50).withBurst(5))
                 .withWeight(2);
-        runs.setFlowOverride("tenant-7", premium);
+        assertThat(runs.setFlowOverride("tenant-7", premium)).as("set in Redis").isTrue();
 
         assertThat(field("tenant-7")).as("cap").isEqualTo("3");
         assertThat(field("\0rate\0tenant-7")).as("rate's interval, ms").isNotNull();
         assertThat(Double.parseDouble(field("\0weight\0tenant-7"))).isEqualTo(2.0);
-        assertThat(runs.flowOverrides()).containsExactly(Map.entry("tenant-7", premium));
+        assertThat(runs.flowOverrides(null, 100)).containsExactly(Map.entry("tenant-7", premium));
 
         // Set again by a sweep while Redis has it: the key's rate state is left as it is.
         redis.redis().hset(prefix + ":{" + TOPIC + "}:flow:tat", "tenant-7", "123456789");
@@ -58,7 +58,7 @@ class RunFlowOverridesTest extends RunsTestSupport {
         assertThat(field("tenant-7")).isNull();
         assertThat(field("\0rate\0tenant-7")).isNull();
         assertThat(field("\0weight\0tenant-7")).isNull();
-        assertThat(runs.flowOverrides()).isEmpty();
+        assertThat(runs.flowOverrides(null, 100)).isEmpty();
         assertThat(TestDatabase.count("SELECT count(*) FROM " + schema + ".flow_overrides WHERE cap IS NULL"
                 + " AND rate_permits IS NULL AND weight IS NULL")).as("kept, all NULL").isEqualTo(1);
     }
@@ -74,6 +74,19 @@ class RunFlowOverridesTest extends RunsTestSupport {
         assertThat(field("tenant-7")).as("set again at the worker's start").isEqualTo("0");
     }
 
+    /**
+     * The sweeper is whichever process holds its lock: one whose own workers set no flow control (a serve) sets the
+     * stored overrides again too.
+     */
+    @Test
+    void aSweepOfAProcessWithoutFlowControl_setsTheStoredOverridesAgain() {
+        Runs runs = runs(bus(), "w1", workerOptions().build());
+        assertThat(runs.setFlowOverride("tenant-7", FlowOverride.none().withCap(4))).isTrue();
+        redis.redis().hdel(caps(), "tenant-7");
+        assertThat(runs.sweepOnce().ran()).isTrue();
+        assertThat(field("tenant-7")).isEqualTo("4");
+    }
+
     @Test
     void badOverridesAreRefused_andNothingIsStored() {
         Runs runs = runs(bus(), "w1", workerOptions().flowCap(1).build());
@@ -83,6 +96,8 @@ class RunFlowOverridesTest extends RunsTestSupport {
                 .hasMessageContaining("cap");
         assertThatThrownBy(() -> FlowOverride.none().withWeight(0)).isInstanceOf(InvalidRunException.class)
                 .hasMessageContaining("weight");
+        assertThatThrownBy(() -> FlowOverride.none().withRate(FlowRate.of(1, java.time.Duration.ofNanos(1_000_500))))
+                .isInstanceOf(InvalidRunException.class).hasMessageContaining("microseconds");
         assertThat(TestDatabase.count("SELECT count(*) FROM " + schema + ".flow_overrides")).isZero();
     }
 }

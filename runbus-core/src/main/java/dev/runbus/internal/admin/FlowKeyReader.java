@@ -29,7 +29,8 @@ final class FlowKeyReader {
 
     /** At most {@code max} keys, the first by name after {@code after} (null: from the first). */
     List<Inspector.FlowKeyInfo> keys(String topic, Partitions partitions, String after, int max) {
-        TreeSet<String> names = new TreeSet<>();
+        // By their UTF-8 bytes, as Redis orders them (UTF-16 order differs above U+FFFF): pages then meet.
+        TreeSet<String> names = new TreeSet<>(FlowKeyReader::byBytes);
         for (String name : partitions.names()) {
             String[] flow = keys.flow(name);
             names.addAll(distinct(flow[Keys.FLOW_QUEUE], after, max));
@@ -53,12 +54,30 @@ final class FlowKeyReader {
         long held = Calls.call("counting the slots of " + key, () -> redis.zlexcount(flow[Keys.FLOW_HELD], members));
         List<io.lettuce.core.KeyValue<String, byte[]>> own = Calls.call("reading the limits of " + key,
                 () -> redis.hmget(flow[Keys.FLOW_CAPS], key, "\0rate\0" + key, "\0burst\0" + key, "\0weight\0" + key));
-        Integer cap = own.get(0).hasValue() ? (int) Double.parseDouble(text(own.get(0))) : null;
-        Double ratePerSecond = own.get(1).hasValue() && Double.parseDouble(text(own.get(1))) > 0
-                ? 1000 / Double.parseDouble(text(own.get(1))) : null;
-        Integer burst = ratePerSecond != null && own.get(2).hasValue() ? Integer.valueOf(text(own.get(2))) : null;
-        Double weight = own.get(3).hasValue() ? Double.valueOf(text(own.get(3))) : null;
-        return new Inspector.FlowKeyInfo(topic, key, waiting, held, cap, ratePerSecond, burst, weight);
+        // Leniently: a value written by hand is shown as none of its own rather than failing the page.
+        Double cap = number(own.get(0));
+        Double interval = number(own.get(1));
+        Double burst = number(own.get(2));
+        Double ratePerSecond = interval == null ? null : interval > 0 ? 1000 / interval : Double.POSITIVE_INFINITY;
+        return new Inspector.FlowKeyInfo(topic, key, waiting, held, cap == null ? null : cap.intValue(),
+                ratePerSecond, interval == null || burst == null ? null : burst.intValue(), number(own.get(3)));
+    }
+
+    /** The field as a number, or null when it is absent or no number. */
+    private static Double number(io.lettuce.core.KeyValue<String, byte[]> kv) {
+        if (!kv.hasValue()) {
+            return null;
+        }
+        try {
+            double v = Double.parseDouble(text(kv));
+            return Double.isNaN(v) ? null : v;
+        } catch (NumberFormatException written) {
+            return null;
+        }
+    }
+
+    private static int byBytes(String a, String b) {
+        return java.util.Arrays.compareUnsigned(a.getBytes(StandardCharsets.UTF_8), b.getBytes(StandardCharsets.UTF_8));
     }
 
     /** The first {@code max} distinct keys among the members of {@code set} after {@code after}, one read each. */

@@ -63,13 +63,19 @@ final class FlowEndpoints {
         }
         String flowKey = flowKey(ctx);
         FlowOverride o = parse(body.read(ctx));
-        runs.setFlowOverride(flowKey, o);
-        ctx.json(view(flowKey, o));
+        boolean applied = runs.setFlowOverride(flowKey, o);
+        Map<String, Object> out = view(flowKey, o);
+        out.put("applied", applied);
+        ctx.json(out);
     }
 
+    /** 204 once Redis has the workers' limits for the key again; 202 when only PostgreSQL has it (a sweep sets it). */
     void clear(Context ctx) {
-        runs.clearFlowOverride(flowKey(ctx));
-        ctx.status(204);
+        if (runs.clearFlowOverride(flowKey(ctx))) {
+            ctx.status(204);
+        } else {
+            ctx.status(202).json(Map.of("applied", false));
+        }
     }
 
     private static String flowKey(Context ctx) {
@@ -143,7 +149,7 @@ final class FlowEndpoints {
         }
         try {
             return new FlowRate(permits.asInt(), per, burst);
-        } catch (IllegalArgumentException e) {
+        } catch (IllegalArgumentException | ArithmeticException e) {
             throw ApiError.badRequest("field 'rate': " + e.getMessage(), "rate");
         }
     }

@@ -112,8 +112,9 @@ final class TopicPage {
             km.put("waiting", k.waiting());
             km.put("held", k.held());
             km.put("cap", k.cap() == null ? "the group's" : k.cap() + " (own)");
-            km.put("rate", k.ratePerSecond() == null ? "the group's"
-                    : String.format(java.util.Locale.ROOT, "%.3g/s, burst %d (own)", k.ratePerSecond(), k.burst()));
+            km.put("rate", k.ratePerSecond() == null ? "the group's" : k.ratePerSecond().isInfinite() ? "none (own)"
+                    : String.format(java.util.Locale.ROOT, "%.3g/s, burst %s (own)", k.ratePerSecond(),
+                    k.burst() == null ? "1" : k.burst().toString()));
             km.put("weight", k.weight() == null ? "1" : k.weight() + " (own)");
             keys.add(km);
         }

@@ -424,9 +424,13 @@ public final class RunStore {
         return ps;
     }
 
-    /** A run's priority from column {@code column} of {@code rs}: NULL (the default, or a run from before) is 4. */
+    /**
+     * A run's priority from column {@code column} of {@code rs}: NULL (the default, or a run from before) is 4, and
+     * so is a value no run can have (written by hand), so that its trigger can still be built.
+     */
     public static int priorityOf(ResultSet rs, int column) throws SQLException {
         short p = rs.getShort(column);
-        return rs.wasNull() ? dev.runbus.Message.DEFAULT_PRIORITY : p;
+        return rs.wasNull() || p < dev.runbus.Message.MIN_PRIORITY || p > dev.runbus.Message.MAX_PRIORITY
+                ? dev.runbus.Message.DEFAULT_PRIORITY : p;
     }
 }

@@ -54,7 +54,10 @@ public final class Sweeper {
     private final Bus bus;
     private final RunsConfig config;
     private final String cursorName;
-    /** Set in Redis again at every sweep, when the workers are flow-controlled: Redis may have lost them. */
+    /**
+     * Set in Redis again at every sweep, whatever this process's own options: Redis may have lost them, and the
+     * sweeper is whichever process holds the lock.
+     */
     private final FlowOverrideSync overrides;
 
     public Sweeper(DataSource dataSource, RunFailures failures, Bus bus, RunsConfig config) {
@@ -119,9 +122,7 @@ public final class Sweeper {
             bus.publisher().publishAll(config.topic(), republish.stream().map(r -> triggers.get(r.runId())).toList());
             log.info("sweeper republished {} runs", republish.size());
         }
-        if (config.flowControlled()) {
-            overrides.applyAll();
-        }
+        overrides.applyAll();
         return new SweepResult(true, reconciled.marked(), reconciled.skipped(), candidates.size(),
                 candidates.size() - lost.size(), republish.size(), lost.size() - publishable.size());
     }
