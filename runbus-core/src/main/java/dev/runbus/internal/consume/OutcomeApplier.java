@@ -113,12 +113,14 @@ final class OutcomeApplier {
                     releaseSlot(entry);
                 } else {
                     starts.withdrawFirstStart(entry); // handled before its record left: no need to count it
-                    // The handler ended: its flow slot goes now, beside the ack, not after it (one round trip less
-                    // before the key's next message is let in). An ack that fails leaves the entry pending without
-                    // a slot: its next delivery takes a free one or waits again, so no cap is exceeded.
-                    releaseSlot(entry);
+                    // The flow slot goes once the ack is answered, not beside it: given back earlier, it let the
+                    // key's next message start (under a cap of 1, a poison that killed the process) before this
+                    // entry's ack reached Redis, and the entry ran again after the takeover (loaded run 85).
                     acker.ack(entry.partition(), entry.streamId(), entry.startRecorded(), entry.startRecordSent(),
-                            () -> inFlight.release(entry));
+                            () -> {
+                                inFlight.release(entry);
+                                releaseSlot(entry);
+                            });
                 }
                 return false;
             case RETRY:
@@ -158,9 +160,8 @@ final class OutcomeApplier {
     }
 
     /**
-     * Gives the entry's flow slot back (an ack's as it is sent, the others' once their outcome was answered). A retry
-     * on idle keeps it: the entry stays in the stream and its next delivery confirms the same hold (or, expired and
-     * reaped meanwhile, takes another).
+     * Gives the entry's flow slot back once its outcome was answered. A retry on idle keeps it: the entry stays in
+     * the stream and its next delivery confirms the same hold (or, expired and reaped meanwhile, takes another).
      */
     private void releaseSlot(InFlight.Hold entry) {
         if (flow != null) {
