@@ -72,17 +72,22 @@ public final class Sweeper {
     }
 
     public SweepResult sweepOnce() throws SQLException {
+        SweepResult result;
         try (Connection c = dataSource.getConnection()) {
             c.setAutoCommit(true);
             if (!sweeps.trySweeperLock(c)) {
                 return SweepResult.SKIPPED;
             }
             try {
-                return sweepHoldingTheLock(c);
+                result = sweepHoldingTheLock(c);
             } finally {
                 sweeps.releaseSweeperLock(c);
             }
         }
+        // After the sweep's connection went back: setting the overrides takes one of its own, and a sweep must not
+        // hold two of the pool's at once.
+        overrides.applyAll();
+        return result;
     }
 
     private SweepResult sweepHoldingTheLock(Connection c) throws SQLException {
@@ -122,7 +127,6 @@ public final class Sweeper {
             bus.publisher().publishAll(config.topic(), republish.stream().map(r -> triggers.get(r.runId())).toList());
             log.info("sweeper republished {} runs", republish.size());
         }
-        overrides.applyAll();
         return new SweepResult(true, reconciled.marked(), reconciled.skipped(), candidates.size(),
                 candidates.size() - lost.size(), republish.size(), lost.size() - publishable.size());
     }
