@@ -73,12 +73,17 @@ import java.util.concurrent.Executor;
  *                          most at this rate ({@link FlowRate}), across all keys, the keys taking turns as under
  *                          {@code flowTopicCap} (fair shares by weight); with or without the other limits, and with
  *                          the same conditions; on an unpartitioned topic only. Default null: no rate for the topic
+ * @param flowFairness      flow control: what the fair shares of {@code flowTopicCap} and {@code flowTopicRate} count:
+ *                          {@link FlowFairness#BY_COST} (each message its declared cost) or
+ *                          {@link FlowFairness#BY_HANDLER_TIME} (the time its handler ran). {@code BY_HANDLER_TIME}
+ *                          needs one of the two. Default {@code BY_COST}
  */
 public record SubscribeOptions(int concurrency, int batchSize, Duration blockTime, Duration minIdle,
                                int maxDeliveries, Duration claimInterval, Duration keepAliveInterval,
                                Duration shutdownTimeout, AckMode ackMode, Executor executor, boolean ordered,
                                Duration leaseTime, RetryPolicy retryPolicy, int flowCap, FlowRate flowRate,
-                               int flowTopicCap, Duration flowPriorityAging, FlowRate flowTopicRate) {
+                               int flowTopicCap, Duration flowPriorityAging, FlowRate flowTopicRate,
+                               FlowFairness flowFairness) {
 
     public static final int DEFAULT_CONCURRENCY = 8;
     public static final int DEFAULT_BATCH_SIZE = 100;
@@ -102,6 +107,17 @@ public record SubscribeOptions(int concurrency, int batchSize, Duration blockTim
                 Duration.ofSeconds(DEFAULT_FLOW_PRIORITY_AGING_SECONDS), null);
     }
 
+    /** The options as they were before {@link #flowFairness()}: {@link FlowFairness#BY_COST}. */
+    public SubscribeOptions(int concurrency, int batchSize, Duration blockTime, Duration minIdle, int maxDeliveries,
+                            Duration claimInterval, Duration keepAliveInterval, Duration shutdownTimeout,
+                            AckMode ackMode, Executor executor, boolean ordered, Duration leaseTime,
+                            RetryPolicy retryPolicy, int flowCap, FlowRate flowRate, int flowTopicCap,
+                            Duration flowPriorityAging, FlowRate flowTopicRate) {
+        this(concurrency, batchSize, blockTime, minIdle, maxDeliveries, claimInterval, keepAliveInterval,
+                shutdownTimeout, ackMode, executor, ordered, leaseTime, retryPolicy, flowCap, flowRate, flowTopicCap,
+                flowPriorityAging, flowTopicRate, FlowFairness.BY_COST);
+    }
+
     public SubscribeOptions {
         requireAtLeast("concurrency", concurrency, 1);
         requireAtLeast("batchSize", batchSize, 1);
@@ -115,6 +131,11 @@ public record SubscribeOptions(int concurrency, int batchSize, Duration blockTim
         requirePositive("leaseTime", leaseTime);
         requirePositive("flowPriorityAging", flowPriorityAging);
         Objects.requireNonNull(retryPolicy, "retryPolicy");
+        Objects.requireNonNull(flowFairness, "flowFairness");
+        if (flowFairness == FlowFairness.BY_HANDLER_TIME && flowTopicCap == FLOW_CONTROL_OFF && flowTopicRate == null) {
+            throw new IllegalArgumentException("flowFairness " + flowFairness + " shares a topic's capacity between "
+                    + "flow keys: it needs flowTopicCap or flowTopicRate");
+        }
         if (!retryPolicy.isOnIdle() && ackMode != AckMode.AFTER_WORK) {
             throw new IllegalArgumentException("a retry policy retries failed deliveries, which ackMode "
                     + ackMode + " never has: use RetryPolicy.onIdle() or AFTER_WORK");
@@ -201,6 +222,7 @@ public record SubscribeOptions(int concurrency, int batchSize, Duration blockTim
         b.flowTopicCap = flowTopicCap;
         b.flowPriorityAging = flowPriorityAging;
         b.flowTopicRate = flowTopicRate;
+        b.flowFairness = flowFairness;
         return b;
     }
 
@@ -236,6 +258,7 @@ public record SubscribeOptions(int concurrency, int batchSize, Duration blockTim
         private int flowTopicCap = FLOW_CONTROL_OFF;
         private Duration flowPriorityAging = Duration.ofSeconds(DEFAULT_FLOW_PRIORITY_AGING_SECONDS);
         private FlowRate flowTopicRate;
+        private FlowFairness flowFairness = FlowFairness.BY_COST;
         private RetryPolicy retryPolicy = RetryPolicy.onIdle();
 
         private Builder() {
@@ -341,6 +364,12 @@ public record SubscribeOptions(int concurrency, int batchSize, Duration blockTim
             return this;
         }
 
+        /** Default {@link FlowFairness#BY_COST}; see {@link SubscribeOptions#flowFairness()}. */
+        public Builder flowFairness(FlowFairness v) {
+            flowFairness = v;
+            return this;
+        }
+
         public SubscribeOptions build() {
             Duration keepAlive = keepAliveInterval;
             if (keepAlive == null && minIdle != null) {
@@ -348,7 +377,7 @@ public record SubscribeOptions(int concurrency, int batchSize, Duration blockTim
             }
             return new SubscribeOptions(concurrency, batchSize, blockTime, minIdle, maxDeliveries, claimInterval,
                     keepAlive, shutdownTimeout, ackMode, executor, ordered, leaseTime, retryPolicy, flowCap,
-                    flowRate, flowTopicCap, flowPriorityAging, flowTopicRate);
+                    flowRate, flowTopicCap, flowPriorityAging, flowTopicRate, flowFairness);
         }
     }
 }

@@ -40,7 +40,10 @@
 --            and k's finish tag to S + 1 / weight (its weight under NUL weight NUL k in caps, default 1); a key
 --            joining the set starts at max(virtual time, its finish tag), so an idle key neither gains credit nor
 --            waits behind a backlog, and each backlogged key gets slots in proportion to its weight
---   tags     hash, flow key -> its finish tag; NUL vt: the virtual time
+--   tags     hash, flow key -> its finish tag; NUL vt: the virtual time. Under fair shares by handler time (NUL
+--            fair_by in caps), a turn is as long as its handler ran: an admission advances the tag by the key's mean
+--            handler time (NUL est NUL key; the topic's, NUL est, for a key not measured yet) over its weight, and
+--            the release, told the time measured, corrects the tag by the difference
 -- A rate for the whole topic (NUL topic_rate and NUL topic_burst in caps, the subscription's; NUL topic_rate_set and
 -- NUL topic_burst_set, one set at run time, in their place) is a GCRA like a key's, its theoretical arrival time
 -- under NUL topic in tat: every admission of any key counts. With it, keys wait their turns in ready as under a
@@ -60,7 +63,10 @@
 --            ARGV[8] its burst (admissions at once after an idle time, 1 or more), ARGV[9] the cap of the whole topic
 --            (the holds of all keys together; '' for none), ARGV[10] how long (ms) waiting is worth one lane of
 --            priority ('' for the default, a minute), ARGV[11] the topic's rate as the interval between two
---            admissions ('' for none), ARGV[12] its burst
+--            admissions ('' for none), ARGV[12] its burst, ARGV[13] 'time' when the fair shares count handler time
+--            (NUL fair_by in caps; an admission then charges its key's mean handler time, NUL est NUL key in tags,
+--            the topic's under NUL est for a key not measured yet, and stamps it on the entry as flow_charge), ''
+--            when they count declared costs
 --            returns { the last key served ('' when every key was), stream ids admitted... }
 --   park     ARGV[2] flow key, ARGV[3..] the entry's fields and values
 --            returns { parked id, stream ids admitted... }
@@ -72,6 +78,10 @@
 --            returns { the next tick's delay, stream ids admitted... }: the delay (ms) until the first key in later
 --            is due, for the ticker (the caller takes that role when nobody holds it); -1 for anyone else, or when
 --            no key waits for its rate
+--   release_timed ARGV[2] the caller, ARGV[3] the ticker's lease, ARGV[4..] flow key, stream id, the handler's time
+--            (ms; '' when not measured), what the entry's admission charged (its flow_charge field; '' for none),
+--            ...: release, and under fair shares by handler time each measured key's tags corrected by its handler's
+--            time first; returns as release
 --   tick     ARGV[2] the caller, ARGV[3] the ticker's lease (ms), ARGV[4] at most this many keys: admits the keys of
 --            later that are due
 --            returns { the next tick's delay (as release), stream ids admitted... }
@@ -111,6 +121,10 @@ local AGING, DEFAULT_AGING = NUL .. 'aging', 60000
 local TOPIC_RATE, TOPIC_BURST = NUL .. 'topic_rate', NUL .. 'topic_burst'
 local TOPIC_RATE_SET, TOPIC_BURST_SET = NUL .. 'topic_rate_set', NUL .. 'topic_burst_set'
 local TOPIC = NUL .. 'topic' -- the topic's field in tat and its member in later
+local FAIR_BY = NUL .. 'fair_by' -- 'time': fair shares count handler time; absent: declared costs
+local EST = NUL .. 'est' -- in tags: the topic's mean handler time (ms); EST NUL key: a key's
+-- How much of a key's mean handler time one measurement moves (an exponential moving average).
+local EST_WEIGHT = 0.2
 -- Admissions of one call without a topic cap, under a topic rate only: the rest waits for the next tick.
 local RATE_ONLY_ROOM = 1000
 -- Members read at the head of a lane to tell its age (entries put back to wait take the head with a new time).
@@ -177,6 +191,11 @@ if op == 'configure' then
     redis.call('HSET', caps, TOPIC_RATE, ARGV[11], TOPIC_BURST, ARGV[12])
   end
   topicRateChanged(rateBefore, topicRateInForce())
+  if (ARGV[13] or '') == 'time' then
+    redis.call('HSET', caps, FAIR_BY, 'time')
+  else
+    redis.call('HDEL', caps, FAIR_BY)
+  end
 end
 if op == 'topicrate' then
   local before = topicRateInForce()
@@ -196,7 +215,7 @@ if op == 'topiccap' then
 end
 -- The subscription's settings, in one read: a call's fixed cost, paid by every park.
 local conf = redis.call('HMGET', caps, LEASE, CAP, RATE, BURST, TOPIC_CAP_SET, TOPIC_CAP, AGING, TOPIC_RATE_SET,
-  TOPIC_BURST_SET, TOPIC_RATE, TOPIC_BURST)
+  TOPIC_BURST_SET, TOPIC_RATE, TOPIC_BURST, FAIR_BY)
 local lease = tonumber(conf[1] or '0')
 local defaultCap = tonumber(conf[2] or '0')
 local interval = tonumber(conf[3] or '0')
@@ -222,6 +241,8 @@ do
 end
 -- Whether keys take turns for the topic (a topic cap or a topic rate), or each admits on its own.
 local fair = topicCap >= 0 or topicInterval > 0
+-- Whether their turns are counted in handler time (measured by the consumers) rather than in declared costs.
+local byTime = fair and conf[12] == 'time'
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -355,7 +376,7 @@ end
 -- Admits up to max of the key's parked entries, in the order of nextOf, while it has room and its rate allows;
 -- appends the stream ids to out and returns how many, and their costs summed. A key that has room and parked entries but must wait for its rate goes to later, due
 -- when its rate allows.
-local function admitOwn(key, out, max)
+local function admitOwn(key, out, max, charge)
   local room = math.min(capOf(key) - holding(key), max)
   local admitted, spent = 0, 0
   while room > 0 do
@@ -383,6 +404,20 @@ local function admitOwn(key, out, max)
       if not stamped then -- when it first waited: an entry parked again keeps its first
         fields[#fields + 1] = 'flow_parked'
         fields[#fields + 1] = pid
+      end
+      if charge then -- what this admission charged its key, for the release to correct (an entry parked again is
+        -- charged anew: its earlier admission's charge was corrected, or not, when it was given back)
+        local at = nil
+        for j = 1, #fields, 2 do
+          if fields[j] == 'flow_charge' then
+            at = j
+          end
+        end
+        if not at then
+          at = #fields + 1
+          fields[at] = 'flow_charge'
+        end
+        fields[at + 1] = string.format('%.3f', charge)
       end
       local id = redis.call('XADD', stream, '*', unpack(fields))
       hold(key, id)
@@ -428,6 +463,32 @@ local function weightOf(key)
   return tonumber(redis.call('HGET', caps, WEIGHT .. NUL .. key) or '1')
 end
 
+-- Under fair shares by handler time: what an admission of key charges it, its mean handler time (ms); for a key not
+-- measured yet the topic's, and 1 ms before anything was measured.
+local function estimateOf(key)
+  local est = redis.call('HMGET', tags, EST .. NUL .. key, EST)
+  return tonumber(est[1] or est[2] or '1')
+end
+
+-- Under fair shares by handler time, a handler of key ran measured ms where its admission charged charged ms (0 for
+-- an entry that took its slot at its start, charged nothing): the key's finish tag, and its start tag if it waits
+-- among the ready keys, move by the difference over its weight, so that its next turns come as late as its real use
+-- asks; the key's and the topic's means learn the measurement.
+local function correct(key, measured, charged)
+  local delta = (measured - charged) / weightOf(key)
+  local finish = tonumber(redis.call('HGET', tags, key) or '0') + delta
+  redis.call('HSET', tags, key, string.format('%.17g', finish))
+  local start = redis.call('ZSCORE', ready, key)
+  if start then
+    redis.call('ZADD', ready, 'XX', string.format('%.17g', tonumber(start) + delta), key)
+  end
+  local est = redis.call('HMGET', tags, EST .. NUL .. key, EST)
+  local own = tonumber(est[1] or est[2] or measured)
+  local all = tonumber(est[2] or measured)
+  redis.call('HSET', tags, EST .. NUL .. key, string.format('%.17g', own + (measured - own) * EST_WEIGHT),
+    EST, string.format('%.17g', all + (measured - all) * EST_WEIGHT))
+end
+
 local function hasParked(key)
   return redis.call('ZRANGEBYLEX', queue, '[' .. key .. NUL, '(' .. key .. '\1', 'LIMIT', 0, 1)[1] ~= nil
 end
@@ -460,11 +521,12 @@ local function admitFair(out)
     end
     local key, start = first[1], tonumber(first[2])
     redis.call('ZREM', ready, key)
-    local admitted, spent = admitOwn(key, out, 1)
+    local charge = byTime and estimateOf(key) or nil
+    local admitted, spent = admitOwn(key, out, 1, charge)
     if admitted > 0 then
       takeTopicRate(spent)
       room = room - 1
-      local finish = start + spent / weightOf(key) -- a turn is as long as its cost
+      local finish = start + (charge or spent) / weightOf(key) -- a turn is as long as its cost, or its handler time
       redis.call('HSET', tags, VT, string.format('%.17g', start), key, string.format('%.17g', finish))
       if holding(key) < capOf(key) and hasParked(key) then
         redis.call('ZADD', ready, finish, key)
@@ -575,11 +637,15 @@ local function nextTick(caller, tickerLease)
   return math.max(0, math.ceil(tonumber(first[2]) - now))
 end
 
-if op == 'release' then
+if op == 'release' or op == 'release_timed' then
   local out, keys = { 0 }, {}
-  for i = 4, #ARGV, 2 do
+  local stride = op == 'release' and 2 or 4
+  for i = 4, #ARGV, stride do
     unhold(ARGV[i], ARGV[i + 1])
     keys[ARGV[i]] = true
+    if stride == 4 and byTime and ARGV[i + 2] ~= '' then
+      correct(ARGV[i], tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3] ~= '' and ARGV[i + 3] or '0'))
+    end
   end
   for key in pairs(keys) do
     admit(key, out)

@@ -176,6 +176,7 @@ public final class Dispatcher {
                     if (flow != null) {
                         hold.flowKey(WireFormat.flowKey(e.fields()));
                         hold.flowParkedMillis(WireFormat.flowParkedMillis(e.fields()));
+                        hold.flowChargeMillis(WireFormat.flowChargeMillis(e.fields()));
                     }
                     HeldDelivery h = decode(e, hold, slots);
                     if (h != null) {

@@ -1,5 +1,6 @@
 package dev.runbus.internal.consume;
 
+import dev.runbus.FlowFairness;
 import dev.runbus.SubscribeOptions;
 import dev.runbus.internal.flow.FlowCaps;
 import dev.runbus.internal.redis.WireFormat;
@@ -56,6 +57,8 @@ public final class FlowControl {
     private final AtomicBoolean[] reaping;
     /** Lets in the keys whose rate held them back, when they are due. */
     private final FlowTicker ticker;
+    /** Whether fair shares count handler time: a release then carries each handler's time. */
+    private final boolean byHandlerTime;
 
     /** One partition's releases: queued, sent one call at a time. */
     private static final class Lane {
@@ -77,6 +80,7 @@ public final class FlowControl {
             reaping[p] = new AtomicBoolean();
         }
         this.ticker = new FlowTicker(ctx, caps, listener, timeoutMillis);
+        this.byHandlerTime = ctx.options().flowFairness() == FlowFairness.BY_HANDLER_TIME;
     }
 
     /** Starts the ticks. */
@@ -115,7 +119,8 @@ public final class FlowControl {
         for (int p = 0; p < ctx.partitions().count(); p++) {
             admitted += new FlowCaps(bus.scriptCalls(), bus.sync(), null, bus.keys(), ctx.name(p))
                     .configure(ctx.group(), capOf(ctx.options()), ctx.options().minIdle(), ctx.options().flowRate(),
-                            topicCap, ctx.options().flowPriorityAging(), ctx.options().flowTopicRate())
+                            topicCap, ctx.options().flowPriorityAging(), ctx.options().flowTopicRate(),
+                            ctx.options().flowFairness() == FlowFairness.BY_HANDLER_TIME)
                     .size();
         }
         log.debug("{}: flow cap {} and rate {} per key; {} waiting entries admitted", ctx.describe(),
@@ -212,16 +217,22 @@ public final class FlowControl {
     void release(InFlight.Hold hold) {
         String flowKey = hold.flowKey();
         hold.flowKey(null);
-        release(hold.partition(), flowKey, hold.streamId());
+        if (flowKey != null) {
+            release(hold.partition(), new FlowCaps.Hold(flowKey, hold.streamId(), hold.handlerMillis(),
+                    hold.flowChargeMillis()));
+        }
     }
 
     /** Gives the slot of entry {@code streamId} of {@code partition} back, if it has a flow key; without waiting. */
     void release(int partition, String flowKey, String streamId) {
-        if (flowKey == null) {
-            return;
+        if (flowKey != null) {
+            release(partition, new FlowCaps.Hold(flowKey, streamId));
         }
+    }
+
+    private void release(int partition, FlowCaps.Hold hold) {
         Lane lane = lanes[partition];
-        lane.queue.add(new FlowCaps.Hold(flowKey, streamId));
+        lane.queue.add(hold);
         sendReleases(partition, lane);
     }
 
@@ -238,7 +249,8 @@ public final class FlowControl {
             }
             CompletableFuture<FlowCaps.Admitted> reply;
             try {
-                reply = caps[partition].releaseAsync(ctx.consumer(), ticker.lease(), batch);
+                reply = byHandlerTime ? caps[partition].releaseTimedAsync(ctx.consumer(), ticker.lease(), batch)
+                        : caps[partition].releaseAsync(ctx.consumer(), ticker.lease(), batch);
             } catch (RuntimeException e) {
                 reply = CompletableFuture.failedFuture(e);
             }

@@ -44,6 +44,10 @@ final class InFlight {
         private volatile String flowKey;
         /** When its entry was parked (ms, Redis clock), for the admit-wait timer; -1 when it was not. */
         private volatile long flowParkedMillis = -1;
+        /** What its admission charged its key under fair shares by handler time (ms); -1 when nothing. */
+        private volatile double flowChargeMillis = -1;
+        /** How long its handler ran (ms), once it ended with an ack; -1 before, or for another outcome. */
+        private volatile double handlerMillis = -1;
 
         private Hold(Entry.Ref ref, boolean keptAlive, long renewedAt) {
             this.ref = ref;
@@ -113,6 +117,22 @@ final class InFlight {
 
         void flowParkedMillis(long millis) {
             this.flowParkedMillis = millis;
+        }
+
+        double flowChargeMillis() {
+            return flowChargeMillis;
+        }
+
+        void flowChargeMillis(double millis) {
+            this.flowChargeMillis = millis;
+        }
+
+        double handlerMillis() {
+            return handlerMillis;
+        }
+
+        void handlerMillis(double millis) {
+            this.handlerMillis = millis;
         }
 
         int partition() {

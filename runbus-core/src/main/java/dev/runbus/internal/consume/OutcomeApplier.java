@@ -107,6 +107,7 @@ final class OutcomeApplier {
         }
         switch (outcome) {
             case ACK:
+                entry.handlerMillis(nanos / 1e6); // fair shares by handler time correct the key's charge by it
                 if (ranAlone) {
                     acker.ackAwaited(entry.partition(), entry.streamId(), entry.startRecorded());
                     inFlight.release(entry);

@@ -41,8 +41,16 @@ public final class FlowCaps {
     /** The smallest weight of a flow key (see {@link #MAX_WEIGHT}). */
     public static final double MIN_WEIGHT = 1 / MAX_WEIGHT;
 
-    /** An admitted entry's hold: its flow key and its id in the partition's stream. */
-    public record Hold(String flowKey, String streamId) {
+    /**
+     * An admitted entry's hold: its flow key and its id in the partition's stream. Given back by a handler under fair
+     * shares by handler time ({@link #releaseTimedAsync}), it also carries how long the handler ran and what its
+     * admission charged (its {@code flow_charge} field), both in ms; -1 when not measured, or not charged.
+     */
+    public record Hold(String flowKey, String streamId, double handlerMillis, double chargedMillis) {
+
+        public Hold(String flowKey, String streamId) {
+            this(flowKey, streamId, -1, -1);
+        }
     }
 
     /**
@@ -140,6 +148,17 @@ public final class FlowCaps {
      */
     public List<String> configure(String group, int defaultCap, Duration lease, dev.runbus.FlowRate rate,
                                   int topicCap, Duration priorityAging, dev.runbus.FlowRate topicRate) {
+        return configure(group, defaultCap, lease, rate, topicCap, priorityAging, topicRate, false);
+    }
+
+    /**
+     * {@link #configure(String, int, Duration, dev.runbus.FlowRate, int, Duration, dev.runbus.FlowRate)}, with the
+     * fair shares between keys counted in handler time ({@code byHandlerTime}; else by declared cost): an admission
+     * charges its key's recent mean handler time and a {@link #releaseTimedAsync} corrects it by the time measured.
+     */
+    public List<String> configure(String group, int defaultCap, Duration lease, dev.runbus.FlowRate rate,
+                                  int topicCap, Duration priorityAging, dev.runbus.FlowRate topicRate,
+                                  boolean byHandlerTime) {
         if (priorityAging != null && priorityAging.toMillis() <= 0) {
             throw new IllegalArgumentException("a priority's aging must be at least 1 ms, not " + priorityAging);
         }
@@ -162,7 +181,7 @@ public final class FlowCaps {
                         rate == null ? 1 : rate.burst(), topicCap < 0 ? "" : topicCap,
                         priorityAging == null ? "" : priorityAging.toMillis(),
                         topicRate == null ? "" : topicRate.intervalMillis(),
-                        topicRate == null ? 1 : topicRate.burst())));
+                        topicRate == null ? 1 : topicRate.burst(), byHandlerTime ? "time" : "")));
             } catch (RuntimeException e) {
                 String owner = flowGroupIn(e);
                 if (owner == null) {
@@ -227,7 +246,8 @@ public final class FlowCaps {
         checkKey(flowKey);
         List<Object> args = new ArrayList<>(List.of("park", flowKey));
         fields.forEach((f, v) -> {
-            if (f.equals(WireFormat.FLOW_KEY) || f.equals(WireFormat.FLOW_SEQ) || f.equals(WireFormat.FLOW_PARKED)) {
+            if (f.equals(WireFormat.FLOW_KEY) || f.equals(WireFormat.FLOW_SEQ) || f.equals(WireFormat.FLOW_PARKED)
+                    || f.equals(WireFormat.FLOW_CHARGE)) {
                 throw new IllegalArgumentException("field " + f + " is the flow control's own");
             }
             args.add(f);
@@ -253,6 +273,28 @@ public final class FlowCaps {
     public CompletableFuture<Admitted> releaseAsync(String caller, Duration tickerLease, List<Hold> holds) {
         return callAsync(withHolds(List.of("release", caller, tickerLease.toMillis()), holds))
                 .thenApply(FlowCaps::admitted);
+    }
+
+    /**
+     * {@link #releaseAsync}, with each hold's handler time and admission charge: under fair shares by handler time, a
+     * key's finish tag is corrected by what its handlers took beyond (or short of) what their admissions charged, so
+     * that its next turns come later (or sooner). A hold without a measured time is given back as by
+     * {@link #releaseAsync}.
+     */
+    public CompletableFuture<Admitted> releaseTimedAsync(String caller, Duration tickerLease, List<Hold> holds) {
+        List<Object> args = new ArrayList<>(List.of("release_timed", caller, tickerLease.toMillis()));
+        for (Hold h : holds) {
+            args.add(h.flowKey());
+            args.add(h.streamId());
+            args.add(h.handlerMillis() < 0 ? "" : millis(h.handlerMillis()));
+            args.add(h.chargedMillis() < 0 ? "" : millis(h.chargedMillis()));
+        }
+        return callAsync(args).thenApply(FlowCaps::admitted);
+    }
+
+    /** A time in ms as the script reads it: decimal, to the microsecond. */
+    private static String millis(double ms) {
+        return String.format(java.util.Locale.ROOT, "%.3f", ms);
     }
 
     /**

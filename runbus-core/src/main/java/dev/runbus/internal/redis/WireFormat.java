@@ -32,6 +32,11 @@ public final class WireFormat {
      */
     public static final String FLOW_PARKED = "flow_parked";
     /**
+     * Set by flow.lua when an entry enters the stream under fair shares by handler time: what its admission charged
+     * its key (ms, decimal), which the release corrects by the time its handler took.
+     */
+    public static final String FLOW_CHARGE = "flow_charge";
+    /**
      * The message's priority, 0 to 9 (docs/flow-control.md); absent for the default, 4. Read by flow.lua to order a
      * key's waiting entries; ignored on an entry without a flow key.
      */
@@ -181,6 +186,17 @@ public final class WireFormat {
         String id = text(fields.get(FLOW_PARKED), null);
         try {
             return id == null ? -1 : millisOf(id);
+        } catch (NumberFormatException written) { // by another program
+            return -1;
+        }
+    }
+
+    /** What the entry's admission charged its key ({@link #FLOW_CHARGE}, ms), or -1 when it charged nothing. */
+    public static double flowChargeMillis(Map<String, byte[]> fields) {
+        String charge = text(fields.get(FLOW_CHARGE), null);
+        try {
+            double ms = charge == null ? -1 : Double.parseDouble(charge);
+            return ms >= 0 && Double.isFinite(ms) ? ms : -1;
         } catch (NumberFormatException written) { // by another program
             return -1;
         }
