@@ -1,6 +1,8 @@
 package dev.runbus.server;
 
 import dev.runbus.AckMode;
+import dev.runbus.FlowFairness;
+import dev.runbus.FlowRate;
 import dev.runbus.SubscribeOptions;
 import dev.runbus.runs.RunHandler;
 import dev.runbus.runs.Runs;
@@ -31,17 +33,17 @@ public final class RunsFactory {
     /** @param meterRegistry where the runs layer registers its meters; null for none */
     public static RunsConfig config(Settings s, String consumerOverride, Object meterRegistry) {
         Duration minIdle = s.duration(Setting.MIN_IDLE);
-        SubscribeOptions worker = SubscribeOptions.builder()
+        SubscribeOptions.Builder worker = SubscribeOptions.builder()
                 .concurrency(s.integer(Setting.CONCURRENCY, 1))
                 .minIdle(minIdle)
                 .maxDeliveries(s.integer(Setting.MAX_DELIVERIES, 1))
                 .claimInterval(s.duration(Setting.CLAIM_INTERVAL))
                 .shutdownTimeout(s.duration(Setting.SHUTDOWN_TIMEOUT))
                 .blockTime(Duration.ofMillis(Math.min(2000, Math.max(100, minIdle.toMillis() / 4))))
-                .ackMode(AckMode.AFTER_WORK)
-                .build();
+                .ackMode(AckMode.AFTER_WORK);
+        flowControl(s, worker);
         RunsConfig.Builder b = RunsConfig.builder().schema(s.get(Setting.SCHEMA)).topic(s.get(Setting.TOPIC))
-                .group(s.get(Setting.GROUP)).workerOptions(worker)
+                .group(s.get(Setting.GROUP)).workerOptions(worker.build())
                 .sweepInterval(s.duration(Setting.SWEEP_INTERVAL)).sweepThreshold(s.duration(Setting.SWEEP_THRESHOLD))
                 .ordered(s.bool(Setting.ORDERED)).retryPolicy(s.retryPolicy(Setting.RETRY))
                 .migrate(s.bool(Setting.MIGRATE)).meterRegistry(meterRegistry)
@@ -53,6 +55,38 @@ public final class RunsFactory {
             b.consumer(s.get(Setting.CONSUMER));
         }
         return b.build();
+    }
+
+    /**
+     * The flow settings on the workers' options, checked here so that a refusal names the flags: flow control does
+     * not apply to --ordered runs, and a topic's cap or rate needs an unpartitioned topic.
+     */
+    private static void flowControl(Settings s, SubscribeOptions.Builder worker) {
+        int cap = s.optionalInteger(Setting.FLOW_CAP, 0);
+        int topicCap = s.optionalInteger(Setting.FLOW_TOPIC_CAP, 0);
+        FlowRate rate = s.flowRate(Setting.FLOW_RATE);
+        FlowRate topicRate = s.flowRate(Setting.FLOW_TOPIC_RATE);
+        FlowFairness fairness = s.flowFairness(Setting.FLOW_FAIRNESS);
+        Duration aging = s.duration(Setting.FLOW_PRIORITY_AGING);
+        if (aging.isZero()) {
+            throw new IllegalArgumentException("--flow-priority-aging must be more than 0s");
+        }
+        boolean flow = cap >= 0 || topicCap >= 0 || rate != null || topicRate != null;
+        boolean topicWide = topicCap >= 0 || topicRate != null;
+        if (flow && s.bool(Setting.ORDERED)) {
+            throw new IllegalArgumentException("--flow-cap, --flow-rate, --flow-topic-cap and --flow-topic-rate do not"
+                    + " apply with --ordered: a user's runs already run one at a time");
+        }
+        if (topicWide && s.integer(Setting.PARTITIONS, 1) > 1) {
+            throw new IllegalArgumentException("--flow-topic-cap and --flow-topic-rate need --partitions 1: a count"
+                    + " across partitions would be one per partition (docs/flow-control.md)");
+        }
+        if (fairness == FlowFairness.BY_HANDLER_TIME && !topicWide) {
+            throw new IllegalArgumentException("--flow-fairness handler-time shares the topic's capacity: it needs"
+                    + " --flow-topic-cap or --flow-topic-rate");
+        }
+        worker.flowCap(cap).flowTopicCap(topicCap).flowRate(rate).flowTopicRate(topicRate).flowFairness(fairness)
+                .flowPriorityAging(aging);
     }
 
     /**

@@ -55,6 +55,25 @@ public enum Setting {
     DEAD_LETTER_RETENTION("dead-letter-retention", "", "dead letters older than this are trimmed; empty keeps"
             + " them until purged", false),
     SHUTDOWN_TIMEOUT("shutdown-timeout", "30s", "how long a graceful stop waits for running handlers", false),
+    FLOW_CAP("flow-cap", "", "flow control (docs/flow-control.md): at most this many runs of one flow key run at"
+            + " once across the workers, the others waiting outside the stream; 0 holds every key back until a key's"
+            + " own cap is set (runbus flow cap); empty: no cap per key. Give the flow settings to every process that"
+            + " submits or works: a process without them submits runs without their flow key", false),
+    FLOW_RATE("flow-rate", "", "flow control: the runs of one flow key start at most at this rate,"
+            + " PERMITS/PERIOD[,BURST] (5/1s, 100/1m,20: 100 a minute, up to 20 at once; burst 1 by default);"
+            + " empty: none", false),
+    FLOW_TOPIC_CAP("flow-topic-cap", "", "flow control: at most this many runs with a flow key run at once in all,"
+            + " shared fairly between the keys that wait (by weight: runbus flow weight); needs --partitions 1;"
+            + " empty: none", false),
+    FLOW_TOPIC_RATE("flow-topic-rate", "", "flow control: the runs with a flow key start at most at this rate in"
+            + " all, PERMITS/PERIOD[,BURST] as --flow-rate, shared between the keys as --flow-topic-cap; needs"
+            + " --partitions 1; empty: none", false),
+    FLOW_FAIRNESS("flow-fairness", "cost", "what the fair shares of --flow-topic-cap and --flow-topic-rate count:"
+            + " cost (each run 1) or handler-time (the time its handler ran, so that keys of equal weight get the"
+            + " same worker time)", false),
+    FLOW_PRIORITY_AGING("flow-priority-aging", "60s", "flow control: how long waiting is worth one step of a run's"
+            + " priority (a run of priority p waits behind later, more urgent runs of its key at most (9 - p) times"
+            + " this)", false),
     HANDLER("handler", "dev.runbus.server.DemoHandler", "class name of the RunHandler (public, no-argument constructor);"
             + " the default is the demo's echo, which serve takes only on the embedded servers: with --redis-url or"
             + " --database-url it needs a handler named", false),

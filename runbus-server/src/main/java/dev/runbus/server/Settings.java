@@ -1,5 +1,7 @@
 package dev.runbus.server;
 
+import dev.runbus.FlowFairness;
+import dev.runbus.FlowRate;
 import dev.runbus.RetryPolicy;
 import java.io.IOException;
 import java.io.InputStream;
@@ -148,6 +150,45 @@ public final class Settings {
     /** An optional duration: empty when the setting is empty. */
     public java.util.Optional<Duration> optionalDuration(Setting s) {
         return get(s).isEmpty() ? java.util.Optional.empty() : java.util.Optional.of(duration(s));
+    }
+
+    /** A whole number of at least {@code min}, or -1 when the setting is empty. */
+    public int optionalInteger(Setting s, int min) {
+        return isSet(s) ? integer(s, min) : -1;
+    }
+
+    /** A flow rate, {@code PERMITS/PERIOD[,BURST]} ({@code 5/1s}, {@code 100/1m,20}), or null when it is empty. */
+    public FlowRate flowRate(Setting s) {
+        if (!isSet(s)) {
+            return null;
+        }
+        try {
+            return parseFlowRate(get(s));
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("--" + s.key() + ": " + e.getMessage());
+        }
+    }
+
+    private static final Pattern FLOW_RATE = Pattern.compile("(\\d{1,9})/([0-9a-z]+)(?:,(\\d{1,9}))?");
+
+    static FlowRate parseFlowRate(String text) {
+        Matcher m = FLOW_RATE.matcher(text);
+        if (!m.matches()) {
+            throw new IllegalArgumentException("expected PERMITS/PERIOD[,BURST], e.g. 5/1s or 100/1m,20, got '"
+                    + text + "'");
+        }
+        return new FlowRate(Integer.parseInt(m.group(1)), parseDuration(m.group(2)),
+                m.group(3) == null ? 1 : Integer.parseInt(m.group(3)));
+    }
+
+    /** {@code cost} or {@code handler-time}. */
+    public FlowFairness flowFairness(Setting s) {
+        return switch (get(s)) {
+            case "cost" -> FlowFairness.BY_COST;
+            case "handler-time" -> FlowFairness.BY_HANDLER_TIME;
+            default -> throw new IllegalArgumentException("--" + s.key() + " must be cost or handler-time, got '"
+                    + get(s) + "'");
+        };
     }
 
     /** {@code on-idle}, {@code fixed:5s} or {@code exponential:1s,2,30s,0.2}. */

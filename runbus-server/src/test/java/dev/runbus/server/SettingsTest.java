@@ -3,7 +3,10 @@ package dev.runbus.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.runbus.FlowFairness;
+import dev.runbus.FlowRate;
 import dev.runbus.RetryPolicy;
+import dev.runbus.SubscribeOptions;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -84,6 +87,45 @@ class SettingsTest {
             Settings b = Settings.resolve(Map.of(Setting.RETRY, bad), Map.of(), null);
             assertThatThrownBy(() -> b.retryPolicy(Setting.RETRY)).as(bad).hasMessageContaining("--retry");
         }
+    }
+
+    @Test
+    void flowSettingsReachTheWorkersOptions() {
+        SubscribeOptions none = RunsFactory.config(Settings.resolve(Map.of(), Map.of(), null), "c").workerOptions();
+        assertThat(none.flowControlled()).isFalse();
+        assertThat(none.flowFairness()).isEqualTo(FlowFairness.BY_COST);
+        Settings s = Settings.resolve(Map.of(Setting.FLOW_CAP, "3", Setting.FLOW_RATE, "100/1m,20",
+                Setting.FLOW_TOPIC_CAP, "64", Setting.FLOW_TOPIC_RATE, "5/1s", Setting.FLOW_FAIRNESS, "handler-time",
+                Setting.FLOW_PRIORITY_AGING, "2m"), Map.of(), null);
+        s.validate();
+        SubscribeOptions o = RunsFactory.config(s, "c").workerOptions();
+        assertThat(o.flowCap()).isEqualTo(3);
+        assertThat(o.flowRate()).isEqualTo(new FlowRate(100, Duration.ofMinutes(1), 20));
+        assertThat(o.flowTopicCap()).isEqualTo(64);
+        assertThat(o.flowTopicRate()).isEqualTo(new FlowRate(5, Duration.ofSeconds(1), 1));
+        assertThat(o.flowFairness()).isEqualTo(FlowFairness.BY_HANDLER_TIME);
+        assertThat(o.flowPriorityAging()).isEqualTo(Duration.ofMinutes(2));
+        assertThat(RunsFactory.config(s, "c").flowControlled()).as("triggers carry their flow key").isTrue();
+    }
+
+    @Test
+    void badFlowSettingsNameTheirFlag() {
+        Map<Map<Setting, String>, String> bad = Map.of(
+                Map.of(Setting.FLOW_RATE, "5"), "--flow-rate: expected PERMITS/PERIOD[,BURST]",
+                Map.of(Setting.FLOW_RATE, "0/1s"), "--flow-rate: a flow rate's permits must be 1 or more",
+                Map.of(Setting.FLOW_TOPIC_RATE, "5/soon"), "--flow-topic-rate: expected a duration",
+                Map.of(Setting.FLOW_CAP, "-1"), "--flow-cap must be at least 0",
+                Map.of(Setting.FLOW_FAIRNESS, "fair"), "--flow-fairness must be cost or handler-time",
+                Map.of(Setting.FLOW_FAIRNESS, "handler-time", Setting.FLOW_CAP, "2"),
+                "--flow-fairness handler-time shares the topic's capacity",
+                Map.of(Setting.FLOW_TOPIC_CAP, "8", Setting.PARTITIONS, "4"), "need --partitions 1",
+                Map.of(Setting.FLOW_CAP, "1", Setting.ORDERED, "true"), "do not apply with --ordered",
+                Map.of(Setting.FLOW_PRIORITY_AGING, "0s"), "--flow-priority-aging must be more than 0s");
+        bad.forEach((flags, message) -> assertThatThrownBy(() -> Settings.resolve(flags, Map.of(), null).validate())
+                .as("%s", flags).isInstanceOf(IllegalArgumentException.class).hasMessageContaining(message));
+        Cli c = Cli.run("worker", "--flow-rate", "lots", "--handler", DemoHandler.class.getName());
+        assertThat(c.exitCode).as(c.err).isEqualTo(2);
+        assertThat(c.err).contains("--flow-rate").contains("'lots'");
     }
 
     @Test

@@ -61,6 +61,30 @@ public final class WorkerOptions {
             + "for running handlers; default 30s")
     String shutdownTimeout;
 
+    @Option(names = "--flow-cap", paramLabel = "N", description = "flow control: at most N runs of one flow key at "
+            + "once across the workers; default: no cap per key")
+    Integer flowCap;
+
+    @Option(names = "--flow-rate", paramLabel = "RATE", description = "flow control: the runs of one flow key start "
+            + "at most at PERMITS/PERIOD[,BURST] (5/1s, 100/1m,20); default: no rate")
+    String flowRate;
+
+    @Option(names = "--flow-topic-cap", paramLabel = "N", description = "flow control: at most N runs with a flow key "
+            + "at once in all, shared fairly between the keys; needs --partitions 1; default: none")
+    Integer flowTopicCap;
+
+    @Option(names = "--flow-topic-rate", paramLabel = "RATE", description = "flow control: the runs with a flow key "
+            + "start at most at this rate in all (as --flow-rate), shared between the keys; default: none")
+    String flowTopicRate;
+
+    @Option(names = "--flow-fairness", paramLabel = "WHAT", description = "what the topic's fair shares count: cost "
+            + "or handler-time; default cost")
+    String flowFairness;
+
+    @Option(names = "--flow-priority-aging", paramLabel = "DURATION", description = "how long waiting is worth one "
+            + "step of a run's priority; default 60s")
+    String flowPriorityAging;
+
     @Option(names = "--handler", paramLabel = "CLASS", description = "RunHandler class with a public no-argument "
             + "constructor; default dev.runbus.server.DemoHandler, the demo's echo, which serve takes only on the "
             + "embedded servers: serve with --redis-url or --database-url needs this flag")
@@ -101,6 +125,12 @@ public final class WorkerOptions {
         ConnectionOptions.put(flags, Setting.METER_REFRESH, meterRefresh);
         ConnectionOptions.put(flags, Setting.SWEEP_THRESHOLD, sweepThreshold);
         ConnectionOptions.put(flags, Setting.SHUTDOWN_TIMEOUT, shutdownTimeout);
+        ConnectionOptions.put(flags, Setting.FLOW_CAP, flowCap);
+        ConnectionOptions.put(flags, Setting.FLOW_RATE, flowRate);
+        ConnectionOptions.put(flags, Setting.FLOW_TOPIC_CAP, flowTopicCap);
+        ConnectionOptions.put(flags, Setting.FLOW_TOPIC_RATE, flowTopicRate);
+        ConnectionOptions.put(flags, Setting.FLOW_FAIRNESS, flowFairness);
+        ConnectionOptions.put(flags, Setting.FLOW_PRIORITY_AGING, flowPriorityAging);
         ConnectionOptions.put(flags, Setting.HANDLER, handler);
         ConnectionOptions.put(flags, Setting.HANDLER_PATH, handlerPath);
     }
