@@ -44,9 +44,11 @@ public final class Message {
     private final String flowKey;
     private final int priority;
     private final int cost;
+    private final String flowSubKey;
 
     private Message(String id, String type, byte[] payload, Map<String, String> headers, Instant publishedAt,
-                    String key, String flowKey, int priority, int cost) {
+                    String key, String flowKey, int priority, int cost, String flowSubKey) {
+        this.flowSubKey = flowSubKey;
         this.id = id;
         this.key = key;
         this.flowKey = flowKey;
@@ -99,7 +101,7 @@ public final class Message {
 
     /** This message with {@code key} as its key. */
     public Message withKey(String key) {
-        return new Message(id, type, payload, headers, publishedAt, checkKey(key), flowKey, priority, cost);
+        return new Message(id, type, payload, headers, publishedAt, checkKey(key), flowKey, priority, cost, flowSubKey);
     }
 
     /**
@@ -113,7 +115,7 @@ public final class Message {
 
     /** This message with {@code flowKey} as its flow key (see {@link #flowKey()}). */
     public Message withFlowKey(String flowKey) {
-        return new Message(id, type, payload, headers, publishedAt, key, checkFlowKey(flowKey), priority, cost);
+        return new Message(id, type, payload, headers, publishedAt, key, checkFlowKey(flowKey), priority, cost, flowSubKey);
     }
 
     /**
@@ -131,7 +133,7 @@ public final class Message {
     /** This message with {@code priority} (see {@link #priority()}); it must have a flow key. */
     public Message withPriority(int priority) {
         return new Message(id, type, payload, headers, publishedAt, key, flowKey,
-                checkPriority(priority, flowKey), cost);
+                checkPriority(priority, flowKey), cost, flowSubKey);
     }
 
     /**
@@ -148,7 +150,23 @@ public final class Message {
     /** This message with {@code cost} (see {@link #cost()}); it must have a flow key. */
     public Message withCost(int cost) {
         return new Message(id, type, payload, headers, publishedAt, key, flowKey, priority,
-                checkCost(cost, flowKey));
+                checkCost(cost, flowKey), flowSubKey);
+    }
+
+    /**
+     * The flow sub-key (a conversation, a user of the tenant; docs/flow-control.md), or null when it has none. The
+     * waiting messages of one flow key take turns by sub-key (start-time fair queueing): a sub-key with many waiting
+     * gets no more turns than one with a few, so one conversation's burst does not hold up the tenant's others. The
+     * tenant's share of the topic is its flow key's, however many sub-keys it spreads its work over.
+     */
+    public String flowSubKey() {
+        return flowSubKey;
+    }
+
+    /** This message with {@code flowSubKey} (see {@link #flowSubKey()}); it must have a flow key. */
+    public Message withFlowSubKey(String flowSubKey) {
+        return new Message(id, type, payload, headers, publishedAt, key, flowKey, priority, cost,
+                checkFlowSubKey(flowSubKey, flowKey));
     }
 
     @Override
@@ -162,12 +180,14 @@ public final class Message {
         Message m = (Message) o;
         return id.equals(m.id) && type.equals(m.type) && Arrays.equals(payload, m.payload)
                 && headers.equals(m.headers) && publishedAt.equals(m.publishedAt) && Objects.equals(key, m.key)
-                && Objects.equals(flowKey, m.flowKey) && priority == m.priority && cost == m.cost;
+                && Objects.equals(flowKey, m.flowKey) && priority == m.priority && cost == m.cost
+                && Objects.equals(flowSubKey, m.flowSubKey);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(id, type, Arrays.hashCode(payload), headers, publishedAt, key, flowKey, priority, cost);
+        return Objects.hash(id, type, Arrays.hashCode(payload), headers, publishedAt, key, flowKey, priority, cost,
+                flowSubKey);
     }
 
     @Override
@@ -176,7 +196,7 @@ public final class Message {
                 + ", publishedAt=" + publishedAt + (key == null ? "" : ", key=" + key)
                 + (flowKey == null ? "" : ", flowKey=" + flowKey)
                 + (priority == DEFAULT_PRIORITY ? "" : ", priority=" + priority)
-                + (cost == 1 ? "" : ", cost=" + cost) + "]";
+                + (cost == 1 ? "" : ", cost=" + cost) + (flowSubKey == null ? "" : ", flowSubKey=" + flowSubKey) + "]";
     }
 
     /** Builds a {@link Message}; id, headers and publish time are optional. */
@@ -190,6 +210,7 @@ public final class Message {
         private String flowKey;
         private int priority = DEFAULT_PRIORITY;
         private int cost = 1;
+        private String flowSubKey;
 
         private Builder(String type, byte[] payload) {
             this.type = Objects.requireNonNull(type, "type");
@@ -253,6 +274,15 @@ public final class Message {
             return this;
         }
 
+        /**
+         * The flow sub-key (see {@link Message#flowSubKey()}): as a flow key, non-empty, at most
+         * {@value #MAX_FLOW_KEY_BYTES} UTF-8 bytes, without NUL. It needs a {@link #flowKey flow key}.
+         */
+        public Builder flowSubKey(String flowSubKey) {
+            this.flowSubKey = checkFlowSubKey(flowSubKey, "");
+            return this;
+        }
+
         public Builder publishedAt(Instant publishedAt) {
             this.publishedAt = Objects.requireNonNull(publishedAt, "publishedAt");
             return this;
@@ -268,10 +298,30 @@ public final class Message {
             }
             checkPriority(priority, flowKey);
             checkCost(cost, flowKey);
+            if (flowSubKey != null) {
+                checkFlowSubKey(flowSubKey, flowKey);
+            }
             return new Message(id == null ? UUID.randomUUID().toString() : id, type, payload,
                     Collections.unmodifiableMap(new LinkedHashMap<>(headers)),
                     (publishedAt == null ? Instant.now() : publishedAt).truncatedTo(ChronoUnit.MILLIS), key,
-                    flowKey, priority, cost);
+                    flowKey, priority, cost, flowSubKey);
+        }
+    }
+
+    /**
+     * A flow sub-key as {@link Builder#flowSubKey} takes it, for a message whose flow key is {@code flowKey} (null:
+     * none, refused; "": not known yet, checked when the message is built).
+     */
+    static String checkFlowSubKey(String flowSubKey, String flowKey) {
+        Objects.requireNonNull(flowSubKey, "flowSubKey");
+        if (flowKey == null) {
+            throw new IllegalArgumentException("a flow sub-key needs a flow key: it orders the flow key's waiting"
+                    + " messages");
+        }
+        try {
+            return checkFlowKey(flowSubKey);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(e.getMessage().replace("a flow key", "a flow sub-key"));
         }
     }
 

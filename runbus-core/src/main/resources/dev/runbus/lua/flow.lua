@@ -13,8 +13,13 @@
 --            into the stream also carries flow_parked, the id it first waited under (its time: when it was parked)
 --   queue    sorted set, score 0, members key NUL seq NUL parked-id: each key's parked entries in order (by lex).
 --            seq is 16 characters: the entry's lane (one digit, 0 the most urgent: 9 - its priority field, 5 without
---            one) and a 15-digit sequence number, so that a key's entries sort by lane, then in the order they were
---            parked. A key admits the head of its most urgent lane unless a less urgent lane's head has aged past it:
+--            one) and a 15-digit start tag, so that a key's entries sort by lane, then by start-time fair queueing
+--            among the key's sub-keys (flow_sub, '' for none): an entry parked for sub-key u starts at max(the key's
+--            virtual time, u's last finish tag) and finishes cost later, and the key's virtual time moves to the start
+--            tag of each entry let in. So a key's sub-keys with entries waiting take turns, whatever each one's
+--            backlog, and the entries of one sub-key keep their order (ties between sub-keys go by parked id, the
+--            order they came). Entries parked by an older runbus carry a sequence number counted over the partition
+--            in its place: in their key they sort behind newer entries until let in. A key admits the head of its most urgent lane unless a less urgent lane's head has aged past it:
 --            of the lanes' heads, the one whose park time + lane * aging is smallest (aging in ms under NUL aging in
 --            caps, the subscription's; one minute by default). Entries parked before lanes existed have lane 0
 --   holds    sorted set, members key NUL stream-id, score the hold's expiry (ms, Redis clock)
@@ -23,7 +28,7 @@
 --            subscription's default cap and hold lease (ms), so that a publisher parks and admits without knowing
 --            them. Until a subscription configured them every cap is 0: entries wait for a subscriber. Under
 --            NUL group, the group whose acks release the holds: one group per flow-controlled topic.
---   seq      string, the last sequence number handed to a parked entry (an order, not a count of anything)
+--   seq      string, no longer written: the sequence numbers parked entries had before start tags (below)
 --   tat      hash, flow key -> the theoretical arrival time of its rate limit (ms, Redis clock; GCRA): an entry of
 --            the key may be admitted when tat - (burst - 1) * interval <= now, and its admission sets
 --            tat = max(tat, now) + interval. Under NUL rate and NUL burst in caps: the interval (ms between two
@@ -123,6 +128,11 @@ local TOPIC_RATE_SET, TOPIC_BURST_SET = NUL .. 'topic_rate_set', NUL .. 'topic_b
 local TOPIC = NUL .. 'topic' -- the topic's field in tat and its member in later
 local FAIR_BY = NUL .. 'fair_by' -- 'time': fair shares count handler time; absent: declared costs
 local EST = NUL .. 'est' -- in tags: the topic's mean handler time (ms); EST NUL key: a key's
+-- In tags, a key's sub-keys' start-time fair queueing: SUB_VT NUL key, the key's virtual time (the start tag of its
+-- entry let in last); SUB_FINISH NUL key NUL sub-key, the finish tag of the sub-key's entry parked last.
+local SUB_VT, SUB_FINISH = NUL .. 'svt', NUL .. 'sft'
+-- A start tag is written in 15 digits: beyond, the key's tags start over (see subTagOf).
+local SUB_TAG_MAX = 999999999999999
 -- How much of a key's mean handler time one measurement moves (an exponential moving average).
 local EST_WEIGHT = 0.2
 -- Admissions of one call without a topic cap, under a topic rate only: the rest waits for the next tick.
@@ -373,6 +383,54 @@ local function costOf(fields)
   return 1
 end
 
+-- An entry's flow sub-key from its fields ('' for none: the key's entries without one are one sub-key).
+local function subOf(fields)
+  for j = 1, #fields, 2 do
+    if fields[j] == 'flow_sub' then
+      return fields[j + 1]
+    end
+  end
+  return ''
+end
+
+-- The start tag of a new entry of the key's sub-key sub: max(the key's virtual time, the sub-key's last finish
+-- tag), so that each sub-key with entries waiting gets one turn in turn (by cost), a sub-key that was idle neither
+-- gains credit nor waits behind another's backlog; and the sub-key's new finish tag, for parkedTag to record.
+local function subTagOf(key, sub, cost)
+  local t = redis.call('HMGET', tags, SUB_VT .. NUL .. key, SUB_FINISH .. NUL .. key .. NUL .. sub)
+  -- At least 1: tag 0 is the place of an entry put back to wait that never waited (a delayed one, when due), at the
+  -- head of its lane.
+  local start = math.max(1, tonumber(t[1] or '0'), tonumber(t[2] or '0'))
+  if start + cost > SUB_TAG_MAX then
+    start = 1 -- after 10^15 turns of a key: its later entries go first, once
+  end
+  return start, start + cost
+end
+
+-- Records the finish tag of the key's sub-key sub, whose entry was just parked.
+local function parkedTag(key, sub, finish)
+  redis.call('HSET', tags, SUB_FINISH .. NUL .. key .. NUL .. sub, string.format('%d', finish))
+end
+
+-- An entry of key with member's start tag is let in: the key's virtual time moves up to it, and the sub-key's
+-- finish tag is forgotten when this was its last entry (its next one starts at the virtual time all the same), so
+-- that tags holds the sub-keys with entries waiting, not every sub-key ever seen.
+local function admittedTag(key, member, fields)
+  local start = tonumber(string.sub(member, #key + 3, #key + 17))
+  if not start then
+    return
+  end
+  local vtField = SUB_VT .. NUL .. key
+  if start > tonumber(redis.call('HGET', tags, vtField) or '0') then
+    redis.call('HSET', tags, vtField, string.format('%d', start))
+  end
+  local finishField = SUB_FINISH .. NUL .. key .. NUL .. subOf(fields)
+  local finish = tonumber(redis.call('HGET', tags, finishField) or '-1')
+  if finish >= 0 and finish <= start + costOf(fields) then
+    redis.call('HDEL', tags, finishField)
+  end
+end
+
 -- Admits up to max of the key's parked entries, in the order of nextOf, while it has room and its rate allows;
 -- appends the stream ids to out and returns how many, and their costs summed. A key that has room and parked entries but must wait for its rate goes to later, due
 -- when its rate allows.
@@ -420,6 +478,7 @@ local function admitOwn(key, out, max, charge)
         fields[at + 1] = string.format('%.3f', charge)
       end
       local id = redis.call('XADD', stream, '*', unpack(fields))
+      admittedTag(key, first, fields)
       hold(key, id)
       out[#out + 1] = id
       room = room - 1
@@ -591,7 +650,10 @@ if op == 'park' or op == 'park_idmp' then
   for i = at + 1, #ARGV do
     fields[#fields + 1] = ARGV[i]
   end
-  local seq = string.char(48 + laneOf(fields)) .. string.format('%015d', redis.call('INCR', seqKey))
+  -- Its place among the key's waiting entries: its lane, then its start tag among the key's sub-keys.
+  local sub = subOf(fields)
+  local start, finish = subTagOf(key, sub, costOf(fields))
+  local seq = string.char(48 + laneOf(fields)) .. string.format('%015d', start)
   fields[#fields + 1] = 'flow_key'
   fields[#fields + 1] = key
   fields[#fields + 1] = 'flow_seq'
@@ -600,7 +662,8 @@ if op == 'park' or op == 'park_idmp' then
   if op == 'park_idmp' then
     pid = redis.call('XADD', parked, 'IDMP', ARGV[2], ARGV[3], '*', unpack(fields))
     -- A park run again with the same producer and number (re-sent after its reply was lost) is answered the first
-    -- one's id, whose entry carries another seq, or is gone (let in since): it parks nothing more.
+    -- one's id, whose entry carries another seq (the first park moved its sub-key's finish tag past it), or is gone
+    -- (let in since): it parks nothing more.
     local entry = redis.call('XRANGE', parked, pid, pid)[1]
     local fresh = false
     if entry then
@@ -617,6 +680,7 @@ if op == 'park' or op == 'park_idmp' then
   else
     pid = park(key, seq, fields)
   end
+  parkedTag(key, sub, finish)
   local out = { pid }
   admit(key, out)
   return out

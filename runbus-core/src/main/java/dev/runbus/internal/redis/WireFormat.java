@@ -46,6 +46,11 @@ public final class WireFormat {
      * absent for 1. Read by flow.lua; ignored on an entry without a flow key.
      */
     public static final String COST = "cost";
+    /**
+     * The message's flow sub-key (docs/flow-control.md); absent for none. Read by flow.lua: a flow key's waiting
+     * entries take turns by sub-key.
+     */
+    public static final String FLOW_SUB = "flow_sub";
     /** Set on a replayed dead letter: only this group handles the entry; other groups ack it unseen. */
     public static final String FOR_GROUP = "for_group";
     /**
@@ -74,6 +79,9 @@ public final class WireFormat {
             if (m.cost() != 1) {
                 fields.put(COST, utf8(Integer.toString(m.cost())));
             }
+            if (m.flowSubKey() != null) {
+                fields.put(FLOW_SUB, utf8(m.flowSubKey()));
+            }
         }
         m.headers().forEach((name, value) -> fields.put(HEADER_PREFIX + name, utf8(value)));
         return fields;
@@ -98,6 +106,11 @@ public final class WireFormat {
             b.flowKey(flowKey);
             b.priority(priority(fields));
             b.cost(cost(fields));
+            String sub = text(fields.get(FLOW_SUB), null);
+            if (sub != null && sub.indexOf('\0') < 0 && sub.getBytes(StandardCharsets.UTF_8).length
+                    <= Message.MAX_FLOW_KEY_BYTES) { // written by another program: ignored when no publisher could
+                b.flowSubKey(sub);
+            }
         }
         for (Map.Entry<String, byte[]> f : fields.entrySet()) {
             String name = f.getKey();
