@@ -165,9 +165,13 @@ public record SubscribeOptions(int concurrency, int batchSize, Duration blockTim
         }
         String flow = flowCap != FLOW_CONTROL_OFF ? "flowCap" : flowRate != null ? "flowRate"
                 : flowTopicCap != FLOW_CONTROL_OFF ? "flowTopicCap" : flowTopicRate != null ? "flowTopicRate" : null;
-        if (flow != null && ordered) {
-            throw new IllegalArgumentException(flow + " does not apply to ordered consumption yet: a partition's "
-                    + "owner already runs its entries one at a time");
+        String cap = flowCap != FLOW_CONTROL_OFF ? "flowCap" : flowTopicCap != FLOW_CONTROL_OFF ? "flowTopicCap" : null;
+        if (cap != null && ordered) {
+            // A flow key chooses its messages' partition, whose owner runs them one at a time already: ordered
+            // consumption takes the rates only.
+            throw new IllegalArgumentException(cap + " does not apply to ordered consumption: a flow key's messages "
+                    + "share a partition, whose owner already runs them one at a time (flowRate and flowTopicRate do "
+                    + "apply)");
         }
         if (flow != null && ackMode != AckMode.AFTER_WORK) {
             throw new IllegalArgumentException(flow + " holds a slot until the entry's ack after work: ackMode must "

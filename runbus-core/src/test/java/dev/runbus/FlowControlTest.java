@@ -446,9 +446,12 @@ class FlowControlTest {
     }
 
     @Test
-    void aRateIsRefusedWithOrderedConsumption_andTheRateChecksItsArguments() {
-        assertThatThrownBy(() -> SubscribeOptions.builder().ordered(true).flowRate(FlowRate.perSecond(1)).build())
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("flowRate");
+    void aCapIsRefusedWithOrderedConsumption_aRateIsNot_andTheRateChecksItsArguments() {
+        assertThatThrownBy(() -> SubscribeOptions.builder().ordered(true).flowCap(1).build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("flowCap")
+                .hasMessageContaining("one at a time");
+        assertThat(SubscribeOptions.builder().ordered(true).flowRate(FlowRate.perSecond(1)).build().flowControlled())
+                .isTrue();
         assertThatThrownBy(() -> FlowRate.perSecond(0)).hasMessageContaining("permits must be 1 or more");
         assertThatThrownBy(() -> FlowRate.perSecond(1).withBurst(0)).hasMessageContaining("burst must be 1 or more");
         assertThatThrownBy(() -> FlowRate.of(2_000_000, Duration.ofSeconds(1))).hasMessageContaining("1 µs");

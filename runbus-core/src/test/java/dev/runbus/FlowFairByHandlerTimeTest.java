@@ -108,10 +108,10 @@ class FlowFairByHandlerTimeTest {
         }, SubscribeOptions.builder().flowTopicCap(1).flowFairness(fairness).concurrency(2)
                 .blockTime(Duration.ofMillis(200)).build());
 
-        Wait.until("every message handled", Duration.ofSeconds(60), () -> handled.size() >= SLOW + QUICK);
+        Wait.until("every message handled", Duration.ofSeconds(30), () -> handled.size() >= SLOW + QUICK);
         assertThat(new HashSet<>(handled)).as("each message once").hasSize(SLOW + QUICK);
         assertThat(handled).as("no message twice").hasSize(SLOW + QUICK);
-        Wait.until("every slot given back", Duration.ofSeconds(20), () -> flow.members("holds", 1) == 0);
+        Wait.until("every slot given back", Duration.ofSeconds(10), () -> flow.members("holds", 1) == 0);
         // Both keys were backlogged until the first of them started its last message.
         long bothWaited = calls.stream().collect(Collectors.groupingBy(Call::flowKey,
                         Collectors.reducing(Long.MIN_VALUE, Call::started, Math::max)))

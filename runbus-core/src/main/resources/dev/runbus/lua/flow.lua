@@ -13,12 +13,13 @@
 --            into the stream also carries flow_parked, the id it first waited under (its time: when it was parked)
 --   queue    sorted set, score 0, members key NUL seq NUL parked-id: each key's parked entries in order (by lex).
 --            seq is 16 characters: the entry's lane (one digit, 0 the most urgent: 9 - its priority field, 5 without
---            one) and a 15-digit start tag, so that a key's entries sort by lane, then by start-time fair queueing
+--            one) and a 15-digit start tag (12 digits, then 3 of the partition's park count, so that equal tags keep
+--            the order they came in), so that a key's entries sort by lane, then by start-time fair queueing
 --            among the key's sub-keys (flow_sub, '' for none): an entry parked for sub-key u starts at max(the key's
 --            virtual time, u's last finish tag) and finishes cost later, and the key's virtual time moves to the start
 --            tag of each entry let in. So a key's sub-keys with entries waiting take turns, whatever each one's
---            backlog, and the entries of one sub-key keep their order (ties between sub-keys go by parked id, the
---            order they came). Entries parked by an older runbus carry a sequence number counted over the partition
+--            backlog, and the entries of one sub-key keep their order (ties between sub-keys go in the order they
+--            came). Entries parked by an older runbus carry a sequence number counted over the partition
 --            in its place: in their key they sort behind newer entries until let in. A key admits the head of its most urgent lane unless a less urgent lane's head has aged past it:
 --            of the lanes' heads, the one whose park time + lane * aging is smallest (aging in ms under NUL aging in
 --            caps, the subscription's; one minute by default). Entries parked before lanes existed have lane 0
@@ -28,7 +29,7 @@
 --            subscription's default cap and hold lease (ms), so that a publisher parks and admits without knowing
 --            them. Until a subscription configured them every cap is 0: entries wait for a subscriber. Under
 --            NUL group, the group whose acks release the holds: one group per flow-controlled topic.
---   seq      string, no longer written: the sequence numbers parked entries had before start tags (below)
+--   seq      string, a count of the parked entries, whose last three digits order entries of equal start tags
 --   tat      hash, flow key -> the theoretical arrival time of its rate limit (ms, Redis clock; GCRA): an entry of
 --            the key may be admitted when tat - (burst - 1) * interval <= now, and its admission sets
 --            tat = max(tat, now) + interval. Under NUL rate and NUL burst in caps: the interval (ms between two
@@ -71,7 +72,9 @@
 --            admissions ('' for none), ARGV[12] its burst, ARGV[13] 'time' when the fair shares count handler time
 --            (NUL fair_by in caps; an admission then charges its key's mean handler time, NUL est NUL key in tags,
 --            the topic's under NUL est for a key not measured yet, and stamps it on the entry as flow_charge), ''
---            when they count declared costs
+--            when they count declared costs, ARGV[14] 'unheld' for an ordered group (NUL unheld in caps): entries
+--            are let in by their rates alone, without a hold, since the partition's owner runs them one at a time
+--            and nothing confirms, renews or releases a hold
 --            returns { the last key served ('' when every key was), stream ids admitted... }
 --   park     ARGV[2] flow key, ARGV[3..] the entry's fields and values
 --            returns { parked id, stream ids admitted... }
@@ -127,12 +130,15 @@ local TOPIC_RATE, TOPIC_BURST = NUL .. 'topic_rate', NUL .. 'topic_burst'
 local TOPIC_RATE_SET, TOPIC_BURST_SET = NUL .. 'topic_rate_set', NUL .. 'topic_burst_set'
 local TOPIC = NUL .. 'topic' -- the topic's field in tat and its member in later
 local FAIR_BY = NUL .. 'fair_by' -- 'time': fair shares count handler time; absent: declared costs
+-- '1': an ordered group's entries are let in by their rates with no hold (nothing confirms, renews or releases one)
+local UNHELD = NUL .. 'unheld'
 local EST = NUL .. 'est' -- in tags: the topic's mean handler time (ms); EST NUL key: a key's
 -- In tags, a key's sub-keys' start-time fair queueing: SUB_VT NUL key, the key's virtual time (the start tag of its
 -- entry let in last); SUB_FINISH NUL key NUL sub-key, the finish tag of the sub-key's entry parked last.
 local SUB_VT, SUB_FINISH = NUL .. 'svt', NUL .. 'sft'
--- A start tag is written in 15 digits: beyond, the key's tags start over (see subTagOf).
-local SUB_TAG_MAX = 999999999999999
+-- A start tag is written in 15 digits, 12 for the tag and 3 for the order of arrival among equal tags (the parked
+-- ids, compared by lex, would not keep it: "-12" sorts before "-9"); beyond, the key's tags start over (subTagOf).
+local SUB_TAG_MAX, TIE_DIGITS = 999999999999, 1000
 -- How much of a key's mean handler time one measurement moves (an exponential moving average).
 local EST_WEIGHT = 0.2
 -- Admissions of one call without a topic cap, under a topic rate only: the rest waits for the next tick.
@@ -206,6 +212,11 @@ if op == 'configure' then
   else
     redis.call('HDEL', caps, FAIR_BY)
   end
+  if (ARGV[14] or '') == 'unheld' then
+    redis.call('HSET', caps, UNHELD, '1')
+  else
+    redis.call('HDEL', caps, UNHELD)
+  end
 end
 if op == 'topicrate' then
   local before = topicRateInForce()
@@ -225,7 +236,7 @@ if op == 'topiccap' then
 end
 -- The subscription's settings, in one read: a call's fixed cost, paid by every park.
 local conf = redis.call('HMGET', caps, LEASE, CAP, RATE, BURST, TOPIC_CAP_SET, TOPIC_CAP, AGING, TOPIC_RATE_SET,
-  TOPIC_BURST_SET, TOPIC_RATE, TOPIC_BURST, FAIR_BY)
+  TOPIC_BURST_SET, TOPIC_RATE, TOPIC_BURST, FAIR_BY, UNHELD)
 local lease = tonumber(conf[1] or '0')
 local defaultCap = tonumber(conf[2] or '0')
 local interval = tonumber(conf[3] or '0')
@@ -253,6 +264,8 @@ end
 local fair = topicCap >= 0 or topicInterval > 0
 -- Whether their turns are counted in handler time (measured by the consumers) rather than in declared costs.
 local byTime = fair and conf[12] == 'time'
+-- Whether admitted entries go without a hold: an ordered group's, whose partition owners run them one at a time.
+local unheld = conf[13] == '1'
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -416,10 +429,11 @@ end
 -- finish tag is forgotten when this was its last entry (its next one starts at the virtual time all the same), so
 -- that tags holds the sub-keys with entries waiting, not every sub-key ever seen.
 local function admittedTag(key, member, fields)
-  local start = tonumber(string.sub(member, #key + 3, #key + 17))
-  if not start then
+  local digits = tonumber(string.sub(member, #key + 3, #key + 17))
+  if not digits then
     return
   end
+  local start = math.floor(digits / TIE_DIGITS)
   local vtField = SUB_VT .. NUL .. key
   if start > tonumber(redis.call('HGET', tags, vtField) or '0') then
     redis.call('HSET', tags, vtField, string.format('%d', start))
@@ -479,7 +493,9 @@ local function admitOwn(key, out, max, charge)
       end
       local id = redis.call('XADD', stream, '*', unpack(fields))
       admittedTag(key, first, fields)
-      hold(key, id)
+      if not unheld then
+        hold(key, id)
+      end
       out[#out + 1] = id
       room = room - 1
       admitted = admitted + 1
@@ -653,7 +669,8 @@ if op == 'park' or op == 'park_idmp' then
   -- Its place among the key's waiting entries: its lane, then its start tag among the key's sub-keys.
   local sub = subOf(fields)
   local start, finish = subTagOf(key, sub, costOf(fields))
-  local seq = string.char(48 + laneOf(fields)) .. string.format('%015d', start)
+  local tie = redis.call('INCR', seqKey) % TIE_DIGITS -- equal tags in the order they came (but every 1000th)
+  local seq = string.char(48 + laneOf(fields)) .. string.format('%015d', start * TIE_DIGITS + tie)
   fields[#fields + 1] = 'flow_key'
   fields[#fields + 1] = key
   fields[#fields + 1] = 'flow_seq'

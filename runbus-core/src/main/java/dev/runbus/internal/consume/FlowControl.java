@@ -120,7 +120,7 @@ public final class FlowControl {
             admitted += new FlowCaps(bus.scriptCalls(), bus.sync(), null, bus.keys(), ctx.name(p))
                     .configure(ctx.group(), capOf(ctx.options()), ctx.options().minIdle(), ctx.options().flowRate(),
                             topicCap, ctx.options().flowPriorityAging(), ctx.options().flowTopicRate(),
-                            ctx.options().flowFairness() == FlowFairness.BY_HANDLER_TIME)
+                            ctx.options().flowFairness() == FlowFairness.BY_HANDLER_TIME, ctx.options().ordered())
                     .size();
         }
         log.debug("{}: flow cap {} and rate {} per key; {} waiting entries admitted", ctx.describe(),

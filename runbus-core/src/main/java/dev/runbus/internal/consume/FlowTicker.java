@@ -14,7 +14,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * then. Every consumer also ticks each partition at its own pace, so that a key held back while none of its entries
  * ran (no release told the ticker), or a dead ticker's keys, wait at most that long past their due time.
  */
-final class FlowTicker {
+public final class FlowTicker {
 
     /** At most this many keys held back by their rate are admitted per partition and tick. */
     static final int KEYS_PER_TICK = 100;
@@ -62,17 +62,30 @@ final class FlowTicker {
         this.loop = new PeriodicLoop("runbus-flow-tick-" + ctx.describe(), round, this::tick, listener);
     }
 
+    /**
+     * The ticks of an ordered subscription with a flow rate (docs/flow-control.md, "Ordered topics"), whose entries
+     * are let in by their rates alone: nothing releases a slot there, so its ticks are all that lets a key in when its
+     * rate allows.
+     */
+    public static FlowTicker ofOrdered(SubscriptionContext ctx, BusServices bus) {
+        FlowCaps[] caps = new FlowCaps[ctx.partitions().count()];
+        for (int p = 0; p < caps.length; p++) {
+            caps[p] = new FlowCaps(bus.scriptCalls(), bus.sync(), bus.async(), bus.keys(), ctx.name(p));
+        }
+        return new FlowTicker(ctx, caps, bus.listener(), bus.commandTimeoutMillis());
+    }
+
     /** The ticker role's lease, for the calls that may take it. */
     Duration lease() {
         return lease;
     }
 
-    void start() {
+    public void start() {
         loop.start();
     }
 
     /** Stops the ticks; a tick on the wire is let be (what it admits is read by whoever reads next). */
-    void close() {
+    public void close() {
         loop.close();
     }
 

@@ -159,6 +159,18 @@ public final class FlowCaps {
     public List<String> configure(String group, int defaultCap, Duration lease, dev.runbus.FlowRate rate,
                                   int topicCap, Duration priorityAging, dev.runbus.FlowRate topicRate,
                                   boolean byHandlerTime) {
+        return configure(group, defaultCap, lease, rate, topicCap, priorityAging, topicRate, byHandlerTime, false);
+    }
+
+    /**
+     * {@link #configure(String, int, Duration, dev.runbus.FlowRate, int, Duration, dev.runbus.FlowRate, boolean)} for
+     * an ordered group when {@code unheld}: its entries are let in by their rates with no hold (the partition's owner
+     * runs them one at a time, and nothing confirms, renews or releases a hold), so {@code defaultCap} should be
+     * unlimited and there is no topic cap.
+     */
+    public List<String> configure(String group, int defaultCap, Duration lease, dev.runbus.FlowRate rate,
+                                  int topicCap, Duration priorityAging, dev.runbus.FlowRate topicRate,
+                                  boolean byHandlerTime, boolean unheld) {
         if (priorityAging != null && priorityAging.toMillis() <= 0) {
             throw new IllegalArgumentException("a priority's aging must be at least 1 ms, not " + priorityAging);
         }
@@ -181,7 +193,8 @@ public final class FlowCaps {
                         rate == null ? 1 : rate.burst(), topicCap < 0 ? "" : topicCap,
                         priorityAging == null ? "" : priorityAging.toMillis(),
                         topicRate == null ? "" : topicRate.intervalMillis(),
-                        topicRate == null ? 1 : topicRate.burst(), byHandlerTime ? "time" : "")));
+                        topicRate == null ? 1 : topicRate.burst(), byHandlerTime ? "time" : "",
+                        unheld ? "unheld" : "")));
             } catch (RuntimeException e) {
                 String owner = flowGroupIn(e);
                 if (owner == null) {

@@ -4,6 +4,7 @@ import dev.runbus.Handler;
 import dev.runbus.internal.consume.BusServices;
 import dev.runbus.internal.consume.BusSubscription;
 import dev.runbus.internal.consume.DeadLetterMover;
+import dev.runbus.internal.consume.FlowTicker;
 import dev.runbus.internal.consume.PeriodicLoop;
 import dev.runbus.internal.consume.SubscriptionContext;
 import dev.runbus.internal.redis.StreamReader;
@@ -39,6 +40,8 @@ public final class OrderedSubscription extends BusSubscription {
     private final DeadLetterMover deadLetters;
     private final ScheduledExecutorService timer;
     private final ExecutorService ownedExecutor;
+    /** With a flow rate: lets in the keys its rate held back when they are due; else null. */
+    private final FlowTicker flowTicker;
 
     public OrderedSubscription(SubscriptionContext ctx, Handler handler, BusServices bus, StreamReader reader, Runnable onClosed) {
         super(ctx, onClosed);
@@ -56,6 +59,7 @@ public final class OrderedSubscription extends BusSubscription {
                 bus.groups(), listener, bus.commandTimeoutMillis());
         this.ownershipLoop = new PeriodicLoop("runbus-leases-" + ctx.describe(),
                 PartitionOwnership.tick(ctx.options().leaseTime()), ownership, listener);
+        this.flowTicker = ctx.options().flowControlled() ? FlowTicker.ofOrdered(ctx, bus) : null;
         AtomicInteger n = new AtomicInteger();
         this.ownedExecutor = ctx.options().executor() == null ? Executors.newFixedThreadPool(
                 ctx.options().concurrency(), r -> daemon(r, "runbus-handler-" + ctx.describe() + "-" + n.incrementAndGet()))
@@ -81,6 +85,9 @@ public final class OrderedSubscription extends BusSubscription {
         deadLetters.start();
         readLoop.start();
         ownershipLoop.start();
+        if (flowTicker != null) {
+            flowTicker.start();
+        }
         return this;
     }
 
@@ -93,6 +100,9 @@ public final class OrderedSubscription extends BusSubscription {
     /** Stops reading and taking partitions; the leases held are still renewed while the handlers finish. */
     @Override
     protected void stopWork() {
+        if (flowTicker != null) {
+            flowTicker.close(); // what waits for its rate is let in by the group's other consumers
+        }
         ownership.closing();
         readLoop.close();
     }
