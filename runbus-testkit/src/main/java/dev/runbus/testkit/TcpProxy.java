@@ -47,6 +47,8 @@ public final class TcpProxy implements AutoCloseable {
     /** Whether the next command matching {@link #holdFrom} holds its connection's replies. */
     private final AtomicBoolean armed = new AtomicBoolean();
     private final AtomicInteger matched = new AtomicInteger();
+    /** Client connections closed at once because the target did not accept theirs. */
+    private final AtomicInteger unreached = new AtomicInteger();
 
     private TcpProxy(String targetHost, int targetPort) throws IOException {
         this.target = targetHost + ":" + targetPort;
@@ -168,6 +170,14 @@ public final class TcpProxy implements AutoCloseable {
         }
     }
 
+    /**
+     * How many client connections were closed as soon as accepted, because the target ({@link #forwardTo}) did not
+     * accept the proxy's: to the client, a connect that failed.
+     */
+    public int unreachedConnections() {
+        return unreached.get();
+    }
+
     /** How many client connections are open now. */
     public int connections() {
         return sockets.size() / 2;
@@ -191,6 +201,7 @@ public final class TcpProxy implements AutoCloseable {
                     int colon = to.lastIndexOf(':');
                     upstream = new Socket(to.substring(0, colon), Integer.parseInt(to.substring(colon + 1)));
                 } catch (IOException e) {
+                    unreached.incrementAndGet();
                     closeQuietly(client);
                     continue;
                 }

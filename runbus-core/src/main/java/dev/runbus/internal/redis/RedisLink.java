@@ -277,7 +277,8 @@ public abstract class RedisLink implements AutoCloseable {
 
         @Override
         public StreamReader openReader(Duration timeout) {
-            StatefulRedisConnection<String, byte[]> c = client.connect(CODEC, target.seeds().get(0));
+            StatefulRedisConnection<String, byte[]> c = ConnectRetries.open("a stream reader's connection", timeout,
+                    () -> client.connect(CODEC, target.seeds().get(0)));
             c.setTimeout(timeout);
             return new ServerStreamReader(c, sync());
         }
@@ -436,7 +437,8 @@ public abstract class RedisLink implements AutoCloseable {
 
         @Override
         public StreamReader openReader(Duration timeout) {
-            StatefulRedisClusterConnection<String, byte[]> c = client.connect(CODEC);
+            StatefulRedisClusterConnection<String, byte[]> c = ConnectRetries.open("a stream reader's connection",
+                    timeout, () -> client.connect(CODEC));
             c.setTimeout(timeout);
             // Asked without waiting: a refresh asks every node, and one that stopped answering would hold up the
             // reader for its connect timeout (docs/architecture.md, rule 14). Coalesced: a reader asks after every
