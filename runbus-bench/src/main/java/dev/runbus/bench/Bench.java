@@ -145,6 +145,9 @@ public final class Bench {
             case "flow":
                 results.flow = FlowScenario.run(env);
                 break;
+            case "flow-kills":
+                results.flowKills = FlowKillsScenario.run(env);
+                break;
             default:
                 throw new IllegalArgumentException(scenario);
         }

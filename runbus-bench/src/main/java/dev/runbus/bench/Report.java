@@ -72,6 +72,9 @@ final class Report {
         if (r.flow != null) {
             new FlowSection(md).write(r.flow);
         }
+        if (r.flowKills != null) {
+            new FlowKillsSection(md).write(r.flowKills);
+        }
         failures();
         new MethodSection(md).write(r);
         new Analysis(md).write(r);

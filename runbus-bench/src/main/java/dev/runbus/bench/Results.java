@@ -45,6 +45,8 @@ final class Results implements Serializable {
     Redis8Scenario.Result redis8;
     /** Null in results saved before the flow scenario existed. */
     FlowScenario.Result flow;
+    /** Null unless the flow-kills scenario was asked for. */
+    FlowKillsScenario.Result flowKills;
     /** Scenario name → why it could not be measured. */
     final Map<String, String> failures = new LinkedHashMap<>();
 

@@ -271,7 +271,8 @@ public abstract class RedisLink implements AutoCloseable {
 
         @Override
         Pipe openPipe() {
-            StatefulRedisConnection<String, byte[]> c = client.connect(CODEC, target.seeds().get(0));
+            StatefulRedisConnection<String, byte[]> c = ConnectRetries.open("a pipe's connection",
+                    target.seeds().get(0).getTimeout(), () -> client.connect(CODEC, target.seeds().get(0)));
             return new Pipe(c, c.async(), true);
         }
 
@@ -431,7 +432,8 @@ public abstract class RedisLink implements AutoCloseable {
 
         @Override
         Pipe openPipe() {
-            StatefulRedisClusterConnection<String, byte[]> c = client.connect(CODEC);
+            StatefulRedisClusterConnection<String, byte[]> c = ConnectRetries.open("a pipe's connection",
+                    target.seeds().get(0).getTimeout(), () -> client.connect(CODEC));
             return new Pipe(c, c.async(), false);
         }
 
