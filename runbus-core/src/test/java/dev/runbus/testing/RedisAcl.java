@@ -69,11 +69,12 @@ public final class RedisAcl {
     /**
      * What a publisher needs on top of its list to publish messages with a flow key (flow.lua {@code park}, which
      * admits what has room): INCR the waiting order, HGET, HMGET the caps and rates, ZLEXCOUNT a key's slots,
-     * ZRANGEBYLEX, ZREM its queue, XRANGE, XDEL the waiting entry it lets in, HSET the key's rate state; under a topic
+     * ZRANGEBYLEX, ZREM its queue, XRANGE, XDEL the waiting entry it lets in, HSET the key's rate state and sub-key
+     * tags (HDEL a sub-key's tag with its last waiting entry); under a topic
      * cap, ZCARD the topic's slots and ZRANGE the key whose turn it is.
      */
     public static final String FLOW_PUBLISHER_EXTRA_COMMANDS =
-            "+incr +hget +hmget +hset +zlexcount +zrangebylex +zrem +xrange +xdel +zcard +zrange";
+            "+incr +hget +hmget +hset +hdel +zlexcount +zrangebylex +zrem +xrange +xdel +zcard +zrange";
 
     /**
      * What a worker needs on top of its list for flow control (a subscription with {@code flowCap} or
