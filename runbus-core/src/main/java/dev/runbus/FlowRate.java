@@ -44,6 +44,33 @@ public record FlowRate(int permits, Duration per, int burst) {
         return new FlowRate(permits, per, 1);
     }
 
+    private static final java.util.regex.Pattern TEXT =
+            java.util.regex.Pattern.compile("(\\d{1,9})/(\\d{1,9})(ms|s|m|h)(?:,(\\d{1,9}))?");
+
+    /**
+     * A rate written {@code PERMITS/PERIOD[,BURST]}, as configuration files and command lines write it: {@code 5/1s}
+     * (5 a second, burst 1), {@code 100/1m,20} (100 a minute, up to 20 at once); the period in {@code ms}, {@code s},
+     * {@code m} or {@code h}.
+     *
+     * @throws IllegalArgumentException naming what is wrong with {@code text}
+     */
+    public static FlowRate parse(String text) {
+        Objects.requireNonNull(text, "text");
+        java.util.regex.Matcher m = TEXT.matcher(text.trim());
+        if (!m.matches()) {
+            throw new IllegalArgumentException("expected PERMITS/PERIOD[,BURST], e.g. 5/1s or 100/1m,20, got '"
+                    + text + "'");
+        }
+        long n = Long.parseLong(m.group(2));
+        Duration per = switch (m.group(3)) {
+            case "ms" -> Duration.ofMillis(n);
+            case "s" -> Duration.ofSeconds(n);
+            case "m" -> Duration.ofMinutes(n);
+            default -> Duration.ofHours(n);
+        };
+        return new FlowRate(Integer.parseInt(m.group(1)), per, m.group(4) == null ? 1 : Integer.parseInt(m.group(4)));
+    }
+
     /** This rate with up to {@code burst} entries at once after an idle time. */
     public FlowRate withBurst(int burst) {
         return new FlowRate(permits, per, burst);

@@ -163,22 +163,10 @@ public final class Settings {
             return null;
         }
         try {
-            return parseFlowRate(get(s));
+            return FlowRate.parse(get(s));
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("--" + s.key() + ": " + e.getMessage());
         }
-    }
-
-    private static final Pattern FLOW_RATE = Pattern.compile("(\\d{1,9})/([0-9a-z]+)(?:,(\\d{1,9}))?");
-
-    static FlowRate parseFlowRate(String text) {
-        Matcher m = FLOW_RATE.matcher(text);
-        if (!m.matches()) {
-            throw new IllegalArgumentException("expected PERMITS/PERIOD[,BURST], e.g. 5/1s or 100/1m,20, got '"
-                    + text + "'");
-        }
-        return new FlowRate(Integer.parseInt(m.group(1)), parseDuration(m.group(2)),
-                m.group(3) == null ? 1 : Integer.parseInt(m.group(3)));
     }
 
     /** {@code cost} or {@code handler-time}. */

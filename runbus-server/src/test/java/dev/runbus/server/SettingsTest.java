@@ -113,7 +113,7 @@ class SettingsTest {
         Map<Map<Setting, String>, String> bad = Map.of(
                 Map.of(Setting.FLOW_RATE, "5"), "--flow-rate: expected PERMITS/PERIOD[,BURST]",
                 Map.of(Setting.FLOW_RATE, "0/1s"), "--flow-rate: a flow rate's permits must be 1 or more",
-                Map.of(Setting.FLOW_TOPIC_RATE, "5/soon"), "--flow-topic-rate: expected a duration",
+                Map.of(Setting.FLOW_TOPIC_RATE, "5/soon"), "--flow-topic-rate: expected PERMITS/PERIOD[,BURST]",
                 Map.of(Setting.FLOW_CAP, "-1"), "--flow-cap must be at least 0",
                 Map.of(Setting.FLOW_FAIRNESS, "fair"), "--flow-fairness must be cost or handler-time",
                 Map.of(Setting.FLOW_FAIRNESS, "handler-time", Setting.FLOW_CAP, "2"),

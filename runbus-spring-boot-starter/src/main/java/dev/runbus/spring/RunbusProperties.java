@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.NestedConfigurationProperty;
 
 /**
  * Every {@code runbus.*} property. The defaults written here are the library's own ({@code BusConfig},
@@ -262,6 +263,10 @@ public class RunbusProperties {
 
         private final Retry retry = new Retry();
 
+        /** Flow control of every listener (docs/flow-control.md). */
+        @NestedConfigurationProperty
+        private final FlowProperties flow = new FlowProperties();
+
         public int getConcurrency() {
             return concurrency;
         }
@@ -353,6 +358,10 @@ public class RunbusProperties {
         public Retry getRetry() {
             return retry;
         }
+
+        public FlowProperties getFlow() {
+            return flow;
+        }
     }
 
     /** The runs layer on the application's DataSource. */
@@ -420,6 +429,10 @@ public class RunbusProperties {
 
         /** When a failed attempt is tried again; the runs layer's default is exponential from 1 s. */
         private final Retry retry = runsRetry();
+
+        /** Flow control of the runs worker (docs/flow-control.md); give it to every process that submits runs too. */
+        @NestedConfigurationProperty
+        private final FlowProperties flow = new FlowProperties();
 
         private static Retry runsRetry() {
             Retry r = new Retry();
@@ -525,6 +538,10 @@ public class RunbusProperties {
 
         public Retry getRetry() {
             return retry;
+        }
+
+        public FlowProperties getFlow() {
+            return flow;
         }
 
         public Duration getMinIdle() {

@@ -24,6 +24,6 @@ final class SubscribeOptionsFactory {
         if (p.getKeepAliveInterval() != null) {
             b.keepAliveInterval(p.getKeepAliveInterval());
         }
-        return b;
+        return p.getFlow().applyTo(b);
     }
 }

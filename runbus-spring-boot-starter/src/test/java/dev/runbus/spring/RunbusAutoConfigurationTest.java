@@ -115,6 +115,33 @@ class RunbusAutoConfigurationTest {
     }
 
     @Test
+    void theFlowPropertiesReachTheListenersAndTheRunsWorkersOptions() {
+        RunbusProperties p = new Binder(new MapConfigurationPropertySource(Map.of(
+                "runbus.listener.flow.cap", "3", "runbus.listener.flow.rate", "100/1m,20",
+                "runbus.listener.flow.topic-cap", "64", "runbus.listener.flow.topic-rate", "5/1s",
+                "runbus.listener.flow.fairness", "by-handler-time", "runbus.listener.flow.priority-aging", "2m",
+                "runbus.runs.flow.cap", "2", "runbus.runs.flow.rate", "10/1s,5")))
+                .bind("runbus", RunbusProperties.class).get();
+        SubscribeOptions listener = SubscribeOptionsFactory.of(p.getListener()).build();
+        assertThat(listener.flowCap()).isEqualTo(3);
+        assertThat(listener.flowRate()).isEqualTo(new dev.runbus.FlowRate(100, Duration.ofMinutes(1), 20));
+        assertThat(listener.flowTopicCap()).isEqualTo(64);
+        assertThat(listener.flowTopicRate()).isEqualTo(dev.runbus.FlowRate.perSecond(5));
+        assertThat(listener.flowFairness()).isEqualTo(dev.runbus.FlowFairness.BY_HANDLER_TIME);
+        assertThat(listener.flowPriorityAging()).isEqualTo(Duration.ofMinutes(2));
+        dev.runbus.runs.RunsConfig runs = RunsConfigFactory.of(p.getRuns(), "c", null);
+        assertThat(runs.workerSubscription().flowCap()).isEqualTo(2);
+        assertThat(runs.workerSubscription().flowRate()).isEqualTo(dev.runbus.FlowRate.perSecond(10).withBurst(5));
+        assertThat(runs.flowControlled()).as("triggers carry their flow key").isTrue();
+
+        RunbusProperties bad = new Binder(new MapConfigurationPropertySource(Map.of("runbus.runs.flow.rate", "fast")))
+                .bind("runbus", RunbusProperties.class).get();
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> RunsConfigFactory.of(bad.getRuns(), "c", null))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("flow.rate")
+                .hasMessageContaining("'fast'");
+    }
+
+    @Test
     void tracingThroughTheApplicationsOpenTelemetryBeanCarriesTheContextToTheListener() {
         Traced traced = new Traced();
         io.opentelemetry.api.OpenTelemetry propagating = io.opentelemetry.api.OpenTelemetry.propagating(
