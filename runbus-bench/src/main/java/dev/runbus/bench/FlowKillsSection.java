@@ -39,7 +39,7 @@ final class FlowKillsSection {
                 x.handled()));
         md.line(String.format(Locale.ROOT, "| messages lost | %,d | 0 |", x.lost()));
         md.line(String.format(Locale.ROOT, "| dead letters | %,d | 0 |", x.deadLetters()));
-        md.line(String.format(Locale.ROOT, "| a SIGKILLed worker's slots free again, p50 / p99 / max | %s / %s / %s s"
+        md.line(String.format(Locale.ROOT, "| a SIGKILLed worker's slots free again, p50 / p99 / max | %s / %s / %s"
                 + " | p99 ≤ %.1f s (`minIdle + claimInterval + 1 s`) |",
                 Fmt.seconds(FlowKillsScenario.percentile(x.recoverySeconds(), 50)),
                 Fmt.seconds(FlowKillsScenario.percentile(x.recoverySeconds(), 99)),

@@ -75,6 +75,9 @@ final class Report {
         if (r.flowKills != null) {
             new FlowKillsSection(md).write(r.flowKills);
         }
+        if (r.flowRate != null) {
+            new FlowRateSection(md).write(r.flowRate);
+        }
         failures();
         new MethodSection(md).write(r);
         new Analysis(md).write(r);

@@ -47,6 +47,8 @@ final class Results implements Serializable {
     FlowScenario.Result flow;
     /** Null unless the flow-kills scenario was asked for. */
     FlowKillsScenario.Result flowKills;
+    /** Null unless the flow-rate scenario was asked for. */
+    FlowRateScenario.Result flowRate;
     /** Scenario name → why it could not be measured. */
     final Map<String, String> failures = new LinkedHashMap<>();
 
