@@ -203,4 +203,39 @@ class FlowControlKillTest {
         ids.forEach(id -> times.add(Long.parseLong(id.substring(0, id.indexOf('-')))));
         return times;
     }
+
+    /**
+     * Guarantee 3 (docs/flow-control.md, "The lease's limit"): a consumer paused (SIGSTOP) past its slot's lease loses
+     * the slot to a reap while its handler still runs; when it wakes, its keep-alive finds the slot gone and says so
+     * (the warning beside the meter {@code runbus.flow.holds{event=lost}}). Meanwhile the key's next message started
+     * in the reaped slot: the limit the docs state, where the runs layer's guards keep a run's effects single. The
+     * survivor's own lease is long, so it reaps the paused consumer's slot but does not take its entry over.
+     */
+    @Test
+    void aConsumerPausedPastItsSlotsLease_isToldItLostTheSlotWhenItWakes() throws Exception {
+        long minIdleMillis = 1_000;
+        ChildJvm child = ChildJvm.start(FlowChild.class, target().uri(), prefix, TOPIC, "g", "paused",
+                Long.toString(minIdleMillis), "1", "2");
+        children.add(child);
+        child.awaitLine("READY", Duration.ofSeconds(60));
+        Publisher publisher = bus().publisher();
+        publisher.publish(TOPIC, job("t", 0));
+        publisher.publish(TOPIC, job("t", 1));
+        Wait.until("the child runs t's first message", Duration.ofSeconds(30),
+                () -> child.lines().stream().anyMatch(l -> l.startsWith("HANDLING t ")));
+        assertThat(flowMembers("holds")).as("its one slot").isEqualTo(1);
+
+        child.pause();
+        List<String> handled = new CopyOnWriteArrayList<>();
+        buses.get(0).subscribe(TOPIC, "g", "survivor", d -> handled.add(body(d)), capped(1).concurrency(2)
+                .minIdle(Duration.ofMinutes(2)).claimInterval(Duration.ofMillis(500)).build());
+        Wait.until("the paused child's slot reaped, and t's next message run in it", Duration.ofSeconds(30),
+                () -> handled.contains("t-1"));
+        assertThat(handled).as("the paused child's message is not taken over (the survivor's lease is long)")
+                .doesNotContain("t-0");
+
+        child.resume();
+        Wait.until("the child told its slot was lost", Duration.ofSeconds(30),
+                () -> child.lines().stream().anyMatch(l -> l.contains("lost their flow slot")));
+    }
 }
