@@ -202,11 +202,25 @@ class FlowTopicCapTest {
      */
     @Test
     void aHundredTenantsAtAHundredToOne_eachWindowOfAHundredAdmissionsHoldsEveryTenantOnce() {
+        hundredTenants(false);
+    }
+
+    /**
+     * The same with the heavy tenant's 600 messages each on a sub-key of its own: its sub-keys share its turns, so the
+     * windows are the same, every tenant once (guarantee 4: a tenant that spreads its work over many keys gains
+     * nothing).
+     */
+    @Test
+    void aHeavyTenantSpreadOverSixHundredSubKeys_getsNoMoreTurnsThanEachLightOne() {
+        hundredTenants(true);
+    }
+
+    private void hundredTenants(boolean heavyOverSubKeys) {
         Bus bus = bus(1);
         int lightEach = 6;
         List<Message> batch = new ArrayList<>();
         for (int n = 0; n < lightEach * 100; n++) {
-            batch.add(job("t00", n));
+            batch.add(heavyOverSubKeys ? job("t00", n).withFlowSubKey("s" + n) : job("t00", n));
             for (int t = 1; t < 100 && n < lightEach; t++) {
                 batch.add(job(String.format("t%02d", t), n));
             }
