@@ -18,7 +18,8 @@ public enum FlowFairness {
      * Each message counts the time its handler ran, as the consumer measured it: backlogged keys of equal weight get
      * the same handler time, so a key whose messages take ten times as long starts a tenth as many. A message is
      * charged its key's recent mean when it is let in (the topic's, for a key not measured yet) and corrected by
-     * what its handler took when its ack gives the slot back.
+     * what its handler took when its ack gives the slot back. Not with ordered consumption, nor with a
+     * {@link BatchHandler} (whose entries are timed together); refused there.
      */
     BY_HANDLER_TIME
 }

@@ -136,6 +136,10 @@ public record SubscribeOptions(int concurrency, int batchSize, Duration blockTim
             throw new IllegalArgumentException("flowFairness " + flowFairness + " shares a topic's capacity between "
                     + "flow keys: it needs flowTopicCap or flowTopicRate");
         }
+        if (flowFairness == FlowFairness.BY_HANDLER_TIME && ordered) {
+            throw new IllegalArgumentException("flowFairness " + flowFairness + " measures handlers as their slots "
+                    + "are given back, which an ordered group's entries do not take: use BY_COST");
+        }
         if (!retryPolicy.isOnIdle() && ackMode != AckMode.AFTER_WORK) {
             throw new IllegalArgumentException("a retry policy retries failed deliveries, which ackMode "
                     + ackMode + " never has: use RetryPolicy.onIdle() or AFTER_WORK");

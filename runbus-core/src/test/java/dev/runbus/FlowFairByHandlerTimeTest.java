@@ -80,6 +80,12 @@ class FlowFairByHandlerTimeTest {
                 .flowFairness(FlowFairness.BY_HANDLER_TIME).build().flowFairness())
                 .isEqualTo(FlowFairness.BY_HANDLER_TIME);
         assertThat(SubscribeOptions.defaults().flowFairness()).isEqualTo(FlowFairness.BY_COST);
+        assertThatThrownBy(() -> SubscribeOptions.builder().ordered(true).flowTopicRate(FlowRate.perSecond(10))
+                .flowFairness(FlowFairness.BY_HANDLER_TIME).build()).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("ordered");
+        assertThatThrownBy(() -> flow.bus(1).subscribeBatch(TOPIC, "g", "c", batch -> { }, SubscribeOptions.builder()
+                .flowTopicCap(2).flowFairness(FlowFairness.BY_HANDLER_TIME).build()))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("BatchHandler");
     }
 
     /**

@@ -92,6 +92,8 @@ class FlowSubKeysTest {
                 .isEqualTo(backlog.subList(0, 30).stream().map(m -> new String(m.payload(), StandardCharsets.UTF_8))
                         .toList());
         assertThat(handled.get(1).flowSubKey()).as("the handler sees the sub-key").isEqualTo("small1");
+        assertThat(target().redis().hkeys(flow.key("tags"))).as("no tag of a key that drained is kept")
+                .noneMatch(f -> f.startsWith("\0svt") || f.startsWith("\0sft"));
     }
 
     /**

@@ -204,6 +204,11 @@ public final class RedisBus implements Bus {
         Keys.checkName("group", group);
         Keys.checkName("consumer", consumer);
         Objects.requireNonNull(options, "options");
+        if (batchHandler != null && options.flowFairness() == dev.runbus.FlowFairness.BY_HANDLER_TIME) {
+            // A batch's entries are timed together: each would be charged the whole batch's time.
+            throw new IllegalArgumentException("flowFairness BY_HANDLER_TIME measures each handler's time: subscribe "
+                    + "with a Handler, not a BatchHandler, or use BY_COST");
+        }
         if (options.ordered() && batchHandler != null) {
             throw new IllegalArgumentException("ordered consumption runs one entry at a time: subscribe with a Handler,"
                     + " not a BatchHandler");

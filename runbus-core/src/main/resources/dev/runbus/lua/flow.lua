@@ -98,7 +98,8 @@
 --   confirm  ARGV[2] group, ARGV[3..] flow key, stream id, handler starts recorded on it, ...: right before each
 --            starts; an entry without a hold takes one if its key has room and its rate allows (counted by the
 --            rate then, as an admission), else it is parked again (acked and
---            deleted from the stream, back in its place in its key's queue, its attempts field raised by the starts
+--            deleted from the stream, back at the head of its lane in its key's queue, at the key's present start tag
+--            with the lowest tie, its flow_seq rewritten, its attempts field raised by the starts
 --            it had, so that a poison that killed its consumers is still counted) and must not start; one no longer
 --            in the stream (trimmed while pending) is acked and returned with them: it must not start either
 --            returns { { confirmed stream ids... }, { parked again or gone... } }
@@ -243,7 +244,11 @@ local interval = tonumber(conf[3] or '0')
 local tolerance = interval > 0 and (tonumber(conf[4] or '1') - 1) * interval or 0
 -- The cap of the whole topic (the holds of every key together), -1 for none; not before a subscription configured.
 local topicCap = tonumber(conf[5] or conf[6] or '-1')
-if lease <= 0 then
+-- Whether admitted entries go without a hold: an ordered group's, whose partition owners run them one at a time.
+-- Nothing counts against a cap there, so a cap set on its topic or keys is let be (it would let in a cap's worth per
+-- call and leave the rest waiting for a release that never comes).
+local unheld = conf[13] == '1'
+if lease <= 0 or unheld then
   topicCap = -1
 end
 local aging = tonumber(conf[7] or DEFAULT_AGING)
@@ -264,8 +269,6 @@ end
 local fair = topicCap >= 0 or topicInterval > 0
 -- Whether their turns are counted in handler time (measured by the consumers) rather than in declared costs.
 local byTime = fair and conf[12] == 'time'
--- Whether admitted entries go without a hold: an ordered group's, whose partition owners run them one at a time.
-local unheld = conf[13] == '1'
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -273,6 +276,9 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local function capOf(key)
   if lease <= 0 then
     return 0 -- not configured: nothing is admitted, overrides included
+  end
+  if unheld then
+    return math.huge -- an ordered group's: no hold counts against a cap
   end
   local c = redis.call('HGET', caps, key)
   if c then
@@ -396,6 +402,10 @@ local function costOf(fields)
   return 1
 end
 
+local function hasParked(key)
+  return redis.call('ZRANGEBYLEX', queue, '[' .. key .. NUL, '(' .. key .. '\1', 'LIMIT', 0, 1)[1] ~= nil
+end
+
 -- An entry's flow sub-key from its fields ('' for none: the key's entries without one are one sub-key).
 local function subOf(fields)
   for j = 1, #fields, 2 do
@@ -411,11 +421,13 @@ end
 -- gains credit nor waits behind another's backlog; and the sub-key's new finish tag, for parkedTag to record.
 local function subTagOf(key, sub, cost)
   local t = redis.call('HMGET', tags, SUB_VT .. NUL .. key, SUB_FINISH .. NUL .. key .. NUL .. sub)
-  -- At least 1: tag 0 is the place of an entry put back to wait that never waited (a delayed one, when due), at the
-  -- head of its lane.
+  -- At least 1: tag 0 heads a lane, where an entry put back to wait goes when nothing of its key was let in yet.
   local start = math.max(1, tonumber(t[1] or '0'), tonumber(t[2] or '0'))
   if start + cost > SUB_TAG_MAX then
-    start = 1 -- after 10^15 turns of a key: its later entries go first, once
+    -- After 10^12 turns of a key that never drained: its tags start over (those waiting sort after the new ones,
+    -- once), its virtual time too, so that the next parks count from there.
+    start = 1
+    redis.call('HDEL', tags, SUB_VT .. NUL .. key)
   end
   return start, start + cost
 end
@@ -442,6 +454,11 @@ local function admittedTag(key, member, fields)
   local finish = tonumber(redis.call('HGET', tags, finishField) or '-1')
   if finish >= 0 and finish <= start + costOf(fields) then
     redis.call('HDEL', tags, finishField)
+    if not hasParked(key) then
+      -- Nothing of the key waits: its tags start over at the next park, and tags keeps no field of a key that
+      -- drained (flow keys may be many, per user or per request).
+      redis.call('HDEL', tags, vtField)
+    end
   end
 end
 
@@ -546,26 +563,24 @@ local function estimateOf(key)
 end
 
 -- Under fair shares by handler time, a handler of key ran measured ms where its admission charged charged ms (0 for
--- an entry that took its slot at its start, charged nothing): the key's finish tag, and its start tag if it waits
--- among the ready keys, move by the difference over its weight, so that its next turns come as late as its real use
--- asks; the key's and the topic's means learn the measurement.
+-- an entry that took its slot at its start, charged nothing): the key's finish tag moves by the difference over its
+-- weight, and its start tag if it waits among the ready keys follows it, so that its next turns come as late as its
+-- real use asks; the key's and the topic's means learn the measurement.
 local function correct(key, measured, charged)
   local delta = (measured - charged) / weightOf(key)
   local finish = tonumber(redis.call('HGET', tags, key) or '0') + delta
   redis.call('HSET', tags, key, string.format('%.17g', finish))
-  local start = redis.call('ZSCORE', ready, key)
-  if start then
-    redis.call('ZADD', ready, 'XX', string.format('%.17g', tonumber(start) + delta), key)
+  if redis.call('ZSCORE', ready, key) then
+    -- Filed again as markReady files a key: at its finish tag, or the virtual time if that is later (a key whose
+    -- handlers were quicker than charged gains no credit from before the present)
+    local vt = tonumber(redis.call('HGET', tags, VT) or '0')
+    redis.call('ZADD', ready, 'XX', string.format('%.17g', math.max(vt, finish)), key)
   end
   local est = redis.call('HMGET', tags, EST .. NUL .. key, EST)
   local own = tonumber(est[1] or est[2] or measured)
   local all = tonumber(est[2] or measured)
   redis.call('HSET', tags, EST .. NUL .. key, string.format('%.17g', own + (measured - own) * EST_WEIGHT),
     EST, string.format('%.17g', all + (measured - all) * EST_WEIGHT))
-end
-
-local function hasParked(key)
-  return redis.call('ZRANGEBYLEX', queue, '[' .. key .. NUL, '(' .. key .. '\1', 'LIMIT', 0, 1)[1] ~= nil
 end
 
 -- With a topic cap: files a key with parked entries and room under its own cap among the ready ones, at its start
@@ -791,10 +806,10 @@ if op == 'confirm' then
       redis.call('XACK', stream, group, id)
       redis.call('XDEL', stream, id)
       if entry then
-        local fields, seq, attempts = entry[2], nil, nil
+        local fields, seqAt, attempts = entry[2], nil, nil
         for j = 1, #fields, 2 do
           if fields[j] == 'flow_seq' then
-            seq = fields[j + 1]
+            seqAt = j + 1
           elseif fields[j] == 'attempts' then
             attempts = j + 1
           end
@@ -807,8 +822,18 @@ if op == 'confirm' then
             fields[#fields + 1] = tostring(starts)
           end
         end
-        -- An entry that was never parked (delayed, retried) goes first in its lane.
-        park(key, seq or (string.char(48 + laneOf(fields)) .. string.format('%015d', 0)), fields)
+        -- It was its turn (or it never waited: a delayed or retried entry): it goes first in its lane, at the key's
+        -- present start tag with the lowest tie, ahead of what waits (an old tag of its own would sort behind the
+        -- newer ones once the key's tags started over).
+        local vtNow = tonumber(redis.call('HGET', tags, SUB_VT .. NUL .. key) or '0')
+        local seq = string.char(48 + laneOf(fields)) .. string.format('%015d', vtNow * TIE_DIGITS)
+        if seqAt then
+          fields[seqAt] = seq
+        else
+          fields[#fields + 1] = 'flow_seq'
+          fields[#fields + 1] = seq
+        end
+        park(key, seq, fields)
         if room and not topicFree then
           -- held back by the topic's cap or rate: it takes its turn when a slot of the topic frees or the rate allows
           markReady(key)

@@ -28,7 +28,7 @@ for i = 1, #fields, 2 do
   local name = fields[i]
   if name == 'dl:group' then
     group = fields[i + 1]
-  elseif string.sub(name, 1, 3) ~= 'dl:' and name ~= 'for_group' and name ~= 'attempts' then
+  elseif string.sub(name, 1, 3) ~= 'dl:' and name ~= 'for_group' and name ~= 'attempts' and name ~= 'flow_charge' then
     table.insert(original, name)
     table.insert(original, fields[i + 1])
   end

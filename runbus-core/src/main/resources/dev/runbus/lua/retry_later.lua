@@ -41,7 +41,8 @@ end
 local original, fields = entry[1][2], {}
 for i = 1, #original, 2 do
   local name = original[i]
-  if name ~= 'attempts' and name ~= 'for_group' then
+  -- flow_charge: what the first admission charged under fair shares by handler time; the copy is charged anew
+  if name ~= 'attempts' and name ~= 'for_group' and name ~= 'flow_charge' then
     table.insert(fields, name)
     table.insert(fields, original[i + 1])
   end
