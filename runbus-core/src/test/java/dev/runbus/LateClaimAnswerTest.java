@@ -37,22 +37,24 @@ import org.junit.jupiter.api.Timeout;
  * consumer. Either way the entry runs once. Consumer "a" claims through the proxy; "b", with a shorter
  * {@code minIdle}, takes over whatever "a" leaves idle.
  */
-@Timeout(value = 90, unit = TimeUnit.SECONDS)
+@Timeout(value = 5, unit = TimeUnit.MINUTES)
 class LateClaimAnswerTest {
 
     private static final String TOPIC = "jobs";
     private static final Duration WAIT = Duration.ofSeconds(30);
-    /** Consumer a's next round comes 10 s after its first, long after b takes over what a leaves idle. */
     private static final Duration A_MIN_IDLE = Duration.ofSeconds(2);
-    private static final Duration A_CLAIM_INTERVAL = Duration.ofSeconds(10);
-    /** Longer than a's answer is held: it comes late, not failed. */
-    private static final Duration A_COMMAND_TIMEOUT = Duration.ofSeconds(10);
     /**
      * b takes over what has been idle this long: a's held answer must be released, and x renewed by a, within it.
-     * 1.5 s was too short beside two CPU hogs (loaded run 44 on fac73c2: b took x before a's renewal); 4 s, and a's
-     * next round after 10 s, leave both orders the test relies on seconds of room.
+     * 1.5 s was too short beside two CPU hogs (loaded run 44 on fac73c2: b took x before a's renewal), and so was 4 s
+     * (loaded run 96 on b281787: the proxy's hold and a's handing on took longer); 4 s times the machine's load per
+     * core when the test starts ({@link Wait#scaled}, up to 16 s), and a's next round 2.5 times that, leave both
+     * orders the test relies on the same room on a busy machine as 4 s and 10 s on an idle one.
      */
-    private static final Duration B_MIN_IDLE = Duration.ofSeconds(4);
+    private final Duration bMinIdle = Wait.scaled(Duration.ofSeconds(4));
+    /** Consumer a's next round comes long after b takes over what a leaves idle. */
+    private final Duration aClaimInterval = bMinIdle.multipliedBy(5).dividedBy(2);
+    /** Longer than a's answer is held: it comes late, not failed. */
+    private final Duration aCommandTimeout = aClaimInterval;
 
     private final RedisTarget redis = RedisTarget.local();
     private final String prefix = "late-claim-" + UUID.randomUUID();
@@ -146,12 +148,12 @@ class LateClaimAnswerTest {
             return idleMillis(x) >= A_MIN_IDLE.toMillis();
         });
         proxy.holdRepliesFrom(command -> command.get(0).equals("FCALL") && command.get(1).endsWith("_reclaim"));
-        Bus bus = bus(proxy.uri(), A_COMMAND_TIMEOUT);
+        Bus bus = bus(proxy.uri(), aCommandTimeout);
         a = bus.subscribe(TOPIC, "g", "a", d -> {
             ran(d, "a");
             releaseA.await();
         }, SubscribeOptions.builder().minIdle(A_MIN_IDLE).keepAliveInterval(Duration.ofMillis(300))
-                .claimInterval(A_CLAIM_INTERVAL).blockTime(Duration.ofMillis(200)).build());
+                .claimInterval(aClaimInterval).blockTime(Duration.ofMillis(200)).build());
         Wait.until("a's claim of x", WAIT, () -> {
             meanwhile.run();
             return owner(x).equals(Optional.of("a"));
@@ -160,7 +162,7 @@ class LateClaimAnswerTest {
 
     private void subscribeB() {
         bus(redis.uri(), Duration.ofSeconds(5)).subscribe(TOPIC, "g", "b", d -> ran(d, "b"),
-                SubscribeOptions.builder().minIdle(B_MIN_IDLE).claimInterval(Duration.ofMillis(100))
+                SubscribeOptions.builder().minIdle(bMinIdle).claimInterval(Duration.ofMillis(100))
                         .blockTime(Duration.ofMillis(200)).build());
     }
 
