@@ -368,11 +368,11 @@ class FlowControlTest {
         for (int n = 0; n < messages; n++) {
             publisher.publish(TOPIC, job("busy", n));
         }
-        long before = redisMillis();
+        long before = flow.redisMillis();
         for (int n = 0; n < 3; n++) {
             publisher.publish(TOPIC, job("quiet", n));
         }
-        long after = redisMillis();
+        long after = flow.redisMillis();
 
         // (messages - burst) / permits = 3.75 s at the rate; the wait only bounds how long a failure takes to show.
         Wait.until("every message handled", Duration.ofSeconds(60), () -> handled.size() == messages + 3);
@@ -458,9 +458,4 @@ class FlowControlTest {
         assertThat(SubscribeOptions.builder().flowRate(FlowRate.perSecond(1)).build().flowControlled()).isTrue();
     }
 
-    /** Redis's clock, in milliseconds. */
-    private long redisMillis() {
-        List<String> t = target().redis().time();
-        return Long.parseLong(t.get(0)) * 1000 + Long.parseLong(t.get(1)) / 1000;
-    }
 }

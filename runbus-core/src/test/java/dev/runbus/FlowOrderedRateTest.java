@@ -80,13 +80,13 @@ class FlowOrderedRateTest {
             busyBatch.add(job("busy", "u" + (n % 4), n));
         }
         publisher.publishAll(TOPIC, busyBatch);
-        long before = redisMillis();
+        long before = flow.redisMillis();
         List<Message> quietBatch = new ArrayList<>();
         for (int n = 0; n < burst; n++) {
             quietBatch.add(job("quiet", "q", n));
         }
         publisher.publishAll(TOPIC, quietBatch);
-        long after = redisMillis();
+        long after = flow.redisMillis();
 
         // (busy - burst) / permits = 1.75 s at the rate; the wait only bounds how long a failure takes to show.
         Wait.until("every message handled", Duration.ofSeconds(20), () -> calls.size() >= busy + burst);
@@ -114,8 +114,4 @@ class FlowOrderedRateTest {
                 burst, deployment, busy, span);
     }
 
-    private long redisMillis() {
-        List<String> time = target().redis().time();
-        return Long.parseLong(time.get(0)) * 1000 + Long.parseLong(time.get(1)) / 1000;
-    }
 }

@@ -109,7 +109,7 @@ class FlowPriorityTest {
         Publisher publisher = blocked(SubscribeOptions.builder().flowPriorityAging(Duration.ofMillis(200)));
         String parkedAt = publisher.publish(TOPIC, job("old-low", 0));
         long agedBy = WireFormat.millisOf(parkedAt) + 9 * 200 + 100;
-        Wait.until("the Redis clock 1.9 s past old-low's park", WAIT, () -> redisMillis() > agedBy);
+        Wait.until("the Redis clock 1.9 s past old-low's park", WAIT, () -> flow.redisMillis() > agedBy);
         publisher.publish(TOPIC, job("high-1", 9));
         publisher.publish(TOPIC, job("default", Message.DEFAULT_PRIORITY));
         publisher.publish(TOPIC, job("high-2", 9));
@@ -150,7 +150,7 @@ class FlowPriorityTest {
         long t = WireFormat.millisOf(parkedAt);
         publisher.publish(TOPIC, job("delayed-default", Message.DEFAULT_PRIORITY), Duration.ofMillis(600));
         Wait.until("the delayed message put back to wait", WAIT, () -> flow.members("queue", 1) == 2);
-        Wait.until("the Redis clock 1.05 s past old-default's park", WAIT, () -> redisMillis() > t + 1_050);
+        Wait.until("the Redis clock 1.05 s past old-default's park", WAIT, () -> flow.redisMillis() > t + 1_050);
         publisher.publish(TOPIC, job("high", 9));
 
         assertThat(afterTheBlocker(3)).containsExactly("delayed-default", "old-default", "high");
@@ -178,8 +178,4 @@ class FlowPriorityTest {
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("flowPriorityAging");
     }
 
-    private long redisMillis() {
-        List<String> time = target().redis().time();
-        return Long.parseLong(time.get(0)) * 1000 + Long.parseLong(time.get(1)) / 1000;
-    }
 }

@@ -58,6 +58,12 @@ public final class FlowBuses implements AutoCloseable {
         return n;
     }
 
+    /** The Redis clock now, ms: the clock the flow scripts keep rates and stream ids on. */
+    public long redisMillis() {
+        java.util.List<String> time = target.get().redis().time();
+        return Long.parseLong(time.get(0)) * 1000 + Long.parseLong(time.get(1)) / 1000;
+    }
+
     @Override
     public void close() {
         buses.forEach(Bus::close);
