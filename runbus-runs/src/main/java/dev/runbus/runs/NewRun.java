@@ -21,9 +21,14 @@ import java.util.Objects;
  * @param priority       the priority of the run's trigger among its flow key's waiting runs, 0 to 9 (9 the most
  *                       urgent; default {@value dev.runbus.Message#DEFAULT_PRIORITY}; docs/flow-control.md,
  *                       "Priorities"). Another than the default needs a flow key
+ * @param flowSubKey     the flow sub-key of the run's trigger ({@code null}: none), e.g. the tenant's conversation:
+ *                       a flow key's waiting runs are shared fairly among its sub-keys, so that a few of a tenant's
+ *                       conversations with many runs each do not hold back its others (docs/flow-control.md,
+ *                       "Sub-keys"). As a flow key: non-empty, at most {@value dev.runbus.Message#MAX_FLOW_KEY_BYTES}
+ *                       UTF-8 bytes, no NUL; it needs a flow key
  */
 public record NewRun(String sessionId, String userId, String input, String idempotencyKey, String flowKey,
-                     int priority) {
+                     int priority, String flowSubKey) {
 
     public static final int MAX_KEY_LENGTH = 200;
 
@@ -70,6 +75,18 @@ public record NewRun(String sessionId, String userId, String input, String idemp
             throw new InvalidRunException("priority", "orders the runs waiting for their flow key's slots: give the "
                     + "run a flow key too");
         }
+        if (flowSubKey != null) {
+            if (flowKey == null) {
+                throw new InvalidRunException("flowSubKey", "shares its flow key's waiting runs fairly among their "
+                        + "sub-keys: give the run a flow key too");
+            }
+            requireStorable("flowSubKey", flowSubKey);
+            try {
+                dev.runbus.Message.checkFlowKey(flowSubKey);
+            } catch (IllegalArgumentException e) {
+                throw new InvalidRunException("flowSubKey", e.getMessage().replace("a flow key", "a flow sub-key"));
+            }
+        }
     }
 
     /** A run without a flow key. */
@@ -82,22 +99,33 @@ public record NewRun(String sessionId, String userId, String input, String idemp
         this(sessionId, userId, input, idempotencyKey, flowKey, dev.runbus.Message.DEFAULT_PRIORITY);
     }
 
+    /** A run without a flow sub-key. */
+    public NewRun(String sessionId, String userId, String input, String idempotencyKey, String flowKey,
+                  int priority) {
+        this(sessionId, userId, input, idempotencyKey, flowKey, priority, null);
+    }
+
     public static NewRun of(String sessionId, String userId, String input) {
         return new NewRun(sessionId, userId, input, null);
     }
 
     public NewRun withKey(String key) {
-        return new NewRun(sessionId, userId, input, key, flowKey, priority);
+        return new NewRun(sessionId, userId, input, key, flowKey, priority, flowSubKey);
     }
 
     /** This run with {@code flowKey} as the flow key of its trigger (see {@link #flowKey()}). */
     public NewRun withFlowKey(String flowKey) {
-        return new NewRun(sessionId, userId, input, idempotencyKey, flowKey, priority);
+        return new NewRun(sessionId, userId, input, idempotencyKey, flowKey, priority, flowSubKey);
     }
 
     /** This run with {@code priority} (see {@link #priority()}); it needs a flow key. */
     public NewRun withPriority(int priority) {
-        return new NewRun(sessionId, userId, input, idempotencyKey, flowKey, priority);
+        return new NewRun(sessionId, userId, input, idempotencyKey, flowKey, priority, flowSubKey);
+    }
+
+    /** This run with {@code flowSubKey} (see {@link #flowSubKey()}); it needs a flow key. */
+    public NewRun withFlowSubKey(String flowSubKey) {
+        return new NewRun(sessionId, userId, input, idempotencyKey, flowKey, priority, flowSubKey);
     }
 
     private static void requireId(String name, String value) {

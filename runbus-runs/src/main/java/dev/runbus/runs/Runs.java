@@ -1,5 +1,6 @@
 package dev.runbus.runs;
 
+import dev.runbus.runs.internal.store.RunFlow;
 import dev.runbus.Bus;
 import dev.runbus.DeadLetterAlreadyReplayedException;
 import dev.runbus.NoSuchDeadLetterException;
@@ -188,7 +189,7 @@ public final class Runs implements AutoCloseable {
             throw new InvalidRunException("flowKey", "cannot be given to runs in per-user order: a flow key chooses "
                     + "its trigger's partition in place of the user id");
         }
-        String flowPart = IdempotencyKeys.flowPart(request.flowKey(), request.priority());
+        String flowPart = IdempotencyKeys.flowPart(request.flowKey(), request.priority(), request.flowSubKey());
         String given = request.idempotencyKey() != null ? request.idempotencyKey()
                 : IdempotencyKeys.derive(request.sessionId(), request.userId(), request.input(), flowPart,
                         Instant.now().getEpochSecond());
@@ -241,10 +242,10 @@ public final class Runs implements AutoCloseable {
      * The run is committed; if its trigger cannot be published now, the sweeper publishes it later. Ordered runs'
      * triggers are keyed by the user.
      */
-    private void publishTrigger(UUID id, String userId, String flowKey, int priority) {
+    private void publishTrigger(UUID id, String userId, RunFlow flow) {
         try {
             bus.publisher().publish(config.topic(), Triggers.of(id, config.ordered() ? userId : null, Map.of(),
-                    config.triggerFlowKey(flowKey), priority));
+                    flow.onlyIf(config.flowControlled())));
         } catch (RunbusException e) {
             log.warn("run {} is stored but its trigger could not be published ({}); the sweeper will publish it",
                     id, e.getMessage());
@@ -448,7 +449,7 @@ public final class Runs implements AutoCloseable {
             }
             return; // the run stays pending (or a worker started it): the replay stands, the sweeper sees to it
         }
-        publishTrigger(runId, replay.userId(), replay.flowKey(), replay.priority());
+        publishTrigger(runId, replay.userId(), replay.flow());
     }
 
     /**

@@ -20,7 +20,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /**
- * Runs with a flow key ({@link NewRun#withFlowKey}, docs/flow-control.md): the trigger carries it when the workers'
+ * Runs with a flow key ({@link NewRun#withFlowKey}, docs/flow-control.md), a priority and a sub-key: the trigger carries it when the workers'
  * options set flow control, so that a worker with a flow cap runs one tenant's runs within it; the key is kept with the run, so that the sweeper's
  * republished trigger carries it too; and the sweeper leaves alone a run whose trigger waits outside the stream for
  * its key's slot, where it cannot see it in the stream.
@@ -215,6 +215,41 @@ class RunFlowKeyTest extends RunsTestSupport {
     }
 
     /**
+     * A tenant's waiting runs are shared fairly among their sub-keys (docs/flow-control.md, "Sub-keys"), and a lost
+     * run's trigger published again keeps its sub-key: behind a-0 in a's one slot, conversation "big" has six runs
+     * waiting when "small"'s lost run is swept and "other"'s one is submitted; each of those two starts within the
+     * first round, not behind big's six as they would in order of arrival.
+     */
+    @Test
+    void aTenantsWaitingRunsAreSharedAmongItsSubKeys_andASweptRunKeepsItsSubKey() {
+        CountDownLatch release = new CountDownLatch(1);
+        List<String> started = new CopyOnWriteArrayList<>();
+        Bus bus = bus();
+        Runs runs = runs(bus, "w1", workerOptions().flowCap(1).build());
+        UUID lost = lostRun("small-lost", Duration.ofMinutes(1));
+        execute("UPDATE " + schema + ".runs SET flow_key = 'a', flow_sub_key = 'small' WHERE id = '" + lost + "'");
+        a0RunningUntil(runs, release, started);
+        List<UUID> ids = new ArrayList<>(List.of(lost));
+        for (int n = 1; n <= 6; n++) {
+            ids.add(runs.submit(NewRun.of("s", "u", "big-" + n).withFlowKey("a").withFlowSubKey("big")).runId());
+        }
+        Wait.until("big's six runs waiting for a's slot", WAIT, () -> bus.inspector().flowWaiting("runs", "a") == 6);
+        assertThat(runs.sweepOnce().republished()).as("the lost run, not the waiting ones").isEqualTo(1);
+        ids.add(runs.submit(NewRun.of("s", "u", "other-1").withFlowKey("a").withFlowSubKey("other")).runId());
+        Wait.until("eight of a's runs waiting", WAIT, () -> bus.inspector().flowWaiting("runs", "a") == 8);
+
+        release.countDown();
+        Wait.until("all done", WAIT, () -> ids.stream()
+                .allMatch(id -> runs.get(id).orElseThrow().status() == RunStatus.DONE));
+        assertThat(started).as("each run once").hasSize(9).doesNotHaveDuplicates();
+        assertThat(started.subList(0, 4)).as("a-0, then one run of each conversation, in %s", started)
+                .containsExactlyInAnyOrder("a-0", "big-1", "small-lost", "other-1");
+        assertThat(started.subList(4, 9)).containsExactly("big-2", "big-3", "big-4", "big-5", "big-6");
+        assertThat(TestDatabase.count("SELECT count(*) FROM " + schema + ".runs WHERE flow_sub_key = 'big'"))
+                .as("the sub-key is stored with the run").isEqualTo(6);
+    }
+
+    /**
      * Workers without flow control: a run's flow key is stored, and its trigger goes without it (one with a flow key
      * would wait for a flow-controlled subscription that never comes).
      */
@@ -241,6 +276,8 @@ class RunFlowKeyTest extends RunsTestSupport {
                 .isInstanceOf(IdempotencyConflictException.class);
         assertThatThrownBy(() -> runs.submit(NewRun.of("s", "u", "x").withKey("k-1").withFlowKey("a")
                 .withPriority(9))).as("another priority").isInstanceOf(IdempotencyConflictException.class);
+        assertThatThrownBy(() -> runs.submit(NewRun.of("s", "u", "x").withKey("k-1").withFlowKey("a")
+                .withFlowSubKey("c"))).as("another sub-key").isInstanceOf(IdempotencyConflictException.class);
     }
 
     @Test
@@ -255,6 +292,13 @@ class RunFlowKeyTest extends RunsTestSupport {
                 .isInstanceOf(InvalidRunException.class).hasMessageContaining("priority").hasMessageContaining("flow key");
         assertThatThrownBy(() -> NewRun.of("s", "u", "x").withFlowKey("a").withPriority(10))
                 .isInstanceOf(InvalidRunException.class).hasMessageContaining("priority");
+        assertThatThrownBy(() -> NewRun.of("s", "u", "x").withFlowSubKey("c"))
+                .isInstanceOf(InvalidRunException.class).hasMessageContaining("flowSubKey")
+                .hasMessageContaining("flow key");
+        assertThatThrownBy(() -> NewRun.of("s", "u", "x").withFlowKey("a").withFlowSubKey("c\0d"))
+                .isInstanceOf(InvalidRunException.class).hasMessageContaining("flowSubKey");
+        assertThatThrownBy(() -> NewRun.of("s", "u", "x").withFlowKey("a").withFlowSubKey("c".repeat(257)))
+                .isInstanceOf(InvalidRunException.class).hasMessageContaining("flowSubKey").hasMessageContaining("256");
         Runs ordered = runs(bus(), configBuilder(schema + "_o", "w1", workerOptions().build()).ordered(true).build());
         closeables.add(() -> TestServers.dropSchema(schema + "_o"));
         assertThatThrownBy(() -> ordered.submit(NewRun.of("s", "u", "x").withFlowKey("a")))

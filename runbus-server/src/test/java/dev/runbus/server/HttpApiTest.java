@@ -89,14 +89,14 @@ class HttpApiTest {
     }
 
     /**
-     * A flow key and a priority are stored with the run; this server's worker sets no flow control, so the run runs
-     * as it comes.
+     * A flow key, a priority and a flow sub-key are stored with the run; this server's worker sets no flow control, so
+     * the run runs as it comes.
      */
     @Test
     void aRunWithAFlowKeyIsStoredWithIt() throws Exception {
         HttpResponse<String> r = post("/v1/runs", "application/json",
                 "{\"session_id\":\"s1\",\"user_id\":\"u1\",\"input\":\"tenant work\",\"flow_key\":\"tenant-7\","
-                        + "\"priority\":9}", null);
+                        + "\"priority\":9,\"flow_sub_key\":\"conversation-3\"}", null);
         assertThat(r.statusCode()).isEqualTo(201);
         String id = json(r).get("run_id").asText();
         Wait.until("done", WAIT, () -> {
@@ -107,11 +107,12 @@ class HttpApiTest {
             }
         }, run -> run.get("status").asText().equals("done"));
         try (java.sql.Connection c = java.sql.DriverManager.getConnection(dev.runbus.testkit.TestServers.databaseUrl());
-             java.sql.ResultSet rs = c.createStatement().executeQuery("SELECT flow_key, priority FROM " + schema
-                     + ".runs WHERE id = '" + id + "'")) {
+             java.sql.ResultSet rs = c.createStatement().executeQuery("SELECT flow_key, priority, flow_sub_key FROM "
+                     + schema + ".runs WHERE id = '" + id + "'")) {
             assertThat(rs.next()).isTrue();
             assertThat(rs.getString(1)).isEqualTo("tenant-7");
             assertThat(rs.getInt(2)).isEqualTo(9);
+            assertThat(rs.getString(3)).isEqualTo("conversation-3");
         }
         for (String priority : List.of("10", "-1", "4.5", "\"9\"", "true")) {
             HttpResponse<String> refused = post("/v1/runs", "application/json",
@@ -124,6 +125,17 @@ class HttpApiTest {
                 "{\"session_id\":\"s1\",\"user_id\":\"u1\",\"input\":\"x\",\"priority\":9}", null);
         assertThat(withoutFlowKey.statusCode()).isEqualTo(400);
         assertThat(json(withoutFlowKey).get("field").asText()).isEqualTo("priority");
+        for (String subKey : List.of("7", "\"\"", "\"a\\u0000b\"", "\"" + "c".repeat(257) + "\"")) {
+            HttpResponse<String> refused = post("/v1/runs", "application/json",
+                    "{\"session_id\":\"s1\",\"user_id\":\"u1\",\"input\":\"x\",\"flow_key\":\"t\","
+                            + "\"flow_sub_key\":" + subKey + "}", null);
+            assertThat(refused.statusCode()).as("flow_sub_key " + subKey).isEqualTo(400);
+            assertThat(json(refused).get("field").asText()).isEqualTo("flow_sub_key");
+        }
+        HttpResponse<String> subKeyWithoutFlowKey = post("/v1/runs", "application/json",
+                "{\"session_id\":\"s1\",\"user_id\":\"u1\",\"input\":\"x\",\"flow_sub_key\":\"c\"}", null);
+        assertThat(subKeyWithoutFlowKey.statusCode()).isEqualTo(400);
+        assertThat(json(subKeyWithoutFlowKey).get("field").asText()).isEqualTo("flow_sub_key");
         HttpResponse<String> bad = post("/v1/runs", "application/json",
                 "{\"session_id\":\"s1\",\"user_id\":\"u1\",\"input\":\"x\",\"flow_key\":7}", null);
         assertThat(bad.statusCode()).isEqualTo(400);

@@ -7,8 +7,8 @@ import dev.runbus.server.Json;
 
 /**
  * The body of {@code POST /v1/runs}: {@code {"session_id": "...", "user_id": "...", "input": ...,
- * "idempotency_key": "...", "flow_key": "...", "run_at" or "delay": ...}} ({@link RunDelay}). {@code input} is a
- * string or any JSON value (stored as its JSON text). The key may come in the {@code Idempotency-Key} header instead;
+ * "idempotency_key": "...", "flow_key": "...", "priority": n, "flow_sub_key": "...", "run_at" or "delay": ...}}
+ * ({@link RunDelay}). {@code input} is a string or any JSON value (stored as its JSON text). The key may come in the {@code Idempotency-Key} header instead;
  * if both are given they must agree.
  */
 final class SubmitRequest {
@@ -63,14 +63,7 @@ final class SubmitRequest {
             throw ApiError.badRequest("idempotency key is longer than " + NewRun.MAX_KEY_LENGTH + " characters",
                     "idempotency_key");
         }
-        String flowKey = null;
-        JsonNode f = root.get("flow_key");
-        if (f != null && !f.isNull()) {
-            if (!f.isTextual() || f.asText().isEmpty()) {
-                throw ApiError.badRequest("field 'flow_key' must be a non-empty string", "flow_key");
-            }
-            flowKey = f.asText();
-        }
+        String flowKey = optionalNonEmptyText(root, "flow_key");
         int priority = dev.runbus.Message.DEFAULT_PRIORITY;
         JsonNode p = root.get("priority");
         if (p != null && !p.isNull()) {
@@ -81,12 +74,26 @@ final class SubmitRequest {
             }
             priority = p.asInt();
         }
-        return new Parsed(new NewRun(session, user, inputText, key, flowKey, priority), RunDelay.of(root, now));
+        String flowSubKey = optionalNonEmptyText(root, "flow_sub_key");
+        return new Parsed(new NewRun(session, user, inputText, key, flowKey, priority, flowSubKey),
+                RunDelay.of(root, now));
     }
 
     /** The body's name of a {@link NewRun} component: {@code userId} is {@code user_id}. */
     static String jsonField(String component) {
         return component.replaceAll("([A-Z])", "_$1").toLowerCase(java.util.Locale.ROOT);
+    }
+
+    /** The text of {@code field}, null when absent or null; 400 naming it when it is not a non-empty string. */
+    private static String optionalNonEmptyText(JsonNode root, String field) {
+        JsonNode n = root.get(field);
+        if (n == null || n.isNull()) {
+            return null;
+        }
+        if (!n.isTextual() || n.asText().isEmpty()) {
+            throw ApiError.badRequest("field '" + field + "' must be a non-empty string", field);
+        }
+        return n.asText();
     }
 
     private static String requiredText(JsonNode root, String field) {

@@ -52,6 +52,15 @@ public final class IdempotencyKeys {
                 : flowKey + "\0priority=" + priority;
     }
 
+    /**
+     * {@link #flowPart(String, int)} with the run's flow sub-key after another NUL when it has one, so that runs
+     * without a sub-key keep their keys and hashes.
+     */
+    public static String flowPart(String flowKey, int priority, String flowSubKey) {
+        String part = flowPart(flowKey, priority);
+        return flowSubKey == null ? part : part + "\0sub=" + flowSubKey;
+    }
+
     static String sha256(String... parts) {
         try {
             MessageDigest md = MessageDigest.getInstance("SHA-256");

@@ -67,10 +67,11 @@ public final class RunStore {
         this.messages = schema + ".messages";
         this.insertSql = "INSERT INTO " + runs
                 + " (id, idempotency_key, input_hash, session_id, user_id, input, status, next_attempt_at, flow_key,"
-                + " priority)"
+                + " priority, flow_sub_key)"
                 + " SELECT u.id, u.k, u.h, u.s, u.u, u.i, u.st, now() + u.delay_ms * interval '1 millisecond', u.f,"
-                + " u.p FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[],"
-                + " ?::bigint[], ?::text[], ?::smallint[]) AS u(id, k, h, s, u, i, st, delay_ms, f, p)"
+                + " u.p, u.fs FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[],"
+                + " ?::text[], ?::bigint[], ?::text[], ?::smallint[], ?::text[])"
+                + " AS u(id, k, h, s, u, i, st, delay_ms, f, p, fs)"
                 + " ON CONFLICT (idempotency_key) DO NOTHING RETURNING idempotency_key, id";
         this.lookupSql = "SELECT idempotency_key, id, input_hash, status FROM " + runs
                 + " WHERE idempotency_key = ANY (?)";
@@ -178,6 +179,7 @@ public final class RunStore {
             Long[] delays = new Long[n];
             String[] flowKeys = new String[n];
             Short[] priorities = new Short[n];
+            String[] subKeys = new String[n];
             for (int i = 0; i < n; i++) {
                 Insert in = inserts.get(i);
                 ids[i] = in.id();
@@ -191,6 +193,7 @@ public final class RunStore {
                 flowKeys[i] = in.run().flowKey();
                 priorities[i] = in.run().priority() == dev.runbus.Message.DEFAULT_PRIORITY ? null
                         : (short) in.run().priority();
+                subKeys[i] = in.run().flowSubKey();
             }
             ps.setArray(1, c.createArrayOf("uuid", ids));
             ps.setArray(2, c.createArrayOf("text", keys));
@@ -202,6 +205,7 @@ public final class RunStore {
             ps.setArray(8, c.createArrayOf("bigint", delays));
             ps.setArray(9, c.createArrayOf("text", flowKeys));
             ps.setArray(10, c.createArrayOf("smallint", priorities));
+            ps.setArray(11, c.createArrayOf("text", subKeys));
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     created.put(rs.getString(1), rs.getObject(2, UUID.class));
@@ -432,5 +436,22 @@ public final class RunStore {
         short p = rs.getShort(column);
         return rs.wasNull() || p < dev.runbus.Message.MIN_PRIORITY || p > dev.runbus.Message.MAX_PRIORITY
                 ? dev.runbus.Message.DEFAULT_PRIORITY : p;
+    }
+
+    /**
+     * A run's flow key, priority and sub-key from columns {@code column} to {@code column + 2} of {@code rs}
+     * ({@code flow_key, priority, flow_sub_key}). A sub-key no run can have (written by hand) is left out, as a bad
+     * priority is, so that the run's trigger can still be built: it only orders the key's waiting runs.
+     */
+    public static RunFlow flowOf(ResultSet rs, int column) throws SQLException {
+        String subKey = rs.getString(column + 2);
+        if (subKey != null) {
+            try {
+                dev.runbus.Message.checkFlowKey(subKey);
+            } catch (IllegalArgumentException notASubKey) {
+                subKey = null;
+            }
+        }
+        return new RunFlow(rs.getString(column), priorityOf(rs, column + 1), subKey);
     }
 }

@@ -144,7 +144,7 @@ public final class Sweeper {
         for (SweeperStore.Candidate l : lost) {
             try {
                 triggers.put(l.runId(), Triggers.of(l.runId(), config.ordered() ? l.userId() : null, Map.of(),
-                        config.triggerFlowKey(l.flowKey()), l.priority()));
+                        l.flow().onlyIf(config.flowControlled())));
             } catch (IllegalArgumentException e) {
                 skipped.add(l.runId() + " (" + e.getMessage() + ")");
             }

@@ -1,7 +1,9 @@
 package dev.runbus.runs.internal.sweep;
 
+import dev.runbus.runs.internal.store.RunFlow;
 import dev.runbus.runs.RunStatus;
 import dev.runbus.runs.internal.store.RunStore;
+import dev.runbus.runs.internal.worker.Triggers;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -29,7 +31,11 @@ public final class SweeperStore {
      * triggers are keyed; {@code nextAttemptAt} (null: none) is when the bus's retry of its failed attempt was due.
      */
     record Candidate(UUID runId, RunStatus status, String streamId, Instant updatedAt, String userId,
-                     Instant nextAttemptAt, String flowKey, int priority) {
+                     Instant nextAttemptAt, RunFlow flow) {
+
+        String flowKey() {
+            return flow.key();
+        }
 
         Cursor cursor() {
             return new Cursor(updatedAt, runId);
@@ -103,7 +109,7 @@ public final class SweeperStore {
         // "updated_at >= ?" lets the index start the scan at the cursor (the row comparison alone would only
         // filter), and equal times are ordered by id in a small sort.
         try (PreparedStatement ps = c.prepareStatement("SELECT id, status, stream_id, updated_at, user_id,"
-                + " next_attempt_at, flow_key, priority FROM " + runs
+                + " next_attempt_at, flow_key, priority, flow_sub_key FROM " + runs
                 + " WHERE status IN " + UNFINISHED
                 + " AND updated_at < now() - ? * interval '1 millisecond'"
                 + " AND (next_attempt_at IS NULL OR next_attempt_at < now() - ? * interval '1 millisecond')"
@@ -125,7 +131,7 @@ public final class SweeperStore {
                     OffsetDateTime next = rs.getObject(6, OffsetDateTime.class);
                     out.add(new Candidate(rs.getObject(1, UUID.class), RunStatus.fromSql(rs.getString(2)),
                             rs.getString(3), rs.getObject(4, OffsetDateTime.class).toInstant(), rs.getString(5),
-                            next == null ? null : next.toInstant(), rs.getString(7), RunStore.priorityOf(rs, 8)));
+                            next == null ? null : next.toInstant(), RunStore.flowOf(rs, 7)));
                 }
             }
             return out;

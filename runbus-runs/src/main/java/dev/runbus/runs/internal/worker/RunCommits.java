@@ -1,5 +1,6 @@
 package dev.runbus.runs.internal.worker;
 
+import dev.runbus.runs.internal.store.RunFlow;
 import dev.runbus.Bus;
 import dev.runbus.Message;
 import dev.runbus.runs.Reply;
@@ -61,7 +62,7 @@ public final class RunCommits implements AutoCloseable {
                     Submission in = batch.get(i);
                     Message trigger = Triggers.of(result.owner().runId(),
                             ordered ? in.insert().run().userId() : null, in.traceContext(),
-                            flowKeys ? in.insert().run().flowKey() : null, in.insert().run().priority());
+                            RunFlow.of(in.insert().run()).onlyIf(flowKeys));
                     if (in.insert().delay() == null) {
                         triggers.add(trigger);
                     } else {

@@ -1,5 +1,6 @@
 package dev.runbus.runs.internal.worker;
 
+import dev.runbus.runs.internal.store.RunFlow;
 import dev.runbus.runs.RunStatus;
 import dev.runbus.runs.internal.store.ErrorText;
 import dev.runbus.runs.internal.store.RunStore;
@@ -33,11 +34,10 @@ public final class RunFailures {
     /**
      * What a replay found: the run was failed, its user, flow key and priority, and its dead letter if it had one.
      */
-    public record Replay(boolean began, String userId, String flowKey, int priority, Optional<String> deadLetterId,
+    public record Replay(boolean began, String userId, RunFlow flow, Optional<String> deadLetterId,
                          Before before) {
 
-        static final Replay NOT_FAILED = new Replay(false, null, null, dev.runbus.Message.DEFAULT_PRIORITY,
-                Optional.empty(), null);
+        static final Replay NOT_FAILED = new Replay(false, null, RunFlow.NONE, Optional.empty(), null);
     }
 
     /** What a replay changed, to put back if its Redis step is refused ({@link #undoReplay}). */
@@ -187,7 +187,8 @@ public final class RunFailures {
                      + " attempts_at_replay FROM " + runs + " WHERE id = ? FOR UPDATE) old"
                      + " WHERE r.id = old.id AND r.status IN (" + RunStore.sources(RunStatus.PENDING) + ")"
                      + " RETURNING r.user_id, old.attempts, old.error, old.dead_letter_id, old.stream_id,"
-                     + " old.finished_at, old.next_attempt_at, old.attempts_at_replay, r.flow_key, r.priority")) {
+                     + " old.finished_at, old.next_attempt_at, old.attempts_at_replay, r.flow_key, r.priority,"
+                     + " r.flow_sub_key")) {
             ps.setString(1, RunStatus.PENDING.sql());
             ps.setObject(2, id);
             try (ResultSet rs = ps.executeQuery()) {
@@ -196,7 +197,7 @@ public final class RunFailures {
                 }
                 Before before = new Before(rs.getInt(2), rs.getString(3), rs.getString(4), rs.getString(5),
                         rs.getTimestamp(6), rs.getTimestamp(7), rs.getInt(8));
-                return new Replay(true, rs.getString(1), rs.getString(9), RunStore.priorityOf(rs, 10),
+                return new Replay(true, rs.getString(1), RunStore.flowOf(rs, 9),
                         Optional.ofNullable(before.deadLetterId()), before);
             }
         }

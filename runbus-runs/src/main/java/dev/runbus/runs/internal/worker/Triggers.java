@@ -1,6 +1,7 @@
 package dev.runbus.runs.internal.worker;
 
 import dev.runbus.Message;
+import dev.runbus.runs.internal.store.RunFlow;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.Optional;
@@ -35,7 +36,7 @@ public final class Triggers {
      * run's execution joins its submitter's trace.
      */
     public static Message of(UUID runId, String key, Map<String, String> headers) {
-        return of(runId, key, headers, null);
+        return of(runId, key, headers, RunFlow.NONE);
     }
 
     /**
@@ -43,17 +44,23 @@ public final class Triggers {
      * runs the runs of one flow key within its caps and rates (docs/flow-control.md).
      */
     public static Message of(UUID runId, String key, Map<String, String> headers, String flowKey) {
-        return of(runId, key, headers, flowKey, Message.DEFAULT_PRIORITY);
+        return of(runId, key, headers, new RunFlow(flowKey, Message.DEFAULT_PRIORITY, null));
     }
 
     /**
-     * {@link #of(UUID, String, Map, String)} with the run's priority among its flow key's waiting runs, which a
+     * {@link #of(UUID, String, Map, String)} with all of the run's {@link RunFlow}: its priority and sub-key, which a
      * trigger without a flow key does not carry.
      */
-    public static Message of(UUID runId, String key, Map<String, String> headers, String flowKey, int priority) {
+    public static Message of(UUID runId, String key, Map<String, String> headers, RunFlow flow) {
         String id = runId.toString();
         Message.Builder b = Message.builder(TYPE, id.getBytes(StandardCharsets.UTF_8)).id(id).headers(headers);
-        Message m = (flowKey == null ? b : b.flowKey(flowKey).priority(priority)).build();
+        if (flow.key() != null) {
+            b.flowKey(flow.key()).priority(flow.priority());
+            if (flow.subKey() != null) {
+                b.flowSubKey(flow.subKey());
+            }
+        }
+        Message m = b.build();
         return key == null ? m : m.withKey(key);
     }
 
