@@ -25,9 +25,10 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.Parameter;
 
 /**
- * Priorities among a flow key's waiting messages (docs/flow-control.md, "Priorities"): with a cap of 1, the key's
- * messages run one at a time in the order Redis lets them in, so the handler's order is the order of admission.
- * A blocker holds the key's one slot while the others are published; its release starts the line.
+ * Priorities among a flow key's waiting messages, and between keys behind a topic cap (docs/flow-control.md,
+ * "Priorities"): with a cap of 1, the messages run one at a time in the order Redis lets them in, so the handler's
+ * order is the order of admission. A blocker holds the one slot while the others are published; its release starts
+ * the line.
  */
 @OnDeployments({LOCAL, REDIS_62, CLUSTER})
 @Timeout(value = 2, unit = TimeUnit.MINUTES)
@@ -154,6 +155,88 @@ class FlowPriorityTest {
         publisher.publish(TOPIC, job("high", 9));
 
         assertThat(afterTheBlocker(3)).containsExactly("delayed-default", "old-default", "high");
+    }
+
+    private static Message job(String key, String name, int priority) {
+        return Message.builder("job", name.getBytes(StandardCharsets.UTF_8)).flowKey(key).priority(priority).build();
+    }
+
+    /**
+     * A subscription with a topic cap of 1, and the blocker (key z) running in the topic's one slot: the other keys'
+     * messages then take the slot one at a time, between keys, in the order Redis lets them in.
+     */
+    private Publisher blockedTopic(SubscribeOptions.Builder options) {
+        Bus bus = flow.bus(1);
+        bus.subscribe(TOPIC, "g", "c", d -> {
+            if (body(d).equals("blocker")) {
+                blockerMayEnd.await();
+            }
+            handled.add(body(d));
+        }, options.flowTopicCap(1).concurrency(4).blockTime(Duration.ofMillis(200)).build());
+        Publisher publisher = bus.publisher();
+        publisher.publish(TOPIC, job("z", "blocker", Message.DEFAULT_PRIORITY));
+        Wait.until("the blocker to hold the topic's slot", WAIT, () -> flow.members("held", 1) == 1
+                && flow.members("queue", 1) == 0);
+        return publisher;
+    }
+
+    /**
+     * Between keys, behind a topic cap, priorities are strict (docs/flow-control.md, "Priorities"): the key whose
+     * next message is the most urgent takes the slot, and keys of one priority take turns by start tag. Key a's
+     * priority-9 message, parked after its priority-4 one, moves a ahead of b, whose priority-4 message waited
+     * first; once a's urgent message is in, a waits its turn behind b again.
+     */
+    @Test
+    void betweenKeys_theMostUrgentNextMessageTakesTheTopicsSlot_andKeysOfOnePriorityTakeTurns() {
+        Publisher publisher = blockedTopic(SubscribeOptions.builder());
+        publisher.publish(TOPIC, job("b", "b-default", Message.DEFAULT_PRIORITY));
+        publisher.publish(TOPIC, job("a", "a-default", Message.DEFAULT_PRIORITY));
+        publisher.publish(TOPIC, job("c", "c-low", 0));
+        publisher.publish(TOPIC, job("a", "a-high", 9));
+        publisher.publish(TOPIC, job("d", "d-seven", 7));
+        assertThat(flow.members("queue", 1)).as("waiting").isEqualTo(5);
+
+        assertThat(afterTheBlocker(5)).containsExactly("a-high", "d-seven", "b-default", "a-default", "c-low");
+    }
+
+    /**
+     * Aging between keys as within one: with 200 ms a step, key c's priority-0 message that waited 1.9 s goes before
+     * the priority-9 messages of key b parked after it; d's, parked after them all, waits behind them.
+     */
+    @Test
+    void betweenKeys_aLessUrgentMessageThatWaitedLongerThanTheStepsBetweenGoesFirst() {
+        Publisher publisher = blockedTopic(SubscribeOptions.builder().flowPriorityAging(Duration.ofMillis(200)));
+        String parkedAt = publisher.publish(TOPIC, job("c", "c-old-low", 0));
+        long agedBy = WireFormat.millisOf(parkedAt) + 9 * 200 + 100;
+        Wait.until("the Redis clock 1.9 s past c-old-low's park", WAIT, () -> flow.redisMillis() > agedBy);
+        publisher.publish(TOPIC, job("b", "b-high-1", 9));
+        publisher.publish(TOPIC, job("a", "a-default", Message.DEFAULT_PRIORITY));
+        publisher.publish(TOPIC, job("b", "b-high-2", 9));
+        publisher.publish(TOPIC, job("d", "d-new-low", 0));
+
+        assertThat(afterTheBlocker(5)).containsExactly("c-old-low", "b-high-1", "b-high-2", "a-default", "d-new-low");
+    }
+
+    /**
+     * A publisher written against the wire format before priority lanes names the stream and ten keys only: its
+     * message of priority 9 waits in the default lane's set (it has no other), and runs all the same, after the
+     * blocker, beside one published with every key.
+     */
+    @Test
+    void aParkNamingTheElevenKeysOfBeforeLanes_stillWaitsAndRuns() throws Exception {
+        Publisher publisher = blockedTopic(SubscribeOptions.builder());
+        String script;
+        try (java.io.InputStream in = getClass().getResourceAsStream("/dev/runbus/lua/flow.lua")) {
+            script = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+        String[] eleven = java.util.Arrays.copyOf(new dev.runbus.internal.redis.Keys(flow.prefix()).flow(TOPIC), 11);
+        List<Object> parked = target().redis().eval(script, io.lettuce.core.ScriptOutputType.MULTI, eleven, "park", "x",
+                "type", "job", "payload", "x-high", "priority", "9");
+        assertThat(parked).as("parked, not let in: the blocker holds the topic's slot").hasSize(1);
+        publisher.publish(TOPIC, job("y", "y-default", Message.DEFAULT_PRIORITY));
+
+        assertThat(afterTheBlocker(2)).containsExactlyInAnyOrder("x-high", "y-default");
+        assertThat(flow.members("queue", 1)).as("nothing left waiting").isZero();
     }
 
     @Test

@@ -41,11 +41,16 @@
 --            (the others tick at their own pace only), until when
 --   ready    sorted set, flow key -> its start tag: with a topic cap (NUL topic_cap in caps, the subscription's; NUL
 --            topic_cap_set, one set at run time, in its place), the keys with parked entries and room under their
---            own cap that wait for a slot of the topic. A free slot of the topic goes to the key with the smallest
---            start tag (start-time fair queueing): an admission of key k at start tag S sets the virtual time to S
---            and k's finish tag to S + 1 / weight (its weight under NUL weight NUL k in caps, default 1); a key
---            joining the set starts at max(virtual time, its finish tag), so an idle key neither gains credit nor
---            waits behind a backlog, and each backlogged key gets slots in proportion to its weight
+--            own cap that wait for a slot of the topic, whose entry to admit next (nextOf) is of the default lane, 5.
+--            Within a lane, a free slot of the topic goes to the key with the smallest start tag (start-time fair
+--            queueing): an admission of key k at start tag S moves the virtual time up to S and sets k's finish tag
+--            to S + 1 / weight (its weight under NUL weight NUL k in caps, default 1); a key joining the set starts
+--            at max(virtual time, its finish tag), so an idle key neither gains credit nor waits behind a backlog,
+--            and each backlogged key gets slots in proportion to its weight
+--   lanes    sorted set, the lanes other than 5 whose ready set holds a key (member and score the lane); the ready
+--            sets of lanes 0-4 and 6-9 hold the keys whose next entry is of that lane, as ready holds lane 5's. Between
+--            lanes the priorities are strict, with aging as within a key: of the first key of each lane, the one whose
+--            next entry's rank (nextOf: park time + lane * aging) is smallest takes the slot, ties to the more urgent
 --   tags     hash, flow key -> its finish tag; NUL vt: the virtual time. Under fair shares by handler time (NUL
 --            fair_by in caps), a turn is as long as its handler ran: an admission advances the tag by the key's mean
 --            handler time (NUL est NUL key; the topic's, NUL est, for a key not measured yet) over its weight, and
@@ -58,7 +63,7 @@
 -- A flow key never holds NUL (the publisher refuses it), so a key's members are exactly those in [key NUL, key \1).
 --
 -- KEYS[1] stream, KEYS[2] parked, KEYS[3] queue, KEYS[4] holds, KEYS[5] held, KEYS[6] caps, KEYS[7] seq, KEYS[8] tat,
--- KEYS[9] later, KEYS[10] ready, KEYS[11] tags
+-- KEYS[9] later, KEYS[10] ready, KEYS[11] tags, KEYS[12] lanes, KEYS[13..21] the ready sets of lanes 0-4 and 6-9
 -- ARGV[1] the operation; then, by operation:
 --   configure ARGV[2] the default cap, ARGV[3] the hold's lease (ms), ARGV[4] the last key served by the previous
 --            call ('' at first), ARGV[5] at most this many keys served, 2 or more: admits what the keys with
@@ -121,6 +126,19 @@
 --            returns { stream ids admitted... }
 local stream, parked, queue, holds, held, caps, seqKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local tats, later, ready, tags = KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+-- A caller that names the first eleven keys only (a publisher written against the wire format before lanes) files
+-- every key in ready, whatever its lane; the next call with all of them moves it to its lane's.
+local lanes = KEYS[21] and KEYS[12]
+-- The lane whose keys wait in ready (the default priority's, as before lanes, so that its keys stay where they are).
+local READY_LANE = 5
+
+-- The ready set of a lane (0 to 9).
+local function readyOf(lane)
+  if lane == READY_LANE or not lanes then
+    return ready
+  end
+  return KEYS[lane < READY_LANE and 13 + lane or 12 + lane]
+end
 local op = ARGV[1]
 local NUL = '\0'
 local CAP, LEASE, GROUP = NUL .. 'cap', NUL .. 'lease', NUL .. 'group'
@@ -356,7 +374,7 @@ local function laneOf(fields)
   return 5
 end
 
--- The queue member of the key's entry to admit next: of the heads of its lanes (one query per lane that holds
+-- The queue member of the key's entry to admit next, and its rank: of the heads of its lanes (one query per lane that holds
 -- entries, and one more), the one whose park time + lane * aging is smallest, ties to the more urgent lane. So a
 -- more urgent entry goes first unless a less urgent one has waited longer than the lanes between them are worth.
 local function nextOf(key)
@@ -367,7 +385,7 @@ local function nextOf(key)
     local heads = redis.call('ZRANGEBYLEX', queue, from, hi, 'LIMIT', 0, LANE_AGE_READ)
     local member = heads[1]
     if not member then
-      return best
+      return best, bestRank
     end
     local lane = string.byte(member, #key + 2) - 48
     -- The lane's age is its oldest of the first few: an entry put back to wait heads its lane with a new park time,
@@ -383,7 +401,7 @@ local function nextOf(key)
       best, bestRank = member, rank
     end
     if lane >= 9 or lane < 0 then
-      return best
+      return best, bestRank
     end
     from = '[' .. key .. NUL .. string.char(48 + lane + 1)
   end
@@ -551,6 +569,112 @@ local function waitForTopicRate()
   redis.call('ZADD', later, topicDue(), TOPIC)
 end
 
+-- The lane of the key's entry to admit next (nextOf) and its rank; nil when nothing of the key waits.
+local function headOf(key)
+  local member, rank = nextOf(key)
+  if not member then
+    return nil
+  end
+  return string.byte(member, #key + 2) - 48, rank
+end
+
+-- The lanes other than ready's that hold keys, in order (most urgent first).
+local function otherLanes()
+  local out = {}
+  if not lanes then
+    return out
+  end
+  for _, l in ipairs(redis.call('ZRANGE', lanes, 0, -1)) do
+    out[#out + 1] = tonumber(l)
+  end
+  return out
+end
+
+-- The lane whose ready set holds key, or nil.
+local function filedLane(key)
+  if redis.call('ZSCORE', ready, key) then
+    return READY_LANE
+  end
+  for _, lane in ipairs(otherLanes()) do
+    if redis.call('ZSCORE', readyOf(lane), key) then
+      return lane
+    end
+  end
+  return nil
+end
+
+local function fileReady(lane, tag, key)
+  redis.call('ZADD', readyOf(lane), tag, key)
+  if readyOf(lane) ~= ready then
+    redis.call('ZADD', lanes, lane, lane)
+  end
+end
+
+local function unfileReady(lane, key)
+  local set = readyOf(lane)
+  redis.call('ZREM', set, key)
+  if set ~= ready and redis.call('ZCARD', set) == 0 then
+    redis.call('ZREM', lanes, lane)
+  end
+end
+
+-- Empties every lane's ready set; returns the keys they held.
+local function takeAllReady()
+  local waiting = redis.call('ZRANGE', ready, 0, -1)
+  for _, lane in ipairs(otherLanes()) do
+    for _, key in ipairs(redis.call('ZRANGE', readyOf(lane), 0, -1)) do
+      waiting[#waiting + 1] = key
+    end
+    redis.call('DEL', readyOf(lane))
+  end
+  redis.call('DEL', ready)
+  if lanes then
+    redis.call('DEL', lanes)
+  end
+  return waiting
+end
+
+-- Whether any key waits for a slot or turn of the topic.
+local function anyReady()
+  return redis.call('ZCARD', ready) > 0 or (lanes and redis.call('ZCARD', lanes) > 0)
+end
+
+-- The key whose turn it is, its start tag and the lane it is filed in (nil when none waits): the first key by start
+-- tag of each lane's ready set, and of those the one whose next entry ranks first (park time + lane * aging), ties
+-- to the more urgent lane; so a more urgent key goes first unless a less urgent one has waited longer than the lanes
+-- between them are worth. With every waiting key in one lane (all of the default priority, mostly), its first.
+local function nextReady()
+  local others = otherLanes()
+  local candidates, placed = {}, false -- every lane in order, ready's in its place among the others
+  for _, lane in ipairs(others) do
+    if not placed and lane > READY_LANE then
+      candidates[#candidates + 1] = READY_LANE
+      placed = true
+    end
+    candidates[#candidates + 1] = lane
+  end
+  if not placed then
+    candidates[#candidates + 1] = READY_LANE
+  end
+  local best, bestTag, bestLane, bestRank
+  for _, lane in ipairs(candidates) do
+    local first = redis.call('ZRANGE', readyOf(lane), 0, 0, 'WITHSCORES')
+    if first[1] then
+      if #others == 0 then
+        return first[1], tonumber(first[2]), lane
+      end
+      local _, rank = headOf(first[1])
+      rank = rank or -math.huge -- nothing of it waits: taken at once, and so dropped from the set
+      if not best or rank < bestRank then
+        best, bestTag, bestLane, bestRank = first[1], tonumber(first[2]), lane, rank
+      end
+    elseif lane ~= READY_LANE then
+      redis.call('ZREM', lanes, lane)
+    end
+  end
+  return best, bestTag, bestLane
+end
+
 local function weightOf(key)
   return tonumber(redis.call('HGET', caps, WEIGHT .. NUL .. key) or '1')
 end
@@ -570,11 +694,12 @@ local function correct(key, measured, charged)
   local delta = (measured - charged) / weightOf(key)
   local finish = tonumber(redis.call('HGET', tags, key) or '0') + delta
   redis.call('HSET', tags, key, string.format('%.17g', finish))
-  if redis.call('ZSCORE', ready, key) then
+  local lane = filedLane(key)
+  if lane then
     -- Filed again as markReady files a key: at its finish tag, or the virtual time if that is later (a key whose
     -- handlers were quicker than charged gains no credit from before the present)
     local vt = tonumber(redis.call('HGET', tags, VT) or '0')
-    redis.call('ZADD', ready, 'XX', string.format('%.17g', math.max(vt, finish)), key)
+    redis.call('ZADD', readyOf(lane), 'XX', string.format('%.17g', math.max(vt, finish)), key)
   end
   local est = redis.call('HMGET', tags, EST .. NUL .. key, EST)
   local own = tonumber(est[1] or est[2] or measured)
@@ -583,14 +708,31 @@ local function correct(key, measured, charged)
     EST, string.format('%.17g', all + (measured - all) * EST_WEIGHT))
 end
 
--- With a topic cap: files a key with parked entries and room under its own cap among the ready ones, at its start
--- tag (a key already there keeps its tag).
+-- With a topic cap: files a key with parked entries and room under its own cap among the ready ones of the lane of
+-- its next entry, at its start tag (a key already filed keeps its tag, moved to that lane if its next entry's lane
+-- changed: a more urgent entry was parked).
 local function markReady(key)
-  if holding(key) < capOf(key) and hasParked(key) then
+  if holding(key) >= capOf(key) then
+    return
+  end
+  local lane = headOf(key)
+  if not lane then
+    return
+  end
+  local at = filedLane(key)
+  if at == lane then
+    return
+  end
+  local tag
+  if at then
+    tag = redis.call('ZSCORE', readyOf(at), key)
+    unfileReady(at, key)
+  else
     local vt = tonumber(redis.call('HGET', tags, VT) or '0')
     local finish = tonumber(redis.call('HGET', tags, key) or '0')
-    redis.call('ZADD', ready, 'NX', math.max(vt, finish), key)
+    tag = math.max(vt, finish)
   end
+  fileReady(lane, tag, key)
 end
 
 -- With a topic cap: gives its free slots to the ready keys, one entry at a time, smallest start tag first. A key
@@ -601,29 +743,35 @@ local function admitFair(out)
   local turns, most = 0, room + 100 -- every free slot, and up to 100 turns of keys that cannot take theirs
   while room > 0 and turns < most do
     turns = turns + 1
-    local first = redis.call('ZRANGE', ready, 0, 0, 'WITHSCORES')
-    if not first[1] then
+    local key, start, lane = nextReady()
+    if not key then
       return
     end
     if topicDue() > now then
       waitForTopicRate()
       return
     end
-    local key, start = first[1], tonumber(first[2])
-    redis.call('ZREM', ready, key)
+    unfileReady(lane, key)
     local charge = byTime and estimateOf(key) or nil
     local admitted, spent = admitOwn(key, out, 1, charge)
     if admitted > 0 then
       takeTopicRate(spent)
       room = room - 1
       local finish = start + (charge or spent) / weightOf(key) -- a turn is as long as its cost, or its handler time
-      redis.call('HSET', tags, VT, string.format('%.17g', start), key, string.format('%.17g', finish))
-      if holding(key) < capOf(key) and hasParked(key) then
-        redis.call('ZADD', ready, finish, key)
+      redis.call('HSET', tags, key, string.format('%.17g', finish))
+      -- The virtual time only moves up: a key of another lane may have waited at an older tag.
+      if start > tonumber(redis.call('HGET', tags, VT) or '0') then
+        redis.call('HSET', tags, VT, string.format('%.17g', start))
+      end
+      if holding(key) < capOf(key) then
+        local next = headOf(key)
+        if next then
+          fileReady(next, finish, key)
+        end
       end
     end
   end
-  if topicCap < 0 and room == 0 and redis.call('ZCARD', ready) > 0 then
+  if topicCap < 0 and room == 0 and anyReady() then
     redis.call('ZADD', later, now, TOPIC) -- this call's share admitted under the topic's rate: the next tick goes on
   end
 end
@@ -647,7 +795,7 @@ end
 
 if op == 'configure' then
   if not fair then
-    redis.call('DEL', ready) -- no topic cap: no key waits for one (each key admits on its own below)
+    takeAllReady() -- no topic cap: no key waits for one (each key admits on its own below)
   end
   -- With a topic cap, every key served is filed among the ready ones before any is let in: admitted one by one, the
   -- first key would take all of the topic's free slots before the others were waiting for them.
@@ -899,9 +1047,7 @@ if op == 'topiccap' or op == 'topicrate' then
   local out = {}
   if not fair then
     -- No topic cap any more: every key that waited for the topic takes what it has room for.
-    local waiting = redis.call('ZRANGE', ready, 0, -1)
-    redis.call('DEL', ready)
-    for _, key in ipairs(waiting) do
+    for _, key in ipairs(takeAllReady()) do
       admitOwn(key, out, math.huge)
     end
   else

@@ -1,5 +1,8 @@
 package dev.runbus.internal.redis;
 
+import java.util.ArrayList;
+import java.util.List;
+
 /**
  * Builds every Redis key the bus uses. The keys of one partition share a hash tag, so each Lua script touches
  * a single Redis Cluster slot: the tag is the partition's name, {@code topic} for a topic of one partition and
@@ -117,12 +120,20 @@ public final class Keys {
 
     /**
      * The stream and flow-control keys of a partition, in the order {@code flow.lua} takes them: stream, parked,
-     * queue, holds, held, caps, seq, tat, later, ready, tags (docs/flow-control.md).
+     * queue, holds, held, caps, seq, tat, later, ready, tags, lanes, then the ready sets of the priority lanes 0-4 and
+     * 6-9 (lane 5's, the default priority's, is ready; docs/flow-control.md).
      */
     public String[] flow(String name) {
         String base = tagged(name) + ":flow:";
-        return new String[] {stream(name), base + "parked", base + "queue", base + "holds", base + "held", base + "caps",
-                base + "seq", base + "tat", base + "later", base + "ready", base + "tags"};
+        List<String> keys = new ArrayList<>(List.of(stream(name), base + "parked", base + "queue", base + "holds",
+                base + "held", base + "caps", base + "seq", base + "tat", base + "later", base + "ready", base + "tags",
+                base + "lanes"));
+        for (int lane = 0; lane <= 9; lane++) {
+            if (lane != 5) {
+                keys.add(base + "ready:" + lane);
+            }
+        }
+        return keys.toArray(String[]::new);
     }
 
     /** The members of an ordered group of a topic. */
