@@ -50,11 +50,14 @@
 --   lanes    sorted set, the lanes other than 5 whose ready set holds a key (member and score the lane); the ready
 --            sets of lanes 0-4 and 6-9 hold the keys whose next entry is of that lane, as ready holds lane 5's. Between
 --            lanes the priorities are strict, with aging as within a key: of the first key of each lane, the one whose
---            next entry's rank (nextOf: park time + lane * aging) is smallest takes the slot, ties to the more urgent
---   tags     hash, flow key -> its finish tag; NUL vt: the virtual time. Under fair shares by handler time (NUL
---            fair_by in caps), a turn is as long as its handler ran: an admission advances the tag by the key's mean
---            handler time (NUL est NUL key; the topic's, NUL est, for a key not measured yet) over its weight, and
---            the release, told the time measured, corrects the tag by the difference
+--            next entry's rank (nextOf: park time + lane * aging) is smallest takes the slot, ties to the more urgent.
+--            Each lane takes its turns apart: its own virtual time and finish tags (in tags, below)
+--   tags     hash, flow key -> its finish tag; NUL vt: the virtual time (of lane 5; NUL vt NUL <lane> and
+--            NUL lft NUL <lane> NUL <key> the virtual time and a key's finish tag of another lane). Under fair
+--            shares by handler time (NUL fair_by in caps), a turn is as long as its handler ran: an admission
+--            advances the tag by the key's mean handler time (NUL est NUL key; the topic's, NUL est, for a key not
+--            measured yet) over its weight, and the release, told the time measured, corrects the tag by the
+--            difference
 -- A rate for the whole topic (NUL topic_rate and NUL topic_burst in caps, the subscription's; NUL topic_rate_set and
 -- NUL topic_burst_set, one set at run time, in their place) is a GCRA like a key's, its theoretical arrival time
 -- under NUL topic in tat: every admission of any key counts. With it, keys wait their turns in ready as under a
@@ -63,7 +66,8 @@
 -- A flow key never holds NUL (the publisher refuses it), so a key's members are exactly those in [key NUL, key \1).
 --
 -- KEYS[1] stream, KEYS[2] parked, KEYS[3] queue, KEYS[4] holds, KEYS[5] held, KEYS[6] caps, KEYS[7] seq, KEYS[8] tat,
--- KEYS[9] later, KEYS[10] ready, KEYS[11] tags, KEYS[12] lanes, KEYS[13..21] the ready sets of lanes 0-4 and 6-9
+-- KEYS[9] later, KEYS[10] ready, KEYS[11] tags, KEYS[12] lanes, KEYS[13..21] the ready sets of lanes 0-4 and 6-9;
+-- fewer keys are refused with the error FLOWKEYS
 -- ARGV[1] the operation; then, by operation:
 --   configure ARGV[2] the default cap, ARGV[3] the hold's lease (ms), ARGV[4] the last key served by the previous
 --            call ('' at first), ARGV[5] at most this many keys served, 2 or more: admits what the keys with
@@ -126,15 +130,18 @@
 --            returns { stream ids admitted... }
 local stream, parked, queue, holds, held, caps, seqKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local tats, later, ready, tags = KEYS[8], KEYS[9], KEYS[10], KEYS[11]
--- A caller that names the first eleven keys only (a publisher written against the wire format before lanes) files
--- every key in ready, whatever its lane; the next call with all of them moves it to its lane's.
-local lanes = KEYS[21] and KEYS[12]
+local lanes = KEYS[12]
+if not KEYS[21] then
+  -- A caller written against the keys of before lanes would leave the keys of other lanes waiting for good.
+  return redis.error_reply('FLOWKEYS flow.lua takes 21 keys (stream, parked, queue, holds, held, caps, seq, tat, ' ..
+    'later, ready, tags, lanes and the ready sets of lanes 0-4 and 6-9), given ' .. #KEYS)
+end
 -- The lane whose keys wait in ready (the default priority's, as before lanes, so that its keys stay where they are).
 local READY_LANE = 5
 
 -- The ready set of a lane (0 to 9).
 local function readyOf(lane)
-  if lane == READY_LANE or not lanes then
+  if lane == READY_LANE then
     return ready
   end
   return KEYS[lane < READY_LANE and 13 + lane or 12 + lane]
@@ -569,6 +576,29 @@ local function waitForTopicRate()
   redis.call('ZADD', later, topicDue(), TOPIC)
 end
 
+-- Each lane keeps its own start-time fair queueing: its virtual time, and each key's finish tag in it (lane 5's
+-- under the names of before lanes: VT and the key's own name), so that a key's turns in one lane neither credit nor
+-- charge it in another, and turns taken in one lane do not move another's virtual time.
+local function vtField(lane)
+  if lane == READY_LANE then
+    return VT
+  end
+  return VT .. NUL .. lane
+end
+
+local function finishField(lane, key)
+  if lane == READY_LANE then
+    return key
+  end
+  return NUL .. 'lft' .. NUL .. lane .. NUL .. key
+end
+
+-- Where a key joining lane's ready set starts: max(the lane's virtual time, its finish tag there).
+local function startTagIn(lane, key)
+  local t = redis.call('HMGET', tags, vtField(lane), finishField(lane, key))
+  return math.max(tonumber(t[1] or '0'), tonumber(t[2] or '0'))
+end
+
 -- The lane of the key's entry to admit next (nextOf) and its rank; nil when nothing of the key waits.
 local function headOf(key)
   local member, rank = nextOf(key)
@@ -581,9 +611,6 @@ end
 -- The lanes other than ready's that hold keys, in order (most urgent first).
 local function otherLanes()
   local out = {}
-  if not lanes then
-    return out
-  end
   for _, l in ipairs(redis.call('ZRANGE', lanes, 0, -1)) do
     out[#out + 1] = tonumber(l)
   end
@@ -605,7 +632,7 @@ end
 
 local function fileReady(lane, tag, key)
   redis.call('ZADD', readyOf(lane), tag, key)
-  if readyOf(lane) ~= ready then
+  if lane ~= READY_LANE then
     redis.call('ZADD', lanes, lane, lane)
   end
 end
@@ -613,7 +640,7 @@ end
 local function unfileReady(lane, key)
   local set = readyOf(lane)
   redis.call('ZREM', set, key)
-  if set ~= ready and redis.call('ZCARD', set) == 0 then
+  if lane ~= READY_LANE and redis.call('ZCARD', set) == 0 then
     redis.call('ZREM', lanes, lane)
   end
 end
@@ -627,16 +654,13 @@ local function takeAllReady()
     end
     redis.call('DEL', readyOf(lane))
   end
-  redis.call('DEL', ready)
-  if lanes then
-    redis.call('DEL', lanes)
-  end
+  redis.call('DEL', ready, lanes)
   return waiting
 end
 
 -- Whether any key waits for a slot or turn of the topic.
 local function anyReady()
-  return redis.call('ZCARD', ready) > 0 or (lanes and redis.call('ZCARD', lanes) > 0)
+  return redis.call('ZCARD', ready) > 0 or redis.call('ZCARD', lanes) > 0
 end
 
 -- The key whose turn it is, its start tag and the lane it is filed in (nil when none waits): the first key by start
@@ -692,14 +716,16 @@ end
 -- real use asks; the key's and the topic's means learn the measurement.
 local function correct(key, measured, charged)
   local delta = (measured - charged) / weightOf(key)
-  local finish = tonumber(redis.call('HGET', tags, key) or '0') + delta
-  redis.call('HSET', tags, key, string.format('%.17g', finish))
+  -- The finish tag of the lane the key waits in now, or else of the default lane: the lane of the admission this
+  -- corrects is not told, and mostly it is the one the key waits in again.
   local lane = filedLane(key)
+  local field = finishField(lane or READY_LANE, key)
+  local finish = tonumber(redis.call('HGET', tags, field) or '0') + delta
+  redis.call('HSET', tags, field, string.format('%.17g', finish))
   if lane then
     -- Filed again as markReady files a key: at its finish tag, or the virtual time if that is later (a key whose
     -- handlers were quicker than charged gains no credit from before the present)
-    local vt = tonumber(redis.call('HGET', tags, VT) or '0')
-    redis.call('ZADD', readyOf(lane), 'XX', string.format('%.17g', math.max(vt, finish)), key)
+    redis.call('ZADD', readyOf(lane), 'XX', string.format('%.17g', startTagIn(lane, key)), key)
   end
   local est = redis.call('HMGET', tags, EST .. NUL .. key, EST)
   local own = tonumber(est[1] or est[2] or measured)
@@ -709,8 +735,8 @@ local function correct(key, measured, charged)
 end
 
 -- With a topic cap: files a key with parked entries and room under its own cap among the ready ones of the lane of
--- its next entry, at its start tag (a key already filed keeps its tag, moved to that lane if its next entry's lane
--- changed: a more urgent entry was parked).
+-- its next entry, at its start tag there (a key already filed in that lane keeps its tag; one filed in another, whose
+-- next entry's lane changed since, say a more urgent entry was parked, moves and starts afresh in its new lane).
 local function markReady(key)
   if holding(key) >= capOf(key) then
     return
@@ -723,16 +749,10 @@ local function markReady(key)
   if at == lane then
     return
   end
-  local tag
   if at then
-    tag = redis.call('ZSCORE', readyOf(at), key)
     unfileReady(at, key)
-  else
-    local vt = tonumber(redis.call('HGET', tags, VT) or '0')
-    local finish = tonumber(redis.call('HGET', tags, key) or '0')
-    tag = math.max(vt, finish)
   end
-  fileReady(lane, tag, key)
+  fileReady(lane, startTagIn(lane, key), key)
 end
 
 -- With a topic cap: gives its free slots to the ready keys, one entry at a time, smallest start tag first. A key
@@ -758,15 +778,14 @@ local function admitFair(out)
       takeTopicRate(spent)
       room = room - 1
       local finish = start + (charge or spent) / weightOf(key) -- a turn is as long as its cost, or its handler time
-      redis.call('HSET', tags, key, string.format('%.17g', finish))
-      -- The virtual time only moves up: a key of another lane may have waited at an older tag.
-      if start > tonumber(redis.call('HGET', tags, VT) or '0') then
-        redis.call('HSET', tags, VT, string.format('%.17g', start))
-      end
+      redis.call('HSET', tags, vtField(lane), string.format('%.17g', start), finishField(lane, key),
+        string.format('%.17g', finish))
       if holding(key) < capOf(key) then
         local next = headOf(key)
-        if next then
-          fileReady(next, finish, key)
+        if next == lane then
+          fileReady(lane, finish, key)
+        elseif next then
+          fileReady(next, startTagIn(next, key), key)
         end
       end
     end
