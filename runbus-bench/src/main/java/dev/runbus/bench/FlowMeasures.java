@@ -36,6 +36,10 @@ final class FlowMeasures {
     /** Admissions per window of the all-backlogged share measurement: ten turns of each tenant. */
     static final int SHARE_WINDOW = 10 * TENANTS;
     static final double[] WEIGHTS = {1, 2, 5};
+    /** Sub-keys of each tenant in the drain with sub-keys: a tenant's conversations. */
+    static final int DRAIN_SUB_KEYS = 10;
+    /** Sub-keys the heavy tenant spreads its messages over in the second shares measurement. */
+    static final int HEAVY_SUB_KEYS = 1_000;
 
     private FlowMeasures() {
     }
@@ -49,8 +53,19 @@ final class FlowMeasures {
     }
 
     private static Message message(String flowKey, long sentNanos) {
+        return message(flowKey, sentNanos, null);
+    }
+
+    /** A message with a flow key (null: none) and a flow sub-key (null: none). */
+    private static Message message(String flowKey, long sentNanos, String subKey) {
         Message.Builder b = Message.builder("flow", Payloads.make(sentNanos, false));
-        return (flowKey == null ? b : b.flowKey(flowKey)).build();
+        if (flowKey != null) {
+            b.flowKey(flowKey);
+            if (subKey != null) {
+                b.flowSubKey(subKey);
+            }
+        }
+        return b.build();
     }
 
     private static void publish(Publisher publisher, String topic, List<Message> messages) {
@@ -75,6 +90,8 @@ final class FlowMeasures {
         NONE,
         /** Each key's cap {@link #KEY_CAP}: the keys together may run more than the handlers, so none binds. */
         KEY_CAPS,
+        /** As {@link #KEY_CAPS}, each tenant's messages spread over {@link #DRAIN_SUB_KEYS} sub-keys. */
+        KEY_CAPS_SUB_KEYS,
         /** The key caps and a topic cap of {@link #CONCURRENCY}, the handlers' number: it binds all the time. */
         TOPIC_CAP
     }
@@ -92,7 +109,8 @@ final class FlowMeasures {
         try (Bus publisherBus = bus(env, slug); Bus consumerBus = bus(env, slug)) {
             List<Message> batch = new ArrayList<>(messages);
             for (int i = 0; i < messages; i++) {
-                batch.add(message(gated ? "tenant-" + (i % TENANTS) : null, 0));
+                batch.add(message(gated ? "tenant-" + (i % TENANTS) : null, 0,
+                        gate == Gate.KEY_CAPS_SUB_KEYS ? "conversation-" + (i / TENANTS % DRAIN_SUB_KEYS) : null));
             }
             publisherBus.publisher().publish(topic, message(gated ? "warm-up" : null, 0)); // registered, loaded
             ServerCounters before = env.admin.counters();
@@ -226,16 +244,17 @@ final class FlowMeasures {
      * {@code lightEach}, behind a topic cap of {@link #CONCURRENCY}, handlers that do nothing. The admissions, in the
      * order Redis let them in (their stream ids), are cut into windows of {@link #SHARE_WINDOW} while every tenant
      * still had messages waiting; per window, the largest tenant count over the smallest and Jain's index. The worst
-     * window of each.
+     * window of each. With {@code heavySubKeys} above 0, the heavy tenant's messages are spread over that many
+     * sub-keys (it must gain nothing by it).
      */
-    static FlowScenario.Shares shares(Env env, int lightEach) throws Exception {
+    static FlowScenario.Shares shares(Env env, int lightEach, int heavySubKeys) throws Exception {
         String slug = "flow-shares-" + env.nextId();
         String topic = "shares";
         int heavyEach = lightEach * 100;
         try (Bus publisherBus = bus(env, slug); Bus consumerBus = bus(env, slug)) {
             List<Message> all = new ArrayList<>();
             for (int i = 0; i < heavyEach; i++) {
-                all.add(message("tenant-0", 0));
+                all.add(message("tenant-0", 0, heavySubKeys == 0 ? null : "conversation-" + (i % heavySubKeys)));
                 if (i < lightEach) {
                     for (int t = 1; t < TENANTS; t++) {
                         all.add(message("tenant-" + t, 0));

@@ -46,7 +46,8 @@ final class FlowScenario {
                   int sharesLightEach, int weightsEach, List<Drain> gated, List<Drain> topicCapped,
                   List<Drain> ungated,
                   List<HandOff> gatedHandOff, List<HandOff> ungatedHandOff, List<Fairness> fair,
-                  List<Fairness> unfair, List<Shares> shares, List<Weights> weights) implements java.io.Serializable {
+                  List<Fairness> unfair, List<Shares> shares, List<Weights> weights, List<Drain> subKeyed,
+                  List<Shares> sharesOverSubKeys) implements java.io.Serializable {
     }
 
     private FlowScenario() {
@@ -70,19 +71,24 @@ final class FlowScenario {
         List<Fairness> unfair = new ArrayList<>();
         List<Shares> shares = new ArrayList<>();
         List<Weights> weights = new ArrayList<>();
+        List<Drain> subKeyed = new ArrayList<>();
+        List<Shares> sharesOverSubKeys = new ArrayList<>();
         Jit.settle("flow", 3, () -> {
             FlowMeasures.drain(env, FlowMeasures.Gate.TOPIC_CAP, drainMessages / 5);
             FlowMeasures.drain(env, FlowMeasures.Gate.NONE, drainMessages / 5);
         });
         int rounds = env.options.repeats();
         for (int round = 0; round < rounds; round++) {
-            for (int k = 0; k < 7; k++) {
-                switch ((k + round) % 7) {
+            for (int k = 0; k < 8; k++) {
+                switch ((k + round) % 8) {
                     case 0 -> gated.add(say(round, "drain, key caps",
                             attempt("drain", () -> FlowMeasures.drain(env, FlowMeasures.Gate.KEY_CAPS,
                                     drainMessages), Drain.FAILED)));
                     case 1 -> ungated.add(say(round, "drain, ungated",
                             attempt("drain", () -> FlowMeasures.drain(env, FlowMeasures.Gate.NONE,
+                                    drainMessages), Drain.FAILED)));
+                    case 7 -> subKeyed.add(say(round, "drain, key caps, sub-keys",
+                            attempt("drain", () -> FlowMeasures.drain(env, FlowMeasures.Gate.KEY_CAPS_SUB_KEYS,
                                     drainMessages), Drain.FAILED)));
                     case 6 -> topicCapped.add(say(round, "drain, topic cap",
                             attempt("drain", () -> FlowMeasures.drain(env, FlowMeasures.Gate.TOPIC_CAP,
@@ -101,11 +107,14 @@ final class FlowScenario {
                                     windowMillis), Fairness.FAILED)));
                 }
             }
-            shares.add(say(round, attempt("shares", () -> FlowMeasures.shares(env, lightEach), Shares.FAILED)));
+            shares.add(say(round, attempt("shares", () -> FlowMeasures.shares(env, lightEach, 0), Shares.FAILED)));
+            sharesOverSubKeys.add(say(round, attempt("shares", () -> FlowMeasures.shares(env, lightEach,
+                    FlowMeasures.HEAVY_SUB_KEYS), Shares.FAILED)));
             weights.add(say(round, attempt("weights", () -> FlowMeasures.weights(env, weightsEach), Weights.FAILED)));
         }
         return new Result(drainMessages, handOffMessages, heavyBacklog, lightRate, windowMillis, lightEach,
-                weightsEach, gated, topicCapped, ungated, gatedHandOff, ungatedHandOff, fair, unfair, shares, weights);
+                weightsEach, gated, topicCapped, ungated, gatedHandOff, ungatedHandOff, fair, unfair, shares, weights,
+                subKeyed, sharesOverSubKeys);
     }
 
     /** What {@code measure} returns, or {@code failed} (said so) when it throws. */

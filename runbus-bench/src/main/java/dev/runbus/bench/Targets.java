@@ -112,6 +112,10 @@ final class Targets {
         Stats.Summary jain = Stats.of(x.shares().stream().map(FlowScenario.Shares::jain).toList());
         out.add(new Check("shares at 100:1, worst window Jain ≥ 0.99", Fmt.summary(jain,
                 v -> String.format(java.util.Locale.ROOT, "%.4f", v)), Verdict.atLeast(jain, 0.99)));
+        Stats.Summary subRatio = Stats.of(x.sharesOverSubKeys().stream().map(FlowScenario.Shares::maxOverMin).toList());
+        out.add(new Check("shares at 100:1, the heavy tenant over " + String.format(java.util.Locale.ROOT, "%,d",
+                FlowMeasures.HEAVY_SUB_KEYS) + " sub-keys, worst window max/min ≤ 1.10", Fmt.summary(subRatio,
+                v -> String.format(java.util.Locale.ROOT, "%.3f", v)), Verdict.atMost(subRatio, 1.10)));
         Stats.Summary light = Stats.of(x.fair().stream().map(FlowScenario.Fairness::lightP99).toList());
         out.add(new Check("light tenant's wait p99 ≤ 50 ms beside a backlogged heavy one", Fmt.summary(light, Fmt::ms)
                 + " ms", Verdict.atMost(light, 50)));
