@@ -1,5 +1,6 @@
 package dev.runbus.runs;
 
+import dev.runbus.runs.internal.store.OutboxStore;
 import dev.runbus.runs.internal.store.RunFlow;
 import dev.runbus.Bus;
 import dev.runbus.DeadLetterAlreadyReplayedException;
@@ -24,6 +25,7 @@ import dev.runbus.runs.internal.store.TimedReads;
 import dev.runbus.runs.internal.store.RunStore;
 import dev.runbus.runs.internal.worker.RunWorker;
 import dev.runbus.runs.internal.sweep.FlowOverrideSync;
+import dev.runbus.runs.internal.sweep.OutboxRelay;
 import dev.runbus.runs.internal.sweep.Sweeper;
 import dev.runbus.runs.internal.worker.Triggers;
 import java.sql.SQLException;
@@ -90,6 +92,9 @@ public final class Runs implements AutoCloseable {
     private final RunPruning pruning;
     private final FlowOverrideStore overrideStore;
     private final FlowOverrideSync overrides;
+    private final OutboxStore outbox;
+    /** Publishes the triggers of runs submitted in callers' transactions; started with the sweeper. */
+    private OutboxRelay relay;
     private Subscription worker;
     /** Where the worker's run handlers run, when this layer owns the threads. */
     private ExecutorService ownedHandlers;
@@ -113,6 +118,46 @@ public final class Runs implements AutoCloseable {
         this.pruning = new RunPruning(store.dataSource(), config.schema());
         this.overrideStore = new FlowOverrideStore(store.dataSource(), config.schema());
         this.overrides = new FlowOverrideSync(bus, config.topic(), overrideStore);
+        this.outbox = new OutboxStore(config.schema());
+    }
+
+    /**
+     * Submits runs in the caller's own transaction on {@code connection} (the outbox, built in): see
+     * {@link RunsInTransaction}. The connection is used, never committed, rolled back or closed here.
+     */
+    public RunsInTransaction within(java.sql.Connection connection) {
+        return new RunsInTransaction(connection, this, outbox);
+    }
+
+    /**
+     * Publishes now the triggers of every run submitted in a caller's transaction and committed, that no relay
+     * published yet; returns how many. The relay started with the sweeper does this at each commit and every second.
+     *
+     * @throws RunStoreException when PostgreSQL fails; a {@link RunbusException} when Redis does (the runs stay marked)
+     */
+    public int relayOnce() {
+        try {
+            return new OutboxRelay(store.dataSource(), bus, config, OUTBOX_POLL).relayAll();
+        } catch (SQLException e) {
+            throw new RunStoreException("relaying the triggers of runs submitted in transactions failed: "
+                    + e.getMessage(), e);
+        }
+    }
+
+    /** How often the relay looks for marked runs besides the commits' notifications. */
+    static final Duration OUTBOX_POLL = Duration.ofSeconds(1);
+
+    /** What {@link #submit} refuses before anything is written, whoever writes. */
+    void checkSubmittable(NewRun request) {
+        checkKeyable(request);
+        if (config.ordered() && request.flowKey() != null) {
+            throw new InvalidRunException("flowKey", "cannot be given to runs in per-user order: a flow key chooses "
+                    + "its trigger's partition in place of the user id");
+        }
+    }
+
+    void countSubmitted(boolean created) {
+        meters.submitted(created);
     }
 
     /**
@@ -184,11 +229,7 @@ public final class Runs implements AutoCloseable {
         Objects.requireNonNull(scope, "scope");
         Objects.requireNonNull(delay, "delay");
         checkDelay(delay);
-        checkKeyable(request);
-        if (config.ordered() && request.flowKey() != null) {
-            throw new InvalidRunException("flowKey", "cannot be given to runs in per-user order: a flow key chooses "
-                    + "its trigger's partition in place of the user id");
-        }
+        checkSubmittable(request);
         String flowPart = IdempotencyKeys.flowPart(request.flowKey(), request.priority(), request.flowSubKey());
         String given = request.idempotencyKey() != null ? request.idempotencyKey()
                 : IdempotencyKeys.derive(request.sessionId(), request.userId(), request.input(), flowPart,
@@ -601,6 +642,7 @@ public final class Runs implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
+        relay = new OutboxRelay(store.dataSource(), bus, config, OUTBOX_POLL).start();
         long every = config.sweepInterval().toMillis();
         sweeperLoop.scheduleWithFixedDelay(() -> {
             // Anything that escapes ends a scheduled task for good, silently: report it and keep sweeping.
@@ -656,6 +698,9 @@ public final class Runs implements AutoCloseable {
     /** Stops the sweeper and the worker (gracefully: see {@link Subscription#close()}); the bus stays open. */
     @Override
     public synchronized void close() {
+        if (relay != null) {
+            relay.close();
+        }
         if (sweeperLoop != null) {
             sweeperLoop.shutdownNow();
             try {

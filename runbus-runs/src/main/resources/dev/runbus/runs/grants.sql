@@ -10,3 +10,5 @@ GRANT SELECT, INSERT, UPDATE ON ${schema}.runs, ${schema}.messages, ${schema}.ru
 -- Read only: the trigger that keeps the counts writes them with its owner's rights.
 GRANT SELECT ON ${schema}.run_counts TO ${role};
 GRANT USAGE ON SEQUENCE ${schema}.runs_submit_seq TO ${role};
+-- Submitting in a caller's transaction (V014): the function runs with its owner's rights.
+GRANT EXECUTE ON FUNCTION ${schema}.submit_run(text, text, text, text, text, integer, text, text) TO ${role};

@@ -61,6 +61,16 @@ public final class IdempotencyKeys {
         return flowSubKey == null ? part : part + "\0sub=" + flowSubKey;
     }
 
+    /** The SHA-256 of {@code text}'s UTF-8 bytes, in hex. */
+    public static String sha256Hex(String text) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256")
+                    .digest(text.getBytes(StandardCharsets.UTF_8)));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is required by every JVM", e);
+        }
+    }
+
     static String sha256(String... parts) {
         try {
             MessageDigest md = MessageDigest.getInstance("SHA-256");

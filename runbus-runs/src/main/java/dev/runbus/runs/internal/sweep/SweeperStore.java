@@ -153,7 +153,7 @@ public final class SweeperStore {
             readAt[i] = lost.get(i).updatedAt().toString(); // ISO-8601 in UTC, to the microsecond PostgreSQL keeps
         }
         try (PreparedStatement ps = c.prepareStatement("UPDATE " + runs + " r SET republished = r.republished + 1,"
-                + " stream_id = NULL, next_attempt_at = NULL, updated_at = now()"
+                + " stream_id = NULL, next_attempt_at = NULL, outbox = NULL, updated_at = now()"
                 + " FROM unnest(?::uuid[], ?::timestamptz[]) AS v(id, read_at)"
                 + " WHERE r.id = ANY (?::uuid[]) AND r.id = v.id AND r.updated_at = v.read_at"
                 + " AND r.status IN " + UNFINISHED + " RETURNING r.id, r.user_id, r.submit_seq")) {

@@ -1,0 +1,120 @@
+package dev.runbus.runs.internal.store;
+
+import dev.runbus.runs.IdempotencyConflictException;
+import dev.runbus.runs.InvalidRunException;
+import dev.runbus.runs.NewRun;
+import dev.runbus.runs.RunStatus;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Types;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+
+/**
+ * Runs submitted in a caller's transaction (migration V014): written by the schema's {@code submit_run} function
+ * on the caller's connection, marked {@code outbox} until a relay publishes their triggers, which it claims here.
+ */
+public final class OutboxStore {
+
+    /** What {@code submit_run} answered: the run holding the key, whether this call created it, its status. */
+    public record Submitted(UUID runId, boolean created, RunStatus status) {
+    }
+
+    /** A run whose trigger a relay claimed to publish: its user (the key of an ordered run's trigger) and its flow. */
+    public record Claimed(UUID runId, String userId, RunFlow flow) {
+    }
+
+    private final String schema;
+    private final String claimSql;
+
+    public OutboxStore(String schema) {
+        this.schema = schema;
+        String runs = schema + ".runs";
+        this.claimSql = "UPDATE " + runs + " r SET outbox = NULL WHERE r.id IN (SELECT id FROM " + runs
+                + " WHERE outbox ORDER BY created_at LIMIT ? FOR UPDATE SKIP LOCKED)"
+                + " RETURNING r.id, r.user_id, r.flow_key, r.priority, r.flow_sub_key";
+    }
+
+    /**
+     * The NOTIFY channel of the schema's relay: {@code runbus_runs_} and the first 16 hex digits of the SHA-256 of
+     * the schema's name, as {@code submit_run} computes it (a channel name has at most 63 bytes).
+     */
+    public static String channel(String schema) {
+        return "runbus_runs_" + IdempotencyKeys.sha256Hex(schema).substring(0, 16);
+    }
+
+    /**
+     * Submits {@code run} on {@code c}, in whatever transaction it is in, with its key compared in {@code scope}
+     * (null: global).
+     *
+     * @throws IdempotencyConflictException when the key names a run with another body
+     * @throws InvalidRunException          when the function refuses an argument
+     */
+    public Submitted submit(Connection c, NewRun run, String scope) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT run_id, created, status FROM " + schema
+                + ".submit_run(?, ?, ?, ?, ?, ?, ?, ?)")) {
+            ps.setString(1, run.sessionId());
+            ps.setString(2, run.userId());
+            ps.setString(3, run.input());
+            ps.setString(4, run.idempotencyKey());
+            ps.setString(5, run.flowKey());
+            if (run.priority() == dev.runbus.Message.DEFAULT_PRIORITY) {
+                ps.setNull(6, Types.INTEGER);
+            } else {
+                ps.setInt(6, run.priority());
+            }
+            ps.setString(7, run.flowSubKey());
+            ps.setString(8, scope);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return new Submitted(rs.getObject(1, UUID.class), rs.getBoolean(2), RunStatus.fromSql(rs.getString(3)));
+            }
+        } catch (SQLException e) {
+            if ("RB409".equals(e.getSQLState())) {
+                throw new IdempotencyConflictException(run.idempotencyKey() != null ? run.idempotencyKey()
+                        : "(derived)", UUID.fromString(detailOf(e)));
+            }
+            if ("RB400".equals(e.getSQLState())) {
+                String message = messageOf(e);
+                int colon = message.indexOf(':');
+                throw new InvalidRunException(colon > 0 ? message.substring(0, colon) : "run",
+                        colon > 0 ? message.substring(colon + 1).trim() : message);
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * Claims up to {@code max} runs whose triggers wait for a relay, oldest first, in {@code c}'s transaction: their
+     * mark is cleared when it commits, and rows another relay holds are skipped.
+     */
+    public List<Claimed> claim(Connection c, int max) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(claimSql)) {
+            ps.setInt(1, max);
+            List<Claimed> out = new ArrayList<>();
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    out.add(new Claimed(rs.getObject(1, UUID.class), rs.getString(2), RunStore.flowOf(rs, 3)));
+                }
+            }
+            return out;
+        }
+    }
+
+    private static String detailOf(SQLException e) {
+        if (e instanceof org.postgresql.util.PSQLException p && p.getServerErrorMessage() != null) {
+            return p.getServerErrorMessage().getDetail();
+        }
+        throw new IllegalStateException("submit_run named no run in its conflict: " + e.getMessage(), e);
+    }
+
+    private static String messageOf(SQLException e) {
+        if (e instanceof org.postgresql.util.PSQLException p && p.getServerErrorMessage() != null) {
+            return p.getServerErrorMessage().getMessage();
+        }
+        return String.valueOf(e.getMessage());
+    }
+}

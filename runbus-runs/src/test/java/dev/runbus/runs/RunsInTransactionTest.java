@@ -1,0 +1,230 @@
+package dev.runbus.runs;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.runbus.Bus;
+import dev.runbus.runs.testing.RunsTestSupport;
+import dev.runbus.runs.testing.TestDatabase;
+import dev.runbus.testkit.Wait;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Runs submitted in the caller's own transaction ({@link Runs#within}, the schema's {@code submit_run}): written
+ * there, published by a relay once it commits, never if it rolls back; no Redis call inside the transaction.
+ */
+@Timeout(value = 5, unit = java.util.concurrent.TimeUnit.MINUTES)
+class RunsInTransactionTest extends RunsTestSupport {
+
+    static final Duration WAIT = Duration.ofSeconds(60);
+
+    private final Map<String, AtomicInteger> executions = new ConcurrentHashMap<>();
+
+    private final RunHandler counting = run -> {
+        executions.computeIfAbsent(run.input(), k -> new AtomicInteger()).incrementAndGet();
+        return List.of(Reply.assistant("ok"));
+    };
+
+    private static Connection inTransaction() throws SQLException {
+        Connection c = TestDatabase.pool().getConnection();
+        c.setAutoCommit(false);
+        return c;
+    }
+
+    private long rows(String where) {
+        return TestDatabase.count("SELECT count(*) FROM " + schema + ".runs WHERE " + where);
+    }
+
+    @Test
+    void aRunWrittenInTheCallersTransaction_isPublishedOnlyOnceItCommits_andRunsOnce() throws Exception {
+        Bus bus = bus();
+        Runs runs = runs(bus, "w1", workerOptions().build());
+        runs.startWorker(counting);
+        UUID id;
+        try (Connection c = inTransaction()) {
+            id = runs.within(c).submit(NewRun.of("s", "u", "committed")).runId();
+            assertThat(rows("id = '" + id + "'")).as("not visible outside the transaction").isZero();
+            assertThat(runs.relayOnce()).as("nothing to relay before the commit").isZero();
+            c.commit();
+        }
+        assertThat(rows("id = '" + id + "' AND outbox")).as("marked for the relay").isEqualTo(1);
+        assertThat(runs.relayOnce()).isEqualTo(1);
+        assertThat(runs.relayOnce()).as("relayed once").isZero();
+        Wait.until("done", WAIT, () -> runs.get(id).orElseThrow().status() == RunStatus.DONE);
+        assertThat(executions.get("committed")).hasValue(1);
+        assertThat(runs.get(id).orElseThrow().attempts()).isEqualTo(1);
+    }
+
+    @Test
+    void aRolledBackTransaction_leavesNoRunAndNoTrigger() throws Exception {
+        Bus bus = bus();
+        Runs runs = runs(bus, "w1", workerOptions().build());
+        try (Connection c = inTransaction()) {
+            runs.within(c).submit(NewRun.of("s", "u", "rolled back"));
+            c.rollback();
+        }
+        assertThat(runs.relayOnce()).isZero();
+        assertThat(rows("true")).isZero();
+        assertThat(redis.redis().exists(stream())).as("no trigger was ever published").isZero();
+    }
+
+    /**
+     * The relay started with the sweeper is woken by the commit's NOTIFY: 10,000 submits in 1,000 transactions, 30 %
+     * of them rolled back at random; the runs are the committed ones exactly, each executed once, and no trigger of a
+     * rolled-back run reaches the stream, also after two sweeps.
+     */
+    @Test
+    void thousandsOfTransactions_someRolledBack_runExactlyTheCommittedOnesOnce() throws Exception {
+        Bus bus = bus();
+        Runs runs = runs(bus, "w1", workerOptions().concurrency(16).build());
+        runs.startWorker(counting);
+        runs.startSweeper();
+        Random random = new Random(41);
+        Set<String> committed = new HashSet<>();
+        Set<UUID> rolledBack = new HashSet<>();
+        for (int t = 0; t < 1_000; t++) {
+            boolean rollback = random.nextInt(100) < 30;
+            List<UUID> ids = new ArrayList<>();
+            try (Connection c = inTransaction()) {
+                for (int i = 0; i < 10; i++) {
+                    String input = "t" + t + "-" + i;
+                    ids.add(runs.within(c).submit(NewRun.of("s", "u", input).withKey(input)).runId());
+                    if (!rollback) {
+                        committed.add(input);
+                    }
+                }
+                if (rollback) {
+                    c.rollback();
+                    rolledBack.addAll(ids);
+                } else {
+                    c.commit();
+                }
+            }
+        }
+        Wait.until(committed.size() + " runs done", WAIT.multipliedBy(2),
+                () -> rows("status = 'done'") == committed.size());
+        runs.sweepOnce();
+        runs.sweepOnce();
+        assertThat(rows("true")).as("the committed runs exactly").isEqualTo(committed.size());
+        assertThat(executions.keySet()).isEqualTo(committed);
+        assertThat(executions.values()).as("each executed once").allMatch(n -> n.get() == 1);
+        Set<String> published = new HashSet<>();
+        redis.redis().xrange(stream(), io.lettuce.core.Range.create("-", "+"))
+                .forEach(m -> published.add(m.getBody().get("id")));
+        assertThat(published).as("no trigger of a rolled-back run")
+                .doesNotContainAnyElementsOf(rolledBack.stream().map(UUID::toString).toList());
+    }
+
+    @Test
+    void anyLanguageSubmitsThroughTheSqlFunction_andItsKeysAreTheJavaSides() throws Exception {
+        Bus bus = bus();
+        Runs runs = runs(bus, "w1", workerOptions().build());
+        runs.startWorker(counting);
+        UUID fromJava = runs.submit(NewRun.of("s", "u", "same").withKey("k-1").withFlowKey("t")).runId();
+        UUID fromSql;
+        try (Connection c = inTransaction();
+             PreparedStatement ps = c.prepareStatement("SELECT run_id, created FROM " + schema
+                     + ".submit_run(p_session_id => 's', p_user_id => 'u', p_input => 'same',"
+                     + " p_idempotency_key => 'k-1', p_flow_key => 't')")) {
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                fromSql = rs.getObject(1, UUID.class);
+                assertThat(rs.getBoolean(2)).as("the same submission: not created again").isFalse();
+            }
+            c.commit();
+        }
+        assertThat(fromSql).isEqualTo(fromJava);
+        try (Connection c = inTransaction()) {
+            assertThatThrownBy(() -> runs.within(c).submit(NewRun.of("s", "u", "other").withKey("k-1")
+                    .withFlowKey("t"))).isInstanceOf(IdempotencyConflictException.class)
+                    .satisfies(e -> assertThat(((IdempotencyConflictException) e).existingRunId())
+                            .isEqualTo(fromJava));
+            c.rollback();
+        }
+        try (Connection c = inTransaction();
+             PreparedStatement ps = c.prepareStatement("SELECT run_id FROM " + schema
+                     + ".submit_run('s', 'u', 'from sql', p_priority => 12)")) {
+            assertThatThrownBy(ps::executeQuery).isInstanceOf(SQLException.class)
+                    .satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("RB400"))
+                    .hasMessageContaining("priority");
+            c.rollback();
+        }
+        UUID plain;
+        try (Connection c = inTransaction();
+             PreparedStatement ps = c.prepareStatement("SELECT run_id FROM " + schema
+                     + ".submit_run('s', 'u', 'from sql')")) {
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                plain = rs.getObject(1, UUID.class);
+            }
+            c.commit();
+        }
+        assertThat(runs.relayOnce()).isEqualTo(1);
+        Wait.until("done", WAIT, () -> runs.get(plain).orElseThrow().status() == RunStatus.DONE);
+        assertThat(executions.get("from sql")).hasValue(1);
+    }
+
+    /**
+     * A relay that dies between its claim and its commit (its backend terminated with the transaction open) leaves
+     * the marks: another relay publishes them; and a run no relay published is the sweeper's, which clears its mark.
+     */
+    @Test
+    void aRelayThatDiesMidBatch_leavesItsRunsToAnother_andTheSweeperToo() throws Exception {
+        Bus bus = bus();
+        Runs runs = runs(bus, "w1", workerOptions().build());
+        runs.startWorker(counting);
+        UUID first;
+        UUID second;
+        try (Connection c = inTransaction()) {
+            first = runs.within(c).submit(NewRun.of("s", "u", "first")).runId();
+            c.commit();
+        }
+        try (Connection dying = inTransaction()) {
+            try (PreparedStatement ps = dying.prepareStatement("UPDATE " + schema + ".runs SET outbox = NULL"
+                    + " WHERE outbox RETURNING id")) {
+                ps.executeQuery().close(); // claimed, not published, not committed
+            }
+            execute("SELECT pg_terminate_backend(" + backendOf(dying) + ")");
+        } catch (SQLException connectionGone) {
+            // the relay's connection died with it
+        }
+        assertThat(rows("id = '" + first + "' AND outbox")).as("its mark stays").isEqualTo(1);
+        assertThat(runs.relayOnce()).as("another relay publishes it").isEqualTo(1);
+        Wait.until("first done", WAIT, () -> runs.get(first).orElseThrow().status() == RunStatus.DONE);
+
+        try (Connection c = inTransaction()) {
+            second = runs.within(c).submit(NewRun.of("s", "u", "second")).runId();
+            c.commit();
+        }
+        age(second);
+        assertThat(runs.sweepOnce().republished()).as("no relay ran: the sweeper publishes it").isEqualTo(1);
+        assertThat(rows("id = '" + second + "' AND outbox")).as("and clears its mark").isZero();
+        assertThat(runs.relayOnce()).isZero();
+        Wait.until("second done", WAIT, () -> runs.get(second).orElseThrow().status() == RunStatus.DONE);
+        assertThat(executions.get("first")).hasValue(1);
+        assertThat(executions.get("second")).hasValue(1);
+    }
+
+    private static int backendOf(Connection c) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT pg_backend_pid()");
+             ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            return rs.getInt(1);
+        }
+    }
+}
