@@ -42,6 +42,18 @@ public class RunbusRunsAutoConfiguration {
         return Runs.create(bus, dataSource, config);
     }
 
+    /** Submitting runs in the Spring-managed transaction, when spring-jdbc is on the class path. */
+    @org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "org.springframework.jdbc.datasource.DataSourceUtils")
+    static class InTransaction {
+
+        @Bean
+        @ConditionalOnMissingBean
+        public TransactionalRuns runbusTransactionalRuns(Runs runs, DataSource dataSource) {
+            return new TransactionalRuns(runs, dataSource);
+        }
+    }
+
     @Bean
     @ConditionalOnBean(RunHandler.class)
     public RunsWorkerLifecycle runbusRunsWorker(Runs runs, ObjectProvider<RunHandler> handler,

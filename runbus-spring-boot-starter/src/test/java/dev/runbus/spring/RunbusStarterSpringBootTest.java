@@ -94,6 +94,30 @@ class RunbusStarterSpringBootTest {
         RunHandler runHandler() {
             return run -> List.of(Reply.assistant("done: " + run.input()));
         }
+
+        @Bean
+        Checkout checkout(TransactionalRuns runs) {
+            return new Checkout(runs);
+        }
+    }
+
+    /** An application service that submits a run in its own {@code @Transactional} method. */
+    public static class Checkout {
+
+        private final TransactionalRuns runs;
+
+        public Checkout(TransactionalRuns runs) {
+            this.runs = runs;
+        }
+
+        @org.springframework.transaction.annotation.Transactional
+        public UUID checkout(String input, boolean fail) {
+            UUID id = runs.submit(NewRun.of("s", "u", input)).runId();
+            if (fail) {
+                throw new IllegalStateException("payment declined");
+            }
+            return id;
+        }
     }
 
     @Autowired
@@ -107,6 +131,12 @@ class RunbusStarterSpringBootTest {
 
     @Autowired
     Runs runs;
+
+    @Autowired
+    Checkout checkout;
+
+    @Autowired
+    javax.sql.DataSource dataSource;
 
     @Test
     void aListenerReceivesJsonPayloadsAndAcknowledgesThem() {
@@ -135,6 +165,26 @@ class RunbusStarterSpringBootTest {
                 l -> !l.isEmpty()).get(0);
         assertThat(dead.deliveries()).isEqualTo(3);
         assertThat(dead.reason()).contains("cannot read the payload").contains(OrderPlaced.class.getName());
+    }
+
+    /**
+     * A run submitted in a {@code @Transactional} method is published once the method's transaction commits, and
+     * never exists when it rolls back.
+     */
+    @Test
+    void aRunSubmittedInATransactionalMethodRunsOnceItCommits_andNeverWhenItRollsBack() throws Exception {
+        UUID id = checkout.checkout("paid", false);
+        Wait.until("done", WAIT, () -> runs.get(id).orElseThrow().status() == RunStatus.DONE);
+        assertThat(runs.replies(id)).singleElement().satisfies(r -> assertThat(r.content()).isEqualTo("done: paid"));
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> checkout.checkout("declined", true))
+                .hasMessageContaining("payment declined");
+        runs.relayOnce();
+        try (java.sql.Connection c = dataSource.getConnection();
+             java.sql.ResultSet rs = c.createStatement().executeQuery("SELECT count(*) FROM " + SCHEMA
+                     + ".runs WHERE input = 'declined'")) {
+            rs.next();
+            assertThat(rs.getLong(1)).as("no run of the rolled-back transaction").isZero();
+        }
     }
 
     @Test
