@@ -148,6 +148,9 @@ public final class Bench {
             case "flow-kills":
                 results.flowKills = FlowKillsScenario.run(env);
                 break;
+            case "outbox":
+                results.outbox = OutboxScenario.run(env);
+                break;
             case "flow-rate":
                 results.flowRate = FlowRateScenario.run(env);
                 break;

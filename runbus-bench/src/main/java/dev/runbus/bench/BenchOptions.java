@@ -19,7 +19,8 @@ import java.util.Set;
  *                      redis8, flow (default: all; cluster and hung-master start Redis servers of their own: redis-server
  *                      on the PATH, or $RUNBUS_BENCH_REDIS_SERVER; redis8 runs on Redis 8.2 and later only); and
  *                      flow-kills and flow-rate, only when named: ten minutes each (one with --quick) of workers
- *                      killed under flow caps, and of one key's rate
+ *                      killed under flow caps, and of one key's rate; and outbox, only when named: commit to handler
+ *                      start of runs submitted in the caller's transaction
  * --repeats N          measurements per figure (default 5, with --quick 1): a target within ±10 % needs
  *                      five rounds before its min–max range says anything
  * --seed N             the seed of the random order of the contenders in each round (default: drawn, and
@@ -40,7 +41,7 @@ public record BenchOptions(boolean quick, Set<String> scenarios, int repeats, St
             "ordered", "cluster", "delay", "hung-master", "redis8", "flow");
 
     /** Scenarios run only when named: their length is fixed by what they check, not by the rounds. */
-    public static final List<String> NAMED_ONLY = List.of("flow-kills", "flow-rate");
+    public static final List<String> NAMED_ONLY = List.of("flow-kills", "flow-rate", "outbox");
 
     /** Rounds of a full run: with fewer, a min–max range is too narrow to tell a target met from noise. */
     static final int DEFAULT_REPEATS = 5;

@@ -78,6 +78,9 @@ final class Report {
         if (r.flowRate != null) {
             new FlowRateSection(md).write(r.flowRate);
         }
+        if (r.outbox != null) {
+            new OutboxSection(md).write(r.outbox);
+        }
         failures();
         new MethodSection(md).write(r);
         new Analysis(md).write(r);

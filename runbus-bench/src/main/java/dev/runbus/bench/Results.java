@@ -49,6 +49,8 @@ final class Results implements Serializable {
     FlowKillsScenario.Result flowKills;
     /** Null unless the flow-rate scenario was asked for. */
     FlowRateScenario.Result flowRate;
+    /** Null unless the outbox scenario was asked for. */
+    OutboxScenario.Result outbox;
     /** Scenario name → why it could not be measured. */
     final Map<String, String> failures = new LinkedHashMap<>();
 

@@ -220,6 +220,53 @@ class RunsInTransactionTest extends RunsTestSupport {
         assertThat(executions.get("second")).hasValue(1);
     }
 
+    /**
+     * For runs in per-user order the SQL function refuses what Runs.submit refuses; a run written by hand that no
+     * trigger can be built for does not hold up the relay's other runs; and the function works whatever the session's
+     * standard_conforming_strings.
+     */
+    @Test
+    void orderedRunsAreCheckedInSql_aRunWithoutATriggerDoesNotHoldUpTheRelay_andOldStringSyntaxWorks() throws Exception {
+        Bus bus = bus();
+        String ordered = schema + "_o";
+        closeables.add(() -> dev.runbus.testkit.TestServers.dropSchema(ordered));
+        Runs runs = runs(bus, configBuilder(ordered, "w1", workerOptions().build()).ordered(true).build());
+        String longUser = "u".repeat(1_500);
+        for (String call : List.of("'s', 'u', 'x', p_flow_key => 't'", "'s', '" + longUser + "', 'x'")) {
+            try (Connection c = inTransaction();
+                 PreparedStatement ps = c.prepareStatement("SELECT run_id FROM " + ordered + ".submit_run(" + call
+                         + ")")) {
+                assertThatThrownBy(ps::executeQuery).satisfies(e -> assertThat(((SQLException) e).getSQLState())
+                        .isEqualTo("RB400"));
+                c.rollback();
+            }
+        }
+        UUID bad;
+        UUID good;
+        try (Connection c = inTransaction()) {
+            bad = runs.within(c).submit(NewRun.of("s", "u-bad", "bad")).runId();
+            good = runs.within(c).submit(NewRun.of("s", "u-good", "good")).runId();
+            c.commit();
+        }
+        execute("UPDATE " + ordered + ".runs SET user_id = '" + longUser + "', created_at = created_at - interval"
+                + " '1 second' WHERE id = '" + bad + "'"); // oldest: first in the relay's batch
+        assertThat(runs.relayOnce()).as("both claimed, the bad one skipped").isEqualTo(2);
+        assertThat(TestDatabase.count("SELECT count(*) FROM " + ordered + ".runs WHERE outbox")).isZero();
+        runs.startWorker(counting);
+        Wait.until("good done", WAIT, () -> runs.get(good).orElseThrow().status() == RunStatus.DONE);
+
+        try (Connection c = inTransaction()) {
+            try (java.sql.Statement st = c.createStatement()) {
+                st.execute("SET LOCAL standard_conforming_strings = off");
+            }
+            Runs unordered = runs(bus, "w1", workerOptions().build());
+            UUID id = unordered.within(c).submit(NewRun.of("s", "u", "old strings").withFlowKey("t").withPriority(7)
+                    .withFlowSubKey("c")).runId();
+            assertThat(id).isNotNull();
+            c.rollback();
+        }
+    }
+
     private static int backendOf(Connection c) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("SELECT pg_backend_pid()");
              ResultSet rs = ps.executeQuery()) {

@@ -12,8 +12,9 @@ import org.springframework.jdbc.datasource.DataSourceUtils;
  * Submits runs in the Spring-managed transaction of the calling thread ({@code @Transactional}, a
  * {@code TransactionTemplate}) on the application's DataSource: the run is written on that transaction's connection
  * ({@link Runs#within}), published once it commits, and never if it rolls back (docs/runs.md, "Submitting in your
- * transaction"). Outside a transaction it is written and committed at once, as {@link Runs#submit(NewRun)} but
- * published by the relay. The transaction manager must manage the same DataSource (Boot's does).
+ * transaction"). Outside a Spring transaction it is {@link Runs#submit(NewRun, KeyScope)}: committed and published at
+ * once (a connection handed out of the pool with auto-commit off would otherwise roll the run back when returned).
+ * The transaction manager must manage the same DataSource (Boot's does).
  */
 public final class TransactionalRuns {
 
@@ -34,9 +35,12 @@ public final class TransactionalRuns {
     public SubmitResult submit(NewRun request, KeyScope scope) {
         Connection c = DataSourceUtils.getConnection(dataSource);
         try {
-            return runs.within(c).submit(request, scope);
+            if (DataSourceUtils.isConnectionTransactional(c, dataSource)) {
+                return runs.within(c).submit(request, scope);
+            }
         } finally {
             DataSourceUtils.releaseConnection(c, dataSource);
         }
+        return runs.submit(request, scope);
     }
 }

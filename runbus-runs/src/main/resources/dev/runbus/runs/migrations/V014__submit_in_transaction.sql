@@ -43,16 +43,16 @@ DECLARE
     v_id uuid := md5(random()::text || clock_timestamp()::text || pg_backend_pid()::text)::uuid;
     v_owner record;
 BEGIN
-    IF p_session_id IS NULL OR btrim(p_session_id) = '' OR octet_length(p_session_id) > 2000 THEN
+    IF p_session_id IS NULL OR p_session_id !~ E'\\S' OR octet_length(p_session_id) > 2000 THEN
         RAISE EXCEPTION USING ERRCODE = 'RB400', MESSAGE = 'sessionId: required, at most 2000 bytes';
     END IF;
-    IF p_user_id IS NULL OR btrim(p_user_id) = '' OR octet_length(p_user_id) > 2000 THEN
+    IF p_user_id IS NULL OR p_user_id !~ E'\\S' OR octet_length(p_user_id) > 2000 THEN
         RAISE EXCEPTION USING ERRCODE = 'RB400', MESSAGE = 'userId: required, at most 2000 bytes';
     END IF;
     IF p_input IS NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'RB400', MESSAGE = 'input: required';
     END IF;
-    IF p_idempotency_key IS NOT NULL AND (btrim(p_idempotency_key) = '' OR length(p_idempotency_key) > 200) THEN
+    IF p_idempotency_key IS NOT NULL AND (p_idempotency_key !~ E'\\S' OR length(p_idempotency_key) > 200) THEN
         RAISE EXCEPTION USING ERRCODE = 'RB400', MESSAGE = 'idempotencyKey: 1 to 200 non-blank characters';
     END IF;
     IF p_flow_key IS NOT NULL AND (p_flow_key = '' OR octet_length(p_flow_key) > 256) THEN
@@ -68,7 +68,7 @@ BEGIN
             OR octet_length(p_flow_sub_key) > 256) THEN
         RAISE EXCEPTION USING ERRCODE = 'RB400', MESSAGE = 'flowSubKey: non-empty, at most 256 bytes, with a flow key';
     END IF;
-    IF p_scope IS NOT NULL AND btrim(p_scope) = '' THEN
+    IF p_scope IS NOT NULL AND p_scope !~ E'\\S' THEN
         RAISE EXCEPTION USING ERRCODE = 'RB400', MESSAGE = 'scope: non-blank';
     END IF;
     -- The flow part of keys and hashes (IdempotencyKeys.flowPart): the flow key, its priority after a NUL when not
@@ -76,10 +76,10 @@ BEGIN
     IF p_flow_key IS NOT NULL THEN
         v_flow := convert_to(p_flow_key, 'UTF8');
         IF p_priority IS NOT NULL AND p_priority <> 4 THEN
-            v_flow := v_flow || '\x00'::bytea || convert_to('priority=' || p_priority, 'UTF8');
+            v_flow := v_flow || decode('00', 'hex') || convert_to('priority=' || p_priority, 'UTF8');
         END IF;
         IF p_flow_sub_key IS NOT NULL THEN
-            v_flow := v_flow || '\x00'::bytea || convert_to('sub=' || p_flow_sub_key, 'UTF8');
+            v_flow := v_flow || decode('00', 'hex') || convert_to('sub=' || p_flow_sub_key, 'UTF8');
         END IF;
     END IF;
     v_given := coalesce(p_idempotency_key, 'derived:' || ${schema}.runbus_sha256(
@@ -91,9 +91,17 @@ BEGIN
     v_hash := ${schema}.runbus_sha256(
         ARRAY[convert_to(p_session_id, 'UTF8'), convert_to(p_user_id, 'UTF8'), convert_to(p_input, 'UTF8')]
         || CASE WHEN v_flow IS NULL THEN ARRAY[]::bytea[] ELSE ARRAY[convert_to('flow', 'UTF8'), v_flow] END);
-    -- Runs in per-user order (their order index exists): the user's lock until this transaction ends, as
+    -- Runs in per-user order (their order index exists): refused as Runs.submit refuses them (the user id keys the
+    -- trigger, at most 1000 characters; no flow key), and the user's lock until this transaction ends, as
     -- RunStore.insertAll takes it, so that the user's runs are numbered in commit order.
     IF to_regclass('${schema}.runs_user_unfinished_idx') IS NOT NULL THEN
+        IF char_length(p_user_id) > 1000 THEN
+            RAISE EXCEPTION USING ERRCODE = 'RB400', MESSAGE = 'userId: at most 1000 characters for runs in '
+                || 'per-user order (it keys the run''s trigger)';
+        END IF;
+        IF p_flow_key IS NOT NULL THEN
+            RAISE EXCEPTION USING ERRCODE = 'RB400', MESSAGE = 'flowKey: cannot be given to runs in per-user order';
+        END IF;
         PERFORM pg_advisory_xact_lock(hashtext('runbus.user.${schema}.runs'), hashtext(p_user_id));
     END IF;
     INSERT INTO ${schema}.runs AS r (id, idempotency_key, input_hash, session_id, user_id, input, status, flow_key,

@@ -61,9 +61,16 @@ public final class OutboxRelay implements AutoCloseable {
      * @throws dev.runbus.RunbusException when Redis refuses the publish (likewise)
      */
     public int relayAll() throws SQLException {
+        try (Connection c = dataSource.getConnection()) {
+            return relayAll(c);
+        }
+    }
+
+    /** {@link #relayAll()} on {@code c}, which is in auto-commit before and after. */
+    private int relayAll(Connection c) throws SQLException {
         int total = 0;
         while (true) {
-            int n = relayBatch();
+            int n = Transactions.in(c, this::relayBatch);
             total += n;
             if (n < BATCH) {
                 return total;
@@ -71,40 +78,54 @@ public final class OutboxRelay implements AutoCloseable {
         }
     }
 
-    private int relayBatch() throws SQLException {
-        try (Connection c = dataSource.getConnection()) {
-            return Transactions.in(c, tx -> {
-                List<OutboxStore.Claimed> claimed = store.claim(tx, BATCH);
-                if (!claimed.isEmpty()) {
-                    List<Message> triggers = new ArrayList<>(claimed.size());
-                    for (OutboxStore.Claimed r : claimed) {
-                        triggers.add(Triggers.of(r.runId(), config.ordered() ? r.userId() : null, Map.of(),
-                                r.flow().onlyIf(config.flowControlled())));
-                    }
-                    // Before the marks are cleared: if the publish fails, the transaction rolls back and they stay.
-                    bus.publisher().publishAll(config.topic(), triggers);
-                }
-                return claimed.size();
-            });
+    private int relayBatch(Connection tx) throws SQLException {
+        List<OutboxStore.Claimed> claimed = store.claim(tx, BATCH);
+        List<Message> triggers = new ArrayList<>(claimed.size());
+        List<String> skipped = new ArrayList<>();
+        for (OutboxStore.Claimed r : claimed) {
+            try {
+                triggers.add(Triggers.of(r.runId(), config.ordered() ? r.userId() : null, Map.of(),
+                        r.flow().onlyIf(config.flowControlled())));
+            } catch (IllegalArgumentException e) {
+                // A run no trigger can be built for (written by hand, or before a check existed): its mark goes, so
+                // that it does not hold up the others batch after batch; the sweeper reports it as it reports its own.
+                skipped.add(r.runId() + " (" + e.getMessage() + ")");
+            }
         }
+        if (!skipped.isEmpty()) {
+            log.warn("relay cannot publish the triggers of {} runs of topic {}, left as they are (fix or delete them):"
+                    + " {}", skipped.size(), config.topic(), skipped);
+        }
+        if (!triggers.isEmpty()) {
+            // Before the marks are cleared: if the publish fails, the transaction rolls back and they stay.
+            bus.publisher().publishAll(config.topic(), triggers);
+        }
+        return claimed.size();
     }
 
     private void run() {
         long pause = 100;
         while (!closed) {
+            // One connection, listening and relaying: the relay never holds two of the pool's, and the connection
+            // stops listening before it goes back to the pool (a pooled connection that still listened would keep
+            // every notification it received, unread, for good).
             try (Connection c = dataSource.getConnection()) {
                 c.setAutoCommit(true);
-                try (Statement st = c.createStatement()) {
-                    st.execute("LISTEN " + OutboxStore.channel(config.schema()));
-                }
-                PGConnection pg = c.unwrap(PGConnection.class);
-                pause = 100;
-                relayAll(); // what was committed while nobody listened
-                while (!closed) {
-                    pg.getNotifications((int) Math.min(Integer.MAX_VALUE, pollMillis));
-                    if (!closed) {
-                        relayAll();
+                try {
+                    try (Statement st = c.createStatement()) {
+                        st.execute("LISTEN " + OutboxStore.channel(config.schema()));
                     }
+                    PGConnection pg = c.unwrap(PGConnection.class);
+                    relayAll(c); // what was committed while nobody listened
+                    pause = 100;
+                    while (!closed) {
+                        pg.getNotifications((int) Math.min(Integer.MAX_VALUE, pollMillis));
+                        if (!closed) {
+                            relayAll(c);
+                        }
+                    }
+                } finally {
+                    unlisten(c);
                 }
             } catch (Throwable e) {
                 if (closed) {
@@ -120,6 +141,18 @@ public final class OutboxRelay implements AutoCloseable {
                 }
                 pause = Math.min(5_000, pause * 2);
             }
+        }
+    }
+
+    private static void unlisten(Connection c) {
+        try (Statement st = c.createStatement()) {
+            if (!c.getAutoCommit()) {
+                c.rollback();
+                c.setAutoCommit(true);
+            }
+            st.execute("UNLISTEN *");
+        } catch (SQLException | RuntimeException e) {
+            log.debug("the relay's connection could not stop listening; it is closed with the pool's next check", e);
         }
     }
 
