@@ -18,10 +18,21 @@ import java.util.UUID;
  *                      an attempt fails with attempts left, empty while an attempt runs, when none is left and
  *                      once the run is finished (done, failed or cancelled). Informative: the bus schedules the
  *                      retry, and a retry may come later (a busy worker) or sooner (a republished trigger)
+ * @param progress      the latest progress its handler reported ({@link RunContext#progress(int, String)}), kept
+ *                      after the run ends; empty when none was
  */
 public record Run(UUID id, String idempotencyKey, String sessionId, String userId, String input, RunStatus status,
                   int attempts, Optional<String> error, Optional<String> deadLetterId, int republished,
-                  Instant createdAt, Instant updatedAt, Optional<Instant> nextAttemptAt) {
+                  Instant createdAt, Instant updatedAt, Optional<Instant> nextAttemptAt,
+                  Optional<Progress> progress) {
+
+    /** A run without progress reported. */
+    public Run(UUID id, String idempotencyKey, String sessionId, String userId, String input, RunStatus status,
+               int attempts, Optional<String> error, Optional<String> deadLetterId, int republished,
+               Instant createdAt, Instant updatedAt, Optional<Instant> nextAttemptAt) {
+        this(id, idempotencyKey, sessionId, userId, input, status, attempts, error, deadLetterId, republished,
+                createdAt, updatedAt, nextAttemptAt, Optional.empty());
+    }
 
     /** The longest {@link #error()} stored or read. */
     public static final int MAX_ERROR_LENGTH = 2000;

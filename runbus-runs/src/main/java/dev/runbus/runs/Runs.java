@@ -1,6 +1,8 @@
 package dev.runbus.runs;
 
 import dev.runbus.runs.internal.store.OutboxStore;
+import dev.runbus.runs.internal.store.ProgressStore;
+import dev.runbus.runs.internal.worker.ProgressWrites;
 import dev.runbus.runs.internal.store.RunFlow;
 import dev.runbus.Bus;
 import dev.runbus.DeadLetterAlreadyReplayedException;
@@ -95,6 +97,8 @@ public final class Runs implements AutoCloseable {
     private final OutboxStore outbox;
     /** Publishes the triggers of runs submitted in callers' transactions; started with the sweeper. */
     private OutboxRelay relay;
+    /** The worker's handlers' progress reports, written once a second; made with the worker. */
+    private ProgressWrites progress;
     private Subscription worker;
     /** Where the worker's run handlers run, when this layer owns the threads. */
     private ExecutorService ownedHandlers;
@@ -554,10 +558,11 @@ public final class Runs implements AutoCloseable {
         SubscribeOptions options = config.workerSubscription();
         overrides.applyAll(); // before the subscription lets waiting triggers in under the workers' own limits
         RetrySchedule retries = new RetrySchedule(options);
+        progress = new ProgressWrites(new ProgressStore(store.dataSource(), config.schema()));
         if (config.ordered()) {
             worker = bus.subscribe(config.topic(), config.group(), config.consumer(),
                     new OrderedRunWorker(store, failures, commits, handler, bus, config.topic(),
-                            options.maxDeliveries(), retries),
+                            options.maxDeliveries(), retries, progress),
                     options.toBuilder().ordered(true).build());
             return worker;
         }
@@ -569,7 +574,7 @@ public final class Runs implements AutoCloseable {
         // The batch calls wait for their runs, so they must not take the threads the runs need: they get the
         // bus's own threads.
         worker = bus.subscribeBatch(config.topic(), config.group(), config.consumer(),
-                new RunWorker(store, failures, commits, handler, handlers, retries),
+                new RunWorker(store, failures, commits, handler, handlers, retries, progress),
                 options.toBuilder().executor(null).build());
         return worker;
     }
@@ -719,6 +724,9 @@ public final class Runs implements AutoCloseable {
         }
         if (ownedHandlers != null) {
             ownedHandlers.shutdownNow();
+        }
+        if (progress != null) {
+            progress.close(); // after the worker: the last reports of its handlers are written
         }
         commits.close();
         marker.close();

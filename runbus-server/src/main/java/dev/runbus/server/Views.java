@@ -26,6 +26,13 @@ public final class Views {
         m.put("updated_at", run.updatedAt().toString());
         m.put("next_attempt_at", run.nextAttemptAt().map(Object::toString).orElse(null));
         m.put("dead_letter_id", run.deadLetterId().orElse(null));
+        m.put("progress", run.progress().map(p -> {
+            Map<String, Object> progress = new LinkedHashMap<>();
+            progress.put("percent", p.percent());
+            progress.put("details", p.details());
+            progress.put("at", p.at().toString());
+            return progress;
+        }).orElse(null));
         return m;
     }
 

@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * {@code GET /v1/runs/{id}/events} delivers each event when it happens, not when the stream ends: the status event
- * of a run that is due in an hour arrives while the run waits. Jetty keeps a small write in its response buffer
+ * of a run that is due in an hour arrives while the run waits, and a progress event when progress is written. Jetty keeps a small write in its response buffer
  * until the buffer fills or is flushed; unflushed, a follower heard nothing until its run ended.
  */
 class EventStreamLiveTest {
@@ -49,6 +49,16 @@ class EventStreamLiveTest {
             assertThat(first).startsWith("event: status\n").contains("\"status\":\"pending\"");
             assertThat(TestServe.json(serve.get("/v1/runs/" + id, null)).get("status").asText())
                     .as("the run had not started when its first event was read").isEqualTo("pending");
+
+            // Progress as a worker writes it (RunContext.progress): the next event says so.
+            try (java.sql.Connection c = java.sql.DriverManager.getConnection(
+                    dev.runbus.testkit.TestServers.databaseUrl())) {
+                c.createStatement().executeUpdate("UPDATE " + serve.schema + ".runs SET progress_percent = 40,"
+                        + " progress_details = '2 of 5 files', progress_at = now() WHERE id = '" + id + "'");
+            }
+            String next = new ServerSentEvents(in).next(DEADLINE);
+            assertThat(next).startsWith("event: progress\n").contains("\"percent\":40")
+                    .contains("\"details\":\"2 of 5 files\"");
         }
     }
 }

@@ -114,6 +114,9 @@ class HttpApiTest {
             assertThat(rs.getInt(2)).isEqualTo(9);
             assertThat(rs.getString(3)).isEqualTo("conversation-3");
         }
+        com.fasterxml.jackson.databind.JsonNode run = json(get("/v1/runs/" + id));
+        assertThat(run.has("progress")).as("progress, null when its handler reported none").isTrue();
+        assertThat(run.get("progress").isNull()).isTrue();
         for (String priority : List.of("10", "-1", "4.5", "\"9\"", "true")) {
             HttpResponse<String> refused = post("/v1/runs", "application/json",
                     "{\"session_id\":\"s1\",\"user_id\":\"u1\",\"input\":\"x\",\"flow_key\":\"t\",\"priority\":"

@@ -27,6 +27,7 @@ import org.slf4j.LoggerFactory;
 /**
  * {@code GET /v1/runs/{id}/events}: server-sent events of runs, read from PostgreSQL (so they are right whichever
  * process executes the run). Events: {@code status} (status, attempts, error, next_attempt_at) on every change,
+ * {@code progress} (percent, details, at) when its handler's latest report was written (at most once a second),
  * {@code reply} (seq, role, content) for each new reply, and {@code end} when the run is done, failed or cancelled.
  * A comment line after 15 s without an event keeps proxies from closing the connection; a stream ends after 10
  * minutes. Each event and each comment is flushed as it is written: Jetty would otherwise keep them in its response
@@ -168,6 +169,8 @@ final class EventStreams implements AutoCloseable {
         volatile boolean failed;
         String lastStatus;
         int lastSeq;
+        /** When the latest progress sent was written; null before any. */
+        java.time.Instant lastProgressAt;
 
         Follower(UUID id, HttpServletRequest request, ServletOutputStream out, String callerKey,
                  java.util.function.BooleanSupplier allowed) {
@@ -225,6 +228,16 @@ final class EventStreams implements AutoCloseable {
                 event("status", data);
                 lastStatus = status;
             }
+            run.progress().ifPresent(p -> {
+                if (!p.at().equals(lastProgressAt)) {
+                    Map<String, Object> data = new LinkedHashMap<>();
+                    data.put("percent", p.percent());
+                    data.put("details", p.details());
+                    data.put("at", p.at().toString());
+                    event("progress", data);
+                    lastProgressAt = p.at();
+                }
+            });
             for (StoredReply r : runs.replies(id, lastSeq)) {
                 Map<String, Object> data = new LinkedHashMap<>();
                 data.put("seq", r.seq());

@@ -93,6 +93,10 @@ final class RunPages {
         r.put("created", Format.time(run.createdAt()));
         r.put("updated", Format.time(run.updatedAt()));
         r.put("next_attempt", run.nextAttemptAt().map(Format::time).orElse("—"));
+        // "running, last progress 3 s ago": how far its handler got, and how fresh that is.
+        r.put("progress", run.progress().map(p -> p.percent() + " %" + (p.details() == null ? "" : ", " + p.details())
+                + " (" + Format.age(java.time.Duration.between(p.at(), java.time.Instant.now()).toMillis())
+                + " ago)").orElse("—"));
         r.put("dead_letter_id", run.deadLetterId().orElse(null));
         r.put("republished", run.republished());
         m.put("run", r);

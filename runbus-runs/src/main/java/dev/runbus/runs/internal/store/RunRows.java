@@ -13,14 +13,16 @@ final class RunRows {
 
     /** In the order {@link #read} expects them. */
     static final String COLUMNS = "id, idempotency_key, session_id, user_id, input, status, attempts, error,"
-            + " dead_letter_id, republished, created_at, updated_at, next_attempt_at";
+            + " dead_letter_id, republished, created_at, updated_at, next_attempt_at, progress_percent,"
+            + " progress_details, progress_at";
 
     /**
      * {@link #COLUMNS} for a listing: the input (up to the body limit, 64 KiB over HTTP) and the idempotency key
      * are read as empty texts, since no listing shows them, so a page costs what it shows.
      */
     static final String LISTED_COLUMNS = "id, '' AS idempotency_key, session_id, user_id, '' AS input, status, attempts,"
-            + " error, dead_letter_id, republished, created_at, updated_at, next_attempt_at";
+            + " error, dead_letter_id, republished, created_at, updated_at, next_attempt_at, progress_percent,"
+            + " progress_details, progress_at";
 
     private RunRows() {
     }
@@ -30,6 +32,15 @@ final class RunRows {
                 rs.getString(4), rs.getString(5), RunStatus.fromSql(rs.getString(6)), rs.getInt(7),
                 Optional.ofNullable(ErrorText.clean(rs.getString(8))), Optional.ofNullable(rs.getString(9)),
                 rs.getInt(10), rs.getTimestamp(11).toInstant(), rs.getTimestamp(12).toInstant(),
-                Optional.ofNullable(rs.getTimestamp(13)).map(Timestamp::toInstant));
+                Optional.ofNullable(rs.getTimestamp(13)).map(Timestamp::toInstant), progressOf(rs));
+    }
+
+    private static Optional<dev.runbus.runs.Progress> progressOf(ResultSet rs) throws SQLException {
+        Timestamp at = rs.getTimestamp(16);
+        if (at == null) {
+            return Optional.empty();
+        }
+        return Optional.of(new dev.runbus.runs.Progress(rs.getShort(14), ErrorText.clean(rs.getString(15)),
+                at.toInstant()));
     }
 }

@@ -15,9 +15,11 @@ final class HandlerCall {
     }
 
     /** Runs the handler on the attempt and returns its replies; throws what the handler threw. */
-    static List<Reply> execute(RunHandler handler, EffectStore effects, RunStore.Attempt a) throws Exception {
+    static List<Reply> execute(RunHandler handler, EffectStore effects, ProgressWrites progress, RunStore.Attempt a)
+            throws Exception {
         List<Reply> replies = handler.execute(new RunContext(a.runId(), a.idempotencyKey(), a.sessionId(), a.userId(),
-                a.input(), a.attempt(), new StoredEffects(effects, a.runId())));
+                a.input(), a.attempt(), new StoredEffects(effects, a.runId()),
+                progress == null ? dev.runbus.runs.RunProgress.NONE : progress.of(a.runId())));
         if (replies == null) {
             throw new IllegalStateException("RunHandler returned null instead of a list of replies");
         }

@@ -67,6 +67,7 @@ public final class OrderedRunWorker implements Handler {
     private final OrderedAttempts attempts;
     private final RunFailures failures;
     private final EffectStore effects;
+    private final ProgressWrites progress;
     private final RunCommits commits;
     private final RunHandler handler;
     private final Bus bus;
@@ -76,6 +77,13 @@ public final class OrderedRunWorker implements Handler {
 
     public OrderedRunWorker(RunStore store, RunFailures failures, RunCommits commits, RunHandler handler, Bus bus,
                             String topic, int maxDeliveries, RetrySchedule retries) {
+        this(store, failures, commits, handler, bus, topic, maxDeliveries, retries, null);
+    }
+
+    /** {@code progress}: where the handlers' progress reports go (null: nowhere). */
+    public OrderedRunWorker(RunStore store, RunFailures failures, RunCommits commits, RunHandler handler, Bus bus,
+                            String topic, int maxDeliveries, RetrySchedule retries, ProgressWrites progress) {
+        this.progress = progress;
         this.attempts = new OrderedAttempts(store.dataSource(), store.schema(), maxDeliveries);
         this.failures = failures;
         this.effects = new EffectStore(store.dataSource(), store.schema());
@@ -178,7 +186,7 @@ public final class OrderedRunWorker implements Handler {
     private void execute(RunStore.Attempt a, Delivery d) throws Exception {
         List<Reply> replies;
         try {
-            replies = HandlerCall.execute(handler, effects, a);
+            replies = HandlerCall.execute(handler, effects, progress, a);
         } catch (Exception failure) {
             if (retries.isLast(d)) {
                 failLastAttempt(a, d, failure);

@@ -53,6 +53,7 @@ public final class RunWorker implements BatchHandler {
 
     private final RunFailures failures;
     private final EffectStore effects;
+    private final ProgressWrites progress;
     private final RunCommits commits;
     private final RunHandler handler;
     private final Executor handlers;
@@ -61,6 +62,13 @@ public final class RunWorker implements BatchHandler {
     /** {@code handlers} runs the run handlers; it must not be the executor of the bus calls into this worker. */
     public RunWorker(RunStore store, RunFailures failures, RunCommits commits, RunHandler handler,
                      Executor handlers, RetrySchedule retries) {
+        this(store, failures, commits, handler, handlers, retries, null);
+    }
+
+    /** {@code progress}: where the handlers' progress reports go (null: nowhere). */
+    public RunWorker(RunStore store, RunFailures failures, RunCommits commits, RunHandler handler,
+                     Executor handlers, RetrySchedule retries, ProgressWrites progress) {
+        this.progress = progress;
         this.failures = failures;
         this.effects = new EffectStore(store.dataSource(), store.schema());
         this.commits = commits;
@@ -138,7 +146,7 @@ public final class RunWorker implements BatchHandler {
     private void execute(Batch batch, Delivery d, RunStore.Attempt a, CountDownLatch finished) {
         List<Reply> replies;
         try {
-            replies = HandlerCall.execute(handler, effects, a);
+            replies = HandlerCall.execute(handler, effects, progress, a);
         } catch (Throwable failure) {
             try {
                 failures.recordQuietly(a.runId(), failure, retries.after(d));
