@@ -608,6 +608,17 @@ local function headOf(key)
   return string.byte(member, #key + 2) - 48, rank
 end
 
+-- The lane a key waiting for the topic is filed in: its most urgent waiting entry's (one read); nil when nothing of
+-- the key waits. The sets are an index of who may go next: the rank of each set's first key is read when the sets are
+-- compared (nextReady), so a key whose less urgent entry has aged past its more urgent ones still ranks by it.
+local function laneOfKey(key)
+  local first = redis.call('ZRANGEBYLEX', queue, '[' .. key .. NUL, '(' .. key .. '\1', 'LIMIT', 0, 1)[1]
+  if not first then
+    return nil
+  end
+  return string.byte(first, #key + 2) - 48
+end
+
 -- The lanes other than ready's that hold keys, in order (most urgent first).
 local function otherLanes()
   local out = {}
@@ -735,13 +746,13 @@ local function correct(key, measured, charged)
 end
 
 -- With a topic cap: files a key with parked entries and room under its own cap among the ready ones of the lane of
--- its next entry, at its start tag there (a key already filed in that lane keeps its tag; one filed in another, whose
+-- its most urgent entry, at its start tag there (a key already filed in that lane keeps its tag; one filed in another, whose
 -- next entry's lane changed since, say a more urgent entry was parked, moves and starts afresh in its new lane).
 local function markReady(key)
   if holding(key) >= capOf(key) then
     return
   end
-  local lane = headOf(key)
+  local lane = laneOfKey(key)
   if not lane then
     return
   end
@@ -781,7 +792,7 @@ local function admitFair(out)
       redis.call('HSET', tags, vtField(lane), string.format('%.17g', start), finishField(lane, key),
         string.format('%.17g', finish))
       if holding(key) < capOf(key) then
-        local next = headOf(key)
+        local next = laneOfKey(key)
         if next == lane then
           fileReady(lane, finish, key)
         elseif next then
