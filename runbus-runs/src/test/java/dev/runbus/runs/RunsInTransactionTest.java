@@ -28,7 +28,8 @@ import org.junit.jupiter.api.Timeout;
  * Runs submitted in the caller's own transaction ({@link Runs#within}, the schema's {@code submit_run}): written
  * there, published by a relay once it commits, never if it rolls back; no Redis call inside the transaction.
  */
-@Timeout(value = 5, unit = java.util.concurrent.TimeUnit.MINUTES)
+// Above the longest wait stretched by a busy machine's load (Wait: up to four times 120 s).
+@Timeout(value = 10, unit = java.util.concurrent.TimeUnit.MINUTES)
 class RunsInTransactionTest extends RunsTestSupport {
 
     static final Duration WAIT = Duration.ofSeconds(60);
