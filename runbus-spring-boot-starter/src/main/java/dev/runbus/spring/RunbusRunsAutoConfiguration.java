@@ -42,16 +42,16 @@ public class RunbusRunsAutoConfiguration {
         return Runs.create(bus, dataSource, config);
     }
 
-    /** Submitting runs in the Spring-managed transaction, when spring-jdbc is on the class path. */
-    @org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+    /**
+     * Submitting runs in the Spring-managed transaction, when spring-jdbc is on the class path. A method of this
+     * class, not a nested configuration: a nested one is registered even when this class's conditions leave the runs
+     * layer out, and then finds no {@link Runs} to use.
+     */
+    @Bean
+    @ConditionalOnMissingBean
     @ConditionalOnClass(name = "org.springframework.jdbc.datasource.DataSourceUtils")
-    static class InTransaction {
-
-        @Bean
-        @ConditionalOnMissingBean
-        public TransactionalRuns runbusTransactionalRuns(Runs runs, DataSource dataSource) {
-            return new TransactionalRuns(runs, dataSource);
-        }
+    public TransactionalRuns runbusTransactionalRuns(Runs runs, DataSource dataSource) {
+        return new TransactionalRuns(runs, dataSource);
     }
 
     @Bean
