@@ -1,9 +1,5 @@
 package dev.runbus.runs;
 
-import dev.runbus.runs.internal.store.OutboxStore;
-import dev.runbus.runs.internal.store.ProgressStore;
-import dev.runbus.runs.internal.worker.ProgressWrites;
-import dev.runbus.runs.internal.store.RunFlow;
 import dev.runbus.Bus;
 import dev.runbus.DeadLetterAlreadyReplayedException;
 import dev.runbus.NoSuchDeadLetterException;
@@ -25,6 +21,10 @@ import dev.runbus.runs.internal.store.RunListing;
 import dev.runbus.runs.internal.store.RunPruning;
 import dev.runbus.runs.internal.store.TimedReads;
 import dev.runbus.runs.internal.store.RunStore;
+import dev.runbus.runs.internal.store.OutboxStore;
+import dev.runbus.runs.internal.store.ProgressStore;
+import dev.runbus.runs.internal.store.RunFlow;
+import dev.runbus.runs.internal.worker.ProgressWrites;
 import dev.runbus.runs.internal.worker.RunWorker;
 import dev.runbus.runs.internal.sweep.FlowOverrideSync;
 import dev.runbus.runs.internal.sweep.OutboxRelay;
