@@ -26,9 +26,20 @@ import java.util.Objects;
  *                       conversations with many runs each do not hold back its others (docs/flow-control.md,
  *                       "Sub-keys"). As a flow key: non-empty, at most {@value dev.runbus.Message#MAX_FLOW_KEY_BYTES}
  *                       UTF-8 bytes, no NUL; it needs a flow key
+ * @param expireAfter    how long after its submission (by PostgreSQL's clock) the run may still start ({@code null}:
+ *                       for ever). A run not started by then is never started: it ends {@link RunStatus#EXPIRED},
+ *                       checked by every trigger of it and by the sweeper. 1 ms to {@link #MAX_DURATION}; longer than
+ *                       a delay it is submitted with. Not part of the body its idempotency key compares
+ * @param timeout        how long one attempt's handler may run ({@code null}: {@link RunsConfig#executionTimeout()}).
+ *                       Then it is told as of a cancel ({@link RunContext#isCancelRequested()}) and, after
+ *                       {@link RunsConfig#cancelGrace()}, interrupted; the attempt counts as failed, retried under the
+ *                       retry policy. 1 ms to {@link #MAX_DURATION}. Not part of the body its idempotency key compares
  */
 public record NewRun(String sessionId, String userId, String input, String idempotencyKey, String flowKey,
-                     int priority, String flowSubKey) {
+                     int priority, String flowSubKey, java.time.Duration expireAfter, java.time.Duration timeout) {
+
+    /** The longest {@code expireAfter} and {@code timeout}: a month, longer is more likely a unit mistake. */
+    public static final java.time.Duration MAX_DURATION = java.time.Duration.ofDays(30);
 
     public static final int MAX_KEY_LENGTH = 200;
 
@@ -75,6 +86,8 @@ public record NewRun(String sessionId, String userId, String input, String idemp
             throw new InvalidRunException("priority", "orders the runs waiting for their flow key's slots: give the "
                     + "run a flow key too");
         }
+        requireDuration("expireAfter", expireAfter);
+        requireDuration("timeout", timeout);
         if (flowSubKey != null) {
             if (flowKey == null) {
                 throw new InvalidRunException("flowSubKey", "shares its flow key's waiting runs fairly among their "
@@ -105,27 +118,54 @@ public record NewRun(String sessionId, String userId, String input, String idemp
         this(sessionId, userId, input, idempotencyKey, flowKey, priority, null);
     }
 
+    /** A run without an expiry or a timeout of its own. */
+    public NewRun(String sessionId, String userId, String input, String idempotencyKey, String flowKey,
+                  int priority, String flowSubKey) {
+        this(sessionId, userId, input, idempotencyKey, flowKey, priority, flowSubKey, null, null);
+    }
+
     public static NewRun of(String sessionId, String userId, String input) {
         return new NewRun(sessionId, userId, input, null);
     }
 
     public NewRun withKey(String key) {
-        return new NewRun(sessionId, userId, input, key, flowKey, priority, flowSubKey);
+        return new NewRun(sessionId, userId, input, key, flowKey, priority, flowSubKey, expireAfter, timeout);
     }
 
     /** This run with {@code flowKey} as the flow key of its trigger (see {@link #flowKey()}). */
     public NewRun withFlowKey(String flowKey) {
-        return new NewRun(sessionId, userId, input, idempotencyKey, flowKey, priority, flowSubKey);
+        return new NewRun(sessionId, userId, input, idempotencyKey, flowKey, priority, flowSubKey, expireAfter,
+                timeout);
     }
 
     /** This run with {@code priority} (see {@link #priority()}); it needs a flow key. */
     public NewRun withPriority(int priority) {
-        return new NewRun(sessionId, userId, input, idempotencyKey, flowKey, priority, flowSubKey);
+        return new NewRun(sessionId, userId, input, idempotencyKey, flowKey, priority, flowSubKey, expireAfter,
+                timeout);
     }
 
     /** This run with {@code flowSubKey} (see {@link #flowSubKey()}); it needs a flow key. */
     public NewRun withFlowSubKey(String flowSubKey) {
-        return new NewRun(sessionId, userId, input, idempotencyKey, flowKey, priority, flowSubKey);
+        return new NewRun(sessionId, userId, input, idempotencyKey, flowKey, priority, flowSubKey, expireAfter,
+                timeout);
+    }
+
+    /** This run, expiring {@code expireAfter} after its submission if not started (see {@link #expireAfter()}). */
+    public NewRun withExpireAfter(java.time.Duration expireAfter) {
+        return new NewRun(sessionId, userId, input, idempotencyKey, flowKey, priority, flowSubKey, expireAfter,
+                timeout);
+    }
+
+    /** This run, each attempt of which may run {@code timeout} (see {@link #timeout()}). */
+    public NewRun withTimeout(java.time.Duration timeout) {
+        return new NewRun(sessionId, userId, input, idempotencyKey, flowKey, priority, flowSubKey, expireAfter,
+                timeout);
+    }
+
+    private static void requireDuration(String name, java.time.Duration d) {
+        if (d != null && (d.toMillis() < 1 || d.compareTo(MAX_DURATION) > 0)) {
+            throw new InvalidRunException(name, "is 1 ms to " + MAX_DURATION.toDays() + " days, not " + d);
+        }
     }
 
     private static void requireId(String name, String value) {

@@ -11,14 +11,23 @@ import java.util.UUID;
  * @param effects        records side effects so that each is initiated at most once per run
  * @param progress       where {@link #progress(int, String)} reports ({@link RunProgress#NONE} in a context made by
  *                       hand)
+ * @param cancellation   whether the run's cancel was asked for ({@link RunCancellation#NONE} in a context made by
+ *                       hand); see {@link #isCancelRequested()}
  */
 public record RunContext(UUID runId, String idempotencyKey, String sessionId, String userId, String input,
-                         int attempt, Effects effects, RunProgress progress) {
+                         int attempt, Effects effects, RunProgress progress, RunCancellation cancellation) {
+
+    /** A context that is never cancelled: for a handler's unit test. */
+    public RunContext(UUID runId, String idempotencyKey, String sessionId, String userId, String input, int attempt,
+                      Effects effects, RunProgress progress) {
+        this(runId, idempotencyKey, sessionId, userId, input, attempt, effects, progress, RunCancellation.NONE);
+    }
 
     /** A context whose progress reports go nowhere: for a handler's unit test. */
     public RunContext(UUID runId, String idempotencyKey, String sessionId, String userId, String input, int attempt,
                       Effects effects) {
-        this(runId, idempotencyKey, sessionId, userId, input, attempt, effects, RunProgress.NONE);
+        this(runId, idempotencyKey, sessionId, userId, input, attempt, effects, RunProgress.NONE,
+                RunCancellation.NONE);
     }
 
     /**
@@ -32,5 +41,32 @@ public record RunContext(UUID runId, String idempotencyKey, String sessionId, St
      */
     public void progress(int percent, String details) {
         progress.report(percent, details);
+    }
+
+    /**
+     * Whether the run's cancel was asked for ({@link Runs#cancel}): a handler that checks it between steps stops
+     * early. However the attempt ends after that (replies, an exception, the interrupt that comes
+     * {@code RunsConfig.cancelGrace} after the request), the run ends cancelled and is never retried.
+     */
+    public boolean isCancelRequested() {
+        return cancellation.isRequested();
+    }
+
+    /**
+     * Throws {@link RunCancelledException} when the run's cancel was asked for: the check between steps for a
+     * handler that stops by throwing.
+     */
+    public void throwIfCancelRequested() {
+        if (cancellation.isRequested()) {
+            throw new RunCancelledException(runId);
+        }
+    }
+
+    /**
+     * Runs {@code callback} once when the run's cancel is asked for, on the worker's watch thread (keep it short:
+     * close a connection, cancel a future), or at once if it was asked for already.
+     */
+    public void onCancel(Runnable callback) {
+        cancellation.onRequest(callback);
     }
 }

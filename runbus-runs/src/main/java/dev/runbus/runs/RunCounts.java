@@ -7,9 +7,10 @@ import java.util.Objects;
 import javax.sql.DataSource;
 
 /**
- * How many runs are in each status, exactly, read cheaply: unfinished runs through the partial index of pending
- * and running runs (a read proportional to the backlog), finished ones (cancelled included) from counters that the
- * same transaction that finishes a run updates (migrations V004, V005, V007). Nothing scans every run ever made.
+ * How many runs are in each status, exactly, read cheaply: unfinished runs (cancelling ones apart from running) through
+ * the partial index of pending and running runs (a read proportional to the backlog), finished ones (cancelled and
+ * expired included) from counters that the same transaction that finishes a run updates (migrations V004, V005, V007,
+ * V017). Nothing scans every run ever made.
  *
  * <p>{@code failedWithoutDeadLetter} is the part of {@code failed} that names no dead letter: runs that used their
  * attempts in PostgreSQL's count while their trigger was not at the bus's limit (a trigger republished by the
@@ -18,7 +19,13 @@ import javax.sql.DataSource;
  * these: alert on this count too (docs/runs.md, "Status").
  */
 public record RunCounts(long pending, long running, long done, long failed, long failedWithoutDeadLetter,
-                        long cancelled) {
+                        long cancelled, long cancelling, long expired) {
+
+    /** Counts without a cancelling or expired run. */
+    public RunCounts(long pending, long running, long done, long failed, long failedWithoutDeadLetter,
+                     long cancelled) {
+        this(pending, running, done, failed, failedWithoutDeadLetter, cancelled, 0, 0);
+    }
 
     /** Counts in which every failed run names its dead letter, and no run is cancelled. */
     public RunCounts(long pending, long running, long done, long failed) {
@@ -39,7 +46,8 @@ public record RunCounts(long pending, long running, long done, long failed, long
             Map<RunStatus, Long> m = counts.byStatus();
             return new RunCounts(m.getOrDefault(RunStatus.PENDING, 0L), m.getOrDefault(RunStatus.RUNNING, 0L),
                     m.getOrDefault(RunStatus.DONE, 0L), m.getOrDefault(RunStatus.FAILED, 0L),
-                    counts.failedWithoutDeadLetter(), m.getOrDefault(RunStatus.CANCELLED, 0L));
+                    counts.failedWithoutDeadLetter(), m.getOrDefault(RunStatus.CANCELLED, 0L),
+                    m.getOrDefault(RunStatus.CANCELLING, 0L), m.getOrDefault(RunStatus.EXPIRED, 0L));
         } catch (java.sql.SQLException e) {
             String older = "42P01".equals(e.getSQLState()) ? " (the counters come with migration 4: is the schema older"
                     + " than this runbus? run the migration — runbus migrate)" : "";
@@ -52,9 +60,11 @@ public record RunCounts(long pending, long running, long done, long failed, long
         Map<RunStatus, Long> m = new EnumMap<>(RunStatus.class);
         m.put(RunStatus.PENDING, pending);
         m.put(RunStatus.RUNNING, running);
+        m.put(RunStatus.CANCELLING, cancelling);
         m.put(RunStatus.DONE, done);
         m.put(RunStatus.FAILED, failed);
         m.put(RunStatus.CANCELLED, cancelled);
+        m.put(RunStatus.EXPIRED, expired);
         return m;
     }
 }

@@ -7,14 +7,27 @@ import java.util.Set;
  * The life of a run, and every legal transition, in one place:
  *
  * <pre>
+ *   expired ◄──┐
  * cancelled ◄── pending ──► running ──► done
- *                 ▲          │  ▲
- *                 │          └──┘ (another attempt)
- *                 │          ▼
- *                 └─────── failed   (failed → pending: replay only)
+ *     ▲           ▲          │  ▲  │
+ *     │           │          └──┘  └──► cancelling   (a cancel asked while a handler is at work)
+ *     │           │          ▼              │
+ *     │           └─────── failed           │        (failed → pending: replay only)
+ *     └─────────────────────────────────────┘
  * </pre>
  *
- * Only a pending run can be cancelled: a running one has a handler at work whose effects cannot be called back.
+ * A pending run is cancelled at once. A running run becomes cancelling: its handler is told
+ * ({@link RunContext#isCancelRequested()}) and interrupted after the grace period ({@code RunsConfig.cancelGrace}),
+ * and the attempt's end, whatever it is (replies, an error, the interrupt), makes it cancelled, never retried. Its
+ * replies are kept, and an effect in flight follows the in-doubt rule of {@link Effects}. A running run between
+ * attempts (waiting for a retry) has no handler at work and is cancelled at once. Whichever commits first, the cancel
+ * or the attempt's end, decides: a run that completed first stays done and its cancel is refused.
+ *
+ * <p>A pending run whose expiry passed ({@link NewRun#expireAfter()}) is never started: its next trigger or the sweeper
+ * makes it expired, final.
+ *
+ * <p>In PostgreSQL a cancelling run is a running row with {@code cancel_requested_at} set (migration V016), so that
+ * every statement and index that knows running runs sees it too; the store shows it as cancelling.
  *
  * A running run fails in one of two ways: the stream entry of its current attempt is dead-lettered (an ordered
  * run's worker fails it just before the bus moves that entry), or a trigger finds that it has used the attempts it
@@ -24,19 +37,22 @@ import java.util.Set;
  * nothing.
  */
 public enum RunStatus {
-    PENDING, RUNNING, DONE, FAILED, CANCELLED;
+    PENDING, RUNNING, CANCELLING, DONE, FAILED, CANCELLED, EXPIRED;
 
     /** Whether a run in this status may move to {@code next}. */
     public boolean canMoveTo(RunStatus next) {
         switch (this) {
             case PENDING:
-                return next == RUNNING || next == CANCELLED;
+                return next == RUNNING || next == CANCELLED || next == EXPIRED;
             case RUNNING:
-                return next == RUNNING || next == DONE || next == FAILED;
+                return next == RUNNING || next == DONE || next == FAILED || next == CANCELLING;
+            case CANCELLING:
+                return next == CANCELLED;
             case FAILED:
                 return next == PENDING; // replay
             case DONE:
             case CANCELLED:
+            case EXPIRED:
             default:
                 return false;
         }
@@ -53,11 +69,15 @@ public enum RunStatus {
         return sources;
     }
 
-    /** Done, failed or cancelled: nothing will run again (short of a replay of a failed run). */
+    /** Done, failed, cancelled or expired: nothing will run again (short of a replay of a failed run). */
     public boolean isFinished() {
-        return this == DONE || this == FAILED || this == CANCELLED;
+        return this == DONE || this == FAILED || this == CANCELLED || this == EXPIRED;
     }
 
+    /**
+     * The status's name in SQL and JSON. A cancelling run is stored as {@code running} with a cancel request, so
+     * {@code cancelling} is never written to the status column.
+     */
     public String sql() {
         return name().toLowerCase(java.util.Locale.ROOT);
     }

@@ -7,6 +7,7 @@ import dev.runbus.RunbusException;
 import dev.runbus.SubscribeOptions;
 import dev.runbus.Subscription;
 import dev.runbus.runs.internal.worker.FailedRunMarker;
+import dev.runbus.runs.internal.worker.HandlerWatch;
 import dev.runbus.runs.internal.store.IdempotencyKeys;
 import dev.runbus.runs.internal.worker.OrderedRunWorker;
 import dev.runbus.runs.internal.worker.RetrySchedule;
@@ -67,7 +68,7 @@ import org.slf4j.LoggerFactory;
  *
  * Guarantees: one run per idempotency key (a duplicate submission publishes nothing); one set of replies per
  * run however many times it executes; effects through {@link RunContext#effects()} initiated at most once;
- * every run ends done, failed or (cancelled by {@link #cancel} before it started) cancelled, whatever crashes or
+ * every run ends done, failed or (by {@link #cancel}) cancelled, whatever crashes or
  * Redis data loss happen on the way (the sweeper republishes what the stream forgot).
  */
 public final class Runs implements AutoCloseable {
@@ -99,6 +100,8 @@ public final class Runs implements AutoCloseable {
     private OutboxRelay relay;
     /** The worker's handlers' progress reports, written once a second; made with the worker. */
     private ProgressWrites progress;
+    /** Tells the worker's handlers of their runs' cancels; made with the worker. */
+    private HandlerWatch watch;
     private Subscription worker;
     /** Where the worker's run handlers run, when this layer owns the threads. */
     private ExecutorService ownedHandlers;
@@ -233,6 +236,7 @@ public final class Runs implements AutoCloseable {
         Objects.requireNonNull(scope, "scope");
         Objects.requireNonNull(delay, "delay");
         checkDelay(delay);
+        checkExpiry(request, delay);
         checkSubmittable(request);
         String flowPart = IdempotencyKeys.flowPart(request.flowKey(), request.priority(), request.flowSubKey());
         String given = request.idempotencyKey() != null ? request.idempotencyKey()
@@ -258,7 +262,7 @@ public final class Runs implements AutoCloseable {
         }
     }
 
-    private void checkDelay(Duration delay) {
+    void checkDelay(Duration delay) {
         if (delay.isNegative() || delay.compareTo(MAX_DELAY) > 0) {
             throw new InvalidRunException("delay", "must be between 0 and " + MAX_DELAY.toDays() + " days, not "
                     + delay);
@@ -266,6 +270,14 @@ public final class Runs implements AutoCloseable {
         if (config.ordered() && !delay.isZero()) {
             throw new InvalidRunException("delay", "cannot be given to runs in per-user order: a run waiting for its"
                     + " time would hold up every later run of its user");
+        }
+    }
+
+    /** Refuses an expiry that would come before the run's delay is over: such a run could never start. */
+    static void checkExpiry(NewRun request, Duration delay) {
+        if (request.expireAfter() != null && request.expireAfter().compareTo(delay) <= 0) {
+            throw new InvalidRunException("expireAfter", "must be longer than the run's delay (" + delay
+                    + "), or the run expires before it may start; got " + request.expireAfter());
         }
     }
 
@@ -351,15 +363,30 @@ public final class Runs implements AutoCloseable {
     }
 
     /**
-     * Cancels a pending run: it becomes {@link RunStatus#CANCELLED} and never starts. A delayed run's trigger is
-     * taken out of the delay set; a trigger still in the stream is acked by the worker without a handler call; the
-     * sweeper never republishes it. Cancelling a
-     * cancelled run changes nothing (a retried call succeeds).
+     * Cancels a run that is not finished, and says what it is now.
      *
+     * <ul>
+     *   <li>A pending run, or a running one between attempts (waiting for a retry), becomes
+     *       {@link RunStatus#CANCELLED} at once and never starts again: a delayed run's trigger is taken out of the
+     *       delay set; a trigger still in the stream is acked by the worker without a handler call; the sweeper never
+     *       republishes it.</li>
+     *   <li>A running run with a handler at work becomes {@link RunStatus#CANCELLING}: its handler is told within
+     *       moments ({@link RunContext#isCancelRequested()}, {@link RunContext#onCancel}), pushed by PostgreSQL's
+     *       NOTIFY at this call's commit and checked every {@code RunsConfig.cancelCheckInterval} besides; after
+     *       {@code RunsConfig.cancelGrace} its thread is interrupted. When the attempt ends, however it ends, the run
+     *       is cancelled, never retried (its replies, if it returned any, are kept). If its worker dies first, the
+     *       trigger's next delivery (a takeover, the sweeper's republish) cancels it without running it.</li>
+     * </ul>
+     *
+     * A cancel and a completion that race end in one state: whichever commits first decides, and a run that is done
+     * first makes this call throw. Cancelling a cancelled or cancelling run changes nothing (a retried call
+     * succeeds).
+     *
+     * @return {@link RunStatus#CANCELLED} or {@link RunStatus#CANCELLING}
      * @throws RunNotFoundException          when there is no such run
-     * @throws IllegalRunTransitionException when the run is running (its handler is at work), done or failed
+     * @throws IllegalRunTransitionException when the run is done or failed
      */
-    public void cancel(UUID runId) {
+    public RunStatus cancel(UUID runId) {
         Objects.requireNonNull(runId, "runId");
         RunCancels.Cancelled cancelled;
         try {
@@ -369,12 +396,13 @@ public final class Runs implements AutoCloseable {
         }
         if (cancelled.done()) {
             cancelled.scheduledId().ifPresent(id -> unschedule(runId, id));
-            return;
+            return cancelled.status();
         }
         Run run = get(runId).orElseThrow(() -> new RunNotFoundException(runId));
         if (run.status() != RunStatus.CANCELLED) {
             throw new IllegalRunTransitionException(runId, run.status(), RunStatus.CANCELLED);
         }
+        return RunStatus.CANCELLED;
     }
 
     /** Takes a cancelled run's trigger out of the delay set: tidiness, as a trigger left there is acked when due. */
@@ -559,10 +587,12 @@ public final class Runs implements AutoCloseable {
         overrides.applyAll(); // before the subscription lets waiting triggers in under the workers' own limits
         RetrySchedule retries = new RetrySchedule(options);
         progress = new ProgressWrites(new ProgressStore(store.dataSource(), config.schema()));
+        watch = new HandlerWatch(store.dataSource(), config.schema(), config.cancelCheckInterval(),
+                config.cancelGrace(), config.executionTimeout()).start();
         if (config.ordered()) {
             worker = bus.subscribe(config.topic(), config.group(), config.consumer(),
                     new OrderedRunWorker(store, failures, commits, handler, bus, config.topic(),
-                            options.maxDeliveries(), retries, progress),
+                            options.maxDeliveries(), retries, progress, watch),
                     options.toBuilder().ordered(true).build());
             return worker;
         }
@@ -574,7 +604,7 @@ public final class Runs implements AutoCloseable {
         // The batch calls wait for their runs, so they must not take the threads the runs need: they get the
         // bus's own threads.
         worker = bus.subscribeBatch(config.topic(), config.group(), config.consumer(),
-                new RunWorker(store, failures, commits, handler, handlers, retries, progress),
+                new RunWorker(store, failures, commits, handler, handlers, retries, progress, watch),
                 options.toBuilder().executor(null).build());
         return worker;
     }
@@ -727,6 +757,9 @@ public final class Runs implements AutoCloseable {
         }
         if (progress != null) {
             progress.close(); // after the worker: the last reports of its handlers are written
+        }
+        if (watch != null) {
+            watch.close(); // after the worker: its handlers are told of cancels until they end
         }
         commits.close();
         marker.close();

@@ -65,11 +65,23 @@ import java.util.Objects;
  *                        on the pool the workers use: an API that lists runs for anyone who asks should bound them.
  *                        Default {@link Duration#ZERO}: none of the runs layer's own ({@code runbus serve} sets 5 s,
  *                        {@code --api-statement-timeout})
+ * @param cancelGrace     how long a handler whose run's cancel was asked for ({@link Runs#cancel}) may go on after it
+ *                        is told ({@link RunContext#isCancelRequested()}) before its thread is interrupted; default
+ *                        {@value #DEFAULT_CANCEL_GRACE_SECONDS} s. Zero interrupts it as it is told
+ * @param cancelCheckInterval how often a worker reads, besides the NOTIFY each cancel sends, which of its running
+ *                        runs have a cancel request: the bound on telling a handler when a notification was lost
+ *                        (its connection broke). One query of the handlers' run ids per interval, while any run;
+ *                        default 1 s
+ * @param executionTimeout how long one attempt's handler may run, for runs without a {@link NewRun#timeout()} of their
+ *                        own: then it is told as of a cancel and, {@code cancelGrace} later, interrupted, and the
+ *                        attempt counts as failed (retried under {@code retryPolicy}). Default {@link Duration#ZERO}:
+ *                        none
  */
 public record RunsConfig(String schema, String topic, String group, String consumer, SubscribeOptions workerOptions,
                          Duration sweepInterval, Duration sweepThreshold, int sweepBatch, boolean ordered,
                          RetryPolicy retryPolicy, boolean migrate, Object meterRegistry,
-                         Duration meterRefreshInterval, Duration readTimeout) {
+                         Duration meterRefreshInterval, Duration readTimeout, Duration cancelGrace,
+                         Duration cancelCheckInterval, Duration executionTimeout) {
 
     public static final String DEFAULT_SCHEMA = "runbus";
     public static final String DEFAULT_TOPIC = "runs";
@@ -79,6 +91,9 @@ public record RunsConfig(String schema, String topic, String group, String consu
     public static final int DEFAULT_SWEEP_BATCH = 500;
     public static final int DEFAULT_WORKER_CONCURRENCY = 64;
     public static final Duration DEFAULT_METER_REFRESH_INTERVAL = Duration.ofSeconds(10);
+    public static final long DEFAULT_CANCEL_GRACE_SECONDS = 10;
+    public static final Duration DEFAULT_CANCEL_GRACE = Duration.ofSeconds(DEFAULT_CANCEL_GRACE_SECONDS);
+    public static final Duration DEFAULT_CANCEL_CHECK_INTERVAL = Duration.ofSeconds(1);
     /** 1, 2, 4, 8, 16, then 30 s after each failure, less up to 20% jitter. */
     public static final RetryPolicy DEFAULT_RETRY_POLICY =
             RetryPolicy.exponential(Duration.ofSeconds(1), 2, Duration.ofSeconds(30), 0.2);
@@ -100,6 +115,19 @@ public record RunsConfig(String schema, String topic, String group, String consu
         requirePositive("sweepInterval", sweepInterval);
         requirePositive("sweepThreshold", sweepThreshold);
         requirePositive("meterRefreshInterval", meterRefreshInterval);
+        Objects.requireNonNull(cancelGrace, "cancelGrace");
+        if (cancelGrace.isNegative()) {
+            throw new IllegalArgumentException("cancelGrace must not be negative, got " + cancelGrace);
+        }
+        requirePositive("cancelCheckInterval", cancelCheckInterval);
+        if (cancelCheckInterval.toMillis() < 1) {
+            throw new IllegalArgumentException("cancelCheckInterval must be at least 1 ms, got " + cancelCheckInterval);
+        }
+        Objects.requireNonNull(executionTimeout, "executionTimeout");
+        if (executionTimeout.isNegative() || !executionTimeout.isZero() && executionTimeout.toMillis() < 1) {
+            throw new IllegalArgumentException("executionTimeout must be zero (none) or at least 1 ms, got "
+                    + executionTimeout);
+        }
         Objects.requireNonNull(readTimeout, "readTimeout");
         if (readTimeout.isNegative() || !readTimeout.isZero() && readTimeout.toMillis() < 1) {
             throw new IllegalArgumentException("readTimeout must be zero (none) or at least 1 ms, got " + readTimeout);
@@ -208,6 +236,9 @@ public record RunsConfig(String schema, String topic, String group, String consu
         private Object meterRegistry;
         private Duration meterRefreshInterval = DEFAULT_METER_REFRESH_INTERVAL;
         private Duration readTimeout = Duration.ZERO;
+        private Duration cancelGrace = DEFAULT_CANCEL_GRACE;
+        private Duration cancelCheckInterval = DEFAULT_CANCEL_CHECK_INTERVAL;
+        private Duration executionTimeout = Duration.ZERO;
 
         private Builder() {
         }
@@ -292,10 +323,28 @@ public record RunsConfig(String schema, String topic, String group, String consu
             return this;
         }
 
+        /** How long a cancelled run's handler may go on before it is interrupted; default 10 s. */
+        public Builder cancelGrace(Duration v) {
+            cancelGrace = v;
+            return this;
+        }
+
+        /** How often a worker checks its running runs for cancel requests besides NOTIFY; default 1 s. */
+        public Builder cancelCheckInterval(Duration v) {
+            cancelCheckInterval = v;
+            return this;
+        }
+
+        /** How long an attempt's handler may run when its run sets no timeout; default none (zero). */
+        public Builder executionTimeout(Duration v) {
+            executionTimeout = v;
+            return this;
+        }
+
         public RunsConfig build() {
             return new RunsConfig(schema, topic, group, consumer == null ? hostName() : consumer, workerOptions,
                     sweepInterval, sweepThreshold, sweepBatch, ordered, retryPolicy, migrate, meterRegistry,
-                    meterRefreshInterval, readTimeout);
+                    meterRefreshInterval, readTimeout, cancelGrace, cancelCheckInterval, executionTimeout);
         }
     }
 }

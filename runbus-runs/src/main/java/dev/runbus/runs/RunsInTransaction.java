@@ -3,6 +3,7 @@ package dev.runbus.runs;
 import dev.runbus.runs.internal.store.OutboxStore;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.Objects;
 
 /**
@@ -13,7 +14,9 @@ import java.util.Objects;
  * no trigger. No Redis call runs inside the caller's transaction. The same is open to any language on the database:
  * the schema's SQL function {@code submit_run} (docs/runs.md, "Submitting in your transaction").
  *
- * <p>Unlike {@link Runs#submit(NewRun)}, a run submitted here cannot be delayed, and carries no trace context.
+ * <p>A run submitted here may be delayed ({@link #submit(NewRun, Duration)}): the relay then schedules its trigger in
+ * the bus's delay set, due that long after the run's creation by PostgreSQL's clock. Unlike {@link Runs#submit(NewRun)},
+ * its trigger carries no trace context.
  */
 public final class RunsInTransaction {
 
@@ -41,11 +44,27 @@ public final class RunsInTransaction {
 
     /** {@link #submit(NewRun)} with the key compared in {@code scope} ({@link Runs#submit(NewRun, KeyScope)}). */
     public SubmitResult submit(NewRun request, KeyScope scope) {
+        return submit(request, scope, Duration.ZERO);
+    }
+
+    /**
+     * {@link #submit(NewRun)} of a run that is due {@code delay} after its creation ({@link Runs#submit(NewRun,
+     * Duration)}): committed, its trigger is scheduled by the relay in the bus's delay set. Not in per-user order.
+     */
+    public SubmitResult submit(NewRun request, Duration delay) {
+        return submit(request, KeyScope.GLOBAL, delay);
+    }
+
+    /** {@link #submit(NewRun, KeyScope)} and {@link #submit(NewRun, Duration)} together. */
+    public SubmitResult submit(NewRun request, KeyScope scope, Duration delay) {
         Objects.requireNonNull(request, "request");
         Objects.requireNonNull(scope, "scope");
+        Objects.requireNonNull(delay, "delay");
+        runs.checkDelay(delay);
+        Runs.checkExpiry(request, delay);
         runs.checkSubmittable(request);
         try {
-            OutboxStore.Submitted s = store.submit(connection, request, scope.owner().orElse(null));
+            OutboxStore.Submitted s = store.submit(connection, request, scope.owner().orElse(null), delay);
             runs.countSubmitted(s.created());
             return new SubmitResult(s.runId(), s.created(), s.status());
         } catch (SQLException e) {

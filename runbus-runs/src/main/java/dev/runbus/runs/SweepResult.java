@@ -13,9 +13,17 @@ package dev.runbus.runs;
  * @param runsSkipped           of those, found lost but not republished because no trigger can be built from
  *                              the row (an ordered run whose user id is too long to be a message key): reported
  *                              with a WARN and left as they are
+ * @param expired               pending runs past their expiry ({@link NewRun#expireAfter()}) made expired (at most
+ *                              {@code sweepBatch} a sweep)
  */
 public record SweepResult(boolean ran, int deadLettersReconciled, int deadLettersSkipped, int examined, int live,
-                          int republished, int runsSkipped) {
+                          int republished, int runsSkipped, int expired) {
 
-    public static final SweepResult SKIPPED = new SweepResult(false, 0, 0, 0, 0, 0, 0);
+    public static final SweepResult SKIPPED = new SweepResult(false, 0, 0, 0, 0, 0, 0, 0);
+
+    /** A sweep that expired no run. */
+    public SweepResult(boolean ran, int deadLettersReconciled, int deadLettersSkipped, int examined, int live,
+                       int republished, int runsSkipped) {
+        this(ran, deadLettersReconciled, deadLettersSkipped, examined, live, republished, runsSkipped, 0);
+    }
 }

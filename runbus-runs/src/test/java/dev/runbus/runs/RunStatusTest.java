@@ -19,6 +19,9 @@ class RunStatusTest {
         "PENDING, CANCELLED, true", "RUNNING, CANCELLED, false", "DONE, CANCELLED, false", "FAILED, CANCELLED, false",
         "CANCELLED, PENDING, false", "CANCELLED, RUNNING, false", "CANCELLED, DONE, false", "CANCELLED, FAILED, false",
         "CANCELLED, CANCELLED, false",
+        "RUNNING, CANCELLING, true", "CANCELLING, CANCELLED, true", "CANCELLING, DONE, false",
+        "CANCELLING, FAILED, false", "CANCELLING, RUNNING, false", "PENDING, CANCELLING, false",
+        "CANCELLED, CANCELLING, false", "DONE, CANCELLING, false",
     })
     void transitions(RunStatus from, RunStatus to, boolean legal) {
         assertThat(from.canMoveTo(to)).isEqualTo(legal);
@@ -28,7 +31,7 @@ class RunStatusTest {
     void sourcesAndSqlNames() {
         assertThat(RunStatus.sourcesOf(RunStatus.PENDING)).containsExactly(RunStatus.FAILED);
         assertThat(RunStatus.sourcesOf(RunStatus.DONE)).containsExactly(RunStatus.RUNNING);
-        assertThat(RunStatus.sourcesOf(RunStatus.CANCELLED)).containsExactly(RunStatus.PENDING);
+        assertThat(RunStatus.sourcesOf(RunStatus.CANCELLED)).containsExactly(RunStatus.PENDING, RunStatus.CANCELLING);
         assertThat(RunStatus.sourcesOf(RunStatus.RUNNING)).containsExactly(RunStatus.PENDING, RunStatus.RUNNING);
         assertThat(RunStatus.fromSql("running")).isEqualTo(RunStatus.RUNNING);
         assertThat(RunStatus.DONE.sql()).isEqualTo("done");

@@ -4,8 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.runbus.Bus;
+import dev.runbus.runs.internal.worker.CrashPoints;
+import dev.runbus.runs.testing.RunsNode;
 import dev.runbus.runs.testing.RunsTestSupport;
 import dev.runbus.runs.testing.TestDatabase;
+import dev.runbus.testkit.ChildJvm;
 import dev.runbus.testkit.Wait;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -69,6 +72,64 @@ class RunsInTransactionTest extends RunsTestSupport {
         Wait.until("done", WAIT, () -> runs.get(id).orElseThrow().status() == RunStatus.DONE);
         assertThat(executions.get("committed")).hasValue(1);
         assertThat(runs.get(id).orElseThrow().attempts()).isEqualTo(1);
+    }
+
+    /**
+     * A delayed run submitted in a transaction: the relay schedules its trigger in the delay set for what is left of
+     * the delay, records where for a cancel, and the run starts no sooner than its due time by PostgreSQL's clock. Its
+     * expiry and timeout are written with it.
+     */
+    @Test
+    void aDelayedRunSubmittedInATransaction_waitsInTheDelaySet_andStartsWhenDue() throws Exception {
+        Bus bus = bus();
+        Runs runs = runs(bus, "w1", workerOptions().build());
+        runs.startWorker(counting);
+        UUID id;
+        UUID cancelled;
+        try (Connection c = inTransaction()) {
+            id = runs.within(c).submit(NewRun.of("s", "u", "later").withExpireAfter(Duration.ofMinutes(5))
+                    .withTimeout(Duration.ofMinutes(1)), Duration.ofSeconds(2)).runId();
+            cancelled = runs.within(c).submit(NewRun.of("s", "u", "never"), Duration.ofMinutes(30)).runId();
+            assertThatThrownBy(() -> runs.within(c).submit(NewRun.of("s", "u", "x"), Duration.ofDays(31)))
+                    .isInstanceOf(InvalidRunException.class).hasMessageContaining("delay");
+            c.commit();
+        }
+        assertThat(runs.relayOnce()).isEqualTo(2);
+        assertThat(bus.scheduled().count("runs")).as("both triggers wait in the delay set").isEqualTo(2);
+        assertThat(rows("id = '" + cancelled + "' AND scheduled_id IS NOT NULL")).isEqualTo(1);
+        assertThat(runs.cancel(cancelled)).isEqualTo(RunStatus.CANCELLED);
+        Wait.until("the delay set holds only the first", WAIT, () -> bus.scheduled().count("runs") == 1);
+        Wait.until("done", WAIT, () -> runs.get(id).orElseThrow().status() == RunStatus.DONE);
+        assertThat(rows("id = '" + id + "' AND started_at >= created_at + interval '2 seconds'"))
+                .as("started no sooner than due").isEqualTo(1);
+        assertThat(rows("id = '" + id + "' AND expires_at = created_at + interval '5 minutes' AND timeout_ms = 60000"))
+                .isEqualTo(1);
+        assertThat(executions.get("later")).hasValue(1);
+        assertThat(executions).doesNotContainKey("never");
+    }
+
+    /**
+     * A relay process SIGKILLed between its claim and its publish: its transaction dies with it, the run's mark
+     * stays, and another relay publishes the run's trigger; the run executes once.
+     */
+    @Test
+    @org.junit.jupiter.api.Tag("chaos")
+    void aRelayKilledBetweenItsClaimAndItsPublish_leavesTheRunToAnother() throws Exception {
+        try (ChildJvm child = ChildJvm.start(RunsNode.class, redis.uri(), prefix, TestDatabase.URL, schema,
+                CrashPoints.Point.RELAY_AFTER_CLAIM_BEFORE_PUBLISH.name(), "relay", "relayed by another")) {
+            child.awaitLine("AT RELAY_AFTER_CLAIM_BEFORE_PUBLISH", WAIT);
+            child.kill();
+        }
+        Bus bus = bus();
+        Runs runs = runs(bus, "w1", workerOptions().build());
+        Wait.until("the killed relay's transaction rolled back: the mark is back", WAIT,
+                () -> rows("outbox AND input = 'relayed by another'") == 1);
+        assertThat(redis.redis().exists(stream())).as("the killed relay published nothing").isZero();
+        runs.startWorker(counting);
+        assertThat(runs.relayOnce()).isEqualTo(1);
+        Wait.until("done", WAIT, () -> rows("status = 'done'") == 1);
+        assertThat(executions.get("relayed by another")).hasValue(1);
+        assertThat(runs.relayOnce()).isZero();
     }
 
     @Test

@@ -20,10 +20,10 @@ public final class RunsFactory {
 
     /**
      * Connections a process needs: run writes go through a few group-commit threads, so handlers do not each
-     * hold one; the rest is for effects, the sweeper, the API and the marker.
+     * hold one; each worker's cancel watch holds one; the rest is for effects, the sweeper, the API and the marker.
      */
     public static int poolSize(Settings s, int workers) {
-        return Math.min(s.integer(Setting.CONCURRENCY, 1), 8) * workers + 8;
+        return Math.min(s.integer(Setting.CONCURRENCY, 1), 8) * workers + workers + 8;
     }
 
     public static RunsConfig config(Settings s, String consumerOverride) {
@@ -48,7 +48,9 @@ public final class RunsFactory {
                 .ordered(s.bool(Setting.ORDERED)).retryPolicy(s.retryPolicy(Setting.RETRY))
                 .migrate(s.bool(Setting.MIGRATE)).meterRegistry(meterRegistry)
                 .meterRefreshInterval(s.duration(Setting.METER_REFRESH))
-                .readTimeout(s.duration(Setting.API_STATEMENT_TIMEOUT));
+                .readTimeout(s.duration(Setting.API_STATEMENT_TIMEOUT))
+                .cancelGrace(s.duration(Setting.CANCEL_GRACE))
+                .executionTimeout(s.duration(Setting.EXECUTION_TIMEOUT));
         if (consumerOverride != null) {
             b.consumer(consumerOverride);
         } else if (s.isSet(Setting.CONSUMER)) {

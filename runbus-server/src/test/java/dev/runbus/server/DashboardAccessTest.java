@@ -175,6 +175,16 @@ class DashboardAccessTest {
         assertThat(page).contains("the gate is shut for gated &lt;img src").doesNotContain("<img src");
         String runPage = serve.send(serve.request("/runs/" + run).header("Cookie", cookieOf(in))).body();
         assertThat(runPage).contains("gated &lt;img src").doesNotContain("<img src");
+        // Its last progress report, as a worker writes it: the list shows how far, the run's page the details too.
+        try (java.sql.Connection c = java.sql.DriverManager.getConnection(dev.runbus.testkit.TestServers.databaseUrl());
+             java.sql.Statement st = c.createStatement()) {
+            st.execute("UPDATE " + serve.schema + ".runs SET progress_percent = 40, progress_details = '<b>step 4</b>',"
+                    + " progress_at = now() WHERE id = '" + run + "'");
+        }
+        String list = serve.send(serve.request("/runs?user=u").header("Cookie", cookieOf(in))).body();
+        assertThat(list).contains("<td class=\"progress\">40 % (").doesNotContain("step 4");
+        assertThat(serve.send(serve.request("/runs/" + run).header("Cookie", cookieOf(in))).body())
+                .contains("40 %, &lt;b&gt;step 4&lt;/b&gt; (").doesNotContain("<b>step 4");
 
         HttpRequest.Builder purge = serve.request("/v1/dead-letters/" + dead + "?topic=runs")
                 .header("Authorization", "Bearer " + ADMIN).DELETE();

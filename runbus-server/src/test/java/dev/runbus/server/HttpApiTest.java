@@ -88,6 +88,31 @@ class HttpApiTest {
         assertThat(json(conflict).get("error").asText()).contains("key-a");
     }
 
+    /** An expiry and a timeout are stored with the run; a malformed, out-of-range or too-early one is a 400 naming it. */
+    @Test
+    void aRunsExpiryAndTimeoutAreStoredWithIt_andBadOnesAreRefusedByName() throws Exception {
+        HttpResponse<String> r = post("/v1/runs", "application/json",
+                "{\"session_id\":\"s1\",\"user_id\":\"u1\",\"input\":\"bounded\",\"expire_after\":\"PT5M\","
+                        + "\"timeout\":\"PT1M\"}", null);
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(201);
+        String id = json(r).get("run_id").asText();
+        try (java.sql.Connection c = java.sql.DriverManager.getConnection(dev.runbus.testkit.TestServers.databaseUrl());
+             java.sql.ResultSet rs = c.createStatement().executeQuery("SELECT extract(epoch FROM expires_at - created_at),"
+                     + " timeout_ms FROM " + schema + ".runs WHERE id = '" + id + "'")) {
+            assertThat(rs.next()).isTrue();
+            assertThat(rs.getDouble(1)).isEqualTo(300.0);
+            assertThat(rs.getLong(2)).isEqualTo(60_000L);
+        }
+        for (String[] bad : List.of(new String[] {"expire_after", "\"5 minutes\""},
+                new String[] {"expire_after", "\"PT0S\""}, new String[] {"timeout", "300"},
+                new String[] {"timeout", "\"P31D\""}, new String[] {"expire_after", "\"PT1M\",\"delay\":\"PT2M\""})) {
+            HttpResponse<String> refused = post("/v1/runs", "application/json",
+                    "{\"session_id\":\"s1\",\"user_id\":\"u1\",\"input\":\"x\",\"" + bad[0] + "\":" + bad[1] + "}", null);
+            assertThat(refused.statusCode()).as(bad[0] + " " + bad[1] + ": " + refused.body()).isEqualTo(400);
+            assertThat(json(refused).get("field").asText()).isEqualTo(bad[0]);
+        }
+    }
+
     /**
      * A flow key, a priority and a flow sub-key are stored with the run; this server's worker sets no flow control, so
      * the run runs as it comes.

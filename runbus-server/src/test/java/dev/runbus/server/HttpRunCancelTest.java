@@ -41,7 +41,7 @@ class HttpRunCancelTest {
     }
 
     @Test
-    void aPendingRunIsCancelled_othersAreRefused() throws Exception {
+    void aPendingRunIsCancelled_aRunningOneCancelling_finishedOnesAreRefused() throws Exception {
         UUID pending = insert("pending");
         HttpResponse<String> r = cancel(pending, admin);
         assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
@@ -51,7 +51,17 @@ class HttpRunCancelTest {
                 .isEqualTo("cancelled");
         assertThat(TestServe.json(serve.get("/v1/runs?status=cancelled", reader)).get("runs")).hasSize(1);
 
-        for (String status : new String[] {"running", "done", "failed"}) {
+        UUID running = insert("running");
+        HttpResponse<String> asked = cancel(running, admin);
+        assertThat(asked.statusCode()).as(asked.body()).isEqualTo(202);
+        assertThat(TestServe.json(asked).get("status").asText()).isEqualTo("cancelling");
+        assertThat(cancel(running, admin).statusCode()).as("again: the same answer").isEqualTo(202);
+        assertThat(TestServe.json(serve.get("/v1/runs/" + running, reader)).get("status").asText())
+                .isEqualTo("cancelling");
+        assertThat(TestServe.json(serve.get("/v1/runs?status=cancelling", reader)).get("runs")).hasSize(1);
+        assertThat(TestServe.json(serve.get("/v1/runs?status=running", reader)).get("runs")).isEmpty();
+
+        for (String status : new String[] {"done", "failed", "expired"}) {
             HttpResponse<String> refused = cancel(insert(status), admin);
             assertThat(refused.statusCode()).as(status + ": " + refused.body()).isEqualTo(409);
             assertThat(TestServe.json(refused).get("error").asText()).contains("is " + status);

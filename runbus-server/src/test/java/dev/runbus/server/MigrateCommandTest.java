@@ -91,8 +91,8 @@ class MigrateCommandTest {
         Cli stats = Cli.run("stats", "--json", "--redis-url", RedisTarget.local().uri(), "--key-prefix", prefix,
                 "--database-url", urlAs(runtime), "--schema", schema);
         assertThat(stats.exitCode).as(stats.err).isZero();
-        assertThat(stats.out).contains("\"runs\":{\"pending\":1,\"running\":0,\"done\":0,\"failed\":0,"
-                + "\"cancelled\":0,\"failed_without_dead_letter\":0}");
+        assertThat(stats.out).contains("\"runs\":{\"pending\":1,\"running\":0,\"cancelling\":0,\"done\":0,\"failed\":0,"
+                + "\"cancelled\":0,\"expired\":0,\"failed_without_dead_letter\":0}");
     }
 
     @Test

@@ -84,7 +84,8 @@ class RunsCommandTest {
     void listRefusesEachBadFlagByName() {
         assertBad("--limit must be a number between 1 and 200", "--limit", "0");
         assertBad("--limit must be a number between 1 and 200", "--limit", "201");
-        assertBad("--status must be one of pending, running, done, failed, cancelled", "--status", "lost");
+        assertBad("--status must be one of pending, running, cancelling, done, failed, cancelled, expired", "--status",
+                "lost");
         assertBad("--created-after must be an RFC 3339 time", "--created-after", "2026-01-01");
         assertBad("--user must not be empty", "--user", "");
         assertBad("--after must be a next_cursor as this listing returned it", "--after", "nonsense");
@@ -111,6 +112,38 @@ class RunsCommandTest {
         Cli malformed = cli("runs", "replay", "run-1");
         assertThat(malformed.exitCode).isEqualTo(2);
         assertThat(malformed.err).contains("run id must be a UUID: run-1");
+    }
+
+    /** A pending run is cancelled, a running one cancelling (its worker tells its handler), a done one refused. */
+    @Test
+    void cancelCancelsAPendingRun_marksARunningOneCancelling_andRefusesADoneOne() throws Exception {
+        insert(1, "2026-01-01T00:00:00Z", "pending", "u-pending", "s1", null);
+        insert(1, "2026-01-01T00:00:00Z", "running", "u-running", "s1", null);
+        insert(1, "2026-01-01T00:00:00Z", "done", "u-done", "s1", "2026-01-01T00:00:01Z");
+        String pending = string("SELECT id FROM " + schema + ".runs WHERE user_id = 'u-pending'");
+        String running = string("SELECT id FROM " + schema + ".runs WHERE user_id = 'u-running'");
+        String done = string("SELECT id FROM " + schema + ".runs WHERE user_id = 'u-done'");
+
+        Cli cancel = cli("runs", "cancel", pending, "--json");
+        assertThat(cancel.exitCode).as(cancel.err).isZero();
+        assertThat(JSON.readTree(cancel.out).get("status").asText()).isEqualTo("cancelled");
+        assertThat(string("SELECT status FROM " + schema + ".runs WHERE id = '" + pending + "'")).isEqualTo("cancelled");
+
+        Cli asked = cli("runs", "cancel", running);
+        assertThat(asked.exitCode).as(asked.err).isZero();
+        assertThat(asked.out).contains("cancelling");
+        assertThat(string("SELECT status || ' ' || (cancel_requested_at IS NOT NULL) FROM " + schema
+                + ".runs WHERE id = '" + running + "'")).isEqualTo("running true");
+        Cli list = cli("runs", "list", "--json", "--status", "cancelling");
+        assertThat(list.exitCode).as(list.err).isZero();
+        assertThat(list.out).contains(running).doesNotContain(pending);
+
+        Cli refused = cli("runs", "cancel", done);
+        assertThat(refused.exitCode).isEqualTo(2);
+        assertThat(refused.err).contains("run " + done + " is done and cannot become cancelled");
+        Cli unknown = cli("runs", "cancel", UUID.randomUUID().toString());
+        assertThat(unknown.exitCode).isEqualTo(2);
+        assertThat(unknown.err).contains("no run ");
     }
 
     @Test

@@ -40,7 +40,7 @@ class ScheduledPageTest {
     }
 
     @Test
-    void aRunsRetryHasNoCancel_aDelayedRunHasOne() throws Exception {
+    void aRunsRetryAndADelayedRunBothHaveACancel_whichCancelsTheRetriedRunAtOnce() throws Exception {
         String retrying = submit("{\"session_id\":\"s\",\"user_id\":\"u\",\"input\":\"gated once\"}");
         Wait.until("the run's first attempt failed and its retry waits in the delay set", WAIT, () -> {
             for (JsonNode e : json("/v1/scheduled?topic=runs").get("entries")) {
@@ -55,16 +55,19 @@ class ScheduledPageTest {
         String page = serve.send(serve.request("/scheduled?topic=runs")).body();
         String retryRow = row(page, retrying);
         assertThat(retryRow).contains("<td>1</td>") // its attempts
-                .doesNotContain("<button").contains("class=\"note retry-note\"")
-                .contains("only a pending run can be cancelled").contains("href=\"/runs/" + retrying + "\"");
+                .contains("<button type=\"button\" class=\"cancel\" data-method=\"POST\""
+                        + " data-url=\"/v1/runs/" + retrying + "/cancel\"").contains("class=\"note retry-note\"")
+                .contains("between attempts").contains("href=\"/runs/" + retrying + "\"");
         assertThat(row(page, delayed)).contains("<button type=\"button\" class=\"cancel\" data-method=\"POST\""
                 + " data-url=\"/v1/runs/" + delayed + "/cancel\"").doesNotContain("retry-note");
 
-        // What the button would have done: the run is running, and its cancel is refused.
+        // What the button does: the run is running between attempts, and its cancel ends it at once.
         assertThat(run(retrying).get("status").asText()).isEqualTo("running");
         HttpResponse<String> cancel = serve.send(serve.request("/v1/runs/" + retrying + "/cancel")
                 .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString("{}")));
-        assertThat(cancel.statusCode()).as(cancel.body()).isEqualTo(409);
+        assertThat(cancel.statusCode()).as(cancel.body()).isEqualTo(200);
+        assertThat(cancel.body()).contains("\"status\":\"cancelled\"");
+        assertThat(run(retrying).get("status").asText()).isEqualTo("cancelled");
     }
 
     /** The page's row of a run's entry. */

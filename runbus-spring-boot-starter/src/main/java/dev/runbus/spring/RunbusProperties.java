@@ -419,6 +419,24 @@ public class RunbusProperties {
         private Duration shutdownTimeout = Duration.ofSeconds(30);
 
         /**
+         * How long a run handler may go on after it is told of its run's cancel (Runs.cancel) before its thread is
+         * interrupted; 0 interrupts at once.
+         */
+        private Duration cancelGrace = Duration.ofSeconds(10);
+
+        /**
+         * How often the worker reads which of its running runs have a cancel request, besides the NOTIFY each cancel
+         * sends.
+         */
+        private Duration cancelCheckInterval = Duration.ofSeconds(1);
+
+        /**
+         * How long one attempt's handler may run when its run sets no timeout of its own; then it is told to stop,
+         * interrupted after the cancel grace, and the attempt fails. 0 for none.
+         */
+        private Duration executionTimeout = Duration.ofSeconds(0);
+
+        /**
          * The longest Runs.list, get, replies and effects may take in PostgreSQL (statement_timeout for that read);
          * 0 for none.
          */
@@ -574,6 +592,30 @@ public class RunbusProperties {
 
         public void setShutdownTimeout(Duration shutdownTimeout) {
             this.shutdownTimeout = shutdownTimeout;
+        }
+
+        public Duration getCancelGrace() {
+            return cancelGrace;
+        }
+
+        public void setCancelGrace(Duration cancelGrace) {
+            this.cancelGrace = cancelGrace;
+        }
+
+        public Duration getCancelCheckInterval() {
+            return cancelCheckInterval;
+        }
+
+        public void setCancelCheckInterval(Duration cancelCheckInterval) {
+            this.cancelCheckInterval = cancelCheckInterval;
+        }
+
+        public Duration getExecutionTimeout() {
+            return executionTimeout;
+        }
+
+        public void setExecutionTimeout(Duration executionTimeout) {
+            this.executionTimeout = executionTimeout;
         }
 
         public Duration getReadTimeout() {

@@ -26,6 +26,9 @@ final class RunsConfigFactory {
                 .sweepThreshold(p.getSweepThreshold())
                 .sweepBatch(p.getSweepBatch())
                 .readTimeout(p.getReadTimeout())
+                .cancelGrace(p.getCancelGrace())
+                .cancelCheckInterval(p.getCancelCheckInterval())
+                .executionTimeout(p.getExecutionTimeout())
                 .meterRefreshInterval(p.getMeterRefreshInterval());
         if (meterRegistry != null) {
             b.meterRegistry(meterRegistry);

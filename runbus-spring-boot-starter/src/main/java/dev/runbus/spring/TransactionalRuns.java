@@ -5,6 +5,7 @@ import dev.runbus.runs.NewRun;
 import dev.runbus.runs.Runs;
 import dev.runbus.runs.SubmitResult;
 import java.sql.Connection;
+import java.time.Duration;
 import javax.sql.DataSource;
 import org.springframework.jdbc.datasource.DataSourceUtils;
 
@@ -33,14 +34,22 @@ public final class TransactionalRuns {
 
     /** {@link dev.runbus.runs.RunsInTransaction#submit(NewRun, KeyScope)} in the current transaction. */
     public SubmitResult submit(NewRun request, KeyScope scope) {
+        return submit(request, scope, Duration.ZERO);
+    }
+
+    /**
+     * {@link dev.runbus.runs.RunsInTransaction#submit(NewRun, KeyScope, Duration)} in the current transaction: a run
+     * due {@code delay} after its creation.
+     */
+    public SubmitResult submit(NewRun request, KeyScope scope, Duration delay) {
         Connection c = DataSourceUtils.getConnection(dataSource);
         try {
             if (DataSourceUtils.isConnectionTransactional(c, dataSource)) {
-                return runs.within(c).submit(request, scope);
+                return runs.within(c).submit(request, scope, delay);
             }
         } finally {
             DataSourceUtils.releaseConnection(c, dataSource);
         }
-        return runs.submit(request, scope);
+        return runs.submit(request, scope, delay);
     }
 }

@@ -16,8 +16,9 @@ import java.time.Duration;
  * {@code AT <point>} and stops there, so that the test kills it with SIGKILL at exactly that point.
  *
  * <p>Arguments: redis-uri key-prefix jdbc-url schema crash-point role [input]
- * where role is {@code submit} (submit one run with the input) or {@code worker} (run the echo handler,
- * or the failing one when the input is {@code poison}).
+ * where role is {@code submit} (submit one run with the input), {@code worker} (run the echo handler,
+ * or the failing one when the input is {@code poison}) or {@code relay} (submit one run with the input in a
+ * transaction, commit it, and relay it: {@code Runs.relayOnce}).
  */
 public final class RunsNode {
 
@@ -41,8 +42,19 @@ public final class RunsNode {
         RunsConfig config = RunsTestSupport.config(args[3], "child", SubscribeOptions.builder().concurrency(1)
                 .maxDeliveries("poison".equals(args.length > 6 ? args[6] : "") ? 1 : 3).minIdle(Duration.ofSeconds(1))
                 .blockTime(Duration.ofMillis(200)).build());
-        Runs runs = Runs.create(bus, new HikariDataSource(hc), config);
-        if (args[5].equals("submit")) {
+        HikariDataSource pool = new HikariDataSource(hc);
+        Runs runs = Runs.create(bus, pool, config);
+        if (args[5].equals("relay")) {
+            try (java.sql.Connection c = pool.getConnection()) {
+                c.setAutoCommit(false);
+                runs.within(c).submit(NewRun.of("s-child", "u-child", args.length > 6 ? args[6] : "hello"));
+                c.commit();
+            }
+            System.out.println("COMMITTED");
+            System.out.flush();
+            runs.relayOnce();
+            System.out.println("RELAYED");
+        } else if (args[5].equals("submit")) {
             runs.submit(NewRun.of("s-child", "u-child", args.length > 6 ? args[6] : "hello"));
             System.out.println("SUBMITTED");
         } else {

@@ -149,13 +149,15 @@ public abstract class RunsTestSupport {
 
     /**
      * Runs whose first attempt started before a run of the same user submitted earlier had finished (an
-     * unfinished one counts as never finished): 0 when per-user order held. Written independently of the code
-     * under test, from the stored timestamps only.
+     * unfinished one counts as never finished; an expired one as finished at its expiry, after which it could never
+     * start): 0 when per-user order held. Written independently of the code under test, from the stored timestamps
+     * only.
      */
     public static long orderViolations(String schema) {
+        String end = "CASE WHEN e.status = 'expired' THEN LEAST(e.expires_at, e.finished_at) ELSE e.finished_at END";
         return TestDatabase.count("SELECT count(*) FROM " + schema + ".runs r WHERE r.started_at IS NOT NULL"
                 + " AND EXISTS (SELECT 1 FROM " + schema + ".runs e WHERE e.user_id = r.user_id"
-                + " AND e.submit_seq < r.submit_seq AND (e.finished_at IS NULL OR e.finished_at > r.started_at))");
+                + " AND e.submit_seq < r.submit_seq AND (e.finished_at IS NULL OR " + end + " > r.started_at))");
     }
 
     /**

@@ -5,6 +5,7 @@ import dev.runbus.runs.Run;
 import dev.runbus.runs.RunNotFoundException;
 import dev.runbus.runs.RunPage;
 import dev.runbus.runs.RunQuery;
+import dev.runbus.runs.RunStatus;
 import dev.runbus.runs.Runs;
 import dev.runbus.runs.StoredReply;
 import dev.runbus.server.Infrastructure;
@@ -28,7 +29,7 @@ import picocli.CommandLine.Parameters;
 
 @Command(name = "runs", mixinStandardHelpOptions = true,
         description = "Runs in PostgreSQL: list them, show one, replay a failed one, prune finished ones.",
-        subcommands = {RunsCommand.ListRuns.class, RunsCommand.Show.class, RunsCommand.Replay.class,
+        subcommands = {RunsCommand.ListRuns.class, RunsCommand.Show.class, RunsCommand.Replay.class, RunsCommand.Cancel.class,
                 RunsCommand.Prune.class})
 final class RunsCommand implements Runnable {
 
@@ -46,7 +47,7 @@ final class RunsCommand implements Runnable {
                     + "next_cursor this one printed."})
     static final class ListRuns extends AdminCommand {
         @Option(names = "--status", paramLabel = "STATUS",
-                description = "only runs in this status: pending, running, done, failed or cancelled")
+                description = "only runs in this status: pending, running, cancelling, done, failed, cancelled or expired")
         String status;
 
         @Option(names = "--user", paramLabel = "ID", description = "only runs of this user")
@@ -162,11 +163,8 @@ final class RunsCommand implements Runnable {
         }
     }
 
-    @Command(name = "replay", mixinStandardHelpOptions = true,
-            description = {"Send a failed run back to pending (Runs.replay): its dead letter is replayed to its "
-                    + "partition, or, when it has none (it failed by PostgreSQL's count of its attempts, or its dead "
-                    + "letter was purged), a new trigger is published."})
-    static final class Replay extends AdminCommand {
+    /** A command that changes one run ({@code replay}, {@code cancel}) and prints its id and its status then. */
+    abstract static class RunAction extends AdminCommand {
         @Parameters(paramLabel = "ID", description = "run id")
         String id;
 
@@ -175,23 +173,51 @@ final class RunsCommand implements Runnable {
             return true;
         }
 
+        /** Changes the run and returns its status then. */
+        abstract RunStatus act(Runs runs, UUID runId);
+
         @Override
         int run(Infrastructure infra, Settings s) {
             UUID runId = runId(id);
             try (Runs runs = RunsFactory.create(infra, s, "admin")) {
+                RunStatus now;
                 try {
-                    runs.replay(runId);
+                    now = act(runs, runId);
                 } catch (RunNotFoundException | IllegalRunTransitionException e) {
                     throw new IllegalArgumentException(e.getMessage());
                 }
                 Map<String, Object> out = new LinkedHashMap<>();
                 out.put("run_id", runId.toString());
-                out.put("status", "pending");
+                out.put("status", now.sql());
                 Table t = new Table("field", "value");
                 out.forEach(t::row);
                 print(t, out);
             }
             return 0;
+        }
+    }
+
+    @Command(name = "replay", mixinStandardHelpOptions = true,
+            description = {"Send a failed run back to pending (Runs.replay): its dead letter is replayed to its "
+                    + "partition, or, when it has none (it failed by PostgreSQL's count of its attempts, or its dead "
+                    + "letter was purged), a new trigger is published."})
+    static final class Replay extends RunAction {
+        @Override
+        RunStatus act(Runs runs, UUID runId) {
+            runs.replay(runId);
+            return RunStatus.PENDING;
+        }
+    }
+
+    @Command(name = "cancel", mixinStandardHelpOptions = true,
+            description = {"Cancel a run that is not finished (Runs.cancel): a pending run, or a running one between "
+                    + "attempts, is cancelled at once and never runs; a running run becomes cancelling: its handler is "
+                    + "told, interrupted after the workers' cancel grace, and the run ends cancelled when the attempt "
+                    + "ends, never retried. A done or failed run is refused."})
+    static final class Cancel extends RunAction {
+        @Override
+        RunStatus act(Runs runs, UUID runId) {
+            return runs.cancel(runId);
         }
     }
 

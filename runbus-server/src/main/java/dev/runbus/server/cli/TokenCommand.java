@@ -27,7 +27,7 @@ final class TokenCommand implements Runnable {
             description = {"Make a new token: prints the token (shown this once; runbus keeps only its hash) and the "
                     + "line to add to the --api-tokens-file of serve.",
                     "Scopes: submit (POST /v1/runs), read (runs, events, streams, partitions, dead letters, "
-                            + "scheduled entries, metrics), admin (replay and purge dead letters, cancel pending runs "
+                            + "scheduled entries, metrics), admin (replay and purge dead letters, cancel runs "
                             + "and scheduled entries)."})
     static final class Create implements Callable<Integer> {
 

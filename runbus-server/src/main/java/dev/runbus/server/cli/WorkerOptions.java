@@ -61,6 +61,15 @@ public final class WorkerOptions {
             + "for running handlers; default 30s")
     String shutdownTimeout;
 
+    @Option(names = "--cancel-grace", paramLabel = "DURATION", description = "how long a running run's handler may "
+            + "go on after it is told of its cancel before its thread is interrupted; default 10s")
+    String cancelGrace;
+
+    @Option(names = "--execution-timeout", paramLabel = "DURATION", description = "how long one attempt's handler "
+            + "may run when its run sets no timeout; then it is told to stop, interrupted after --cancel-grace, and the "
+            + "attempt fails; default 0s: none")
+    String executionTimeout;
+
     @Option(names = "--flow-cap", paramLabel = "N", description = "flow control: at most N runs of one flow key at "
             + "once across the workers; default: no cap per key")
     Integer flowCap;
@@ -125,6 +134,8 @@ public final class WorkerOptions {
         ConnectionOptions.put(flags, Setting.METER_REFRESH, meterRefresh);
         ConnectionOptions.put(flags, Setting.SWEEP_THRESHOLD, sweepThreshold);
         ConnectionOptions.put(flags, Setting.SHUTDOWN_TIMEOUT, shutdownTimeout);
+        ConnectionOptions.put(flags, Setting.CANCEL_GRACE, cancelGrace);
+        ConnectionOptions.put(flags, Setting.EXECUTION_TIMEOUT, executionTimeout);
         ConnectionOptions.put(flags, Setting.FLOW_CAP, flowCap);
         ConnectionOptions.put(flags, Setting.FLOW_RATE, flowRate);
         ConnectionOptions.put(flags, Setting.FLOW_TOPIC_CAP, flowTopicCap);

@@ -82,17 +82,23 @@ final class RunEndpoints {
         ctx.json(out);
     }
 
-    /** A pending run becomes cancelled (again: the same answer); any other status is a conflict. */
+    /**
+     * A pending run (or a running one between attempts) becomes cancelled, 200 (again: the same answer); a running
+     * one cancelling, 202 (its handler is told; the run ends cancelled when the attempt ends); a done or failed run is
+     * a conflict.
+     */
     void cancel(Context ctx) {
         UUID id = runId(ctx);
+        RunStatus now;
         try {
-            runs.cancel(id);
+            now = runs.cancel(id);
         } catch (RunNotFoundException e) {
             throw ApiError.notFound("no run " + id);
         } catch (IllegalRunTransitionException e) {
             throw new ApiError(409, e.getMessage(), null);
         }
-        ctx.json(Map.of("run_id", id.toString(), "status", RunStatus.CANCELLED.sql()));
+        ctx.status(now == RunStatus.CANCELLING ? 202 : 200);
+        ctx.json(Map.of("run_id", id.toString(), "status", now.sql()));
     }
 
     void events(Context ctx) throws IOException {

@@ -7,8 +7,8 @@ import dev.runbus.server.Json;
 
 /**
  * The body of {@code POST /v1/runs}: {@code {"session_id": "...", "user_id": "...", "input": ...,
- * "idempotency_key": "...", "flow_key": "...", "priority": n, "flow_sub_key": "...", "run_at" or "delay": ...}}
- * ({@link RunDelay}). {@code input} is a string or any JSON value (stored as its JSON text). The key may come in the {@code Idempotency-Key} header instead;
+ * "idempotency_key": "...", "flow_key": "...", "priority": n, "flow_sub_key": "...", "run_at" or "delay": ...,
+ * "expire_after": "PT5M", "timeout": "PT1M"}} ({@link RunDelay}; the last two ISO-8601 durations). {@code input} is a string or any JSON value (stored as its JSON text). The key may come in the {@code Idempotency-Key} header instead;
  * if both are given they must agree.
  */
 final class SubmitRequest {
@@ -75,13 +75,29 @@ final class SubmitRequest {
             priority = p.asInt();
         }
         String flowSubKey = optionalNonEmptyText(root, "flow_sub_key");
-        return new Parsed(new NewRun(session, user, inputText, key, flowKey, priority, flowSubKey),
-                RunDelay.of(root, now));
+        return new Parsed(new NewRun(session, user, inputText, key, flowKey, priority, flowSubKey,
+                optionalDuration(root, "expire_after"), optionalDuration(root, "timeout")), RunDelay.of(root, now));
     }
 
     /** The body's name of a {@link NewRun} component: {@code userId} is {@code user_id}. */
     static String jsonField(String component) {
         return component.replaceAll("([A-Z])", "_$1").toLowerCase(java.util.Locale.ROOT);
+    }
+
+    /** The ISO-8601 duration of {@code field}, null when absent or null; 400 naming it when it is not one. */
+    private static java.time.Duration optionalDuration(JsonNode root, String field) {
+        JsonNode n = root.get(field);
+        if (n == null || n.isNull()) {
+            return null;
+        }
+        try {
+            if (!n.isTextual()) {
+                throw new java.time.format.DateTimeParseException("not a string", n.toString(), 0);
+            }
+            return java.time.Duration.parse(n.asText());
+        } catch (java.time.format.DateTimeParseException e) {
+            throw ApiError.badRequest("field '" + field + "' must be an ISO-8601 duration, like PT5M", field);
+        }
     }
 
     /** The text of {@code field}, null when absent or null; 400 naming it when it is not a non-empty string. */

@@ -20,7 +20,8 @@ import java.util.UUID;
  * {@code /runs}: runs newest first, filtered by status, user, session and creation time, a page at a time (the
  * same query, checks and cursor as {@code GET /v1/runs}); {@code /runs/{id}}: one run with its attempts, error,
  * next attempt, replies and effects, updated live from {@code GET /v1/runs/{id}/events} while it is open, and,
- * for a caller with {@code admin}, cancel while it is pending.
+ * for a caller with {@code admin}, cancel while it is pending or running (a running run's handler is told, then
+ * interrupted after the workers' grace).
  */
 final class RunPages {
 
@@ -67,12 +68,21 @@ final class RunPages {
             row.put("attempts", r.attempts());
             row.put("created", Format.time(r.createdAt()));
             row.put("error", r.error().orElse(""));
+            row.put("progress", progress(r, false));
             rows.add(row);
         }
         m.put("runs", rows);
         m.put("none", rows.isEmpty());
         page.next().ifPresent(p -> m.put("next", "/runs?" + kept + "cursor=" + Links.encode(RunListRequest.cursor(p))));
         layout.render(ctx, "runs", m);
+    }
+
+    /** "40 %, details (3 s ago)", the details only on the run's own page; "—" without a report. */
+    private static String progress(Run run, boolean withDetails) {
+        return run.progress().map(p -> p.percent() + " %"
+                + (withDetails && p.details() != null ? ", " + p.details() : "")
+                + " (" + Format.age(java.time.Duration.between(p.at(), java.time.Instant.now()).toMillis())
+                + " ago)").orElse("—");
     }
 
     void show(Context ctx) {
@@ -82,7 +92,7 @@ final class RunPages {
         Map<String, Object> r = new LinkedHashMap<>();
         r.put("id", id.toString());
         r.put("status", run.status().sql());
-        r.put("pending", run.status() == RunStatus.PENDING);
+        r.put("cancellable", run.status() == RunStatus.PENDING || run.status() == RunStatus.RUNNING);
         r.put("finished", run.status() == RunStatus.DONE || run.status() == RunStatus.FAILED
                 || run.status() == RunStatus.CANCELLED);
         r.put("attempts", run.attempts());
@@ -94,9 +104,7 @@ final class RunPages {
         r.put("updated", Format.time(run.updatedAt()));
         r.put("next_attempt", run.nextAttemptAt().map(Format::time).orElse("—"));
         // "running, last progress 3 s ago": how far its handler got, and how fresh that is.
-        r.put("progress", run.progress().map(p -> p.percent() + " %" + (p.details() == null ? "" : ", " + p.details())
-                + " (" + Format.age(java.time.Duration.between(p.at(), java.time.Instant.now()).toMillis())
-                + " ago)").orElse("—"));
+        r.put("progress", progress(run, true));
         r.put("dead_letter_id", run.deadLetterId().orElse(null));
         r.put("republished", run.republished());
         m.put("run", r);

@@ -18,9 +18,9 @@ import java.util.UUID;
  * {@code /scheduled?topic=}: a topic's delayed entries and retries waiting in its delay sets, soonest first, with
  * due time and attempts; for a caller with {@code admin}, cancel. A delayed run's trigger is cancelled as the run
  * ({@code POST /v1/runs/{id}/cancel}: the run becomes cancelled and its trigger leaves the delay set), any other
- * entry as itself ({@code DELETE /v1/scheduled/{id}}). A run's retry has no cancel: its run is running (an attempt
- * failed), which only a pending run can leave for cancelled, so the run's cancel answers 409; and deleting the entry
- * would not stop the run, whose retry the sweeper publishes again. The row says so and links to the run.
+ * entry as itself ({@code DELETE /v1/scheduled/{id}}). A run's retry is cancelled as its run too: the run is between
+ * attempts (one failed), so its cancel ends it at once and the retry is acked without a run when due; deleting the
+ * entry alone would not stop the run, whose retry the sweeper publishes again. The row says so and links to the run.
  */
 final class ScheduledPage {
 
@@ -64,10 +64,9 @@ final class ScheduledPage {
             run.ifPresent(id -> r.put("run_id", id.toString()));
             if (run.isEmpty()) {
                 r.put("cancel_entry", true);
-            } else if (e.attempts() == 0) {
-                r.put("cancel_run", true);
             } else {
-                r.put("retry_of_run", true);
+                r.put("cancel_run", true);
+                r.put("retry_of_run", e.attempts() > 0);
             }
             rows.add(r);
         }

@@ -24,11 +24,12 @@ public final class CountStore {
 
     /**
      * The statuses with a count. The unfinished half repeats the predicate of runs_unfinished_idx word for word,
-     * so the planner can read the index instead of the table.
+     * so the planner can read the index instead of the table; a running run with a cancel request counts as
+     * cancelling.
      */
     public static String sql(String schema) {
-        return "SELECT status, count(*) FROM " + schema + ".runs WHERE status IN ('pending', 'running')"
-                + " GROUP BY status"
+        return "SELECT " + RunRows.STATUS + ", count(*) FROM " + schema + ".runs"
+                + " WHERE status IN ('pending', 'running') GROUP BY 1"
                 + " UNION ALL SELECT status, sum(n)::bigint FROM " + schema + ".run_counts GROUP BY status";
     }
 

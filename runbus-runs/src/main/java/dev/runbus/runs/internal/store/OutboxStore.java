@@ -24,7 +24,12 @@ public final class OutboxStore {
     }
 
     /** A run whose trigger a relay claimed to publish: its user (the key of an ordered run's trigger) and its flow. */
-    public record Claimed(UUID runId, String userId, RunFlow flow) {
+    /** A run whose trigger the relay publishes: after {@code delay} when it was submitted delayed, else at once. */
+    public record Claimed(UUID runId, String userId, RunFlow flow, java.time.Duration delay) {
+
+        public Claimed(UUID runId, String userId, RunFlow flow) {
+            this(runId, userId, flow, java.time.Duration.ZERO);
+        }
     }
 
     private final String schema;
@@ -35,7 +40,8 @@ public final class OutboxStore {
         String runs = schema + ".runs";
         this.claimSql = "UPDATE " + runs + " r SET outbox = NULL WHERE r.id IN (SELECT id FROM " + runs
                 + " WHERE outbox ORDER BY created_at LIMIT ? FOR UPDATE SKIP LOCKED)"
-                + " RETURNING r.id, r.user_id, r.flow_key, r.priority, r.flow_sub_key";
+                + " RETURNING r.id, r.user_id, r.flow_key, r.priority, r.flow_sub_key,"
+                + " GREATEST(0, CEIL(EXTRACT(EPOCH FROM r.next_attempt_at - now()) * 1000))::bigint";
     }
 
     /**
@@ -54,6 +60,11 @@ public final class OutboxStore {
      * @throws InvalidRunException          when the function refuses an argument
      */
     public Submitted submit(Connection c, NewRun run, String scope) throws SQLException {
+        return submit(c, run, scope, java.time.Duration.ZERO);
+    }
+
+    /** {@link #submit(Connection, NewRun, String)} of a run due {@code delay} after its creation. */
+    public Submitted submit(Connection c, NewRun run, String scope, java.time.Duration delay) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("SELECT run_id, created, status FROM " + schema
                 + ".submit_run(?, ?, ?, ?, ?, ?, ?, ?)")) {
             ps.setString(1, run.sessionId());
@@ -68,10 +79,16 @@ public final class OutboxStore {
             }
             ps.setString(7, run.flowSubKey());
             ps.setString(8, scope);
+            Submitted submitted;
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
-                return new Submitted(rs.getObject(1, UUID.class), rs.getBoolean(2), RunStatus.fromSql(rs.getString(3)));
+                submitted = new Submitted(rs.getObject(1, UUID.class), rs.getBoolean(2),
+                        RunStatus.fromSql(rs.getString(3)));
             }
+            if (submitted.created() && (run.expireAfter() != null || run.timeout() != null || !delay.isZero())) {
+                limits(c, submitted.runId(), run, delay);
+            }
+            return submitted;
         } catch (SQLException e) {
             if ("RB409".equals(e.getSQLState())) {
                 throw new IdempotencyConflictException(run.idempotencyKey() != null ? run.idempotencyKey()
@@ -88,6 +105,35 @@ public final class OutboxStore {
     }
 
     /**
+     * The run's expiry, timeout and due time, which {@code submit_run} does not take: written in the same transaction,
+     * so the relay, which publishes only after the commit, never sees the run without them. A delayed run's
+     * {@code next_attempt_at} is its due time, as {@code Runs.submit} writes it: the relay schedules its trigger for
+     * then, and the sweeper leaves it alone until it is overdue.
+     */
+    private void limits(Connection c, UUID runId, NewRun run, java.time.Duration delay) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("UPDATE " + schema + ".runs SET"
+                + " expires_at = created_at + ?::bigint * interval '1 millisecond', timeout_ms = ?,"
+                + " next_attempt_at = CASE WHEN ?::bigint > 0 THEN created_at + ?::bigint * interval '1 millisecond'"
+                + " END WHERE id = ?")) {
+            ps.setObject(1, run.expireAfter() == null ? null : run.expireAfter().toMillis(), Types.BIGINT);
+            ps.setObject(2, run.timeout() == null ? null : run.timeout().toMillis(), Types.BIGINT);
+            ps.setLong(3, delay.toMillis());
+            ps.setLong(4, delay.toMillis());
+            ps.setObject(5, runId);
+            ps.executeUpdate();
+        }
+    }
+
+    /** Records where a delayed run's trigger waits in the delay set (for {@code Runs.cancel}), in {@code tx}. */
+    public void scheduled(Connection tx, UUID runId, String scheduledId) throws SQLException {
+        try (PreparedStatement ps = tx.prepareStatement("UPDATE " + schema + ".runs SET scheduled_id = ? WHERE id = ?")) {
+            ps.setString(1, scheduledId);
+            ps.setObject(2, runId);
+            ps.executeUpdate();
+        }
+    }
+
+    /**
      * Claims up to {@code max} runs whose triggers wait for a relay, oldest first, in {@code c}'s transaction: their
      * mark is cleared when it commits, and rows another relay holds are skipped.
      */
@@ -97,7 +143,8 @@ public final class OutboxStore {
             List<Claimed> out = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
-                    out.add(new Claimed(rs.getObject(1, UUID.class), rs.getString(2), RunStore.flowOf(rs, 3)));
+                    out.add(new Claimed(rs.getObject(1, UUID.class), rs.getString(2), RunStore.flowOf(rs, 3),
+                            java.time.Duration.ofMillis(rs.getLong(6))));
                 }
             }
             return out;

@@ -5,6 +5,7 @@ import dev.runbus.runs.Run;
 import dev.runbus.runs.RunPage;
 import dev.runbus.runs.RunPosition;
 import dev.runbus.runs.RunQuery;
+import dev.runbus.runs.RunStatus;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -39,10 +40,19 @@ public final class RunListing {
         this.runs = schema + ".runs";
     }
 
+    /** The status column's value for {@code status}: a cancelling run is stored as running (migration V016). */
+    private static String storedStatus(RunStatus status) {
+        return (status == RunStatus.CANCELLING ? RunStatus.RUNNING : status).sql();
+    }
+
     public RunPage list(RunQuery q) throws SQLException {
         StringBuilder sql = new StringBuilder("SELECT " + RunRows.LISTED_COLUMNS + " FROM " + runs + " WHERE true");
         List<Object> args = new ArrayList<>();
-        filter(sql, args, q.status() == null ? null : q.status().sql(), " AND status = ?");
+        filter(sql, args, q.status() == null ? null : storedStatus(q.status()), " AND status = ?");
+        if (q.status() == RunStatus.RUNNING || q.status() == RunStatus.CANCELLING) {
+            sql.append(q.status() == RunStatus.RUNNING ? " AND cancel_requested_at IS NULL"
+                    : " AND cancel_requested_at IS NOT NULL");
+        }
         filter(sql, args, q.userId(), " AND user_id = ?");
         filter(sql, args, q.sessionId(), " AND session_id = ? AND " + SESSION_INDEXED);
         filter(sql, args, time(q.createdAfter()), " AND created_at > ?");

@@ -11,8 +11,15 @@ import java.util.UUID;
 /** The columns a {@link Run} is read from, and the reading, shared by every query that returns runs. */
 final class RunRows {
 
+    /**
+     * The status as the API sees it: a running row with a cancel request (migration V016) is cancelling
+     * ({@link RunStatus}).
+     */
+    static final String STATUS = "CASE WHEN status = 'running' AND cancel_requested_at IS NOT NULL"
+            + " THEN 'cancelling' ELSE status END";
+
     /** In the order {@link #read} expects them. */
-    static final String COLUMNS = "id, idempotency_key, session_id, user_id, input, status, attempts, error,"
+    static final String COLUMNS = "id, idempotency_key, session_id, user_id, input, " + STATUS + ", attempts, error,"
             + " dead_letter_id, republished, created_at, updated_at, next_attempt_at, progress_percent,"
             + " progress_details, progress_at";
 
@@ -20,7 +27,8 @@ final class RunRows {
      * {@link #COLUMNS} for a listing: the input (up to the body limit, 64 KiB over HTTP) and the idempotency key
      * are read as empty texts, since no listing shows them, so a page costs what it shows.
      */
-    static final String LISTED_COLUMNS = "id, '' AS idempotency_key, session_id, user_id, '' AS input, status, attempts,"
+    static final String LISTED_COLUMNS = "id, '' AS idempotency_key, session_id, user_id, '' AS input, " + STATUS
+            + ", attempts,"
             + " error, dead_letter_id, republished, created_at, updated_at, next_attempt_at, progress_percent,"
             + " progress_details, progress_at";
 

@@ -33,7 +33,19 @@ public final class RunStore {
 
     /** A run as an attempt starts it. */
     public record Attempt(UUID runId, String idempotencyKey, String sessionId, String userId, String input,
-                          int attempt) {
+                          int attempt, java.time.Duration timeout) {
+
+        /** An attempt without a timeout of its run's own. */
+        public Attempt(UUID runId, String idempotencyKey, String sessionId, String userId, String input,
+                       int attempt) {
+            this(runId, idempotencyKey, sessionId, userId, input, attempt, null);
+        }
+
+        /** The run's own timeout (its {@code timeout_ms} column), null for none. */
+        public static java.time.Duration timeoutOf(ResultSet rs, int column) throws SQLException {
+            long ms = rs.getLong(column);
+            return rs.wasNull() ? null : java.time.Duration.ofMillis(ms);
+        }
     }
 
     private final DataSource dataSource;
@@ -67,23 +79,27 @@ public final class RunStore {
         this.messages = schema + ".messages";
         this.insertSql = "INSERT INTO " + runs
                 + " (id, idempotency_key, input_hash, session_id, user_id, input, status, next_attempt_at, flow_key,"
-                + " priority, flow_sub_key)"
+                + " priority, flow_sub_key, expires_at, timeout_ms)"
                 + " SELECT u.id, u.k, u.h, u.s, u.u, u.i, u.st, now() + u.delay_ms * interval '1 millisecond', u.f,"
-                + " u.p, u.fs FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[],"
-                + " ?::text[], ?::bigint[], ?::text[], ?::smallint[], ?::text[])"
-                + " AS u(id, k, h, s, u, i, st, delay_ms, f, p, fs)"
+                + " u.p, u.fs, now() + u.expire_ms * interval '1 millisecond', u.timeout_ms"
+                + " FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[],"
+                + " ?::text[], ?::bigint[], ?::text[], ?::smallint[], ?::text[], ?::bigint[], ?::bigint[])"
+                + " AS u(id, k, h, s, u, i, st, delay_ms, f, p, fs, expire_ms, timeout_ms)"
                 + " ON CONFLICT (idempotency_key) DO NOTHING RETURNING idempotency_key, id";
         this.lookupSql = "SELECT idempotency_key, id, input_hash, status FROM " + runs
                 + " WHERE idempotency_key = ANY (?)";
-        this.completeSql = "WITH done AS (UPDATE " + runs + " SET status = ?, error = NULL,"
+        // A run whose cancel was asked for while its handler worked (V016) ends cancelled, its replies kept.
+        this.completeSql = "WITH done AS (UPDATE " + runs + " SET status = CASE WHEN cancel_requested_at IS NULL"
+                + " THEN ? ELSE '" + RunStatus.CANCELLED.sql() + "' END, error = NULL,"
                 + " next_attempt_at = NULL, finished_at = now(), updated_at = now()"
                 + " WHERE id = ANY (?::uuid[]) AND " + statusIn("status", RunStatus.DONE)
-                + " RETURNING id, (extract(epoch FROM finished_at - created_at) * 1000000)::bigint AS micros),"
+                + " RETURNING id, (extract(epoch FROM finished_at - created_at) * 1000000)::bigint AS micros,"
+                + " status),"
                 + " replies AS (INSERT INTO " + messages + " (run_id, seq, role, content)"
                 + " SELECT r.run_id, r.seq, r.role, r.content"
                 + " FROM unnest(?::uuid[], ?::int[], ?::text[], ?::text[]) AS r(run_id, seq, role, content)"
                 + " WHERE r.run_id IN (SELECT id FROM done) ON CONFLICT (run_id, seq) DO NOTHING)"
-                + " SELECT id, micros FROM done";
+                + " SELECT id, micros, status FROM done";
         this.ordered = ordered;
     }
 
@@ -180,6 +196,8 @@ public final class RunStore {
             String[] flowKeys = new String[n];
             Short[] priorities = new Short[n];
             String[] subKeys = new String[n];
+            Long[] expiries = new Long[n];
+            Long[] timeouts = new Long[n];
             for (int i = 0; i < n; i++) {
                 Insert in = inserts.get(i);
                 ids[i] = in.id();
@@ -194,6 +212,8 @@ public final class RunStore {
                 priorities[i] = in.run().priority() == dev.runbus.Message.DEFAULT_PRIORITY ? null
                         : (short) in.run().priority();
                 subKeys[i] = in.run().flowSubKey();
+                expiries[i] = in.run().expireAfter() == null ? null : in.run().expireAfter().toMillis();
+                timeouts[i] = in.run().timeout() == null ? null : in.run().timeout().toMillis();
             }
             ps.setArray(1, c.createArrayOf("uuid", ids));
             ps.setArray(2, c.createArrayOf("text", keys));
@@ -206,6 +226,8 @@ public final class RunStore {
             ps.setArray(9, c.createArrayOf("text", flowKeys));
             ps.setArray(10, c.createArrayOf("smallint", priorities));
             ps.setArray(11, c.createArrayOf("text", subKeys));
+            ps.setArray(12, c.createArrayOf("bigint", expiries));
+            ps.setArray(13, c.createArrayOf("bigint", timeouts));
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     created.put(rs.getString(1), rs.getObject(2, UUID.class));
@@ -268,9 +290,14 @@ public final class RunStore {
 
     /**
      * What one completion did: whether it completed its run, and if so how long after its submission (PostgreSQL's
-     * clock at both ends).
+     * clock at both ends) and whether it ended cancelled (a cancel was asked for while its handler worked) rather
+     * than done.
      */
-    public record Completed(boolean completed, java.time.Duration sinceSubmit) {
+    public record Completed(boolean completed, java.time.Duration sinceSubmit, boolean cancelled) {
+
+        public Completed(boolean completed, java.time.Duration sinceSubmit) {
+            this(completed, sinceSubmit, false);
+        }
     }
 
     /**
@@ -297,7 +324,7 @@ public final class RunStore {
                 replyContents.add(r.content());
             }
         }
-        java.util.Map<UUID, java.time.Duration> completed = new java.util.HashMap<>();
+        java.util.Map<UUID, Completed> completed = new java.util.HashMap<>();
         try (Connection c = dataSource.getConnection();
              PreparedStatement ps = planEachExecution(c.prepareStatement(completeSql))) {
             ps.setString(1, RunStatus.DONE.sql());
@@ -308,14 +335,16 @@ public final class RunStore {
             ps.setArray(6, c.createArrayOf("text", replyContents.toArray()));
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
-                    completed.put(rs.getObject(1, UUID.class), java.time.Duration.ofNanos(rs.getLong(2) * 1000));
+                    completed.put(rs.getObject(1, UUID.class), new Completed(true,
+                            java.time.Duration.ofNanos(rs.getLong(2) * 1000),
+                            RunStatus.CANCELLED.sql().equals(rs.getString(3))));
                 }
             }
         }
         List<Completed> out = new ArrayList<>(completions.size());
         for (Completion done : completions) {
-            java.time.Duration took = completed.remove(done.runId());
-            out.add(new Completed(took != null, took));
+            Completed c = completed.remove(done.runId());
+            out.add(c != null ? c : new Completed(false, null));
         }
         return out;
     }

@@ -5,6 +5,7 @@ import dev.runbus.Message;
 import dev.runbus.runs.RunsConfig;
 import dev.runbus.runs.internal.store.OutboxStore;
 import dev.runbus.runs.internal.store.Transactions;
+import dev.runbus.runs.internal.worker.CrashPoints;
 import dev.runbus.runs.internal.worker.Triggers;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -80,12 +81,21 @@ public final class OutboxRelay implements AutoCloseable {
 
     private int relayBatch(Connection tx) throws SQLException {
         List<OutboxStore.Claimed> claimed = store.claim(tx, BATCH);
+        if (!claimed.isEmpty()) {
+            CrashPoints.reach(CrashPoints.Point.RELAY_AFTER_CLAIM_BEFORE_PUBLISH);
+        }
         List<Message> triggers = new ArrayList<>(claimed.size());
+        Map<OutboxStore.Claimed, Message> delayed = new java.util.LinkedHashMap<>();
         List<String> skipped = new ArrayList<>();
         for (OutboxStore.Claimed r : claimed) {
             try {
-                triggers.add(Triggers.of(r.runId(), config.ordered() ? r.userId() : null, Map.of(),
-                        r.flow().onlyIf(config.flowControlled())));
+                Message trigger = Triggers.of(r.runId(), config.ordered() ? r.userId() : null, Map.of(),
+                        r.flow().onlyIf(config.flowControlled()));
+                if (r.delay().isZero()) {
+                    triggers.add(trigger);
+                } else {
+                    delayed.put(r, trigger);
+                }
             } catch (IllegalArgumentException e) {
                 // A run no trigger can be built for (written by hand, or before a check existed): its mark goes, so
                 // that it does not hold up the others batch after batch; the sweeper reports it as it reports its own.
@@ -99,6 +109,13 @@ public final class OutboxRelay implements AutoCloseable {
         if (!triggers.isEmpty()) {
             // Before the marks are cleared: if the publish fails, the transaction rolls back and they stay.
             bus.publisher().publishAll(config.topic(), triggers);
+        }
+        // A delayed run's trigger waits in the delay set for what is left of its delay, and its scheduled id is kept
+        // for a cancel, in the same transaction as the mark. Should it roll back after a publish, the run is relayed
+        // again and its first trigger finds it started or finished, as any duplicate does.
+        for (Map.Entry<OutboxStore.Claimed, Message> d : delayed.entrySet()) {
+            String scheduledId = bus.publisher().publish(config.topic(), d.getValue(), d.getKey().delay());
+            store.scheduled(tx, d.getKey().runId(), scheduledId);
         }
         return claimed.size();
     }

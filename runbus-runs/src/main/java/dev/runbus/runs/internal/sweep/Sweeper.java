@@ -91,6 +91,11 @@ public final class Sweeper {
     }
 
     private SweepResult sweepHoldingTheLock(Connection c) throws SQLException {
+        // Before the candidates: a run that expired is not republished.
+        int expired = sweeps.expireOverdue(c, config.sweepBatch());
+        if (expired > 0) {
+            log.info("sweeper expired {} runs not started before their expiry", expired);
+        }
         Optional<SweeperStore.Cursor> after = sweeps.value(c, cursorName).flatMap(SweeperStore.Cursor::parse);
         List<SweeperStore.Candidate> candidates = sweeps.candidates(c, config.sweepThreshold(), after,
                 config.sweepBatch());
@@ -128,7 +133,7 @@ public final class Sweeper {
             log.info("sweeper republished {} runs", republish.size());
         }
         return new SweepResult(true, reconciled.marked(), reconciled.skipped(), candidates.size(),
-                candidates.size() - lost.size(), republish.size(), lost.size() - publishable.size());
+                candidates.size() - lost.size(), republish.size(), lost.size() - publishable.size(), expired);
     }
 
     /**

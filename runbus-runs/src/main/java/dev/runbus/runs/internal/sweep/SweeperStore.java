@@ -1,7 +1,8 @@
 package dev.runbus.runs.internal.sweep;
 
-import dev.runbus.runs.internal.store.RunFlow;
 import dev.runbus.runs.RunStatus;
+import dev.runbus.runs.internal.store.Expiry;
+import dev.runbus.runs.internal.store.RunFlow;
 import dev.runbus.runs.internal.store.RunStore;
 import dev.runbus.runs.internal.worker.Triggers;
 import java.sql.Connection;
@@ -72,6 +73,22 @@ public final class SweeperStore {
     SweeperStore(String schema) {
         this.runs = schema + ".runs";
         this.sweeperState = schema + ".sweeper_state";
+    }
+
+    /**
+     * pending → expired for up to {@code max} runs past their expiry (V017), oldest expiry first, skipping rows
+     * another statement holds (an attempt start decides those). Read through runs_unfinished_idx, whose predicate
+     * the status test implies: a scan of the backlog, once a sweep. Returns how many.
+     */
+    int expireOverdue(Connection c, int max) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("UPDATE " + runs + " r SET status = '"
+                + RunStatus.EXPIRED.sql() + "', error = " + Expiry.error("r") + ", next_attempt_at = NULL,"
+                + " finished_at = now(), updated_at = now() WHERE r.id IN (SELECT x.id FROM " + runs + " x WHERE "
+                + Expiry.overdue("x") + " ORDER BY x.expires_at LIMIT ? FOR UPDATE SKIP LOCKED)"
+                + " AND " + Expiry.overdue("r"))) {
+            ps.setInt(1, max);
+            return ps.executeUpdate();
+        }
     }
 
     /**

@@ -18,7 +18,12 @@ public final class CrashPoints {
         /** Replies and done are committed; the stream entry is not yet acked. */
         AFTER_COMMIT_BEFORE_ACK,
         /** The stream entry is in the dead-letter stream and acked; the run is not yet marked failed. */
-        AFTER_DEAD_LETTER_BEFORE_FAILED
+        AFTER_DEAD_LETTER_BEFORE_FAILED,
+        /**
+         * A relay claimed runs submitted in a caller's transaction (their marks are cleared in its open transaction);
+         * their triggers are not yet published.
+         */
+        RELAY_AFTER_CLAIM_BEFORE_PUBLISH
     }
 
     private static volatile Consumer<Point> hook;

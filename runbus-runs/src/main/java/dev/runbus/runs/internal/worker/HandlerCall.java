@@ -1,6 +1,7 @@
 package dev.runbus.runs.internal.worker;
 
 import dev.runbus.runs.Reply;
+import dev.runbus.runs.RunCancellation;
 import dev.runbus.runs.RunContext;
 import dev.runbus.runs.RunHandler;
 import dev.runbus.runs.internal.store.EffectStore;
@@ -14,12 +15,15 @@ final class HandlerCall {
     private HandlerCall() {
     }
 
-    /** Runs the handler on the attempt and returns its replies; throws what the handler threw. */
-    static List<Reply> execute(RunHandler handler, EffectStore effects, ProgressWrites progress, RunStore.Attempt a)
-            throws Exception {
+    /**
+     * Runs the handler on the attempt and returns its replies; throws what the handler threw. {@code cancellation}
+     * tells the handler of its run's cancel.
+     */
+    static List<Reply> execute(RunHandler handler, EffectStore effects, ProgressWrites progress,
+                               RunCancellation cancellation, RunStore.Attempt a) throws Exception {
         List<Reply> replies = handler.execute(new RunContext(a.runId(), a.idempotencyKey(), a.sessionId(), a.userId(),
                 a.input(), a.attempt(), new StoredEffects(effects, a.runId()),
-                progress == null ? dev.runbus.runs.RunProgress.NONE : progress.of(a.runId())));
+                progress == null ? dev.runbus.runs.RunProgress.NONE : progress.of(a.runId()), cancellation));
         if (replies == null) {
             throw new IllegalStateException("RunHandler returned null instead of a list of replies");
         }

@@ -1,6 +1,7 @@
 package dev.runbus.runs.internal.worker;
 
 import dev.runbus.runs.RunStatus;
+import dev.runbus.runs.internal.store.Expiry;
 import dev.runbus.runs.internal.store.RunStore;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -65,7 +66,10 @@ public final class OrderedAttempts {
     public record GaveUp(UUID runId, String reason) implements Start {
     }
 
-    /** The run is done, failed or unknown: nothing to do (the short-circuit). */
+    /**
+     * The run is done, failed, cancelled or unknown: nothing to do (the short-circuit); or it had a cancel request
+     * and is cancelled now.
+     */
     public record Finished() implements Start {
     }
 
@@ -90,12 +94,17 @@ public final class OrderedAttempts {
         // The blocker is read through runs_user_unfinished_idx (user_id, submit_seq), whose predicate is this
         // literal list of statuses. The two updates take disjoint rows (left or not left, on one snapshot).
         String due = "(t.next_attempt_at IS NULL OR t.next_attempt_at <= now())";
+        // A pending run past its expiry (V017) is no target (it is expired below) and blocks no one: it never
+        // starts, whenever its own trigger or the sweeper marks it.
+        String live = "(%1$s.status <> '" + RunStatus.PENDING.sql() + "' OR %1$s.expires_at IS NULL"
+                + " OR %1$s.expires_at > now())";
         return "WITH target AS (SELECT id, user_id, submit_seq, attempts, attempts_at_replay, error,"
                 + " next_attempt_at FROM " + runs
-                + " WHERE id = ? AND status IN " + UNFINISHED + "),"
+                + " WHERE id = ? AND status IN " + UNFINISHED + " AND cancel_requested_at IS NULL AND "
+                + String.format(live, runs) + "),"
                 + " blocker AS (SELECT e.id, e.status, e.stream_id FROM " + runs + " e JOIN target t"
                 + " ON e.user_id = t.user_id WHERE e.submit_seq < t.submit_seq AND e.status IN " + UNFINISHED
-                + " ORDER BY e.submit_seq LIMIT 1),"
+                + " AND " + String.format(live, "e") + " ORDER BY e.submit_seq LIMIT 1),"
                 + " started AS (UPDATE " + runs + " r SET status = '" + RunStatus.RUNNING.sql() + "',"
                 + " attempts = r.attempts + 1, stream_id = ?, next_attempt_at = NULL, updated_at = now(),"
                 + " started_at = COALESCE(r.started_at, now()) FROM target t WHERE r.id = t.id"
@@ -104,23 +113,35 @@ public final class OrderedAttempts {
                 // Checked on the row as updated too: two starts at once (an old lease holder and the new owner)
                 // read one snapshot, and only conditions on r are checked again after the other's update.
                 + " AND r.attempts - r.attempts_at_replay < " + cap
-                + " RETURNING r.id, r.idempotency_key, r.session_id, r.user_id, r.input, r.attempts),"
+                + " RETURNING r.id, r.idempotency_key, r.session_id, r.user_id, r.input, r.attempts, r.timeout_ms),"
                 + " gave_up AS (UPDATE " + runs + " r SET status = '" + RunStatus.FAILED.sql() + "',"
                 + " error = 'gave up after ' || (t.attempts - t.attempts_at_replay) || ' attempts (maxDeliveries "
                 + maxDeliveries + ")' || COALESCE('; last error: ' || t.error, ''),"
                 + " next_attempt_at = NULL, finished_at = now(), updated_at = now() FROM target t WHERE r.id = t.id"
                 + " AND r.status IN (" + RunStore.sources(RunStatus.FAILED) + ") AND NOT (" + left + ")"
-                + " RETURNING r.id, r.user_id, r.error)"
-                + " SELECT 'started', s.id, s.idempotency_key, s.session_id, s.user_id, s.input, s.attempts, NULL, NULL"
-                + " FROM started s"
-                + " UNION ALL SELECT 'gave_up', g.id, NULL, NULL, g.user_id, NULL, 0, NULL, g.error FROM gave_up g"
-                + " UNION ALL SELECT 'blocked', b.id, NULL, NULL, t.user_id, NULL, 0, b.status, b.stream_id"
+                + " RETURNING r.id, r.user_id, r.error),"
+                // A run with a cancel request (its attempt's worker died while it was cancelling; V016) is not
+                // started again but cancelled. It is no target, so nothing above touches it.
+                + " cancelled AS (UPDATE " + runs + " r SET status = '" + RunStatus.CANCELLED.sql() + "',"
+                + " next_attempt_at = NULL, finished_at = now(), updated_at = now() WHERE r.id = ?"
+                + " AND r.status = '" + RunStatus.RUNNING.sql() + "' AND r.cancel_requested_at IS NOT NULL"
+                + " RETURNING r.id),"
+                + " expired AS (UPDATE " + runs + " r SET status = '" + RunStatus.EXPIRED.sql() + "',"
+                + " error = " + Expiry.error("r") + ", next_attempt_at = NULL, finished_at = now(),"
+                + " updated_at = now() WHERE r.id = ? AND r.status = '" + RunStatus.PENDING.sql() + "'"
+                + " AND r.expires_at <= now() RETURNING r.id)"
+                + " SELECT 'started', s.id, s.idempotency_key, s.session_id, s.user_id, s.input, s.attempts, NULL, NULL,"
+                + " s.timeout_ms FROM started s"
+                + " UNION ALL SELECT 'gave_up', g.id, NULL, NULL, g.user_id, NULL, 0, NULL, g.error, NULL FROM gave_up g"
+                + " UNION ALL SELECT 'cancelled', c.id, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL FROM cancelled c"
+                + " UNION ALL SELECT 'expired', x.id, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL FROM expired x"
+                + " UNION ALL SELECT 'blocked', b.id, NULL, NULL, t.user_id, NULL, 0, b.status, b.stream_id, NULL"
                 + " FROM blocker b, target t WHERE " + left
-                + " UNION ALL SELECT 'worn', t.id, NULL, NULL, t.user_id, NULL, 0, NULL, NULL FROM target t"
+                + " UNION ALL SELECT 'worn', t.id, NULL, NULL, t.user_id, NULL, 0, NULL, NULL, NULL FROM target t"
                 + " WHERE NOT EXISTS (SELECT 1 FROM blocker) AND ? > t.attempts - t.attempts_at_replay + 1 AND " + left
                 // Whole milliseconds, rounded up, so that a wait of that long finds it due.
                 + " UNION ALL SELECT 'not_due', t.id, NULL, NULL, t.user_id, NULL,"
-                + " CEIL(EXTRACT(EPOCH FROM t.next_attempt_at - now()) * 1000)::int, NULL, NULL FROM target t"
+                + " CEIL(EXTRACT(EPOCH FROM t.next_attempt_at - now()) * 1000)::int, NULL, NULL, NULL FROM target t"
                 + " WHERE NOT EXISTS (SELECT 1 FROM blocker) AND ? <= t.attempts - t.attempts_at_replay + 1 AND " + left
                 + " AND NOT " + due;
     }
@@ -135,13 +156,18 @@ public final class OrderedAttempts {
             ps.setObject(1, runId);
             ps.setString(2, streamId);
             ps.setLong(3, attempt);
-            ps.setLong(4, attempt);
-            ps.setLong(5, attempt);
+            ps.setObject(4, runId);
+            ps.setObject(5, runId);
+            ps.setLong(6, attempt);
+            ps.setLong(7, attempt);
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {
                     return new Finished();
                 }
                 String kind = rs.getString(1);
+                if (kind.equals("cancelled") || kind.equals("expired")) {
+                    return new Finished();
+                }
                 if (kind.equals("gave_up")) {
                     return new GaveUp(runId, rs.getString(9));
                 }
@@ -153,7 +179,8 @@ public final class OrderedAttempts {
                 }
                 if (kind.equals("started")) {
                     return new Started(new RunStore.Attempt(rs.getObject(2, UUID.class), rs.getString(3),
-                            rs.getString(4), rs.getString(5), rs.getString(6), rs.getInt(7)));
+                            rs.getString(4), rs.getString(5), rs.getString(6), rs.getInt(7),
+                            RunStore.Attempt.timeoutOf(rs, 10)));
                 }
                 RunStatus status = RunStatus.fromSql(rs.getString(8));
                 return new Blocked(runId, rs.getString(5), rs.getObject(2, UUID.class), status,

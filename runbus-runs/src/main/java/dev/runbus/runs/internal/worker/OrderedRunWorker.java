@@ -5,6 +5,7 @@ import dev.runbus.Delivery;
 import dev.runbus.Handler;
 import dev.runbus.runs.Reply;
 import dev.runbus.runs.RunHandler;
+import dev.runbus.runs.RunTimedOutException;
 import dev.runbus.runs.internal.store.EffectStore;
 import dev.runbus.runs.internal.store.RunStore;
 import java.sql.SQLException;
@@ -74,16 +75,22 @@ public final class OrderedRunWorker implements Handler {
     private final String topic;
     private final int maxDeliveries;
     private final RetrySchedule retries;
+    private final HandlerWatch watch;
 
     public OrderedRunWorker(RunStore store, RunFailures failures, RunCommits commits, RunHandler handler, Bus bus,
                             String topic, int maxDeliveries, RetrySchedule retries) {
-        this(store, failures, commits, handler, bus, topic, maxDeliveries, retries, null);
+        this(store, failures, commits, handler, bus, topic, maxDeliveries, retries, null, HandlerWatch.idle());
     }
 
-    /** {@code progress}: where the handlers' progress reports go (null: nowhere). */
+    /**
+     * {@code progress}: where the handlers' progress reports go (null: nowhere); {@code watch}: what tells them of
+     * their run's cancel.
+     */
     public OrderedRunWorker(RunStore store, RunFailures failures, RunCommits commits, RunHandler handler, Bus bus,
-                            String topic, int maxDeliveries, RetrySchedule retries, ProgressWrites progress) {
+                            String topic, int maxDeliveries, RetrySchedule retries, ProgressWrites progress,
+                            HandlerWatch watch) {
         this.progress = progress;
+        this.watch = watch;
         this.attempts = new OrderedAttempts(store.dataSource(), store.schema(), maxDeliveries);
         this.failures = failures;
         this.effects = new EffectStore(store.dataSource(), store.schema());
@@ -184,14 +191,31 @@ public final class OrderedRunWorker implements Handler {
     }
 
     private void execute(RunStore.Attempt a, Delivery d) throws Exception {
-        List<Reply> replies;
-        try {
-            replies = HandlerCall.execute(handler, effects, progress, a);
-        } catch (Exception failure) {
+        List<Reply> replies = null;
+        Exception failure = null;
+        boolean cancelSeen;
+        try (HandlerWatch.Watched w = watch.watch(a.runId(), a.timeout())) {
+            try {
+                replies = HandlerCall.execute(handler, effects, progress, w, a);
+            } catch (Exception e) {
+                failure = e;
+            }
+            if (w.timedOut()) { // failed, whatever the handler did once told
+                failure = new RunTimedOutException(a.runId(), w.timeout(), failure);
+            }
+            cancelSeen = w.isRequested() && !w.timedOut();
+        }
+        if (failure != null) {
+            // A run whose cancel was asked for is cancelled, and its trigger acked: never retried, no dead letter.
+            if (cancelSeen && failures.cancelIfRequested(a.runId(), failure)) {
+                log.info("run {} is cancelled; its handler ended with {}", a.runId(), failure.toString());
+                return;
+            }
             if (retries.isLast(d)) {
-                failLastAttempt(a, d, failure);
-            } else {
-                failures.recordQuietly(a.runId(), failure, retries.after(d));
+                failLastAttempt(a, d, failure); // cancelled instead if a cancel came unseen (RunFailures.markFailed)
+            } else if (failures.recordQuietly(a.runId(), failure, retries.after(d))) {
+                log.info("run {} is cancelled; its handler ended with {}", a.runId(), failure.toString());
+                return;
             }
             throw failure;
         }

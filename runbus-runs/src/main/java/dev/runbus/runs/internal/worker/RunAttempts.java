@@ -1,6 +1,7 @@
 package dev.runbus.runs.internal.worker;
 
 import dev.runbus.runs.RunStatus;
+import dev.runbus.runs.internal.store.Expiry;
 import dev.runbus.runs.internal.store.RunStore;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -57,13 +58,15 @@ public final class RunAttempts {
     }
 
     /**
-     * Nothing to do: the run is done, failed or unknown (the short-circuit), or this request is one more trigger
-     * of a run in the same call beyond its remaining attempts.
+     * Nothing to do: the run is done, failed, cancelled or unknown (the short-circuit), or it had a cancel request
+     * and is cancelled now, or this request is one more trigger of a run in the same call beyond its remaining
+     * attempts.
      */
     public record NothingToDo() implements Start {
     }
 
     private static final NothingToDo NOTHING = new NothingToDo();
+
 
     private final DataSource dataSource;
     private final int maxDeliveries;
@@ -81,17 +84,24 @@ public final class RunAttempts {
         // attempts, so the grant is computed on the row it updates; RETURNING then hands the grant back.
         // A run named n times in one call gets up to n attempts, as many as it has left: maxDeliveries, one more
         // for a trigger that runs alone (its cap).
+        // A run with a cancel request (its attempt's worker died while it was cancelling) is granted nothing and
+        // ends cancelled here instead of running again; a pending run past its expiry ends expired (V016, V017).
         this.sql = "UPDATE " + runs + " r SET"
-                + " status = CASE WHEN g.granted > 0 THEN '" + RunStatus.RUNNING.sql() + "' ELSE '"
+                + " status = CASE WHEN g.cancelled THEN '" + RunStatus.CANCELLED.sql() + "'"
+                + " WHEN g.expired THEN '" + RunStatus.EXPIRED.sql() + "'"
+                + " WHEN g.granted > 0 THEN '" + RunStatus.RUNNING.sql() + "' ELSE '"
                 + RunStatus.FAILED.sql() + "' END,"
                 + " attempts = r.attempts + GREATEST(g.granted, 0),"
                 + " stream_id = CASE WHEN g.granted > 0 THEN g.stream_id ELSE r.stream_id END,"
-                + " error = CASE WHEN g.granted > 0 THEN r.error ELSE g.gave_up END,"
+                + " error = CASE WHEN g.granted > 0 OR g.cancelled THEN r.error"
+                + " WHEN g.expired THEN " + Expiry.error("r") + " ELSE g.gave_up END,"
                 + " started_at = CASE WHEN g.granted > 0 THEN COALESCE(r.started_at, now()) ELSE r.started_at END,"
                 + " finished_at = CASE WHEN g.granted > 0 THEN r.finished_at ELSE now() END,"
                 + " next_attempt_at = NULL, updated_at = now()"
-                + " FROM (SELECT x.id, x.status, v.stream_id,"
-                + " LEAST(v.n, v.cap - " + used + ") AS granted,"
+                + " FROM (SELECT x.id, x.status, v.stream_id, x.cancel_requested_at IS NOT NULL AS cancelled,"
+                + " " + Expiry.overdue("x") + " AS expired,"
+                + " CASE WHEN x.cancel_requested_at IS NULL AND NOT " + Expiry.overdue("x")
+                + " THEN LEAST(v.n, v.cap - " + used + ") ELSE 0 END AS granted,"
                 + " 'gave up after ' || " + used + " || ' attempts (maxDeliveries " + maxDeliveries + ")'"
                 + " || COALESCE('; last error: ' || x.error, '') AS gave_up"
                 + " FROM " + runs + " x JOIN (SELECT id, max(stream_id) AS stream_id, count(*) AS n, max(cap) AS cap"
@@ -101,9 +111,10 @@ public final class RunAttempts {
                 // is one no index covers (see statusIn).
                 + " WHERE x.id = ANY (?::uuid[]) AND " + RunStore.statusIn("x.status", RunStatus.RUNNING)
                 + " ORDER BY x.id FOR UPDATE OF x) g"
-                + " WHERE r.id = g.id AND (g.granted > 0 OR g.status IN (" + RunStore.sources(RunStatus.FAILED) + "))"
+                + " WHERE r.id = g.id AND (g.granted > 0 OR g.cancelled OR g.expired"
+                + " OR g.status IN (" + RunStore.sources(RunStatus.FAILED) + "))"
                 + " RETURNING r.id, r.idempotency_key, r.session_id, r.user_id, r.input, r.attempts, g.granted,"
-                + " r.error";
+                + " r.error, g.cancelled OR g.expired, r.timeout_ms";
     }
 
     /** The statement of {@link #start}, for tests of its plan. */
@@ -140,15 +151,19 @@ public final class RunAttempts {
                 while (rs.next()) {
                     UUID id = rs.getObject(1, UUID.class);
                     rows.put(id, new Row(new RunStore.Attempt(id, rs.getString(2), rs.getString(3), rs.getString(4),
-                            rs.getString(5), rs.getInt(6)), rs.getInt(7), rs.getString(8)));
+                            rs.getString(5), rs.getInt(6), RunStore.Attempt.timeoutOf(rs, 10)), rs.getInt(7),
+                            rs.getString(8), rs.getBoolean(9)));
                 }
             }
         }
         return handOut(requests, rows);
     }
 
-    /** What the statement returned for one run: its last attempt, how many it was granted, its error. */
-    private record Row(RunStore.Attempt last, int granted, String error) {
+    /**
+     * What the statement returned for one run: its last attempt, how many it was granted, its error, and whether
+     * it ended instead (cancelled: it had a cancel request; expired: it was pending past its expiry).
+     */
+    private record Row(RunStore.Attempt last, int granted, String error, boolean cancelled) {
     }
 
     /**
@@ -177,7 +192,7 @@ public final class RunAttempts {
         for (int i = 0; i < requests.size(); i++) {
             UUID run = requests.get(i).runId();
             Row row = rows.get(run);
-            if (row == null) {
+            if (row == null || row.cancelled()) {
                 out.add(NOTHING);
             } else if (row.granted() <= 0) {
                 out.add(reported.add(run) ? new GaveUp(run, row.error()) : NOTHING);
@@ -185,7 +200,7 @@ public final class RunAttempts {
                 int k = handed.merge(run, 1, Integer::sum);
                 RunStore.Attempt last = row.last();
                 out.add(new Started(new RunStore.Attempt(run, last.idempotencyKey(), last.sessionId(), last.userId(),
-                        last.input(), last.attempt() - row.granted() + k)));
+                        last.input(), last.attempt() - row.granted() + k, last.timeout())));
             } else {
                 out.add(NOTHING);
             }

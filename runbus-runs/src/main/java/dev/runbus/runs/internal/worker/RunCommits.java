@@ -86,7 +86,7 @@ public final class RunCommits implements AutoCloseable {
         this.completions = new GroupCommitter<>("runbus-runs-done-commit", MAX_BATCH, batch -> {
             List<Boolean> out = new ArrayList<>(batch.size());
             for (RunStore.Completed c : store.completeAll(batch)) {
-                if (c.completed()) {
+                if (c.completed() && !c.cancelled()) {
                     meters.completed(c.sinceSubmit());
                 }
                 out.add(c.completed());

@@ -59,14 +59,19 @@ public final class RunFailures {
     /**
      * Keeps the last failure's reason on a running run (its status does not change), and when its next attempt
      * is due: {@code retryIn} from now, if the bus will retry it ({@code retryIn} present) and PostgreSQL's count
-     * leaves it an attempt (fewer than {@code maxDeliveries} since its last replay); otherwise none.
+     * leaves it an attempt (fewer than {@code maxDeliveries} since its last replay); otherwise none. A run whose
+     * cancel was asked for (V016) is cancelled instead, never retried. Returns whether it was.
      */
-    public void recordFailure(UUID id, String error, Optional<Duration> retryIn) throws SQLException {
+    public boolean recordFailure(UUID id, String error, Optional<Duration> retryIn) throws SQLException {
+        String asked = "cancel_requested_at IS NOT NULL";
         try (Connection c = dataSource.getConnection();
              PreparedStatement ps = c.prepareStatement("UPDATE " + runs + " SET error = ?, updated_at = now(),"
-                     + " next_attempt_at = CASE WHEN ?::bigint IS NOT NULL AND attempts - attempts_at_replay < ?"
+                     + " status = CASE WHEN " + asked + " THEN '" + RunStatus.CANCELLED.sql() + "' ELSE status END,"
+                     + " finished_at = CASE WHEN " + asked + " THEN now() ELSE finished_at END,"
+                     + " next_attempt_at = CASE WHEN " + asked + " THEN NULL"
+                     + " WHEN ?::bigint IS NOT NULL AND attempts - attempts_at_replay < ?"
                      + " THEN now() + ?::bigint * interval '1 millisecond' END"
-                     + " WHERE id = ? AND status = ?")) {
+                     + " WHERE id = ? AND status = ? RETURNING status")) {
             Long millis = retryIn.map(Duration::toMillis).orElse(null);
             ps.setString(1, ErrorText.clean(error));
             ps.setObject(2, millis, Types.BIGINT);
@@ -74,23 +79,50 @@ public final class RunFailures {
             ps.setObject(4, millis, Types.BIGINT);
             ps.setObject(5, id);
             ps.setString(6, RunStatus.RUNNING.sql());
-            ps.executeUpdate();
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() && RunStatus.CANCELLED.sql().equals(rs.getString(1));
+            }
+        }
+    }
+
+    /**
+     * running → cancelled after a failed attempt (the handler threw, or was interrupted) of a run whose cancel was
+     * asked for (V016): it is never retried. Returns whether it did; false leaves the run as it was (no cancel was
+     * asked for, or the run is no longer running). A failure to write it is logged and added to {@code failure}.
+     */
+    public boolean cancelIfRequested(UUID id, Throwable failure) {
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement ps = c.prepareStatement("UPDATE " + runs + " SET status = ?, error = ?,"
+                     + " next_attempt_at = NULL, finished_at = now(), updated_at = now()"
+                     + " WHERE id = ? AND status = ? AND cancel_requested_at IS NOT NULL")) {
+            ps.setString(1, RunStatus.CANCELLED.sql());
+            ps.setString(2, ErrorText.clean(failure.getClass().getName() + ": " + failure.getMessage()));
+            ps.setObject(3, id);
+            ps.setString(4, RunStatus.RUNNING.sql());
+            return ps.executeUpdate() == 1;
+        } catch (SQLException | RuntimeException e) {
+            // The run's next trigger (a retry, a takeover) cancels it instead of running it (RunAttempts).
+            log.warn("could not cancel run {} after its attempt failed; its next trigger will", id, e);
+            failure.addSuppressed(e);
+            return false;
         }
     }
 
     /**
      * Keeps the reason of a failed execution on the run, as a courtesy, and when its next attempt is due (see
      * {@link #recordFailure}): a failure to write it is logged and added to {@code failure} as suppressed, never
-     * thrown, so that it never replaces the failure itself.
+     * thrown, so that it never replaces the failure itself. Returns whether the run was cancelled instead (its
+     * cancel was asked for): its trigger is then to be acked, not retried.
      */
-    public void recordQuietly(UUID id, Throwable failure, Optional<Duration> retryIn) {
+    public boolean recordQuietly(UUID id, Throwable failure, Optional<Duration> retryIn) {
         try {
-            recordFailure(id, failure.getClass().getName() + ": " + failure.getMessage(), retryIn);
+            return recordFailure(id, failure.getClass().getName() + ": " + failure.getMessage(), retryIn);
         } catch (SQLException | RuntimeException e) {
             log.warn("could not record the failure of run {}", id, e);
             if (e != failure) {
                 failure.addSuppressed(e);
             }
+            return false;
         }
     }
 
@@ -100,7 +132,9 @@ public final class RunFailures {
      */
     private boolean markFailed(Connection c, UUID id, String reason, String deadLetterId, String deadStreamId)
             throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("UPDATE " + runs + " SET status = ?, error = ?,"
+        // A run with a cancel request (V016) ends cancelled, not failed: its cancel was asked for first.
+        try (PreparedStatement ps = c.prepareStatement("UPDATE " + runs + " SET status = CASE WHEN"
+                + " cancel_requested_at IS NULL THEN ? ELSE '" + RunStatus.CANCELLED.sql() + "' END, error = ?,"
                 + " dead_letter_id = ?, next_attempt_at = NULL, finished_at = now(), updated_at = now()"
                 + " WHERE id = ? AND stream_id = ?"
                 + " AND status IN (" + RunStore.sources(RunStatus.FAILED) + ")")) {
@@ -182,7 +216,7 @@ public final class RunFailures {
         try (Connection c = dataSource.getConnection();
              PreparedStatement ps = c.prepareStatement("UPDATE " + runs + " r SET status = ?, error = NULL,"
                      + " dead_letter_id = NULL, stream_id = NULL, finished_at = NULL, next_attempt_at = NULL,"
-                     + " attempts_at_replay = r.attempts, updated_at = now()"
+                     + " cancel_requested_at = NULL, attempts_at_replay = r.attempts, updated_at = now()"
                      + " FROM (SELECT id, attempts, error, dead_letter_id, stream_id, finished_at, next_attempt_at,"
                      + " attempts_at_replay FROM " + runs + " WHERE id = ? FOR UPDATE) old"
                      + " WHERE r.id = old.id AND r.status IN (" + RunStore.sources(RunStatus.PENDING) + ")"

@@ -5,6 +5,7 @@ import dev.runbus.BatchHandler;
 import dev.runbus.Delivery;
 import dev.runbus.runs.Reply;
 import dev.runbus.runs.RunHandler;
+import dev.runbus.runs.RunTimedOutException;
 import dev.runbus.runs.internal.store.EffectStore;
 import dev.runbus.runs.internal.store.RunStore;
 import java.util.ArrayList;
@@ -58,17 +59,22 @@ public final class RunWorker implements BatchHandler {
     private final RunHandler handler;
     private final Executor handlers;
     private final RetrySchedule retries;
+    private final HandlerWatch watch;
 
     /** {@code handlers} runs the run handlers; it must not be the executor of the bus calls into this worker. */
     public RunWorker(RunStore store, RunFailures failures, RunCommits commits, RunHandler handler,
                      Executor handlers, RetrySchedule retries) {
-        this(store, failures, commits, handler, handlers, retries, null);
+        this(store, failures, commits, handler, handlers, retries, null, HandlerWatch.idle());
     }
 
-    /** {@code progress}: where the handlers' progress reports go (null: nowhere). */
+    /**
+     * {@code progress}: where the handlers' progress reports go (null: nowhere); {@code watch}: what tells them of
+     * their run's cancel.
+     */
     public RunWorker(RunStore store, RunFailures failures, RunCommits commits, RunHandler handler,
-                     Executor handlers, RetrySchedule retries, ProgressWrites progress) {
+                     Executor handlers, RetrySchedule retries, ProgressWrites progress, HandlerWatch watch) {
         this.progress = progress;
+        this.watch = watch;
         this.failures = failures;
         this.effects = new EffectStore(store.dataSource(), store.schema());
         this.commits = commits;
@@ -144,14 +150,28 @@ public final class RunWorker implements BatchHandler {
 
     /** Runs one handler and queues its completion; settles the delivery when the completion is committed. */
     private void execute(Batch batch, Delivery d, RunStore.Attempt a, CountDownLatch finished) {
-        List<Reply> replies;
-        try {
-            replies = HandlerCall.execute(handler, effects, progress, a);
-        } catch (Throwable failure) {
+        List<Reply> replies = null;
+        Throwable thrown = null;
+        try (HandlerWatch.Watched w = watch.watch(a.runId(), a.timeout())) {
             try {
-                failures.recordQuietly(a.runId(), failure, retries.after(d));
+                replies = HandlerCall.execute(handler, effects, progress, w, a);
+            } catch (Throwable t) {
+                thrown = t;
+            }
+            if (w.timedOut()) { // failed, whatever the handler did once told
+                thrown = new RunTimedOutException(a.runId(), w.timeout(), thrown);
+            }
+        }
+        if (thrown != null) {
+            boolean cancelled = false;
+            try {
+                // A run whose cancel was asked for is cancelled now, and its trigger acked: never retried.
+                cancelled = failures.recordQuietly(a.runId(), thrown, retries.after(d));
             } finally {
-                settle(batch, d, failure, finished); // whatever recording did, or the batch call waits forever
+                settle(batch, d, cancelled ? null : thrown, finished); // or the batch call waits forever
+            }
+            if (cancelled) {
+                log.info("run {} is cancelled; its handler ended with {}", a.runId(), thrown.toString());
             }
             return;
         }
