@@ -16,15 +16,27 @@ import java.util.UUID;
  *                      (one more for a trigger that runs alone after worker processes died on it, docs/runs.md)
  * @param nextAttemptAt when the next attempt of a failing run is due by {@link RunsConfig#retryPolicy()}: set when
  *                      an attempt fails with attempts left, empty while an attempt runs, when none is left and
- *                      once the run is finished (done, failed or cancelled). Informative: the bus schedules the
+ *                      once the run is finished (done, failed, cancelled or expired). Informative: the bus schedules the
  *                      retry, and a retry may come later (a busy worker) or sooner (a republished trigger)
  * @param progress      the latest progress its handler reported ({@link RunContext#progress(int, String)}), kept
  *                      after the run ends; empty when none was
+ * @param expiresAt     when the run, if still pending, expires ({@link NewRun#expireAfter()}, by PostgreSQL's clock);
+ *                      empty for none
+ * @param timeout       its attempts' own timeout ({@link NewRun#timeout()}); empty when it has none (the workers'
+ *                      {@link RunsConfig#executionTimeout()} applies)
  */
 public record Run(UUID id, String idempotencyKey, String sessionId, String userId, String input, RunStatus status,
                   int attempts, Optional<String> error, Optional<String> deadLetterId, int republished,
                   Instant createdAt, Instant updatedAt, Optional<Instant> nextAttemptAt,
-                  Optional<Progress> progress) {
+                  Optional<Progress> progress, Optional<Instant> expiresAt, Optional<java.time.Duration> timeout) {
+
+    /** A run without an expiry or a timeout of its own. */
+    public Run(UUID id, String idempotencyKey, String sessionId, String userId, String input, RunStatus status,
+               int attempts, Optional<String> error, Optional<String> deadLetterId, int republished,
+               Instant createdAt, Instant updatedAt, Optional<Instant> nextAttemptAt, Optional<Progress> progress) {
+        this(id, idempotencyKey, sessionId, userId, input, status, attempts, error, deadLetterId, republished,
+                createdAt, updatedAt, nextAttemptAt, progress, Optional.empty(), Optional.empty());
+    }
 
     /** A run without progress reported. */
     public Run(UUID id, String idempotencyKey, String sessionId, String userId, String input, RunStatus status,

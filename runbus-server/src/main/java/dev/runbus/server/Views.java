@@ -26,6 +26,8 @@ public final class Views {
         m.put("updated_at", run.updatedAt().toString());
         m.put("next_attempt_at", run.nextAttemptAt().map(Object::toString).orElse(null));
         m.put("dead_letter_id", run.deadLetterId().orElse(null));
+        m.put("expires_at", run.expiresAt().map(Object::toString).orElse(null));
+        m.put("timeout", run.timeout().map(Object::toString).orElse(null));
         m.put("progress", run.progress().map(p -> {
             Map<String, Object> progress = new LinkedHashMap<>();
             progress.put("percent", p.percent());

@@ -103,6 +103,10 @@ class HttpApiTest {
             assertThat(rs.getDouble(1)).isEqualTo(300.0);
             assertThat(rs.getLong(2)).isEqualTo(60_000L);
         }
+        com.fasterxml.jackson.databind.JsonNode run = json(get("/v1/runs/" + id));
+        assertThat(java.time.Duration.between(java.time.Instant.parse(run.get("created_at").asText()),
+                java.time.Instant.parse(run.get("expires_at").asText()))).isEqualTo(java.time.Duration.ofMinutes(5));
+        assertThat(run.get("timeout").asText()).isEqualTo("PT1M");
         for (String[] bad : List.of(new String[] {"expire_after", "\"5 minutes\""},
                 new String[] {"expire_after", "\"PT0S\""}, new String[] {"timeout", "300"},
                 new String[] {"timeout", "\"P31D\""}, new String[] {"expire_after", "\"PT1M\",\"delay\":\"PT2M\""})) {

@@ -12,13 +12,16 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * {@code /metrics} label values are escaped as the Prometheus text format says (backslash, double quote,
  * newline), so a topic or group name holding them neither breaks the exposition nor forges a sample: parsed back,
  * every line is one well-formed sample whose labels are the names as they are.
  */
+@Timeout(value = 4, unit = TimeUnit.MINUTES) // above its wait of 40 s as a busy machine stretches it (four times)
 class MetricsLabelsTest {
 
     /** A topic may hold a backslash and a double quote (no whitespace): its labels must carry them intact. */

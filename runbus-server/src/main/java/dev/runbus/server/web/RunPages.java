@@ -103,6 +103,8 @@ final class RunPages {
         r.put("created", Format.time(run.createdAt()));
         r.put("updated", Format.time(run.updatedAt()));
         r.put("next_attempt", run.nextAttemptAt().map(Format::time).orElse("—"));
+        r.put("expires", run.expiresAt().map(Format::time).orElse("—"));
+        r.put("timeout", run.timeout().map(Object::toString).orElse("the workers'"));
         // "running, last progress 3 s ago": how far its handler got, and how fresh that is.
         r.put("progress", progress(run, true));
         r.put("dead_letter_id", run.deadLetterId().orElse(null));

@@ -21,7 +21,7 @@ final class RunRows {
     /** In the order {@link #read} expects them. */
     static final String COLUMNS = "id, idempotency_key, session_id, user_id, input, " + STATUS + ", attempts, error,"
             + " dead_letter_id, republished, created_at, updated_at, next_attempt_at, progress_percent,"
-            + " progress_details, progress_at";
+            + " progress_details, progress_at, expires_at, timeout_ms";
 
     /**
      * {@link #COLUMNS} for a listing: the input (up to the body limit, 64 KiB over HTTP) and the idempotency key
@@ -30,7 +30,7 @@ final class RunRows {
     static final String LISTED_COLUMNS = "id, '' AS idempotency_key, session_id, user_id, '' AS input, " + STATUS
             + ", attempts,"
             + " error, dead_letter_id, republished, created_at, updated_at, next_attempt_at, progress_percent,"
-            + " progress_details, progress_at";
+            + " progress_details, progress_at, expires_at, timeout_ms";
 
     private RunRows() {
     }
@@ -40,7 +40,9 @@ final class RunRows {
                 rs.getString(4), rs.getString(5), RunStatus.fromSql(rs.getString(6)), rs.getInt(7),
                 Optional.ofNullable(ErrorText.clean(rs.getString(8))), Optional.ofNullable(rs.getString(9)),
                 rs.getInt(10), rs.getTimestamp(11).toInstant(), rs.getTimestamp(12).toInstant(),
-                Optional.ofNullable(rs.getTimestamp(13)).map(Timestamp::toInstant), progressOf(rs));
+                Optional.ofNullable(rs.getTimestamp(13)).map(Timestamp::toInstant), progressOf(rs),
+                Optional.ofNullable(rs.getTimestamp(17)).map(Timestamp::toInstant),
+                Optional.ofNullable(RunStore.Attempt.timeoutOf(rs, 18)));
     }
 
     private static Optional<dev.runbus.runs.Progress> progressOf(ResultSet rs) throws SQLException {
