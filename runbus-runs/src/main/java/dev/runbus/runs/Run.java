@@ -16,8 +16,8 @@ import java.util.UUID;
  *                      (one more for a trigger that runs alone after worker processes died on it, docs/runs.md)
  * @param nextAttemptAt when the next attempt of a failing run is due by {@link RunsConfig#retryPolicy()}: set when
  *                      an attempt fails with attempts left, empty while an attempt runs, when none is left and
- *                      once the run is finished (done, failed, cancelled or expired). Informative: the bus schedules the
- *                      retry, and a retry may come later (a busy worker) or sooner (a republished trigger)
+ *                      once the run is finished (done, failed, cancelled or expired). Informative: the bus schedules
+ *                      the retry, and a retry may come later (a busy worker) or sooner (a republished trigger)
  * @param progress      the latest progress its handler reported ({@link RunContext#progress(int, String)}), kept
  *                      after the run ends; empty when none was
  * @param expiresAt     when the run, if still pending, expires ({@link NewRun#expireAfter()}, by PostgreSQL's clock);

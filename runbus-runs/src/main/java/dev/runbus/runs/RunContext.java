@@ -44,9 +44,11 @@ public record RunContext(UUID runId, String idempotencyKey, String sessionId, St
     }
 
     /**
-     * Whether the run's cancel was asked for ({@link Runs#cancel}): a handler that checks it between steps stops
-     * early. However the attempt ends after that (replies, an exception, the interrupt that comes
-     * {@code RunsConfig.cancelGrace} after the request), the run ends cancelled and is never retried.
+     * Whether the handler is asked to stop: the run's cancel was asked for ({@link Runs#cancel}), or this attempt
+     * ran past its timeout ({@link NewRun#timeout()}). A handler that checks it between steps stops early; if it does
+     * not, its thread is interrupted {@code RunsConfig.cancelGrace} later. After a cancel, however the attempt ends
+     * (replies, an exception, the interrupt), the run ends cancelled and is never retried; after a timeout the
+     * attempt fails and is retried under the retry policy.
      */
     public boolean isCancelRequested() {
         return cancellation.isRequested();

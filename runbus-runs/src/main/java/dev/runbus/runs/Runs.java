@@ -384,7 +384,7 @@ public final class Runs implements AutoCloseable {
      *
      * @return {@link RunStatus#CANCELLED} or {@link RunStatus#CANCELLING}
      * @throws RunNotFoundException          when there is no such run
-     * @throws IllegalRunTransitionException when the run is done or failed
+     * @throws IllegalRunTransitionException when the run is done, failed or expired
      */
     public RunStatus cancel(UUID runId) {
         Objects.requireNonNull(runId, "runId");
@@ -419,7 +419,8 @@ public final class Runs implements AutoCloseable {
     public static final int MAX_DELETE_BATCH = 10_000;
 
     /**
-     * How many runs finished (done, failed or cancelled) before {@code finishedBefore}: what {@link #deleteFinished}
+     * How many runs finished (done, failed, cancelled or expired) before {@code finishedBefore}: what
+     * {@link #deleteFinished}
      * would delete now. Reads every such run's index entry: seconds on millions of runs.
      *
      * @throws RunStoreException when PostgreSQL fails
@@ -439,7 +440,8 @@ public final class Runs implements AutoCloseable {
     }
 
     /**
-     * Deletes the runs that finished (done, failed or cancelled) before {@code finishedBefore}, with their replies and
+     * Deletes the runs that finished (done, failed, cancelled or expired) before {@code finishedBefore}, with their
+     * replies and
      * effects, and returns how many. Never a pending run (a delayed one included) nor a running one: the status is
      * checked again as each row is deleted, so a failed run replayed meanwhile stays. In batches of {@code batchSize}
      * runs, each one statement that commits on its own: only the batch's rows are locked, and only while it runs, so

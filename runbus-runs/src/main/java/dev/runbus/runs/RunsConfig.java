@@ -29,7 +29,7 @@ import java.util.Objects;
  *                        examined; default 500
  * @param ordered         runs in per-user order (default false): the runs of one user execute one at a time, in
  *                        submission order. PostgreSQL decides: an attempt of a run starts only when every run of
- *                        the same user submitted before it is done, failed or cancelled, however its triggers
+ *                        the same user submitted before it is done, failed, cancelled or expired, however its triggers
  *                        arrive (a trigger the sweeper republished lands behind later ones). Triggers are
  *                        published keyed by the user id, so one user's runs share a partition of {@code topic}, and
  *                        the worker consumes with {@link SubscribeOptions#ordered() ordered} consumption, one run at

@@ -15,8 +15,8 @@ import java.util.Objects;
  * the schema's SQL function {@code submit_run} (docs/runs.md, "Submitting in your transaction").
  *
  * <p>A run submitted here may be delayed ({@link #submit(NewRun, Duration)}): the relay then schedules its trigger in
- * the bus's delay set, due that long after the run's creation by PostgreSQL's clock. Unlike {@link Runs#submit(NewRun)},
- * its trigger carries no trace context.
+ * the bus's delay set, due that long after the run's creation by PostgreSQL's clock. Unlike
+ * {@link Runs#submit(NewRun)}, its trigger carries no trace context.
  */
 public final class RunsInTransaction {
 

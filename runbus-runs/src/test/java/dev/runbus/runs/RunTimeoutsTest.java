@@ -65,6 +65,28 @@ class RunTimeoutsTest extends RunsTestSupport {
                 .hasMessageContaining("is expired");
     }
 
+    /** Only a first start is bounded: a failed run replayed after its expiry runs again, it does not expire. */
+    @Test
+    void aRunReplayedAfterItsExpiryRunsAgain() {
+        Runs runs = runs(bus(), configBuilder(schema, "w1", workerOptions().maxDeliveries(1).build())
+                .retryPolicy(RetryPolicy.fixed(Duration.ofMillis(100))).build());
+        AtomicInteger calls = new AtomicInteger();
+        runs.startWorker(run -> {
+            if (calls.incrementAndGet() == 1) {
+                throw new IllegalStateException("the first attempt fails");
+            }
+            return List.of(Reply.assistant("replayed"));
+        });
+        UUID id = runs.submit(NewRun.of("s", "u", "replayed late").withExpireAfter(Duration.ofMillis(500))).runId();
+        Wait.until("failed", WAIT, () -> runs.get(id).orElseThrow().status() == RunStatus.FAILED);
+        Wait.until("past its expiry by PostgreSQL's clock", WAIT, () -> pastExpiry(schema, id));
+        runs.replay(id);
+        age(id);
+        assertThat(runs.sweepOnce().expired()).as("the sweeper leaves a replayed run be").isZero();
+        Wait.until("done on its replay", WAIT, () -> runs.get(id).orElseThrow().status() == RunStatus.DONE);
+        assertThat(calls).hasValue(2);
+    }
+
     @Test
     void theSweeperExpiresARunWhoseTriggerIsLost_ratherThanRepublishingIt() {
         Runs runs = runs(bus(), "w1", workerOptions().build());

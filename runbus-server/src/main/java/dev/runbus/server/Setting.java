@@ -58,8 +58,8 @@ public enum Setting {
     CANCEL_GRACE("cancel-grace", "10s", "how long a running run's handler may go on after it is told of its cancel"
             + " before its thread is interrupted (0s: at once)", false),
     EXECUTION_TIMEOUT("execution-timeout", "0s", "how long one attempt's handler may run when its run sets no timeout"
-            + " of its own; then it is told to stop, interrupted after --cancel-grace, and the attempt fails (0s: none)",
-            false),
+            + " of its own; then it is told to stop, interrupted after --cancel-grace, and the attempt fails"
+            + " (0s: none)", false),
     FLOW_CAP("flow-cap", "", "flow control (docs/flow-control.md): at most this many runs of one flow key run at"
             + " once across the workers, the others waiting outside the stream; 0 holds every key back until a key's"
             + " own cap is set (runbus flow cap); empty: no cap per key. Give the flow settings to every process that"

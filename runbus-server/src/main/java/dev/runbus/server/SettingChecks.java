@@ -32,8 +32,8 @@ final class SettingChecks {
 
     private static final List<Setting> DURATIONS = List.of(Setting.MIN_IDLE, Setting.CLAIM_INTERVAL,
             Setting.SWEEP_INTERVAL, Setting.SWEEP_THRESHOLD, Setting.RETENTION_AGE, Setting.SHUTDOWN_TIMEOUT,
-            Setting.CANCEL_GRACE, Setting.EXECUTION_TIMEOUT, Setting.REQUEST_TIMEOUT, Setting.IDLE_TIMEOUT, Setting.METER_REFRESH, Setting.REDIS_TIMEOUT,
-            Setting.API_STATEMENT_TIMEOUT, Setting.FLOW_PRIORITY_AGING);
+            Setting.CANCEL_GRACE, Setting.EXECUTION_TIMEOUT, Setting.REQUEST_TIMEOUT, Setting.IDLE_TIMEOUT,
+            Setting.METER_REFRESH, Setting.REDIS_TIMEOUT, Setting.API_STATEMENT_TIMEOUT, Setting.FLOW_PRIORITY_AGING);
 
     /** Durations that must be more than zero, besides being durations: with 0s no Redis command could succeed. */
     private static final List<Setting> POSITIVE_DURATIONS = List.of(Setting.REDIS_TIMEOUT);

@@ -28,9 +28,9 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 @Command(name = "runs", mixinStandardHelpOptions = true,
-        description = "Runs in PostgreSQL: list them, show one, replay a failed one, prune finished ones.",
-        subcommands = {RunsCommand.ListRuns.class, RunsCommand.Show.class, RunsCommand.Replay.class, RunsCommand.Cancel.class,
-                RunsCommand.Prune.class})
+        description = "Runs in PostgreSQL: list them, show one, replay a failed one, cancel one, prune finished ones.",
+        subcommands = {RunsCommand.ListRuns.class, RunsCommand.Show.class, RunsCommand.Replay.class,
+                RunsCommand.Cancel.class, RunsCommand.Prune.class})
 final class RunsCommand implements Runnable {
 
     @picocli.CommandLine.Spec
@@ -38,7 +38,7 @@ final class RunsCommand implements Runnable {
 
     @Override
     public void run() {
-        throw new picocli.CommandLine.ParameterException(spec.commandLine(), "missing subcommand: list, show, replay or prune");
+        throw new picocli.CommandLine.ParameterException(spec.commandLine(), "missing subcommand: list, show, replay, cancel or prune");
     }
 
     @Command(name = "list", mixinStandardHelpOptions = true,
@@ -47,7 +47,8 @@ final class RunsCommand implements Runnable {
                     + "next_cursor this one printed."})
     static final class ListRuns extends AdminCommand {
         @Option(names = "--status", paramLabel = "STATUS",
-                description = "only runs in this status: pending, running, cancelling, done, failed, cancelled or expired")
+                description = "only runs in this status: pending, running, cancelling, done, failed, cancelled or "
+                        + "expired")
         String status;
 
         @Option(names = "--user", paramLabel = "ID", description = "only runs of this user")
@@ -231,7 +232,8 @@ final class RunsCommand implements Runnable {
     }
 
     @Command(name = "prune", mixinStandardHelpOptions = true,
-            description = {"Delete the runs that finished (done, failed or cancelled) before a time, with their replies "
+            description = {"Delete the runs that finished (done, failed, cancelled or expired) before a time, with their "
+                    + "replies "
                     + "and effects, in batches that each lock only their own runs; never a pending (delayed ones "
                     + "too) or running run. Progress goes to stderr.",
                     "The database role needs DELETE: the migration role, or one given RunsSchema.pruneGrants "

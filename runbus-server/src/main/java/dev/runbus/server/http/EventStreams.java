@@ -28,7 +28,8 @@ import org.slf4j.LoggerFactory;
  * {@code GET /v1/runs/{id}/events}: server-sent events of runs, read from PostgreSQL (so they are right whichever
  * process executes the run). Events: {@code status} (status, attempts, error, next_attempt_at) on every change,
  * {@code progress} (percent, details, at) when its handler's latest report was written (at most once a second),
- * {@code reply} (seq, role, content) for each new reply, and {@code end} when the run is done, failed or cancelled.
+ * {@code reply} (seq, role, content) for each new reply, and {@code end} when the run is done, failed, cancelled or
+ * expired.
  * A comment line after 15 s without an event keeps proxies from closing the connection; a stream ends after 10
  * minutes. Each event and each comment is flushed as it is written: Jetty would otherwise keep them in its response
  * buffer until that filled, and a follower would hear of its run only at the end.

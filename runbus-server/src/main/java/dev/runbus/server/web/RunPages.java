@@ -93,8 +93,7 @@ final class RunPages {
         r.put("id", id.toString());
         r.put("status", run.status().sql());
         r.put("cancellable", run.status() == RunStatus.PENDING || run.status() == RunStatus.RUNNING);
-        r.put("finished", run.status() == RunStatus.DONE || run.status() == RunStatus.FAILED
-                || run.status() == RunStatus.CANCELLED);
+        r.put("finished", run.status().isFinished());
         r.put("attempts", run.attempts());
         r.put("error", run.error().orElse(null));
         r.put("user", run.userId());

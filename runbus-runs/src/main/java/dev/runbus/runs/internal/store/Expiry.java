@@ -12,10 +12,13 @@ public final class Expiry {
     private Expiry() {
     }
 
-    /** Whether the run aliased {@code alias} is pending past its expiry: it will never start. */
+    /**
+     * Whether the run aliased {@code alias} is pending past its expiry and never started: it will never start. Only a
+     * first start is bounded: a replayed run is pending again, started before, and is not expired.
+     */
     public static String overdue(String alias) {
-        return "(" + alias + ".status = '" + RunStatus.PENDING.sql() + "' AND " + alias + ".expires_at IS NOT NULL"
-                + " AND " + alias + ".expires_at <= now())";
+        return "(" + alias + ".status = '" + RunStatus.PENDING.sql() + "' AND " + alias + ".started_at IS NULL"
+                + " AND " + alias + ".expires_at IS NOT NULL AND " + alias + ".expires_at <= now())";
     }
 
     /** The error an expired run keeps, naming its expiry, for the row aliased {@code alias}. */

@@ -126,7 +126,8 @@ public final class OutboxStore {
 
     /** Records where a delayed run's trigger waits in the delay set (for {@code Runs.cancel}), in {@code tx}. */
     public void scheduled(Connection tx, UUID runId, String scheduledId) throws SQLException {
-        try (PreparedStatement ps = tx.prepareStatement("UPDATE " + schema + ".runs SET scheduled_id = ? WHERE id = ?")) {
+        try (PreparedStatement ps = tx.prepareStatement("UPDATE " + schema + ".runs SET scheduled_id = ?"
+                + " WHERE id = ?")) {
             ps.setString(1, scheduledId);
             ps.setObject(2, runId);
             ps.executeUpdate();

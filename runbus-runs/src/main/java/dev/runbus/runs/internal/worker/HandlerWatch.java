@@ -23,12 +23,18 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Tells the handlers running in this worker that their run's cancel was asked for, and interrupts those still at
- * work {@code grace} later. One thread, one connection of the pool, held while the worker runs: it LISTENs on the
- * schema's cancel channel ({@link RunCancels#channel}), where each cancel of a running run NOTIFYs at its commit,
- * and every {@code checkInterval} while a handler runs it reads which of their runs have a cancel request, the
- * fallback for a notification lost with a broken connection. A handler is told once; the interrupt reaches its
- * thread only while that thread still runs the handler ({@link Watched#close} under the same lock), so it never hits
- * the next run the thread takes.
+ * work {@code grace} later. Three threads, so that no one of them stalls another's work:
+ * <ul>
+ *   <li>the listener, with one connection of the pool held while the worker runs: it LISTENs on the schema's cancel
+ *       channel ({@link RunCancels#channel}), where each cancel of a running run NOTIFYs at its commit, and every
+ *       {@code checkInterval} while a handler runs it reads which of their runs have a cancel request, the fallback
+ *       for a notification lost with a broken connection (its reads give up after {@link #READ_TIMEOUT_MILLIS});</li>
+ *   <li>the clock, which never waits for PostgreSQL: it tells the handlers whose attempt timed out and interrupts
+ *       those past their grace, every {@link #TICK_MILLIS};</li>
+ *   <li>the callbacks' thread, which runs the handlers' {@code onCancel} callbacks, one after another.</li>
+ * </ul>
+ * A handler is told once; the interrupt reaches its thread only while that thread still runs the handler
+ * ({@link Watched#close} under the same lock), so it never hits the next run the thread takes.
  *
  * <p>The same path serves execution timeouts: a handler still at work when its attempt's timeout is over is told as
  * of a cancel, and interrupted {@code grace} later; its worker then fails the attempt ({@link Watched#timedOut}).
@@ -36,8 +42,12 @@ import org.slf4j.LoggerFactory;
 public final class HandlerWatch implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(HandlerWatch.class);
-    /** The longest wait for a notification: how soon a close, a due interrupt or a check is noticed. */
+    /** The longest wait for a notification: how soon a close or a check is noticed. */
     private static final long MAX_WAIT_MILLIS = 200;
+    /** How often the clock looks for timed-out attempts and interrupts that are due. */
+    static final long TICK_MILLIS = 100;
+    /** The longest a check of the running runs may wait for PostgreSQL before the listener reconnects. */
+    static final int READ_TIMEOUT_MILLIS = 10_000;
 
     private final DataSource dataSource;
     private final String channel;
@@ -48,6 +58,8 @@ public final class HandlerWatch implements AutoCloseable {
     private final long defaultTimeoutNanos;
     private final Set<Watched> running = ConcurrentHashMap.newKeySet();
     private final Thread thread;
+    private final java.util.concurrent.ScheduledExecutorService clock;
+    private final java.util.concurrent.ExecutorService callbackThread;
     private volatile boolean closed;
 
     public HandlerWatch(DataSource dataSource, String schema, Duration checkInterval, Duration grace) {
@@ -66,6 +78,16 @@ public final class HandlerWatch implements AutoCloseable {
         this.graceNanos = grace.toNanos();
         this.thread = new Thread(this::run, "runbus-runs-cancel-watch");
         this.thread.setDaemon(true);
+        this.clock = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> daemon(r,
+                "runbus-runs-handler-clock"));
+        this.callbackThread = java.util.concurrent.Executors.newSingleThreadExecutor(r -> daemon(r,
+                "runbus-runs-cancel-callbacks"));
+    }
+
+    private static Thread daemon(Runnable r, String name) {
+        Thread t = new Thread(r, name);
+        t.setDaemon(true);
+        return t;
     }
 
     /** A watch that is never started, so it tells nothing: for workers made without one (tests of their logic). */
@@ -75,6 +97,13 @@ public final class HandlerWatch implements AutoCloseable {
 
     public HandlerWatch start() {
         thread.start();
+        clock.scheduleWithFixedDelay(() -> {
+            try {
+                interruptDue();
+            } catch (Throwable e) { // one bad turn never stops the clock
+                log.warn("the handlers' clock failed a turn", e);
+            }
+        }, TICK_MILLIS, TICK_MILLIS, java.util.concurrent.TimeUnit.MILLISECONDS);
         return this;
     }
 
@@ -156,7 +185,7 @@ public final class HandlerWatch implements AutoCloseable {
             callback.run();
         }
 
-        /** Tells the handler, once: the flag, the callbacks (on this thread), and the interrupt due after grace. */
+        /** Tells the handler, once: the flag, the callbacks (on their thread), and the interrupt due after grace. */
         void request() {
             List<Runnable> toRun;
             synchronized (this) {
@@ -171,9 +200,15 @@ public final class HandlerWatch implements AutoCloseable {
             log.debug("run {}: cancel asked for; its handler is told", runId);
             for (Runnable r : toRun) {
                 try {
-                    r.run();
-                } catch (Throwable e) { // one callback never stops the others, nor the watch
-                    log.warn("a cancel callback of run {} threw", runId, e);
+                    callbackThread.execute(() -> {
+                        try {
+                            r.run();
+                        } catch (Throwable e) { // one callback never stops the others
+                            log.warn("a cancel callback of run {} threw", runId, e);
+                        }
+                    });
+                } catch (java.util.concurrent.RejectedExecutionException closing) {
+                    log.debug("run {}: the watch is closed; its cancel callback does not run", runId);
                 }
             }
             interruptIfDue(System.nanoTime());
@@ -212,6 +247,9 @@ public final class HandlerWatch implements AutoCloseable {
         while (!closed) {
             try (Connection c = dataSource.getConnection()) {
                 c.setAutoCommit(true);
+                // A check that PostgreSQL does not answer (a half-open connection) gives up and reconnects; the
+                // notifications' own waits set their timeouts themselves.
+                c.setNetworkTimeout(Runnable::run, READ_TIMEOUT_MILLIS);
                 try {
                     try (Statement st = c.createStatement()) {
                         st.execute("LISTEN " + channel);
@@ -225,7 +263,6 @@ public final class HandlerWatch implements AutoCloseable {
                             check(c);
                             nextCheck = now + checkIntervalNanos;
                         }
-                        interruptDue();
                         long waitMillis = Math.max(1, Math.min(MAX_WAIT_MILLIS,
                                 (nextCheck - System.nanoTime()) / 1_000_000));
                         PGNotification[] notes = pg.getNotifications((int) waitMillis);
@@ -242,17 +279,16 @@ public final class HandlerWatch implements AutoCloseable {
                 if (closed) {
                     return;
                 }
-                // A broken connection never stops the watch: the handlers' interrupts stay due meanwhile, and the
-                // check after reconnecting finds what was asked for while nobody listened.
+                // A broken connection never stops the watch: the clock keeps the handlers' timeouts and interrupts
+                // meanwhile, and the check after reconnecting finds what was asked for while nobody listened.
                 log.warn("the cancel watch lost PostgreSQL ({}); trying again in {} ms", e.toString(), pause);
-                long until = System.nanoTime() + pause * 1_000_000;
-                while (!closed && System.nanoTime() - until < 0) {
-                    interruptDue();
-                    try {
-                        Thread.sleep(Math.min(MAX_WAIT_MILLIS, pause));
-                    } catch (InterruptedException interrupted) {
+                try {
+                    Thread.sleep(pause);
+                } catch (InterruptedException interrupted) {
+                    if (closed) {
                         return;
                     }
+                    log.warn("the cancel watch was interrupted while not closed; it goes on");
                 }
                 pause = Math.min(5_000, pause * 2);
             }
@@ -319,6 +355,8 @@ public final class HandlerWatch implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
+        clock.shutdownNow();
+        callbackThread.shutdown();
         thread.interrupt();
         try {
             thread.join(10_000);

@@ -96,15 +96,13 @@ public final class OrderedAttempts {
         String due = "(t.next_attempt_at IS NULL OR t.next_attempt_at <= now())";
         // A pending run past its expiry (V017) is no target (it is expired below) and blocks no one: it never
         // starts, whenever its own trigger or the sweeper marks it.
-        String live = "(%1$s.status <> '" + RunStatus.PENDING.sql() + "' OR %1$s.expires_at IS NULL"
-                + " OR %1$s.expires_at > now())";
         return "WITH target AS (SELECT id, user_id, submit_seq, attempts, attempts_at_replay, error,"
                 + " next_attempt_at FROM " + runs
-                + " WHERE id = ? AND status IN " + UNFINISHED + " AND cancel_requested_at IS NULL AND "
-                + String.format(live, runs) + "),"
+                + " WHERE id = ? AND status IN " + UNFINISHED + " AND cancel_requested_at IS NULL AND NOT "
+                + Expiry.overdue(runs) + "),"
                 + " blocker AS (SELECT e.id, e.status, e.stream_id FROM " + runs + " e JOIN target t"
                 + " ON e.user_id = t.user_id WHERE e.submit_seq < t.submit_seq AND e.status IN " + UNFINISHED
-                + " AND " + String.format(live, "e") + " ORDER BY e.submit_seq LIMIT 1),"
+                + " AND NOT " + Expiry.overdue("e") + " ORDER BY e.submit_seq LIMIT 1),"
                 + " started AS (UPDATE " + runs + " r SET status = '" + RunStatus.RUNNING.sql() + "',"
                 + " attempts = r.attempts + 1, stream_id = ?, next_attempt_at = NULL, updated_at = now(),"
                 + " started_at = COALESCE(r.started_at, now()) FROM target t WHERE r.id = t.id"
@@ -128,11 +126,11 @@ public final class OrderedAttempts {
                 + " RETURNING r.id),"
                 + " expired AS (UPDATE " + runs + " r SET status = '" + RunStatus.EXPIRED.sql() + "',"
                 + " error = " + Expiry.error("r") + ", next_attempt_at = NULL, finished_at = now(),"
-                + " updated_at = now() WHERE r.id = ? AND r.status = '" + RunStatus.PENDING.sql() + "'"
-                + " AND r.expires_at <= now() RETURNING r.id)"
-                + " SELECT 'started', s.id, s.idempotency_key, s.session_id, s.user_id, s.input, s.attempts, NULL, NULL,"
-                + " s.timeout_ms FROM started s"
-                + " UNION ALL SELECT 'gave_up', g.id, NULL, NULL, g.user_id, NULL, 0, NULL, g.error, NULL FROM gave_up g"
+                + " updated_at = now() WHERE r.id = ? AND " + Expiry.overdue("r") + " RETURNING r.id)"
+                + " SELECT 'started', s.id, s.idempotency_key, s.session_id, s.user_id, s.input, s.attempts, NULL,"
+                + " NULL, s.timeout_ms FROM started s"
+                + " UNION ALL SELECT 'gave_up', g.id, NULL, NULL, g.user_id, NULL, 0, NULL, g.error, NULL"
+                + " FROM gave_up g"
                 + " UNION ALL SELECT 'cancelled', c.id, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL FROM cancelled c"
                 + " UNION ALL SELECT 'expired', x.id, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL FROM expired x"
                 + " UNION ALL SELECT 'blocked', b.id, NULL, NULL, t.user_id, NULL, 0, b.status, b.stream_id, NULL"

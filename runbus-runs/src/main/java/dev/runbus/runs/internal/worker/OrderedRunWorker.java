@@ -193,7 +193,6 @@ public final class OrderedRunWorker implements Handler {
     private void execute(RunStore.Attempt a, Delivery d) throws Exception {
         List<Reply> replies = null;
         Exception failure = null;
-        boolean cancelSeen;
         try (HandlerWatch.Watched w = watch.watch(a.runId(), a.timeout())) {
             try {
                 replies = HandlerCall.execute(handler, effects, progress, w, a);
@@ -203,16 +202,16 @@ public final class OrderedRunWorker implements Handler {
             if (w.timedOut()) { // failed, whatever the handler did once told
                 failure = new RunTimedOutException(a.runId(), w.timeout(), failure);
             }
-            cancelSeen = w.isRequested() && !w.timedOut();
         }
         if (failure != null) {
-            // A run whose cancel was asked for is cancelled, and its trigger acked: never retried, no dead letter.
-            if (cancelSeen && failures.cancelIfRequested(a.runId(), failure)) {
+            // A run whose cancel was asked for, seen by this worker or not yet, is cancelled, and its trigger acked:
+            // never retried, no dead letter. One statement per failed attempt, which changes nothing without a cancel.
+            if (failures.cancelIfRequested(a.runId(), failure)) {
                 log.info("run {} is cancelled; its handler ended with {}", a.runId(), failure.toString());
                 return;
             }
             if (retries.isLast(d)) {
-                failLastAttempt(a, d, failure); // cancelled instead if a cancel came unseen (RunFailures.markFailed)
+                failLastAttempt(a, d, failure); // cancelled instead if a cancel came just now (RunFailures.markFailed)
             } else if (failures.recordQuietly(a.runId(), failure, retries.after(d))) {
                 log.info("run {} is cancelled; its handler ended with {}", a.runId(), failure.toString());
                 return;
