@@ -182,6 +182,44 @@ class CancelRunningRunTest extends RunsTestSupport {
         assertThat(runs.get(next).orElseThrow().attempts()).as("its first attempt, not interrupted").isEqualTo(1);
     }
 
+    /** A callback that never returns holds up neither the interrupt of its own handler nor another run's cancel. */
+    @Test
+    void aCancelCallbackThatBlocks_holdsUpNoInterrupt() throws Exception {
+        Runs runs = runs(bus(), configBuilder(schema, "w1", workerOptions().concurrency(2).build())
+                .cancelGrace(Duration.ofMillis(500)).build());
+        CountDownLatch never = new CountDownLatch(1);
+        Map<String, CountDownLatch> started = new ConcurrentHashMap<>();
+        started.put("blocks", new CountDownLatch(1));
+        started.put("other", new CountDownLatch(1));
+        try {
+            runs.startWorker(run -> {
+                if (run.input().equals("blocks")) {
+                    run.onCancel(() -> {
+                        try {
+                            never.await(); // a callback that never returns
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    });
+                }
+                started.get(run.input()).countDown();
+                Thread.sleep(TimeUnit.MINUTES.toMillis(10)); // ignores the cancel: interrupted after the grace
+                return List.of();
+            });
+            UUID blocks = runs.submit(NewRun.of("s", "u", "blocks")).runId();
+            UUID other = runs.submit(NewRun.of("s", "v", "other")).runId();
+            for (CountDownLatch l : started.values()) {
+                assertThat(l.await(Wait.scaled(WAIT).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            }
+            assertThat(runs.cancel(blocks)).isEqualTo(RunStatus.CANCELLING);
+            assertThat(runs.cancel(other)).isEqualTo(RunStatus.CANCELLING);
+            Wait.until("both interrupted and cancelled", WAIT, () -> runs.get(blocks).orElseThrow().status()
+                    == RunStatus.CANCELLED && runs.get(other).orElseThrow().status() == RunStatus.CANCELLED);
+        } finally {
+            never.countDown();
+        }
+    }
+
     @Test
     void aRunBetweenAttemptsIsCancelledAtOnce_andItsRetryNeverRuns() throws Exception {
         Runs runs = runs(bus(), configBuilder(schema, "w1", workerOptions().maxDeliveries(3).build())
