@@ -133,7 +133,8 @@ class FlowControlKillTest {
                             && !bus.deadLetters().list(TOPIC, null, 10).isEmpty());
         }
         long poisonRuns = lives.stream().flatMap(c -> c.lines().stream()).filter(l -> l.startsWith("POISON ")).count();
-        assertThat(poisonRuns).as("the poison's runs: maxDeliveries, then once more alone").isEqualTo(maxDeliveries + 1);
+        assertThat(poisonRuns).as("the poison's runs: maxDeliveries, then once more alone; worker outputs: %s",
+                lives.stream().map(ChildJvm::lines).toList()).isEqualTo(maxDeliveries + 1);
         assertThat(done(lives)).containsExactlyInAnyOrder("k-0", "k-1", "k-2");
         DeadLetter dl = bus.deadLetters().list(TOPIC, null, 10).get(0);
         assertThat(new String(dl.message().payload(), java.nio.charset.StandardCharsets.UTF_8)).isEqualTo("poison");

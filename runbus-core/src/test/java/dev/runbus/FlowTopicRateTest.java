@@ -99,8 +99,11 @@ class FlowTopicRateTest {
             long inSecond = order.stream().filter(a -> a.millis() >= from && a.millis() < from + 1000).count();
             assertThat(inSecond).as("let in within a second from %d ms", from).isLessThanOrEqualTo(25);
         }
+        // A stream id is the whole millisecond of its XADD, which comes a moment after the Redis TIME its admission was
+        // reckoned on: the first id can fall in the next millisecond and the last one not, so the ids' distance may be
+        // one millisecond short of the rate's (loaded run 112: 2,749 ms on a cluster).
         assertThat(order.get(59).millis() - order.get(0).millis()).as("first to last, ms")
-                .isGreaterThanOrEqualTo(55 * 50);
+                .isGreaterThanOrEqualTo(55 * 50 - 1);
         for (int turn = 0; turn < 10; turn++) {
             assertThat(new HashSet<>(order.subList(turn * 6, turn * 6 + 6).stream().map(Admission::flowKey).toList()))
                     .as("turn %d: every key once", turn).hasSize(6);

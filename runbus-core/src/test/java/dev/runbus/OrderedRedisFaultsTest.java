@@ -230,8 +230,10 @@ class OrderedRedisFaultsTest {
 
         subscribe(bus(1, Duration.ofSeconds(2)), "b", d -> runsAt.add(System.nanoTime()), options);
         Wait.until("b ran the retry", Duration.ofSeconds(20), () -> !runsAt.isEmpty());
+        // The retry's due time is whole milliseconds of Redis's clock (the one of its record, plus the delay), so it
+        // may come up to a millisecond before the delay by this JVM's clock, read in the handler before the failure.
         assertThat(TimeUnit.NANOSECONDS.toMillis(runsAt.get(0) - failedAt.get()))
-                .as("ms from the failure to the retry on the next owner").isGreaterThanOrEqualTo(delay);
+                .as("ms from the failure to the retry on the next owner").isGreaterThanOrEqualTo(delay - 1);
         assertThat(runsAt).hasSize(1);
     }
 
@@ -268,8 +270,9 @@ class OrderedRedisFaultsTest {
 
         subscribe(bus(1, Duration.ofSeconds(2)), "b", d -> runsAt.add(System.nanoTime()), options);
         Wait.until("b ran the retry", Duration.ofSeconds(30), () -> !runsAt.isEmpty());
+        // Whole milliseconds of Redis's clock, as above (loaded run 112: 7,999 ms).
         assertThat(TimeUnit.NANOSECONDS.toMillis(runsAt.get(0) - failedAt.get()))
-                .as("ms from the failure to the retry on the next owner").isGreaterThanOrEqualTo(delay);
+                .as("ms from the failure to the retry on the next owner").isGreaterThanOrEqualTo(delay - 1);
         assertThat(runsAt).hasSize(1);
     }
 
