@@ -26,10 +26,6 @@ public final class OutboxStore {
     /** A run whose trigger a relay claimed to publish: its user (the key of an ordered run's trigger) and its flow. */
     /** A run whose trigger the relay publishes: after {@code delay} when it was submitted delayed, else at once. */
     public record Claimed(UUID runId, String userId, RunFlow flow, java.time.Duration delay) {
-
-        public Claimed(UUID runId, String userId, RunFlow flow) {
-            this(runId, userId, flow, java.time.Duration.ZERO);
-        }
     }
 
     private final String schema;

@@ -118,10 +118,6 @@ public final class HandlerWatch implements AutoCloseable {
         return w;
     }
 
-    Watched watch(UUID runId) {
-        return watch(runId, null);
-    }
-
     /** One handler at work: what it is told, and whether its thread may still be interrupted. */
     final class Watched implements RunCancellation, AutoCloseable {
         private final UUID runId;
