@@ -132,9 +132,17 @@ class FlowControlKillTest {
                     !lives.get(lives.size() - 1).isAlive() || done(lives).size() == 3
                             && !bus.deadLetters().list(TOPIC, null, 10).isEmpty());
         }
-        long poisonRuns = lives.stream().flatMap(c -> c.lines().stream()).filter(l -> l.startsWith("POISON ")).count();
-        assertThat(poisonRuns).as("the poison's runs: maxDeliveries, then once more alone; worker outputs: %s",
-                lives.stream().map(ChildJvm::lines).toList()).isEqualTo(maxDeliveries + 1);
+        List<Long> attempts = new ArrayList<>(lives.stream().flatMap(c -> c.lines().stream())
+                .filter(l -> l.startsWith("POISON ")).map(l -> Long.parseLong(l.substring("POISON ".length()))).toList());
+        // The message's first start is recorded without waiting, so its record may not have left the process when it
+        // halted: then the next run is attempt 1 again, and that is the one run more the guarantee allows. Every later
+        // start is awaited, the ones after a wait for the key's slot (the entry put back carries its attempts) too.
+        if (attempts.size() > 1 && attempts.get(0) == 1 && attempts.get(1) == 1) {
+            attempts.remove(0);
+        }
+        assertThat(attempts).as("the poison's attempts: maxDeliveries, then once more alone; worker outputs: %s",
+                lives.stream().map(ChildJvm::lines).toList()).containsExactlyElementsOf(
+                java.util.stream.LongStream.rangeClosed(1, maxDeliveries + 1).boxed().toList());
         assertThat(done(lives)).containsExactlyInAnyOrder("k-0", "k-1", "k-2");
         DeadLetter dl = bus.deadLetters().list(TOPIC, null, 10).get(0);
         assertThat(new String(dl.message().payload(), java.nio.charset.StandardCharsets.UTF_8)).isEqualTo("poison");

@@ -56,10 +56,11 @@ final class StartRecorder {
     }
 
     /**
-     * Records one handler start on {@code h}, right before its handler. Without waiting for an entry read as new, on
-     * its first delivery (with the plain HSET or, read too long ago, the script): a record lost then (the call failed,
-     * reported; or the process died before it left) only lets the entry be delivered once more. An entry delivered
-     * before (re-read, claimed, answered late) waits for its record (up to the command timeout, then runs anyway): an
+     * Records one handler start on {@code h}, right before its handler. Without waiting for the message's first start
+     * ({@link #firstStart}, with the plain HSET or, read too long ago, the script): a record lost then (the call failed,
+     * reported; or the process died before it left) only lets the message be delivered once more. An entry delivered
+     * before (re-read, claimed, answered late), or read as new but carrying attempts from before (a retry, an entry put
+     * back to wait for its flow slot after it ran), waits for its record (up to the command timeout, then runs anyway): an
      * entry that kills its process each time it runs is counted, and dead-lettered as abandoned, instead of coming
      * back forever.
      */
@@ -72,7 +73,7 @@ final class StartRecorder {
             return;
         }
         CompletableFuture<?> reply = send(h.hold().partition(), List.of(h), false);
-        if (!h.fresh()) {
+        if (!firstStart(h)) {
             await(reply);
         }
     }
@@ -117,7 +118,7 @@ final class StartRecorder {
             return null;
         }
         CompletableFuture<?> reply = send(h.hold().partition(), List.of(h), false);
-        if (h.fresh() || awaitUpTo(reply, SET_ASIDE_MILLIS)) {
+        if (firstStart(h) || awaitUpTo(reply, SET_ASIDE_MILLIS)) {
             return null;
         }
         return reply.handle((r, failure) -> null)
@@ -167,7 +168,7 @@ final class StartRecorder {
         fresh.forEach((partition, held) -> send(partition, held, true));
         again.forEach((partition, held) -> {
             CompletableFuture<?> reply = send(partition, held, false);
-            if (held.stream().anyMatch(h -> !h.fresh())) {
+            if (held.stream().anyMatch(h -> !firstStart(h))) {
                 awaited.add(reply);
             }
         });
@@ -185,7 +186,17 @@ final class StartRecorder {
      * {@code minIdle} or more, goes through the script, which skips it if it is no longer pending.
      */
     private boolean isFresh(HeldDelivery h, long now) {
-        return h.fresh() && h.hold().sinceRenewed(now) < freshForNanos && inFlight.holds(h.hold());
+        return firstStart(h) && h.hold().sinceRenewed(now) < freshForNanos && inFlight.holds(h.hold());
+    }
+
+    /**
+     * Whether this is the message's first start ever: its entry was read as new and carries no attempts from before
+     * (a rescheduled retry's, or the starts of an entry put back to wait for its flow slot). Only such a start's record
+     * may be lost with its process, so a message runs at most once more for it, once: the later starts of a message
+     * that kills its process, in whatever entry it has come back as, are each awaited.
+     */
+    private static boolean firstStart(HeldDelivery h) {
+        return h.fresh() && h.delivery().attempt() == 1;
     }
 
     /** An entry read as new and {@link #isFresh}: its first start goes with its partition's next batch. */

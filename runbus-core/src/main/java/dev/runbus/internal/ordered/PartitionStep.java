@@ -296,7 +296,9 @@ final class PartitionStep {
      * handler must count). Sent without waiting for an entry read on its first delivery, on the connection of the
      * claims, which keeps it before any later claim; awaited for an entry delivered before or claimed (taken over,
      * retried, caught up on after a crash), the one a crash loop would be made of: a record lost with a process that
-     * died at once leaves a claimed entry at its first delivery, and it must not be lost again.
+     * died at once leaves a claimed entry at its first delivery, and it must not be lost again. So is an entry that
+     * carries attempts from before (a replayed or republished message that ran already): only a message's first start
+     * may go unawaited.
      *
      * <p>A record that times out or fails is reported and the handler starts all the same: a record that timed out
      * may still run, and a start that never happened must not be counted by the next catching up (a step given up
@@ -304,7 +306,7 @@ final class PartitionStep {
      */
     private void recordStart(OwnedPartition p, Entry e) throws OrderedScripts.Fenced {
         CompletableFuture<Long> sent = scripts.started(p.name, p.holder, e.streamId());
-        if (e.deliveries() > 1 || !e.fresh()) {
+        if (e.deliveries() > 1 || !e.fresh() || WireFormat.attemptsBefore(e.fields()) > 0) {
             Long r;
             try {
                 r = sent.get(p.acks.timeoutMillis(), TimeUnit.MILLISECONDS);
