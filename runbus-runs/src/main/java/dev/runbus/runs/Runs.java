@@ -669,6 +669,31 @@ public final class Runs implements AutoCloseable {
         }
     }
 
+    /** The schedules made by {@link #schedules}, whose schedulers {@link #close} stops. */
+    private final List<Schedules> schedules = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private Schedules systemSchedules;
+
+    /**
+     * Recurring schedules of runs (docs/schedules.md), on the system clock. {@link Schedules#startScheduler()} starts
+     * this process's scheduler; {@link #close} stops it.
+     */
+    public synchronized Schedules schedules() {
+        if (systemSchedules == null) {
+            systemSchedules = schedules(java.time.Clock.systemUTC());
+        }
+        return systemSchedules;
+    }
+
+    /**
+     * {@link #schedules()} on another clock, which decides which fires are due: to simulate time, or to fire by a
+     * clock of the application's. A new one each call; {@link #close} stops the scheduler of each.
+     */
+    public Schedules schedules(java.time.Clock clock) {
+        Schedules s = new Schedules(store.dataSource(), config.schema(), this, Objects.requireNonNull(clock, "clock"));
+        schedules.add(s);
+        return s;
+    }
+
     /** Starts sweeping every {@code sweepInterval}; see {@link #sweepOnce()}. */
     public synchronized void startSweeper() {
         if (sweeperLoop != null) {
@@ -735,6 +760,7 @@ public final class Runs implements AutoCloseable {
     /** Stops the sweeper and the worker (gracefully: see {@link Subscription#close()}); the bus stays open. */
     @Override
     public synchronized void close() {
+        schedules.forEach(Schedules::close); // no fire is made without a worker and relay to run it
         if (relay != null) {
             relay.close();
         }

@@ -6,7 +6,8 @@
 GRANT USAGE ON SCHEMA ${schema} TO ${role};
 GRANT SELECT ON ${schema}.schema_migrations TO ${role};
 GRANT SELECT, INSERT, UPDATE ON ${schema}.runs, ${schema}.messages, ${schema}.run_effects,
-    ${schema}.sweeper_state, ${schema}.flow_overrides TO ${role};
+    ${schema}.sweeper_state, ${schema}.flow_overrides, ${schema}.schedules, ${schema}.schedule_fires,
+    ${schema}.scheduler_lease TO ${role};
 -- Read only: the trigger that keeps the counts writes them with its owner's rights.
 GRANT SELECT ON ${schema}.run_counts TO ${role};
 GRANT USAGE ON SEQUENCE ${schema}.runs_submit_seq TO ${role};
