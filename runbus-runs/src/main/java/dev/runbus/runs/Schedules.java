@@ -118,13 +118,13 @@ public final class Schedules implements AutoCloseable {
     }
 
     /**
-     * Deletes the schedule: it fires no more (a fire in progress commits or not, as a whole). Its runs are not
-     * touched. False when there was none.
+     * Deletes the schedule: it fires no more (a fire in progress commits or not, as a whole), and its buffered fires
+     * are dropped. Its runs are not touched. False when there was none.
      */
     public boolean delete(String name) {
         Objects.requireNonNull(name, "name");
-        try (Connection c = autoCommit()) {
-            return store.delete(c, name);
+        try (Connection c = dataSource.getConnection()) {
+            return Transactions.in(c, tx -> store.delete(tx, name));
         } catch (SQLException e) {
             throw new RunStoreException("deleting schedule " + name + " failed: " + e.getMessage(), e);
         }

@@ -274,6 +274,31 @@ class ScheduleTest extends RunsTestSupport {
                 + ".runs WHERE status = 'done' AND input = 'buffer'") == 2);
     }
 
+    /** A deleted schedule's buffered fires are dropped: the schedule made again under its name starts without them. */
+    @Test
+    void deletingASchedule_dropsItsBufferedFires() {
+        Bus bus = bus();
+        Runs runs = runs(bus, "w1", workerOptions().build()); // no worker: the first run stays pending
+        TestClock clock = new TestClock(T0);
+        Schedules schedules = runs.schedules(clock);
+        Schedule buffered = Schedule.every("buffered", Duration.ofMinutes(1), job("b"))
+                .withOverlap(OverlapPolicy.bufferOne());
+        schedules.create(buffered);
+        for (int i = 0; i < 2; i++) {
+            clock.advance(Duration.ofMinutes(1));
+            schedules.fireDue();
+        }
+        assertThat(runsOf("buffered")).isEqualTo(1);
+        assertThat(schedules.get("buffered").orElseThrow().waiting()).isEqualTo(1);
+        assertThat(schedules.delete("buffered")).isTrue();
+        assertThat(fires("buffered", "dropped")).isEqualTo(1);
+        assertThat(schedules.create(buffered).waiting()).isZero();
+        execute("UPDATE " + schema + ".runs SET status = 'done'"); // its old run ends: nothing waits to be made
+        schedules.fireDue();
+        assertThat(runsOf("buffered")).isEqualTo(1);
+        assertThat(fires("buffered", "dropped")).isEqualTo(1);
+    }
+
     /** Real fires through New York's fall-back day: a wildcard hourly schedule fires 25 times, a fixed one once. */
     @Test
     void daylightSavingTime_throughRealFires() {

@@ -46,12 +46,13 @@ CREATE INDEX IF NOT EXISTS schedules_due_idx ON ${schema}.schedules (next_fire_a
 
 -- One row per fire that made, or waits to make, a run: its primary key is the second guard of exactly once. outcome:
 -- fired (on time), caught_up (a missed fire its policy made), buffered (waiting behind an unfinished run, run_id
--- NULL until made), backfilled (Schedules.backfill). token: the lease's fencing token of the process that wrote it.
+-- NULL until made), backfilled (Schedules.backfill), dropped (buffered when its schedule was deleted: never made).
+-- token: the lease's fencing token of the process that wrote it.
 CREATE TABLE IF NOT EXISTS ${schema}.schedule_fires (
     schedule_name text NOT NULL,
     fire_at       timestamptz NOT NULL,
     run_id        uuid,
-    outcome       text NOT NULL CHECK (outcome IN ('fired', 'caught_up', 'buffered', 'backfilled')),
+    outcome       text NOT NULL CHECK (outcome IN ('fired', 'caught_up', 'buffered', 'backfilled', 'dropped')),
     token         bigint NOT NULL,
     created_at    timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (schedule_name, fire_at)

@@ -143,13 +143,24 @@ public final class ScheduleStore {
         }
     }
 
-    /** Marks a live schedule deleted: it fires no more, its fires stay. False when there is none. */
+    /**
+     * Marks a live schedule deleted: it fires no more, its fires stay, and those still buffered are dropped (a schedule
+     * made again under its name does not inherit them). False when there is none.
+     */
     public boolean delete(Connection c, String name) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("UPDATE " + schema + ".schedules SET deleted_at = now(), "
                 + "next_fire_at = NULL, updated_at = now() WHERE name = ? AND deleted_at IS NULL")) {
             ps.setString(1, name);
-            return ps.executeUpdate() == 1;
+            if (ps.executeUpdate() == 0) {
+                return false;
+            }
         }
+        try (PreparedStatement ps = c.prepareStatement("UPDATE " + schema + ".schedule_fires SET outcome = "
+                + "'dropped' WHERE schedule_name = ? AND outcome = 'buffered'")) {
+            ps.setString(1, name);
+            ps.executeUpdate();
+        }
+        return true;
     }
 
     /** Locks a live schedule for a change of its state; empty when there is none. */
