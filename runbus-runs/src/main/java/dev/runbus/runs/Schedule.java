@@ -10,7 +10,7 @@ import java.util.regex.Pattern;
 /**
  * A recurring schedule: when it fires ({@link #cron} in {@link #zone}, or every {@link #interval}) and the run each
  * fire makes ({@link #run}, without an idempotency key: each fire's run is keyed by the schedule and the fire's
- * time). Stored in PostgreSQL by {@link Schedules}; fired by a scheduler ({@link Runs#startScheduler()}) exactly once
+ * time). Stored in PostgreSQL by {@link Schedules}; fired by a scheduler ({@link Schedules#startScheduler()}) exactly once
  * per fire time (docs/schedules.md).
  *
  * <p>Made with {@link #cron(String, String, NewRun)} or {@link #every(String, Duration, NewRun)}, then the
