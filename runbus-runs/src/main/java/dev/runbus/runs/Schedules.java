@@ -196,10 +196,12 @@ public final class Schedules implements AutoCloseable {
         try (Connection c = dataSource.getConnection()) {
             return Transactions.in(c, tx -> {
                 ScheduleStore.Row row = store.lock(tx, name).orElseThrow(() -> new ScheduleNotFoundException(name));
+                // its fire times before its start and after its end too; an interval still counts from its start
+                Instant anchor = row.schedule().startAt() != null ? row.schedule().startAt() : row.anchor();
                 Schedule s = row.schedule().withStartAt(null).withEndAt(null);
                 List<Instant> fires = new ArrayList<>();
-                for (Instant at = s.nextFireAfter(from.minusNanos(1), row.anchor()); at != null && !at.isAfter(to);
-                        at = s.nextFireAfter(at, row.anchor())) {
+                for (Instant at = s.nextFireAfter(from.minusNanos(1), anchor); at != null && !at.isAfter(to);
+                        at = s.nextFireAfter(at, anchor)) {
                     if (fires.size() == MAX_FIRES) {
                         throw new InvalidScheduleException("to", "the range holds more than " + MAX_FIRES
                                 + " fire times: backfill it in parts");

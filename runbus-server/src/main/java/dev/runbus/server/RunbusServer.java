@@ -49,6 +49,7 @@ public final class RunbusServer implements AutoCloseable {
             runs = RunsFactory.create(infra, s, null, "serve-" + s.get(Setting.PORT));
             runs.startWorker(handler);
             runs.startSweeper();
+            runs.schedules().startScheduler(); // one process fires at a time: the lease's holder
             dashboard = new Dashboard(infra.bus(), runs, metrics, s, access.sessions());
             HttpApi api = HttpApi.start(runs, infra.bus(), infra.dataSource(), metrics, s, access, dashboard::register);
             return new RunbusServer(infra, runs, api, dashboard, out, s.get(Setting.HANDLER));

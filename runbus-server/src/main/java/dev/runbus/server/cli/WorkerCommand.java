@@ -38,6 +38,7 @@ final class WorkerCommand extends BaseCommand {
                 runs = RunsFactory.create(infra, s, null, "worker");
                 runs.startWorker(handler);
                 runs.startSweeper();
+                runs.schedules().startScheduler(); // one process fires at a time: the lease's holder
             } catch (RuntimeException e) {
                 infra.close();
                 throw e;

@@ -4,8 +4,10 @@ import dev.runbus.Bus;
 import dev.runbus.RunbusException;
 import dev.runbus.runs.IdempotencyConflictException;
 import dev.runbus.runs.InvalidRunException;
+import dev.runbus.runs.InvalidScheduleException;
 import dev.runbus.runs.RunStoreException;
 import dev.runbus.runs.Runs;
+import dev.runbus.runs.ScheduleNotFoundException;
 import dev.runbus.server.Json;
 import dev.runbus.server.Metrics;
 import dev.runbus.server.Setting;
@@ -224,6 +226,7 @@ public final class HttpApi implements AutoCloseable {
                 settings.integer(Setting.SUBMIT_RATE, 0), System::nanoTime), events, access.sessions());
         BusEndpoints busRoutes = new BusEndpoints(runs, bus, settings);
         FlowEndpoints flowRoutes = new FlowEndpoints(runs, body);
+        ScheduleEndpoints scheduleRoutes = new ScheduleEndpoints(runs.schedules(), body);
 
         app.before(ctx -> {
             String id = RequestIds.next();
@@ -260,6 +263,14 @@ public final class HttpApi implements AutoCloseable {
         app.get("/v1/flow/overrides", flowRoutes::list, Scope.READ);
         app.put("/v1/flow/overrides/{flowKey}", flowRoutes::put, Scope.ADMIN);
         app.delete("/v1/flow/overrides/{flowKey}", flowRoutes::clear, Scope.ADMIN);
+        app.get("/v1/schedules", scheduleRoutes::list, Scope.READ);
+        app.get("/v1/schedules/{name}", scheduleRoutes::get, Scope.READ);
+        app.put("/v1/schedules/{name}", scheduleRoutes::put, Scope.ADMIN);
+        app.delete("/v1/schedules/{name}", scheduleRoutes::delete, Scope.ADMIN);
+        app.post("/v1/schedules/{name}/pause", scheduleRoutes::pause, Scope.ADMIN);
+        app.post("/v1/schedules/{name}/resume", scheduleRoutes::resume, Scope.ADMIN);
+        app.get("/v1/schedules/{name}/preview", scheduleRoutes::preview, Scope.READ);
+        app.post("/v1/schedules/{name}/backfill", scheduleRoutes::backfill, Scope.ADMIN);
         app.get("/metrics", ctx -> ctx.contentType(Metrics.CONTENT_TYPE).result(metrics.scrape()), Scope.READ);
         app.get("/v1/openapi.json", new OpenApiDocument()::serve);
         app.get(HEALTH, this::health);
@@ -276,6 +287,8 @@ public final class HttpApi implements AutoCloseable {
             String field = SubmitRequest.jsonField(e.field());
             error(ctx, 400, "field '" + field + "' " + e.problem(), field);
         });
+        app.exception(InvalidScheduleException.class, (e, ctx) -> error(ctx, 400, e.getMessage(), e.field()));
+        app.exception(ScheduleNotFoundException.class, (e, ctx) -> error(ctx, 404, e.getMessage(), null));
         app.exception(IllegalArgumentException.class, (e, ctx) -> error(ctx, 400, e.getMessage(), null));
         app.exception(RunStoreException.class, (e, ctx) -> {
             if (tookTooLong(e)) {
