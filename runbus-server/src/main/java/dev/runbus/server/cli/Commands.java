@@ -11,8 +11,8 @@ import picocli.CommandLine.Command;
         description = "A reliable message bus on Redis Streams with PostgreSQL as the source of truth.",
         subcommands = {DemoCommand.class, DevCommand.class, ServeCommand.class, WorkerCommand.class, ConfigCommand.class,
                 PendingCommand.class, DlqCommand.class, ConsumersCommand.class, StatsCommand.class,
-                PartitionsCommand.class, ScheduledCommand.class, FlowCommand.class, GroupsCommand.class,
-                RunsCommand.class, MigrateCommand.class, TokenCommand.class,
+                PartitionsCommand.class, ScheduledCommand.class, SchedulesCommand.class, FlowCommand.class,
+                GroupsCommand.class, RunsCommand.class, MigrateCommand.class, TokenCommand.class,
                 CommandLine.HelpCommand.class})
 public final class Commands implements Runnable {
 
