@@ -9,6 +9,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -61,5 +62,53 @@ class RunMetersTest extends RunsTestSupport {
 
     private double gauge(String name, String status) {
         return registry.find(name).tag("status", status).gauge().value();
+    }
+
+    /**
+     * Each live schedule's fires by outcome, from its row: registered when it appears, following its counters, and
+     * removed with it.
+     */
+    @Test
+    void aSchedulesFiresAreCountedByOutcome_andGoWithIt() {
+        Runs runs = runs(bus(), configBuilder(schema, "w1", workerOptions().build()).meterRegistry(registry)
+                .meterRefreshInterval(Duration.ofMillis(100)).build());
+        Instant t0 = Instant.parse("2026-06-01T00:00:00Z");
+        java.util.concurrent.atomic.AtomicReference<Instant> now = new java.util.concurrent.atomic.AtomicReference<>(t0);
+        java.time.Clock clock = new java.time.Clock() {
+            @Override
+            public java.time.ZoneId getZone() {
+                return java.time.ZoneOffset.UTC;
+            }
+
+            @Override
+            public java.time.Clock withZone(java.time.ZoneId zone) {
+                return this;
+            }
+
+            @Override
+            public Instant instant() {
+                return now.get();
+            }
+        };
+        Schedules schedules = runs.schedules(clock);
+        schedules.create(Schedule.every("metered", Duration.ofMinutes(1), NewRun.of("s", "u", "m")));
+        now.set(t0.plus(Duration.ofMinutes(1))); // on time: fired
+        schedules.fireDue();
+        now.set(t0.plus(Duration.ofMinutes(2))); // its first run still pending: skipped for overlap
+        schedules.fireDue();
+        // 3 to 9 missed (more than the minute's grace late); 10 on time, held back by the first run: skipped
+        now.set(t0.plus(Duration.ofMinutes(10)).plusSeconds(30));
+        schedules.fireDue();
+        Wait.until("the fires counted", WAIT, () -> fires("metered", "fired") == 1 && fires("metered",
+                "skipped_overlap") == 2 && fires("metered", "missed") == 7 && fires("metered", "caught_up") == 0);
+        schedules.delete("metered");
+        Wait.until("its meters removed", WAIT, () -> registry.find("runbus.schedule.fires").tag("schedule", "metered")
+                .functionCounter() == null);
+    }
+
+    private double fires(String schedule, String outcome) {
+        var c = registry.find("runbus.schedule.fires").tag("schedule", schedule).tag("outcome", outcome)
+                .functionCounter();
+        return c == null ? -1 : c.count();
     }
 }

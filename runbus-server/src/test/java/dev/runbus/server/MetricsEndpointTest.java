@@ -43,12 +43,18 @@ class MetricsEndpointTest {
         serve.server.infrastructure().bus().publisher().publish("metrics-probe",
                 Message.of("probe", "x".getBytes(StandardCharsets.UTF_8)), Duration.ofHours(1));
         Wait.until("the run done", WAIT, MetricsEndpointTest::runDone);
+        // A schedule, for its fires' counters (it fires once an hour: not in this test).
+        assertThat(serve.send(serve.request("/v1/schedules/hourly").header("Content-Type", "application/json")
+                .PUT(java.net.http.HttpRequest.BodyPublishers.ofString("{\"every\": \"PT1H\", \"run\": "
+                        + "{\"session_id\": \"s\", \"user_id\": \"u\", \"input\": \"x\"}}"))).statusCode())
+                .isEqualTo(201);
 
         String text = Wait.until("the run's completion and the gauges in /metrics", WAIT, () -> scrape().body(),
                 t -> t.contains("runbus_run_duration_seconds_count{status=\"done\"} 1\n")
                         && t.contains("runbus_stream_length{topic=\"runs\"}")
                         && t.contains("runbus_partitions_unowned{") && t.contains("runbus_group_consumers_alive{")
-                        && t.contains("runbus_group_oldest_pending_age_seconds{"));
+                        && t.contains("runbus_group_oldest_pending_age_seconds{")
+                        && t.contains("runbus_schedule_fires_total{outcome=\"fired\",schedule=\"hourly\"} 0.0"));
         HttpResponse<String> r = scrape();
         assertThat(r.headers().firstValue("Content-Type").orElse("")).startsWith("text/plain; version=0.0.4");
         var families = PrometheusText.parse(r.body());

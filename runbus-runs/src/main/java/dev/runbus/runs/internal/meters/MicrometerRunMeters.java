@@ -2,7 +2,9 @@ package dev.runbus.runs.internal.meters;
 
 import dev.runbus.runs.RunStatus;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
@@ -34,6 +36,41 @@ final class MicrometerRunMeters implements RunMeters {
         Gauge.builder("runbus.postgres.up", counts.postgresUp(), Number::doubleValue)
                 .description("Whether PostgreSQL answered the last read of the run counts (1) or not (0)")
                 .register(registry);
+        this.registry = registry;
+        counts.afterRead(this::syncSchedules);
+        syncSchedules();
+    }
+
+    private final MeterRegistry registry;
+    /** The meters of each schedule registered, removed with it. */
+    private final java.util.Map<String, java.util.List<Meter>> scheduleMeters = new java.util.HashMap<>();
+
+    /**
+     * Registers the fires of the schedules that appeared since the last read, and removes those of the schedules
+     * deleted: {@code runbus.schedule.fires{schedule, outcome}}, the counters of each schedule's row.
+     */
+    private synchronized void syncSchedules() {
+        var fires = counts.scheduleFires();
+        for (var e : fires.entrySet()) {
+            if (scheduleMeters.containsKey(e.getKey())) {
+                continue;
+            }
+            java.util.List<Meter> meters = new java.util.ArrayList<>();
+            for (int i = 0; i < RunCountReader.OUTCOMES.size(); i++) {
+                meters.add(FunctionCounter.builder("runbus.schedule.fires", e.getValue()[i], Number::doubleValue)
+                        .description("A schedule's fires by outcome: fired, skipped_overlap, missed, caught_up")
+                        .tag("schedule", e.getKey()).tag("outcome", RunCountReader.OUTCOMES.get(i))
+                        .register(registry));
+            }
+            scheduleMeters.put(e.getKey(), meters);
+        }
+        scheduleMeters.entrySet().removeIf(e -> {
+            if (fires.containsKey(e.getKey())) {
+                return false;
+            }
+            e.getValue().forEach(registry::remove);
+            return true;
+        });
     }
 
     static RunMeters create(Object registry, RunCountReader counts) {
