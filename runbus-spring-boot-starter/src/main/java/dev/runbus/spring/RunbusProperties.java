@@ -397,6 +397,12 @@ public class RunbusProperties {
         /** Whether the sweeper runs in this process beside the worker (it republishes runs whose trigger was lost). */
         private boolean sweeper = true;
 
+        /**
+         * Whether a scheduler of the recurring schedules runs in this process beside the worker (one process fires at
+         * a time, whichever holds the lease).
+         */
+        private boolean scheduler = true;
+
         /** How often the sweeper runs. */
         private Duration sweepInterval = Duration.ofSeconds(30);
 
@@ -528,6 +534,14 @@ public class RunbusProperties {
 
         public void setSweeper(boolean sweeper) {
             this.sweeper = sweeper;
+        }
+
+        public boolean isScheduler() {
+            return scheduler;
+        }
+
+        public void setScheduler(boolean scheduler) {
+            this.scheduler = scheduler;
         }
 
         public Duration getSweepInterval() {

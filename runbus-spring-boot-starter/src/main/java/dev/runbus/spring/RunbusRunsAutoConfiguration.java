@@ -58,6 +58,7 @@ public class RunbusRunsAutoConfiguration {
     @ConditionalOnBean(RunHandler.class)
     public RunsWorkerLifecycle runbusRunsWorker(Runs runs, ObjectProvider<RunHandler> handler,
                                                 RunbusProperties properties) {
-        return new RunsWorkerLifecycle(runs, handler::getObject, properties.getRuns().isSweeper());
+        return new RunsWorkerLifecycle(runs, handler::getObject, properties.getRuns().isSweeper(),
+                properties.getRuns().isScheduler());
     }
 }

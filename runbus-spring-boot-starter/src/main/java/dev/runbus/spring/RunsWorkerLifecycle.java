@@ -7,21 +7,24 @@ import java.util.function.Supplier;
 import org.springframework.context.SmartLifecycle;
 
 /**
- * Starts the runs worker with the application's {@link RunHandler} (and the sweeper, unless turned off) once the
- * context is refreshed, and stops the worker gracefully in the listeners' phase: running runs finish and their
- * triggers are acknowledged. The sweeper stops when the {@link Runs} bean is closed.
+ * Starts the runs worker with the application's {@link RunHandler} (and the sweeper and the scheduler of the recurring
+ * schedules, unless turned off) once the context is refreshed, and stops the worker gracefully in the listeners' phase:
+ * running runs finish and their triggers are acknowledged. The sweeper and the scheduler stop when the {@link Runs}
+ * bean is closed.
  */
 public class RunsWorkerLifecycle implements SmartLifecycle {
 
     private final Runs runs;
     private final Supplier<RunHandler> handler;
     private final boolean sweeper;
+    private final boolean scheduler;
     private Subscription worker;
 
-    RunsWorkerLifecycle(Runs runs, Supplier<RunHandler> handler, boolean sweeper) {
+    RunsWorkerLifecycle(Runs runs, Supplier<RunHandler> handler, boolean sweeper, boolean scheduler) {
         this.runs = runs;
         this.handler = handler;
         this.sweeper = sweeper;
+        this.scheduler = scheduler;
     }
 
     @Override
@@ -29,6 +32,9 @@ public class RunsWorkerLifecycle implements SmartLifecycle {
         worker = runs.startWorker(handler.get());
         if (sweeper) {
             runs.startSweeper();
+        }
+        if (scheduler) {
+            runs.schedules().startScheduler();
         }
     }
 

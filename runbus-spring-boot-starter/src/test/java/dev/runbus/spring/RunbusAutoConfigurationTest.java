@@ -240,6 +240,37 @@ class RunbusAutoConfigurationTest {
         }
     }
 
+    /** With a RunHandler bean, the worker's lifecycle starts a scheduler too, unless runbus.runs.scheduler=false. */
+    @Test
+    void theRunsWorkerStartsAScheduler_unlessTurnedOff() {
+        String schema = TestServers.newSchema("rbsched");
+        try {
+            ApplicationContextRunner withRuns = runner.withUserConfiguration(Database.class, Handler.class)
+                    .withPropertyValues("runbus.runs.enabled=true", "runbus.runs.schema=" + schema);
+            withRuns.run(c -> {
+                assertThat(c).hasNotFailed();
+                dev.runbus.runs.Schedules schedules = c.getBean(Runs.class).schedules();
+                assertThat(schedules.schedulerId()).isPresent();
+                dev.runbus.testkit.Wait.until("the scheduler holds the lease", java.time.Duration.ofSeconds(30),
+                        schedules::leader);
+            });
+            withRuns.withPropertyValues("runbus.runs.scheduler=false").run(c -> {
+                assertThat(c).hasNotFailed();
+                assertThat(c.getBean(Runs.class).schedules().schedulerId()).isEmpty();
+            });
+        } finally {
+            TestServers.dropSchema(schema);
+        }
+    }
+
+    @org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+    static class Handler {
+        @org.springframework.context.annotation.Bean
+        dev.runbus.runs.RunHandler runHandler() {
+            return run -> java.util.List.of(dev.runbus.runs.Reply.assistant("ok"));
+        }
+    }
+
     @Test
     void shutdownFlushesTheAcksOfEveryHandledEntry() {
         Handled handled = new Handled();
