@@ -68,6 +68,12 @@ final class SchedulesCommand implements Runnable {
         }
     }
 
+    /** A command on one schedule, named by its first argument. */
+    abstract static class OnOne extends OnSchedules {
+        @Parameters(index = "0", paramLabel = "NAME", description = "the schedule's name")
+        String name;
+    }
+
     @Command(name = "list", mixinStandardHelpOptions = true,
             description = "Schedules by name, a page at a time: the next page is --after the last name printed.")
     static final class ListSchedules extends OnSchedules {
@@ -98,10 +104,7 @@ final class SchedulesCommand implements Runnable {
 
     @Command(name = "show", mixinStandardHelpOptions = true,
             description = "One schedule: its definition, next fire, and what it has done.")
-    static final class Show extends OnSchedules {
-        @Parameters(paramLabel = "NAME", description = "the schedule's name")
-        String name;
-
+    static final class Show extends OnOne {
         @Override
         int run(Schedules schedules) {
             show(schedules.get(name).orElseThrow(() -> new ScheduleNotFoundException(name)));
@@ -115,10 +118,7 @@ final class SchedulesCommand implements Runnable {
                     + "the optional fields.",
                     "Example: runbus schedules put nightly '{\"cron\": \"30 2 * * *\", \"zone\": \"Europe/London\", "
                             + "\"run\": {\"session_id\": \"reports\", \"user_id\": \"system\", \"input\": \"go\"}}'"})
-    static final class Put extends OnSchedules {
-        @Parameters(index = "0", paramLabel = "NAME", description = "the schedule's name")
-        String name;
-
+    static final class Put extends OnOne {
         @Parameters(index = "1", paramLabel = "JSON", arity = "0..1", description = "the schedule as JSON")
         String json;
 
@@ -147,10 +147,7 @@ final class SchedulesCommand implements Runnable {
 
     @Command(name = "pause", mixinStandardHelpOptions = true,
             description = "Pause a schedule: it fires no more until resumed.")
-    static final class Pause extends OnSchedules {
-        @Parameters(paramLabel = "NAME", description = "the schedule's name")
-        String name;
-
+    static final class Pause extends OnOne {
         @Override
         int run(Schedules schedules) {
             show(schedules.pause(name));
@@ -161,10 +158,7 @@ final class SchedulesCommand implements Runnable {
     @Command(name = "resume", mixinStandardHelpOptions = true,
             description = "Resume a paused schedule: it fires from now on (the fires while paused are neither made nor "
                     + "counted missed).")
-    static final class Resume extends OnSchedules {
-        @Parameters(paramLabel = "NAME", description = "the schedule's name")
-        String name;
-
+    static final class Resume extends OnOne {
         @Override
         int run(Schedules schedules) {
             show(schedules.resume(name));
@@ -174,10 +168,7 @@ final class SchedulesCommand implements Runnable {
 
     @Command(name = "delete", mixinStandardHelpOptions = true,
             description = "Delete a schedule: it fires no more; its runs stay, its buffered fires are dropped.")
-    static final class Delete extends OnSchedules {
-        @Parameters(paramLabel = "NAME", description = "the schedule's name")
-        String name;
-
+    static final class Delete extends OnOne {
         @Override
         int run(Schedules schedules) {
             if (!schedules.delete(name)) {
@@ -192,10 +183,7 @@ final class SchedulesCommand implements Runnable {
 
     @Command(name = "preview", mixinStandardHelpOptions = true,
             description = "A schedule's next fire times from now.")
-    static final class Preview extends OnSchedules {
-        @Parameters(paramLabel = "NAME", description = "the schedule's name")
-        String name;
-
+    static final class Preview extends OnOne {
         @Option(names = "--n", paramLabel = "N", defaultValue = "10",
                 description = "how many fire times, 0 to " + Schedules.MAX_FIRES + "; default ${DEFAULT-VALUE}")
         int n;
@@ -214,10 +202,7 @@ final class SchedulesCommand implements Runnable {
     @Command(name = "backfill", mixinStandardHelpOptions = true,
             description = "Make a run for each of a schedule's fire times from --from to --to (both included, at most "
                     + Schedules.MAX_FIRES + "), as if fired then; a fire time that made a run before makes none again.")
-    static final class Backfill extends OnSchedules {
-        @Parameters(paramLabel = "NAME", description = "the schedule's name")
-        String name;
-
+    static final class Backfill extends OnOne {
         @Option(names = "--from", required = true, paramLabel = "TIME",
                 description = "an RFC 3339 time (2026-01-01T00:00:00Z) or a duration back from now (30d, 12h)")
         String from;
