@@ -56,6 +56,14 @@ public record Schedule(String name, CronExpression cron, Duration interval, Zone
         if (jitter.isNegative() || jitter.compareTo(MAX_JITTER) > 0) {
             throw new InvalidScheduleException("jitter", "must be 0 to a day, not " + jitter);
         }
+        for (Instant at : new Instant[] {startAt, endAt}) {
+            if (at != null && !RunQuery.inRange(at)) {
+                throw new InvalidScheduleException(at == startAt ? "startAt" : "endAt",
+                        "must be in the years 0001 to 9999, not " + at);
+            }
+        }
+        // An interval counts from its start in whole milliseconds, as it is stored.
+        startAt = startAt == null ? null : startAt.truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
         if (startAt != null && endAt != null && !endAt.isAfter(startAt)) {
             throw new InvalidScheduleException("endAt", "must be after startAt (" + startAt + "), not " + endAt);
         }

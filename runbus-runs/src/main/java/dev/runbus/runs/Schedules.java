@@ -160,16 +160,39 @@ public final class Schedules implements AutoCloseable {
         }
     }
 
-    /** The next {@code n} (0 to {@value #MAX_FIRES}) fire times of a schedule, stored or not, from now. */
+    /**
+     * The next {@code n} (0 to {@value #MAX_FIRES}) fire times of a schedule not stored (yet), from now: as it would fire
+     * if it were created now (an interval counting from now, unless it has a start).
+     */
     public List<Instant> preview(Schedule schedule, int n) {
         Objects.requireNonNull(schedule, "schedule");
+        Instant now = clock.instant();
+        return fires(schedule, now, now, n);
+    }
+
+    /**
+     * The next {@code n} (0 to {@value #MAX_FIRES}) fire times of the stored schedule from now, an interval counting
+     * from where it does (its start, or its creation); none while it is paused.
+     *
+     * @throws ScheduleNotFoundException when there is none
+     */
+    public List<Instant> preview(String name, int n) {
+        Objects.requireNonNull(name, "name");
+        try (Connection c = autoCommit()) {
+            ScheduleStore.Row row = store.find(c, name).orElseThrow(() -> new ScheduleNotFoundException(name));
+            return row.schedule().paused() ? List.of() : fires(row.schedule(), clock.instant(), row.anchor(), n);
+        } catch (SQLException e) {
+            throw new RunStoreException("reading schedule " + name + " failed: " + e.getMessage(), e);
+        }
+    }
+
+    private static List<Instant> fires(Schedule schedule, Instant from, Instant anchor, int n) {
         if (n < 0 || n > MAX_FIRES) {
             throw new InvalidScheduleException("n", "must be 0 to " + MAX_FIRES + ", not " + n);
         }
-        Instant now = clock.instant();
         List<Instant> fires = new ArrayList<>(n);
-        for (Instant at = now; fires.size() < n; ) {
-            at = schedule.nextFireAfter(at, now);
+        for (Instant at = from; fires.size() < n; ) {
+            at = schedule.nextFireAfter(at, anchor);
             if (at == null) {
                 break;
             }
@@ -193,6 +216,12 @@ public final class Schedules implements AutoCloseable {
         if (to.isBefore(from)) {
             throw new InvalidScheduleException("to", "must not be before from (" + from + "), not " + to);
         }
+        if (to.isAfter(clock.instant())) { // a future fire is the scheduler's to make, by the schedule's policies
+            throw new InvalidScheduleException("to", "must not be in the future, not " + to);
+        }
+        if (!RunQuery.inRange(from)) {
+            throw new InvalidScheduleException("from", "must be in the years 0001 to 9999, not " + from);
+        }
         try (Connection c = dataSource.getConnection()) {
             return Transactions.in(c, tx -> {
                 ScheduleStore.Row row = store.lock(tx, name).orElseThrow(() -> new ScheduleNotFoundException(name));
@@ -210,8 +239,7 @@ public final class Schedules implements AutoCloseable {
                 }
                 int made = 0;
                 for (Instant fire : fires) {
-                    SubmitResult r = firing.submit(tx, row.schedule(), fire);
-                    if (store.insertFire(tx, name, fire, r.runId(), "backfilled", 0)) {
+                    if (firing.backfill(tx, row.schedule(), fire)) {
                         made++;
                     }
                 }

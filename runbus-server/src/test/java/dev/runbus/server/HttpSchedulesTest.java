@@ -147,6 +147,8 @@ class HttpSchedulesTest {
         refused.put("{\"every\": \"PT1M\", \"run\": {\"session_id\": \"s\", \"user_id\": \"u\", \"input\": \"x\", "
                 + "\"idempotency_key\": \"k\"}}", "run.idempotency_key");
         refused.put("{\"every\": \"PT1M\", \"paused\": \"yes\", " + run + "}", "paused");
+        refused.put("{\"every\": \"PT1M\", \"start_at\": \"+300000-01-01T00:00:00Z\", " + run + "}", "start_at");
+        refused.put("{\"every\": \"PT1M\", \"overlap_buffer\": 2, " + run + "}", "overlap_buffer");
         for (Map.Entry<String, String> bad : refused.entrySet()) {
             HttpResponse<String> r = send("PUT", "/v1/schedules/bad", bad.getKey(), admin);
             assertThat(r.statusCode()).as(bad.getKey() + " -> " + r.body()).isEqualTo(400);

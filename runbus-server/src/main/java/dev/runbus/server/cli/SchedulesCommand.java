@@ -190,8 +190,7 @@ final class SchedulesCommand implements Runnable {
 
         @Override
         int run(Schedules schedules) {
-            ScheduleState state = schedules.get(name).orElseThrow(() -> new ScheduleNotFoundException(name));
-            List<Instant> fires = schedules.preview(state.schedule(), n);
+            List<Instant> fires = schedules.preview(name, n);
             Table t = new Table("fire_at");
             fires.forEach(t::row);
             print(t, Map.of("name", name, "fires", fires.stream().map(Instant::toString).toList()));

@@ -97,9 +97,7 @@ final class ScheduleEndpoints {
         if (n > Schedules.MAX_FIRES) {
             throw ApiError.badRequest("n must be 1 to " + Schedules.MAX_FIRES, "n");
         }
-        ScheduleState state = schedules.get(name).orElseThrow(() -> ApiError.notFound("no schedule " + name));
-        ctx.json(Map.of("name", name, "fires",
-                schedules.preview(state.schedule(), n).stream().map(Instant::toString).toList()));
+        ctx.json(Map.of("name", name, "fires", schedules.preview(name, n).stream().map(Instant::toString).toList()));
     }
 
     /** {@code {"from": instant, "to": instant}}: a run for each fire time in the range; answers how many were made. */

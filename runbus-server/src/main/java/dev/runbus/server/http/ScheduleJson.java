@@ -112,6 +112,7 @@ public final class ScheduleJson {
         } catch (InvalidScheduleException e) {
             String field = switch (e.field()) {
                 case "interval" -> "every";
+                case "startAt" -> "start_at";
                 case "endAt" -> "end_at";
                 default -> e.field();
             };
@@ -122,10 +123,10 @@ public final class ScheduleJson {
     private static OverlapPolicy overlap(JsonNode root) {
         String overlap = text(root, "overlap");
         Integer buffer = integer(root, "overlap_buffer");
+        if (buffer != null && !"buffer".equals(overlap)) {
+            throw ApiError.badRequest("field 'overlap_buffer' needs 'overlap': 'buffer'", "overlap_buffer");
+        }
         if (overlap == null) {
-            if (buffer != null) {
-                throw ApiError.badRequest("field 'overlap_buffer' needs 'overlap': 'buffer'", "overlap_buffer");
-            }
             return OverlapPolicy.skip();
         }
         return switch (overlap) {

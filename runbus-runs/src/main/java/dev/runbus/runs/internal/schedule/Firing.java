@@ -36,8 +36,14 @@ public final class Firing {
     static final int LISTED = 2_000;
     /** The most due fires of one schedule a check counts; beyond, it goes on from the present. */
     static final long COUNTED = 1_000_000;
-    /** How many due schedules one pass takes. */
+    /** How many due schedules one query of a pass takes. */
     static final int BATCH = 100;
+    /** How many batches one pass takes at most, before it renews its lease. */
+    static final int MAX_BATCHES_A_PASS = 50;
+    /** How long a schedule that failed to fire is left out before it is tried again. */
+    static final Duration RETRY_FAILED = Duration.ofSeconds(30);
+    /** The schedules that failed to fire, and until when (System.nanoTime) they are left out. */
+    private final java.util.Map<String, Long> failing = new java.util.concurrent.ConcurrentHashMap<>();
 
     private final DataSource dataSource;
     private final ScheduleStore store;
@@ -62,26 +68,41 @@ public final class Firing {
     public Pass fireDue(String holder, long token) throws SQLException {
         int fires = 0;
         int made = 0;
-        List<ScheduleStore.Row> due;
-        try (Connection c = dataSource.getConnection()) {
-            c.setAutoCommit(true);
-            due = store.due(c, clock.instant(), BATCH);
-        }
-        for (ScheduleStore.Row row : due) {
-            Outcome o;
-            try {
-                o = fire(row, holder, token);
-            } catch (SQLException | RuntimeException e) {
-                // one schedule that cannot fire (a run its template can no longer make) does not stop the others
-                log.error("firing schedule {} at {} failed; tried again at the next pass", row.schedule().name(),
-                        row.nextFireAt(), e);
-                continue;
+        long now = System.nanoTime();
+        failing.values().removeIf(until -> until - now <= 0);
+        // Batch after batch while they come back full: a scheduler is late by its own slowness only.
+        for (int batches = 0; batches < MAX_BATCHES_A_PASS; batches++) {
+            List<ScheduleStore.Row> due;
+            try (Connection c = dataSource.getConnection()) {
+                c.setAutoCommit(true);
+                due = store.due(c, clock.instant(), BATCH + failing.size());
             }
-            if (o == null) {
-                return new Pass(fires, made, true);
+            int taken = 0;
+            for (ScheduleStore.Row row : due) {
+                if (failing.containsKey(row.schedule().name()) || taken == BATCH) {
+                    continue;
+                }
+                taken++;
+                Outcome o;
+                try {
+                    o = fire(row, holder, token);
+                } catch (SQLException | RuntimeException e) {
+                    // One schedule that cannot fire (a run its template can no longer make) holds up no other: it is
+                    // left out for a while, and the batches go on without it.
+                    failing.put(row.schedule().name(), System.nanoTime() + RETRY_FAILED.toNanos());
+                    log.error("firing schedule {} at {} failed; tried again in {} s", row.schedule().name(),
+                            row.nextFireAt(), RETRY_FAILED.toSeconds(), e);
+                    continue;
+                }
+                if (o == null) {
+                    return new Pass(fires, made, true);
+                }
+                fires += o.fires;
+                made += o.runs;
             }
-            fires += o.fires;
-            made += o.runs;
+            if (taken < BATCH) {
+                break;
+            }
         }
         List<String> buffered;
         try (Connection c = dataSource.getConnection()) {
@@ -145,10 +166,16 @@ public final class Firing {
         if (outcome != null && outcome.runs > 0) {
             relay();
         }
+        if (made[0] != null) {
+            // After the commit: a fire that fails leaves the running ones alone, a crash between the two leaves them
+            // to end on their own (the new run was made).
+            cancel(made[0].toCancel);
+        }
         return outcome;
     }
 
     private static final class Made {
+        final List<UUID> toCancel = new ArrayList<>();
         long fired;
         long caughtUp;
         long skipped;
@@ -185,7 +212,7 @@ public final class Firing {
                 case CANCEL_RUNNING -> {
                     make = lastOfThem; // the earlier ones would be cancelled at once by the later
                     if (make) {
-                        cancel(unfinished);
+                        made.toCancel.addAll(unfinished); // once this fire has committed
                     }
                 }
                 case BUFFER -> {
@@ -217,10 +244,21 @@ public final class Firing {
         return made;
     }
 
-    /** Makes one fire's run and records the fire; false when the schedule already had a fire at that time. */
+    /**
+     * Claims one fire and makes its run; false, and no run, when the schedule already had a fire at that time (a
+     * backfill made it, say): the claim comes first, so a fire whose run was deleted since is not made again.
+     */
     private boolean makeRun(Connection c, Schedule s, Instant fire, String outcome, long token) throws SQLException {
-        SubmitResult r = submit(c, s, fire);
-        return store.insertFire(c, s.name(), fire, r.runId(), outcome, token);
+        if (!store.insertFire(c, s.name(), fire, null, outcome, token)) {
+            return false;
+        }
+        store.fireMade(c, s.name(), fire, submit(c, s, fire).runId());
+        return true;
+    }
+
+    /** Claims a backfilled fire and makes its run; false when the schedule already had a fire at that time. */
+    public boolean backfill(Connection c, Schedule s, Instant fire) throws SQLException {
+        return makeRun(c, s, fire, "backfilled", 0);
     }
 
     /** Makes (or finds) the run of one fire of {@code s}, in the caller's transaction on {@code c}. */
@@ -263,7 +301,7 @@ public final class Firing {
                     return null;
                 }
                 ScheduleStore.Row row = store.lock(tx, name).orElse(null);
-                List<Instant> waiting = row == null ? List.of() : store.buffered(tx, name);
+                List<Instant> waiting = row == null || row.schedule().paused() ? List.of() : store.buffered(tx, name);
                 if (waiting.isEmpty() || !store.unfinishedRuns(tx, name).isEmpty()) {
                     return false;
                 }

@@ -51,14 +51,16 @@ public final class ScheduleStore {
     public boolean put(Connection c, Schedule s, Instant now, boolean replace) throws SQLException {
         Instant anchor = now.truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
         Instant existingAnchor = null;
+        Instant existingNext = null;
         boolean live = false;
-        try (PreparedStatement ps = c.prepareStatement("SELECT anchor_at, deleted_at IS NULL FROM " + schema
-                + ".schedules WHERE name = ? FOR UPDATE")) {
+        try (PreparedStatement ps = c.prepareStatement("SELECT anchor_at, deleted_at IS NULL, next_fire_at FROM "
+                + schema + ".schedules WHERE name = ? FOR UPDATE")) {
             ps.setString(1, s.name());
             try (ResultSet rs = ps.executeQuery()) {
                 if (rs.next()) {
                     existingAnchor = instant(rs, 1);
                     live = rs.getBoolean(2);
+                    existingNext = instant(rs, 3);
                 }
             }
         }
@@ -68,10 +70,12 @@ public final class ScheduleStore {
         if (live) {
             anchor = existingAnchor;
         }
-        Instant next = s.paused() ? null : s.nextFireAfter(now, anchor);
+        // A fire that is due and not made yet stays due: the scheduler makes it, or its misfire policy decides.
+        Instant from = live && existingNext != null && !existingNext.isAfter(now) ? existingNext.minusNanos(1) : now;
+        Instant next = s.paused() ? null : s.nextFireAfter(from, anchor);
         String sql = existingAnchor == null
                 ? "INSERT INTO " + schema + ".schedules (" + COLUMNS + ", anchor_at, next_fire_at) VALUES ("
-                        + "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                        + "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING"
                 : "UPDATE " + schema + ".schedules SET (" + COLUMNS + ", anchor_at, next_fire_at) = ("
                         + "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), updated_at = now()"
                         + (live ? "" : ", deleted_at = NULL, last_fire_at = NULL, fired = 0, skipped_overlap = 0, "
@@ -84,7 +88,9 @@ public final class ScheduleStore {
             if (existingAnchor != null) {
                 ps.setString(++i, s.name());
             }
-            ps.executeUpdate();
+            if (ps.executeUpdate() == 0) { // another put of the name inserted it first: as if it had been there
+                return replace && put(c, s, now, true);
+            }
         }
         return true;
     }
@@ -163,6 +169,18 @@ public final class ScheduleStore {
         return true;
     }
 
+    /** A live schedule as stored, with its anchor, unlocked; empty when there is none. */
+    public Optional<Row> find(Connection c, String name) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT " + COLUMNS + ", anchor_at, next_fire_at FROM "
+                + schema + ".schedules WHERE name = ? AND deleted_at IS NULL")) {
+            ps.setString(1, name);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? Optional.of(new Row(definition(rs), instant(rs, 23), instant(rs, 24)))
+                        : Optional.empty();
+            }
+        }
+    }
+
     /** Locks a live schedule for a change of its state; empty when there is none. */
     public Optional<Row> lock(Connection c, String name) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("SELECT " + COLUMNS + ", anchor_at, next_fire_at FROM "
@@ -222,10 +240,12 @@ public final class ScheduleStore {
 
     /** The runs of the schedule's latest fires that are not finished (pending, running or cancelling). */
     List<UUID> unfinishedRuns(Connection c, String name) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT r.id FROM (SELECT run_id FROM " + schema
-                + ".schedule_fires WHERE schedule_name = ? AND run_id IS NOT NULL ORDER BY fire_at DESC LIMIT "
-                + OVERLAP_LOOKBACK + ") f JOIN " + schema + ".runs r ON r.id = f.run_id "
-                + "WHERE r.status IN ('pending', 'running')")) {
+        // Only this life's fires: a schedule deleted and made again under its name is not held back by the old runs.
+        try (PreparedStatement ps = c.prepareStatement("SELECT r.id FROM (SELECT f.run_id FROM " + schema
+                + ".schedule_fires f JOIN " + schema + ".schedules s ON s.name = f.schedule_name "
+                + "WHERE f.schedule_name = ? AND f.run_id IS NOT NULL AND f.created_at >= s.created_at "
+                + "ORDER BY f.fire_at DESC LIMIT " + OVERLAP_LOOKBACK + ") f JOIN " + schema + ".runs r "
+                + "ON r.id = f.run_id WHERE r.status IN ('pending', 'running')")) {
             ps.setString(1, name);
             List<UUID> ids = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {
@@ -252,11 +272,11 @@ public final class ScheduleStore {
         }
     }
 
-    /** The live schedules that have buffered fires. */
+    /** The live schedules, not paused, that have buffered fires. */
     List<String> withBuffered(Connection c) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("SELECT DISTINCT f.schedule_name FROM " + schema
                 + ".schedule_fires f JOIN " + schema + ".schedules s ON s.name = f.schedule_name "
-                + "WHERE f.outcome = 'buffered' AND s.deleted_at IS NULL")) {
+                + "WHERE f.outcome = 'buffered' AND s.deleted_at IS NULL AND NOT s.paused")) {
             List<String> names = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
@@ -267,7 +287,11 @@ public final class ScheduleStore {
         }
     }
 
-    /** Records a fire; false when the schedule already has one at that time (it was fired before). */
+    /**
+     * Claims a fire, before its run is made ({@link #fireMade} gives it the run): false when the schedule already has
+     * one at that time (fired, caught up or backfilled before, even if its run was deleted since), and then no run is
+     * made for it again.
+     */
     public boolean insertFire(Connection c, String name, Instant fireAt, UUID runId, String outcome, long token)
             throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + schema + ".schedule_fires (schedule_name, "
@@ -278,6 +302,17 @@ public final class ScheduleStore {
             ps.setString(4, outcome);
             ps.setLong(5, token);
             return ps.executeUpdate() == 1;
+        }
+    }
+
+    /** Gives a claimed fire its run. */
+    void fireMade(Connection c, String name, Instant fireAt, UUID runId) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("UPDATE " + schema + ".schedule_fires SET run_id = ? "
+                + "WHERE schedule_name = ? AND fire_at = ?")) {
+            ps.setObject(1, runId);
+            ps.setString(2, name);
+            setInstant(ps, 3, fireAt);
+            ps.executeUpdate();
         }
     }
 
