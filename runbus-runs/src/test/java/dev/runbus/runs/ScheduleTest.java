@@ -90,8 +90,8 @@ class ScheduleTest extends RunsTestSupport {
 
     /**
      * Two firers that both hold the lease's token (a process that paused past its lease and has not yet found out, and
-     * the one that took over), firing together at every step of the clock from two threads: the compare-and-set on the
-     * next fire time lets one of them make each fire, counted once.
+     * the one that took over), firing together at every step of the clock from two threads: the lease does not separate
+     * them, the schedule's row lock and the next fire time read under it do; each fire is made once, counted once.
      */
     @Test
     void everyFireTimeMakesOneRun_withTwoFirersOnOneTokenAtOnce() throws Exception {
