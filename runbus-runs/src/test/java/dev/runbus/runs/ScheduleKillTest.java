@@ -31,9 +31,10 @@ import org.junit.jupiter.api.io.TempDir;
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
 class ScheduleKillTest extends RunsTestSupport {
 
-    private static final Duration STEP = Duration.ofMinutes(5);
-    /** Every 24 steps: two simulated hours, each time as a fire falls due; twelve kills in the 25-hour day. */
-    private static final int KILL_EVERY = 24;
+    /** The clock moves from fire time to fire time. */
+    private static final Duration STEP = Duration.ofMinutes(15);
+    /** Every 8 steps: two simulated hours, each time as a fire falls due; twelve kills in the 25-hour day. */
+    private static final int KILL_EVERY = 8;
 
     private final List<ChildJvm> children = new ArrayList<>();
     @TempDir
