@@ -73,31 +73,15 @@ class RunMetersTest extends RunsTestSupport {
         Runs runs = runs(bus(), configBuilder(schema, "w1", workerOptions().build()).meterRegistry(registry)
                 .meterRefreshInterval(Duration.ofMillis(100)).build());
         Instant t0 = Instant.parse("2026-06-01T00:00:00Z");
-        java.util.concurrent.atomic.AtomicReference<Instant> now = new java.util.concurrent.atomic.AtomicReference<>(t0);
-        java.time.Clock clock = new java.time.Clock() {
-            @Override
-            public java.time.ZoneId getZone() {
-                return java.time.ZoneOffset.UTC;
-            }
-
-            @Override
-            public java.time.Clock withZone(java.time.ZoneId zone) {
-                return this;
-            }
-
-            @Override
-            public Instant instant() {
-                return now.get();
-            }
-        };
+        dev.runbus.runs.testing.SettableClock clock = new dev.runbus.runs.testing.SettableClock(t0);
         Schedules schedules = runs.schedules(clock);
         schedules.create(Schedule.every("metered", Duration.ofMinutes(1), NewRun.of("s", "u", "m")));
-        now.set(t0.plus(Duration.ofMinutes(1))); // on time: fired
+        clock.set(t0.plus(Duration.ofMinutes(1))); // on time: fired
         schedules.fireDue();
-        now.set(t0.plus(Duration.ofMinutes(2))); // its first run still pending: skipped for overlap
+        clock.set(t0.plus(Duration.ofMinutes(2))); // its first run still pending: skipped for overlap
         schedules.fireDue();
         // 3 to 9 missed (more than the minute's grace late); 10 on time, held back by the first run: skipped
-        now.set(t0.plus(Duration.ofMinutes(10)).plusSeconds(30));
+        clock.set(t0.plus(Duration.ofMinutes(10)).plusSeconds(30));
         schedules.fireDue();
         Wait.until("the fires counted", WAIT, () -> fires("metered", "fired") == 1 && fires("metered",
                 "skipped_overlap") == 2 && fires("metered", "missed") == 7 && fires("metered", "caught_up") == 0);

@@ -5,13 +5,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.runbus.Bus;
 import dev.runbus.runs.testing.RunsTestSupport;
+import dev.runbus.runs.testing.SettableClock;
 import dev.runbus.runs.testing.TestDatabase;
 import dev.runbus.testkit.Wait;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -19,7 +18,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -33,38 +31,6 @@ class ScheduleTest extends RunsTestSupport {
 
     static final Duration WAIT = Duration.ofSeconds(60);
     private static final Instant T0 = Instant.parse("2026-06-01T00:00:00Z");
-
-    /** A clock the test sets. */
-    static final class TestClock extends Clock {
-        final AtomicReference<Instant> now;
-
-        TestClock(Instant start) {
-            this.now = new AtomicReference<>(start);
-        }
-
-        void set(Instant at) {
-            now.set(at);
-        }
-
-        void advance(Duration d) {
-            now.updateAndGet(t -> t.plus(d));
-        }
-
-        @Override
-        public ZoneId getZone() {
-            return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(ZoneId zone) {
-            return this;
-        }
-
-        @Override
-        public Instant instant() {
-            return now.get();
-        }
-    }
 
     private long fires(String name, String outcome) {
         return TestDatabase.count("SELECT count(*) FROM " + schema + ".schedule_fires WHERE schedule_name = '" + name
@@ -97,7 +63,7 @@ class ScheduleTest extends RunsTestSupport {
     void everyFireTimeMakesOneRun_withTwoFirersOnOneTokenAtOnce() throws Exception {
         Bus bus = bus();
         Runs runs = runs(bus, "w1", workerOptions().build());
-        TestClock clock = new TestClock(T0);
+        SettableClock clock = new SettableClock(T0);
         runs.schedules(clock).create(every("minutely", Duration.ofMinutes(1), "tick"));
         execute("UPDATE " + schema + ".scheduler_lease SET holder = 'both', token = 7, expires_at = now() + "
                 + "interval '1 hour'");
@@ -140,7 +106,7 @@ class ScheduleTest extends RunsTestSupport {
     void startedSchedulers_fireEachTimeOnce_andAFirerThatLostItsLeaseFiresNothing() throws Exception {
         Bus bus = bus();
         Runs runs = runs(bus, "w1", workerOptions().build());
-        TestClock clock = new TestClock(T0);
+        SettableClock clock = new SettableClock(T0);
         Schedules a = runs.schedules(clock);
         Schedules b = runs.schedules(clock);
         a.create(every("looped", Duration.ofSeconds(10), "loop"));
@@ -175,7 +141,7 @@ class ScheduleTest extends RunsTestSupport {
     void anOutage_makesOneRunWithRunOnce_minOfMissedAndNWithCatchUp_noneWithSkip() {
         Bus bus = bus();
         Runs runs = runs(bus, "w1", workerOptions().build());
-        TestClock clock = new TestClock(T0);
+        SettableClock clock = new SettableClock(T0);
         Schedules schedules = runs.schedules(clock);
         Duration every = Duration.ofMinutes(15);
         schedules.create(every("once", every, "once"));
@@ -236,7 +202,7 @@ class ScheduleTest extends RunsTestSupport {
             }
             return List.of(Reply.assistant("done"));
         });
-        TestClock clock = new TestClock(T0);
+        SettableClock clock = new SettableClock(T0);
         Schedules schedules = runs.schedules(clock);
         Duration every = Duration.ofMinutes(1);
         schedules.create(Schedule.every("skip", every, job("skip")));
@@ -281,7 +247,7 @@ class ScheduleTest extends RunsTestSupport {
     void deletingASchedule_dropsItsBufferedFires() {
         Bus bus = bus();
         Runs runs = runs(bus, "w1", workerOptions().build()); // no worker: the first run stays pending
-        TestClock clock = new TestClock(T0);
+        SettableClock clock = new SettableClock(T0);
         Schedules schedules = runs.schedules(clock);
         Schedule buffered = Schedule.every("buffered", Duration.ofMinutes(1), job("b"))
                 .withOverlap(OverlapPolicy.bufferOne());
@@ -308,7 +274,7 @@ class ScheduleTest extends RunsTestSupport {
         Runs runs = runs(bus, "w1", workerOptions().build());
         ZoneId ny = ZoneId.of("America/New_York");
         Instant midnight = java.time.LocalDate.parse("2026-11-01").atStartOfDay(ny).toInstant();
-        TestClock clock = new TestClock(midnight.minusSeconds(1));
+        SettableClock clock = new SettableClock(midnight.minusSeconds(1));
         Schedules schedules = runs.schedules(clock);
         schedules.create(Schedule.cron("hourly", "0 * * * *", job("h")).withZone(ny)
                 .withOverlap(OverlapPolicy.allowAll()));
@@ -329,7 +295,7 @@ class ScheduleTest extends RunsTestSupport {
     void storedSchedules_createPutPauseResumeDeletePreviewAndBackfill() {
         Bus bus = bus();
         Runs runs = runs(bus, "w1", workerOptions().build());
-        TestClock clock = new TestClock(T0);
+        SettableClock clock = new SettableClock(T0);
         Schedules schedules = runs.schedules(clock);
         Schedule daily = Schedule.cron("daily", "0 9 * * *", job("d")).withZone(ZoneId.of("Europe/London"))
                 .withJitter(Duration.ofSeconds(30)).withOverlap(OverlapPolicy.allowAll());
@@ -390,7 +356,7 @@ class ScheduleTest extends RunsTestSupport {
     void jitterDelaysAFiresRun_withinTheJitter() {
         Bus bus = bus();
         Runs runs = runs(bus, "w1", workerOptions().build());
-        TestClock clock = new TestClock(T0);
+        SettableClock clock = new SettableClock(T0);
         Schedules schedules = runs.schedules(clock);
         schedules.create(every("spread", Duration.ofMinutes(1), "j").withJitter(Duration.ofMinutes(10)));
         for (int i = 0; i < 5; i++) {

@@ -171,8 +171,12 @@ public final class ScheduleStore {
 
     /** A live schedule as stored, with its anchor, unlocked; empty when there is none. */
     public Optional<Row> find(Connection c, String name) throws SQLException {
+        return row(c, name, "");
+    }
+
+    private Optional<Row> row(Connection c, String name, String lock) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("SELECT " + COLUMNS + ", anchor_at, next_fire_at FROM "
-                + schema + ".schedules WHERE name = ? AND deleted_at IS NULL")) {
+                + schema + ".schedules WHERE name = ? AND deleted_at IS NULL" + lock)) {
             ps.setString(1, name);
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next() ? Optional.of(new Row(definition(rs), instant(rs, 23), instant(rs, 24)))
@@ -183,15 +187,9 @@ public final class ScheduleStore {
 
     /** Locks a live schedule for a change of its state; empty when there is none. */
     public Optional<Row> lock(Connection c, String name) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT " + COLUMNS + ", anchor_at, next_fire_at FROM "
-                + schema + ".schedules WHERE name = ? AND deleted_at IS NULL FOR UPDATE")) {
-            ps.setString(1, name);
-            try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() ? Optional.of(new Row(definition(rs), instant(rs, 23), instant(rs, 24)))
-                        : Optional.empty();
-            }
-        }
+        return row(c, name, " FOR UPDATE");
     }
+
 
     /** Sets a locked schedule paused or not, with its next fire time (null while paused). */
     public void setPaused(Connection c, String name, boolean paused, Instant next) throws SQLException {
